@@ -1,0 +1,141 @@
+// Every setting of the service, read from the environment and validated once, here.
+// A bad value stops start-up with a message that names the variable, so a typo in a
+// deployment fails loudly at boot instead of quietly at the first purchase.
+
+export type AppEnv = "sandbox" | "production";
+
+export type Config = {
+  port: number;
+  host: string;
+  app_env: AppEnv;
+  /** Absent: the service starts an embedded PostgreSQL under `data_dir`. */
+  database_url: string | null;
+  data_dir: string;
+  /** Absent: the operator API answers 404 and only the CLI can manage partners. */
+  admin_token: string | null;
+  /** Absent: confirmation emails are written as .eml files under `<data_dir>/mail/`. */
+  smtp_url: string | null;
+  mail_from: string;
+  /** Absent in sandbox: the built-in carrier simulator is started beside the API. */
+  carrier_url: string | null;
+  carrier_api_key: string | null;
+  carrier_timeout_ms: number;
+  log_level: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  currency: string;
+  rate_limit_per_second: number;
+  rate_limit_burst: number;
+  db_pool_max: number;
+  cart_ttl_minutes: number;
+  idempotency_ttl_hours: number;
+  /** How long a pending order waits before the resolver asks the carrier about it. */
+  resolve_after_ms: number;
+  worker_concurrency: number;
+};
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | null {
+  const value = env[name];
+  if (value === undefined || value.trim() === "") return null;
+  return value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `expected ${min} to ${max}, got ${value}`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `expected one of ${allowed.join(", ")}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function url(env: Env, name: string, protocols: readonly string[]): string | null {
+  const raw = text(env, name);
+  if (raw === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, "is not a valid URL");
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `expected a ${protocols.join(" or ")} URL, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+export function loadConfig(env: Env = process.env): Config {
+  const app_env = oneOf(env, "APP_ENV", ["sandbox", "production"] as const, "sandbox");
+  const currency = text(env, "CURRENCY") ?? "USD";
+  if (!/^[A-Z]{3}$/.test(currency))
+    throw new ConfigError("CURRENCY", `expected an ISO 4217 code such as USD, got "${currency}"`);
+
+  const admin_token = text(env, "ADMIN_TOKEN");
+  if (admin_token !== null && admin_token.length < 16) {
+    throw new ConfigError("ADMIN_TOKEN", "must be at least 16 characters");
+  }
+
+  const config: Config = {
+    port: integer(env, "PORT", 3000, 0, 65535),
+    host: text(env, "HOST") ?? "0.0.0.0",
+    app_env,
+    database_url: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
+    data_dir: text(env, "DATA_DIR") ?? ".data",
+    admin_token,
+    smtp_url: url(env, "SMTP_URL", ["smtp:", "smtps:"]),
+    mail_from: text(env, "MAIL_FROM") ?? "eSIM Orders <orders@esim.example>",
+    carrier_url: url(env, "CARRIER_URL", ["http:", "https:"]),
+    carrier_api_key: text(env, "CARRIER_API_KEY"),
+    carrier_timeout_ms: integer(env, "CARRIER_TIMEOUT_MS", 10_000, 100, 120_000),
+    log_level: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
+    currency,
+    rate_limit_per_second: integer(env, "RATE_LIMIT_PER_SECOND", 50, 1, 1_000_000),
+    rate_limit_burst: integer(env, "RATE_LIMIT_BURST", 100, 1, 1_000_000),
+    db_pool_max: integer(env, "DB_POOL_MAX", 20, 2, 500),
+    cart_ttl_minutes: integer(env, "CART_TTL_MINUTES", 30, 1, 24 * 60),
+    idempotency_ttl_hours: integer(env, "IDEMPOTENCY_TTL_HOURS", 24, 24, 24 * 30),
+    resolve_after_ms: integer(env, "RESOLVE_AFTER_MS", 30_000, 100, 3_600_000),
+    worker_concurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 64),
+  };
+
+  if (config.rate_limit_burst < config.rate_limit_per_second) {
+    throw new ConfigError("RATE_LIMIT_BURST", "must be at least RATE_LIMIT_PER_SECOND");
+  }
+  if (config.resolve_after_ms <= config.carrier_timeout_ms) {
+    // The resolver must not race a request that is still legitimately waiting on the carrier.
+    throw new ConfigError("RESOLVE_AFTER_MS", "must be greater than CARRIER_TIMEOUT_MS");
+  }
+
+  if (app_env === "production") {
+    // Production never falls back to a default that would lose data, skip authentication,
+    // drop customer email, or send purchases to the simulator.
+    for (const [name, value] of [
+      ["DATABASE_URL", config.database_url],
+      ["ADMIN_TOKEN", config.admin_token],
+      ["SMTP_URL", config.smtp_url],
+      ["CARRIER_URL", config.carrier_url],
+      ["CARRIER_API_KEY", config.carrier_api_key],
+    ] as const) {
+      if (value === null) throw new ConfigError(name, "is required when APP_ENV=production");
+    }
+  }
+  return config;
+}

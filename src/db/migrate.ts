@@ -1,0 +1,56 @@
+// Numbered, forward-only migrations (src/db/migrations/NNNN_name.sql), applied at start-up.
+// Two processes starting at once against one empty database is normal when scaled out: a
+// session advisory lock makes the second wait and then find nothing left to do.
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { Logger, runMigrations as runWorkerMigrations } from "graphile-worker";
+import type pg from "pg";
+
+const MIGRATIONS_DIR = path.join(import.meta.dirname, "migrations");
+// Any constant shared by every process of this service; hashtext keeps it readable.
+const LOCK_SQL = "select pg_advisory_lock(hashtext('esim-ordering:migrations'))";
+const UNLOCK_SQL = "select pg_advisory_unlock(hashtext('esim-ordering:migrations'))";
+
+export type MigrationResult = { applied: string[] };
+
+export async function migrate(pool: pg.Pool): Promise<MigrationResult> {
+  const files = (await readdir(MIGRATIONS_DIR)).filter((name) => /^\d{4}_[a-z0-9_]+\.sql$/.test(name)).sort();
+  const client = await pool.connect();
+  const applied: string[] = [];
+  try {
+    await client.query(LOCK_SQL);
+    await client.query(`
+      create table if not exists schema_migrations (
+        name text primary key,
+        applied_at timestamptz not null default now()
+      )`);
+    const done = new Set(
+      (await client.query<{ name: string }>("select name from schema_migrations")).rows.map(
+        (row) => row.name,
+      ),
+    );
+    for (const name of files) {
+      if (done.has(name)) continue;
+      const body = await readFile(path.join(MIGRATIONS_DIR, name), "utf8");
+      await client.query("begin");
+      try {
+        await client.query(body);
+        await client.query("insert into schema_migrations (name) values ($1)", [name]);
+        await client.query("commit");
+      } catch (error) {
+        await client.query("rollback");
+        throw new Error(`migration ${name} failed: ${(error as Error).message}`);
+      }
+      applied.push(name);
+    }
+    // graphile-worker's own schema, under the same lock so start-up order is deterministic.
+    await runWorkerMigrations({ pgPool: pool, logger: silentWorkerLogger });
+  } finally {
+    await client.query(UNLOCK_SQL).catch(() => undefined);
+    client.release();
+  }
+  return { applied };
+}
+
+/** graphile-worker logs through pino elsewhere; its migration chatter is not useful. */
+export const silentWorkerLogger = new Logger(() => () => undefined);

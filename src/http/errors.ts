@@ -1,0 +1,61 @@
+// The closed set of error codes. Each has one HTTP status and one title, mapped to
+// problem+json (RFC 9457) once, in http/problem.ts. Handlers throw or return ApiError
+// with one of these codes; anything else becomes a logged 500 `internal_error`.
+
+export const ERROR_CODES = {
+  invalid_request: { status: 400, title: "The request is malformed or violates the schema." },
+  invalid_iccid: { status: 400, title: "The ICCID is not a valid ICCID." },
+  unauthorized: { status: 401, title: "A valid API key is required." },
+  wrong_environment: { status: 401, title: "The API key belongs to the other environment." },
+  insufficient_balance: { status: 402, title: "The wallet balance does not cover this purchase." },
+  not_found: { status: 404, title: "No such route." },
+  destination_not_found: { status: 404, title: "No such destination." },
+  package_not_found: { status: 404, title: "No such package." },
+  cart_not_found: { status: 404, title: "No such cart." },
+  order_not_found: { status: 404, title: "No such order." },
+  esim_not_found: { status: 404, title: "No such eSIM." },
+  partner_not_found: { status: 404, title: "No such partner." },
+  api_key_not_found: { status: 404, title: "No such API key." },
+  request_in_progress: { status: 409, title: "The same request is still being processed." },
+  cart_expired: { status: 410, title: "The cart has expired." },
+  payload_too_large: { status: 413, title: "The request body is larger than 64 KiB." },
+  unsupported_media_type: { status: 415, title: "The request body must be application/json." },
+  invalid_start_date: { status: 422, title: "The start date is outside the allowed window." },
+  topup_not_available: { status: 422, title: "This top-up is not offered for this eSIM." },
+  idempotency_key_reused: { status: 422, title: "The Idempotency-Key was used with a different request." },
+  rate_limited: { status: 429, title: "Too many requests." },
+  internal_error: { status: 500, title: "An unexpected error occurred." },
+  carrier_error: { status: 502, title: "The carrier refused the request." },
+  carrier_unavailable: { status: 503, title: "The carrier is unavailable; try again later." },
+  service_unavailable: { status: 503, title: "The service is temporarily unavailable." },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export type FieldError = { field: string; message: string };
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly errors: FieldError[] | undefined;
+  /** Extra response headers, e.g. Retry-After for 409 and 429. */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    detail?: string,
+    options: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail ?? ERROR_CODES[code].title);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** Where each code is documented (README "Errors" table; also the problem `type`). */
+export function problemType(code: ErrorCode): string {
+  return `https://docs.esim.example/errors#${code}`;
+}

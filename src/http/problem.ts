@@ -1,0 +1,107 @@
+// The one place where errors become responses: every failure leaves as application/problem+json.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { ApiError, ERROR_CODES, type ErrorCode, type FieldError, problemType } from "./errors.ts";
+
+export type ProblemBody = {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  request_id: string;
+  errors?: FieldError[];
+};
+
+export function problemBody(error: ApiError, request_id: string): ProblemBody {
+  const body: ProblemBody = {
+    type: problemType(error.code),
+    title: ERROR_CODES[error.code].title,
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+    request_id,
+  };
+  if (error.errors) body.errors = error.errors;
+  return body;
+}
+
+export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply
+    .code(error.status)
+    .type("application/problem+json; charset=utf-8")
+    .send(JSON.stringify(problemBody(error, String(reply.request.id))));
+}
+
+type AjvError = {
+  instancePath?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+  keyword?: string;
+};
+
+function fieldErrors(error: FastifyError): FieldError[] {
+  const validation = (error.validation ?? []) as AjvError[];
+  return validation.slice(0, 20).map((item) => {
+    let field = (item.instancePath ?? "").replace(/^\//, "").replaceAll("/", ".");
+    const params = item.params ?? {};
+    if (item.keyword === "required" && typeof params.missingProperty === "string") {
+      field = field ? `${field}.${params.missingProperty}` : params.missingProperty;
+    }
+    if (item.keyword === "additionalProperties" && typeof params.additionalProperty === "string") {
+      const extra = params.additionalProperty.slice(0, 64);
+      return { field: field ? `${field}.${extra}` : extra, message: "is not a known field" };
+    }
+    const context = error.validationContext ?? "body";
+    return { field: field || context, message: item.message ?? "is invalid" };
+  });
+}
+
+/** Maps anything thrown by a route, hook or Fastify itself to one of the closed set of codes. */
+export function toApiError(error: FastifyError | Error): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    const context = fastifyError.validationContext ?? "body";
+    return new ApiError("invalid_request", `The ${context} does not match the schema.`, {
+      errors: fieldErrors(fastifyError),
+    });
+  }
+  switch (fastifyError.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new ApiError("payload_too_large", "The request body is larger than 65536 bytes.");
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return new ApiError("unsupported_media_type", "Send the body as application/json.");
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return new ApiError("invalid_request", fastifyError.message);
+  }
+  if (error instanceof SyntaxError || fastifyError.statusCode === 400) {
+    return new ApiError("invalid_request", "The body is not valid JSON.");
+  }
+  if (fastifyError.statusCode === 415)
+    return new ApiError("unsupported_media_type", "Send the body as application/json.");
+  if (fastifyError.statusCode === 413) return new ApiError("payload_too_large");
+  return new ApiError(
+    "internal_error",
+    "An unexpected error occurred. Quote the request_id when contacting support.",
+  );
+}
+
+export function registerProblemHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const apiError = toApiError(error);
+    if (apiError.code === "internal_error") {
+      // The only place internals go: the log, tied to the request id the partner was given.
+      request.log.error({ err: error }, "unhandled error");
+    }
+    return sendProblem(reply, apiError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(
+      reply,
+      new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]?.slice(0, 200)}.`),
+    ),
+  );
+}

@@ -1,0 +1,67 @@
+// Schemas shared by several routes. Each route file holds its own request and response
+// schemas; only the shapes every domain speaks (Money, Problem) live here.
+import { type TSchema, Type } from "typebox";
+import { ERROR_CODES, type ErrorCode } from "./errors.ts";
+
+export const Money = Type.Object(
+  {
+    amount_minor: Type.Integer({
+      description: "Integer amount in the currency's minor unit (cents for USD).",
+    }),
+    currency: Type.String({ pattern: "^[A-Z]{3}$", description: "ISO 4217 currency code." }),
+  },
+  { additionalProperties: false, description: "An amount of money. Never a float." },
+);
+
+export function money(amount_minor: number, currency: string): { amount_minor: number; currency: string } {
+  return { amount_minor, currency };
+}
+
+export const Problem = Type.Object(
+  {
+    type: Type.String({ description: "A link to the documentation of `code`." }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String({ description: "For people; may change. Match on `code`, not on this." }),
+    code: Type.String({ enum: Object.keys(ERROR_CODES), description: "Stable, documented error code." }),
+    request_id: Type.String(),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({ field: Type.String(), message: Type.String() }, { additionalProperties: false }),
+        {
+          description: "Present on validation failures: one entry per offending field.",
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: "RFC 9457 problem details (application/problem+json)." },
+);
+
+/** The problem+json responses of a route, keyed by status, each listing the codes it can carry. */
+export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
+  const all: ErrorCode[] = [
+    "invalid_request",
+    "payload_too_large",
+    "unsupported_media_type",
+    "rate_limited",
+    "internal_error",
+    ...codes,
+  ];
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of all) {
+    const status = ERROR_CODES[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<number, TSchema> = {};
+  for (const [status, statusCodes] of byStatus) {
+    responses[status] = Type.Object(Problem.properties, {
+      additionalProperties: false,
+      description: `Problem details. Codes: ${statusCodes.map((c) => `\`${c}\``).join(", ")}.`,
+      "x-error-codes": statusCodes,
+    });
+  }
+  return responses;
+}
+
+export const PARTNER_SECURITY = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
+export const ADMIN_SECURITY = [{ adminToken: [] }];

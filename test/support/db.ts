@@ -1,0 +1,34 @@
+// Every test file gets a database of its own, cloned from the migrated template that
+// scripts/test.ts prepared: a clean state in a few milliseconds, against a real PostgreSQL.
+import { randomBytes } from "node:crypto";
+import { after } from "node:test";
+import pg from "pg";
+import { createPool } from "../../src/db/pool.ts";
+
+export type TestDatabase = {
+  /** Connection string of this test file's own database. */
+  url: string;
+  pool: pg.Pool;
+};
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = process.env.TEST_DATABASE_ADMIN_URL;
+  const template = process.env.TEST_DATABASE_TEMPLATE;
+  if (!adminUrl || !template) throw new Error("run the tests with `npm test` (it prepares the database)");
+  const name = `esim_test_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name} template ${template}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const pool = createPool(url.toString(), 10, "esim-test");
+  after(async () => {
+    await pool.end();
+    const cleanup = new pg.Client({ connectionString: adminUrl });
+    await cleanup.connect();
+    await cleanup.query(`drop database if exists ${name} with (force)`);
+    await cleanup.end();
+  });
+  return { url: url.toString(), pool };
+}
