@@ -1,0 +1,118 @@
+// Row types of the tables in src/db/migrations, for Kysely. Keep in step with the SQL.
+import type { ColumnType, Generated } from "kysely";
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export type Database = {
+  partners: { partner_id: string; name: string; created_at: Timestamp };
+  api_keys: {
+    key_id: string;
+    partner_id: string;
+    key_hash: Buffer;
+    key_hint: string;
+    created_at: Timestamp;
+    revoked_at: Date | null;
+    last_used_at: Date | null;
+  };
+  ledger_accounts: {
+    account_id: string;
+    kind: "partner_wallet" | "operator_funding" | "operator_revenue";
+    partner_id: string | null;
+    currency: string;
+    posted_credits_minor: Generated<number>;
+    posted_debits_minor: Generated<number>;
+    pending_debits_minor: Generated<number>;
+    created_at: Timestamp;
+  };
+  ledger_transfers: {
+    transfer_id: string;
+    debit_account_id: string;
+    credit_account_id: string;
+    amount_minor: number;
+    currency: string;
+    kind: "wallet_credit" | "purchase";
+    state: "pending" | "posted" | "voided";
+    reference: string;
+    created_at: Timestamp;
+    resolved_at: Date | null;
+  };
+  destinations: { destination_code: string; name: string };
+  packages: {
+    package_id: string;
+    external_package_id: string;
+    name: string;
+    data_mb: number | null;
+    validity_days: number;
+    wholesale_minor: number;
+    retail_minor: number;
+    currency: string;
+    coverage: "country" | "regional" | "global";
+    region: string | null;
+    active: Generated<boolean>;
+    updated_at: Timestamp;
+  };
+  package_destinations: { package_id: string; destination_code: string };
+  catalog_version: { singleton: Generated<boolean>; version: number };
+  carts: {
+    cart_key: string;
+    partner_id: string;
+    package_id: string;
+    start_date: string | null;
+    total_minor: number;
+    currency: string;
+    created_at: Timestamp;
+    expires_at: Date;
+  };
+  orders: {
+    order_id: string;
+    partner_id: string;
+    type: "esim" | "topup";
+    status: "pending" | "completed" | "failed";
+    cart_key: string | null;
+    package_id: string;
+    external_package_id: string;
+    start_date: string | null;
+    total_minor: number;
+    currency: string;
+    client_reference: string | null;
+    email: string;
+    phone: string;
+    first_name: string;
+    last_name: string;
+    iccid: string | null;
+    failure_code: string | null;
+    failure_detail: string | null;
+    created_at: Timestamp;
+    resolved_at: Date | null;
+  };
+  esims: {
+    iccid: string;
+    partner_id: string;
+    order_id: string;
+    package_id: string;
+    smdp_address: string;
+    activation_code: string;
+    created_at: Timestamp;
+  };
+  purchases: {
+    order_id: string;
+    position: number;
+    package_id: string;
+    iccid: string;
+    smdp_address: string;
+    activation_code: string;
+    start_date: string | null;
+  };
+  idempotency_keys: {
+    partner_id: string;
+    idempotency_key: string;
+    fingerprint: Buffer;
+    state: "running" | "completed";
+    order_id: string | null;
+    response_status: number | null;
+    response_body: string | null;
+    created_at: Timestamp;
+    expires_at: Date;
+  };
+  email_deliveries: { order_id: string; message_id: string; recipient: string; delivered_at: Timestamp };
+};
