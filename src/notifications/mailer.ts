@@ -1,0 +1,178 @@
+// Outbound email. With SMTP_URL, nodemailer speaks SMTP to that relay; without it (a laptop, the
+// sandbox), every message is written as an RFC 5322 .eml file under `<data_dir>/mail/`, which any
+// mail client opens. Both build the MIME message with nodemailer, so both hold the same message.
+import { randomBytes } from "node:crypto";
+import { mkdir, open, rename, rm } from "node:fs/promises";
+import path from "node:path";
+import type { SendMailOptions, SMTPSentMessageInfo } from "nodemailer";
+import nodemailer from "nodemailer";
+import type { RenderedEmail } from "./render-confirmation-email.ts";
+
+export type MailerConfig = {
+  /** smtp:// or smtps:// URL of the relay, credentials included; null writes .eml files instead. */
+  smtp_url: string | null;
+  /** From header, e.g. `eSIM Orders <orders@esim.example>`; its domain also names the Message-IDs. */
+  mail_from: string;
+  data_dir: string;
+};
+
+export type OutgoingEmail = RenderedEmail & {
+  /**
+   * Stable identity of this message, e.g. `confirmation.ord_...`. The Message-ID is `<key@domain>`
+   * and the .eml file `<key>.eml`, so sending the same message twice is recognisably one message.
+   */
+  key: string;
+  /** One recipient address, already validated by the caller. */
+  to: string;
+};
+
+export type Mailer = {
+  send(message: OutgoingEmail): Promise<{ message_id: string }>;
+  close(): Promise<void>;
+};
+
+// Limits on every wait of an SMTP send (nodemailer's defaults are minutes). The whole send must
+// finish within SEND_TIMEOUT_MS, which stays below the database's 30 s idle-in-transaction timeout
+// (src/db/pool.ts) because the confirmation email job holds a lock in a transaction while it sends.
+const SMTP_DNS_TIMEOUT_MS = 5_000;
+const SMTP_CONNECTION_TIMEOUT_MS = 10_000;
+const SMTP_GREETING_TIMEOUT_MS = 10_000;
+const SMTP_SOCKET_IDLE_TIMEOUT_MS = 15_000;
+export const SEND_TIMEOUT_MS = 25_000;
+
+const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+
+/** An SMTP failure, with its codes kept and any address in the server's reply removed. */
+export class MailDeliveryError extends Error {
+  readonly code: string | null;
+  readonly response_code: number | null;
+  constructor(code: string | null, response_code: number | null, detail: string) {
+    super(`email not delivered (${code ?? "unknown"}${response_code ? ` ${response_code}` : ""}): ${detail}`);
+    this.name = "MailDeliveryError";
+    this.code = code;
+    this.response_code = response_code;
+  }
+}
+
+export function createMailer(config: MailerConfig): Mailer {
+  const domain = fromDomain(config.mail_from);
+  return config.smtp_url === null
+    ? createFileMailer(config.mail_from, domain, path.join(config.data_dir, "mail"))
+    : createSmtpMailer(config.smtp_url, config.mail_from, domain);
+}
+
+function fromDomain(mail_from: string): string {
+  const match = /@([A-Za-z0-9.-]+)>?\s*$/.exec(mail_from);
+  if (!match?.[1]) throw new Error(`MAIL_FROM "${mail_from}" has no address with a domain`);
+  return match[1];
+}
+
+function mailOptions(message: OutgoingEmail, from: string, domain: string): SendMailOptions {
+  if (!KEY_PATTERN.test(message.key)) throw new Error(`invalid message key "${message.key}"`);
+  return {
+    from,
+    // An address object, not a string: nodemailer would otherwise parse the text and could
+    // read one odd but valid address as several recipients.
+    to: { name: "", address: message.to },
+    subject: message.subject,
+    text: message.text,
+    html: message.html,
+    messageId: `<${message.key}@${domain}>`,
+    // RFC 3834: vacation responders must not answer a machine-sent message.
+    headers: { "Auto-Submitted": "auto-generated" },
+    attachments: message.attachments.map((attachment) => ({
+      filename: attachment.filename,
+      content: attachment.content,
+      contentType: attachment.content_type,
+      cid: attachment.cid,
+      contentDisposition: "inline" as const,
+    })),
+  };
+}
+
+function createSmtpMailer(smtp_url: string, from: string, domain: string): Mailer {
+  // Not pooled: one connection per message. Confirmation emails are rare next to SMTP's cost,
+  // and a fresh connection never fails on a socket the relay closed while it sat idle.
+  const transport = nodemailer.createTransport({
+    url: smtp_url,
+    dnsTimeout: SMTP_DNS_TIMEOUT_MS,
+    connectionTimeout: SMTP_CONNECTION_TIMEOUT_MS,
+    greetingTimeout: SMTP_GREETING_TIMEOUT_MS,
+    socketTimeout: SMTP_SOCKET_IDLE_TIMEOUT_MS,
+  });
+  return {
+    async send(message) {
+      const options = { ...mailOptions(message, from, domain), signal: AbortSignal.timeout(SEND_TIMEOUT_MS) };
+      let info: SMTPSentMessageInfo;
+      try {
+        info = await transport.sendMail(options);
+      } catch (error) {
+        throw deliveryError(error);
+      }
+      if (info.rejected.length > 0) throw new MailDeliveryError("EENVELOPE", null, "recipient rejected");
+      return { message_id: info.messageId };
+    },
+    async close() {
+      transport.close();
+    },
+  };
+}
+
+// Server replies often quote the recipient ("550 <ann@example.com>: no such user"), and job
+// errors are logged and stored: keep the codes and the reply, never the address.
+function deliveryError(error: unknown): MailDeliveryError {
+  const failure = error as { code?: unknown; responseCode?: unknown; message?: unknown };
+  const code = typeof failure.code === "string" ? failure.code : null;
+  const response_code = typeof failure.responseCode === "number" ? failure.responseCode : null;
+  const detail = String(failure.message ?? error)
+    .replace(/[^\s<>"'(),;:]+@[^\s<>"'(),;:]+/g, "[address]")
+    .slice(0, 300);
+  return new MailDeliveryError(code, response_code, detail);
+}
+
+function createFileMailer(from: string, domain: string, mail_dir: string): Mailer {
+  // streamTransport with buffer renders the complete raw message instead of sending it.
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" });
+  return {
+    async send(message) {
+      const info = await transport.sendMail(mailOptions(message, from, domain));
+      if (!Buffer.isBuffer(info.message)) throw new Error("stream transport did not return a buffer");
+      await writeFileAtomically(mail_dir, `${message.key}.eml`, info.message);
+      return { message_id: info.messageId };
+    },
+    async close() {
+      transport.close();
+    },
+  };
+}
+
+/**
+ * Readers see the old file or the new one, never half of one: the bytes go to a temporary file,
+ * are flushed, and the file is renamed over the final name. Sending the same key again replaces
+ * the file rather than adding a second one.
+ */
+async function writeFileAtomically(directory: string, name: string, content: Buffer): Promise<void> {
+  await mkdir(directory, { recursive: true });
+  const final_path = path.join(directory, name);
+  const temp_path = path.join(directory, `.${name}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    const file = await open(temp_path, "w", 0o600);
+    try {
+      await file.writeFile(content);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(temp_path, final_path);
+  } catch (error) {
+    await rm(temp_path, { force: true });
+    throw error;
+  }
+  // The rename itself is durable only once the directory is flushed.
+  const dir = await open(directory, "r");
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
