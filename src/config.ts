@@ -11,6 +11,8 @@ export type Config = {
   /** Absent: the service starts an embedded PostgreSQL under `data_dir`. */
   database_url: string | null;
   data_dir: string;
+  /** Loopback port of the embedded PostgreSQL (only without DATABASE_URL). */
+  embedded_pg_port: number;
   /** Absent: the operator API answers 404 and only the CLI can manage partners. */
   admin_token: string | null;
   /** Absent: confirmation emails are written as .eml files under `<data_dir>/mail/`. */
@@ -99,6 +101,7 @@ export function loadConfig(env: Env = process.env): Config {
     app_env,
     database_url: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
     data_dir: text(env, "DATA_DIR") ?? ".data",
+    embedded_pg_port: integer(env, "EMBEDDED_PG_PORT", 54329, 1024, 65535),
     admin_token,
     smtp_url: url(env, "SMTP_URL", ["smtp:", "smtps:"]),
     mail_from: text(env, "MAIL_FROM") ?? "eSIM Orders <orders@esim.example>",

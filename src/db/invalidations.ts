@@ -1,0 +1,56 @@
+// Cross-process cache invalidation over PostgreSQL LISTEN/NOTIFY: a revoked API key or a
+// catalog import in one process reaches every other process within milliseconds. One
+// dedicated connection per process; it reconnects with backoff if the database restarts.
+import pg from "pg";
+
+export type InvalidationHandlers = Partial<
+  Record<"api_key_revoked" | "catalog_changed", (payload: string) => void>
+>;
+
+const MAX_BACKOFF_MS = 10_000;
+
+export async function listenForInvalidations(
+  connectionString: string,
+  handlers: InvalidationHandlers,
+  onError: (error: Error) => void = () => undefined,
+): Promise<{ close: () => Promise<void> }> {
+  let closed = false;
+  let client: pg.Client | null = null;
+  let backoff_ms = 100;
+
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString, application_name: "esim-invalidations" });
+    next.on("notification", (message) => {
+      const handler = handlers[message.channel as keyof InvalidationHandlers];
+      if (handler) handler(message.payload ?? "");
+    });
+    next.on("error", (error) => {
+      onError(error);
+      if (client === next) void reconnect();
+    });
+    await next.connect();
+    for (const channel of Object.keys(handlers)) await next.query(`listen ${pg.escapeIdentifier(channel)}`);
+    client = next;
+    backoff_ms = 100;
+  };
+
+  const reconnect = async (): Promise<void> => {
+    const old = client;
+    client = null;
+    await old?.end().catch(() => undefined);
+    while (!closed && client === null) {
+      await new Promise((resolve) => setTimeout(resolve, backoff_ms));
+      backoff_ms = Math.min(backoff_ms * 2, MAX_BACKOFF_MS);
+      // Whatever was missed while disconnected is covered by each cache's short TTL.
+      await connect().catch(onError);
+    }
+  };
+
+  await connect();
+  return {
+    close: async () => {
+      closed = true;
+      await client?.end().catch(() => undefined);
+    },
+  };
+}

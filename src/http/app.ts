@@ -1,0 +1,154 @@
+// Assembles the HTTP application: conventions first (request ids, problem+json, limits,
+// security headers, logs, metrics), then the service routes, the partner API under /v1 and
+// the operator API under /admin. Route files only parse, authenticate and call a use case.
+import { randomUUID } from "node:crypto";
+import helmet from "@fastify/helmet";
+import swagger from "@fastify/swagger";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, { type FastifyServerOptions, LogController } from "fastify";
+import { sql } from "kysely";
+import { adminRoutes } from "../partners/admin-routes.ts";
+import { walletRoutes } from "../wallet/routes.ts";
+import { Authenticator, isAdmin } from "./auth.ts";
+import { ApiError } from "./errors.ts";
+import { createMetrics, type Metrics } from "./metrics.ts";
+import { registerProblemHandlers, sendProblem } from "./problem.ts";
+import { RateLimiter } from "./rate-limit.ts";
+import { openapiOptions, serviceRoutes } from "./service-routes.ts";
+import type { App, AppContext } from "./types.ts";
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+export type PartnerRoutes = (app: App, ctx: AppContext) => Promise<void>;
+
+export type BuiltApp = { app: App; authenticator: Authenticator; metrics: Metrics };
+
+export type BuildOptions = {
+  /** Route plugins of the partner API, mounted under /v1. */
+  partnerRoutes?: PartnerRoutes[];
+  /** pino options or an existing logger; tests pass their own to capture lines. */
+  logger?: FastifyServerOptions["logger"];
+  loggerInstance?: FastifyServerOptions["loggerInstance"];
+};
+
+export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<BuiltApp> {
+  const app = Fastify({
+    ...(options.loggerInstance
+      ? { loggerInstance: options.loggerInstance }
+      : { logger: options.logger ?? loggerOptions(ctx.config.log_level) }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Our own one line per request (onResponse below) replaces Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers["x-request-id"];
+      return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // Type coercion would turn {"package_id": 123} into "123"; wrong types must be rejected.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    routerOptions: { maxParamLength: 200 },
+    connectionTimeout: 30_000,
+    keepAliveTimeout: 72_000,
+    requestTimeout: 60_000,
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  const metrics = createMetrics();
+  const authenticator = new Authenticator(ctx.db, ctx.config.app_env);
+  const limiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
+
+  app.decorateRequest("partner", null);
+  // Only JSON bodies: Fastify's default text/plain parser would let a string reach schema validation.
+  app.removeContentTypeParser("text/plain");
+  registerProblemHandlers(app);
+  await app.register(helmet, {
+    // JSON API: nothing to frame, script or embed. /docs sets its own policy for its one page.
+    contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    hsts: { maxAge: 31_536_000, includeSubDomains: true },
+  });
+  await app.register(swagger, openapiOptions(ctx.config));
+
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    const route = request.routeOptions.url ?? "unknown";
+    const duration_ms = Math.round(reply.elapsedTime * 10) / 10;
+    metrics.http_request_duration_seconds.observe(
+      { method: request.method, route, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+    // One line per request. Never the body, the query or headers: they carry keys, emails, phones.
+    request.log.info(
+      {
+        partner_id: request.partner?.partner_id ?? null,
+        method: request.method,
+        route,
+        status: reply.statusCode,
+        duration_ms,
+      },
+      "request",
+    );
+  });
+
+  await app.register(serviceRoutes, { ctx, metrics, checkDatabase: () => sql`select 1`.execute(ctx.db) });
+
+  await app.register(
+    async (v1) => {
+      v1.addHook("onRequest", async (request, reply) => {
+        request.partner = await authenticator.authenticate(request);
+        const decision = limiter.take(request.partner.key_id);
+        reply.header("ratelimit-limit", String(decision.limit));
+        reply.header("ratelimit-remaining", String(decision.remaining));
+        reply.header("ratelimit-reset", String(decision.reset_s));
+      });
+      await walletRoutes(v1 as App, ctx);
+      for (const routes of options.partnerRoutes ?? []) await routes(v1 as App, ctx);
+    },
+    { prefix: "/v1" },
+  );
+
+  await app.register(
+    async (admin) => {
+      admin.addHook("onRequest", async (request, reply) => {
+        // Without ADMIN_TOKEN the operator API does not exist: 404 exactly like an unknown route.
+        if (ctx.config.admin_token === null) {
+          return sendProblem(
+            reply,
+            new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`),
+          );
+        }
+        if (!isAdmin(request, ctx.config.admin_token)) {
+          return sendProblem(
+            reply,
+            new ApiError("unauthorized", "Send `Authorization: Bearer <ADMIN_TOKEN>`."),
+          );
+        }
+      });
+      await adminRoutes(admin as App, ctx);
+    },
+    { prefix: "/admin" },
+  );
+
+  return { app, authenticator, metrics };
+}
+
+/** Log options: JSON lines, and error serialization that drops database details (they can echo values). */
+export function loggerOptions(level: AppContext["config"]["log_level"]): FastifyServerOptions["logger"] {
+  return {
+    level,
+    base: { service: "esim-api" },
+    redact: {
+      paths: ["req.headers.authorization", 'req.headers["x-api-key"]', "email", "phone"],
+      censor: "[redacted]",
+    },
+    serializers: {
+      err: (error: Error & { code?: string }) => ({
+        type: error.name,
+        message: error.message,
+        code: error.code,
+        stack: error.stack ?? "",
+      }),
+    },
+  };
+}

@@ -1,0 +1,52 @@
+// Per-API-key token bucket: RATE_LIMIT_PER_SECOND tokens per second, up to RATE_LIMIT_BURST.
+// In-process: with N processes behind a balancer a key gets up to N times the rate, which the
+// README states. Headers follow the IETF RateLimit header fields draft.
+import { ApiError } from "./errors.ts";
+
+const MAX_BUCKETS = 100_000;
+
+type Bucket = { tokens: number; updated_ms: number };
+
+export type RateDecision = { limit: number; remaining: number; reset_s: number };
+
+export class RateLimiter {
+  readonly #rate_per_s: number;
+  readonly #burst: number;
+  readonly #buckets = new Map<string, Bucket>();
+
+  constructor(rate_per_s: number, burst: number) {
+    this.#rate_per_s = rate_per_s;
+    this.#burst = burst;
+  }
+
+  /** Takes one token for `key`; throws 429 `rate_limited` with Retry-After when none is left. */
+  take(key: string, now_ms = Date.now()): RateDecision {
+    let bucket = this.#buckets.get(key);
+    if (!bucket) {
+      if (this.#buckets.size >= MAX_BUCKETS) this.#buckets.clear();
+      bucket = { tokens: this.#burst, updated_ms: now_ms };
+      this.#buckets.set(key, bucket);
+    }
+    const elapsed_s = Math.max(0, now_ms - bucket.updated_ms) / 1000;
+    bucket.tokens = Math.min(this.#burst, bucket.tokens + elapsed_s * this.#rate_per_s);
+    bucket.updated_ms = now_ms;
+    const reset_s = Math.ceil((this.#burst - bucket.tokens) / this.#rate_per_s);
+    if (bucket.tokens < 1) {
+      const retry_s = Math.max(1, Math.ceil((1 - bucket.tokens) / this.#rate_per_s));
+      throw new ApiError(
+        "rate_limited",
+        `Slow down: at most ${this.#rate_per_s} requests per second per key.`,
+        {
+          headers: {
+            "retry-after": String(retry_s),
+            "ratelimit-limit": String(this.#burst),
+            "ratelimit-remaining": "0",
+            "ratelimit-reset": String(retry_s),
+          },
+        },
+      );
+    }
+    bucket.tokens -= 1;
+    return { limit: this.#burst, remaining: Math.floor(bucket.tokens), reset_s };
+  }
+}

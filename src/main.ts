@@ -1,0 +1,138 @@
+// Process entry: config -> database -> migrations -> carrier -> worker -> HTTP.
+// `npm start` with no settings runs a sandbox on port 3000 over an embedded PostgreSQL in .data/.
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { pino } from "pino";
+import { HttpCarrier } from "./carrier/http-carrier.ts";
+import { startSimulator } from "./carrier/simulator/server.ts";
+import { catalogChanged } from "./catalog/catalog-cache.ts";
+import { seedDefaultCatalogIfEmpty } from "./catalog/seed-catalog.ts";
+import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { startEmbeddedPostgres } from "./db/embedded.ts";
+import { listenForInvalidations } from "./db/invalidations.ts";
+import { migrate } from "./db/migrate.ts";
+import { createKysely, createPool } from "./db/pool.ts";
+import type { Database } from "./db/schema.ts";
+import { buildApp, loggerOptions } from "./http/app.ts";
+import type { AppContext } from "./http/types.ts";
+import { createMailer } from "./notifications/mailer.ts";
+import { listPartners } from "./partners/partners.sql.ts";
+import { ensureOperatorAccounts } from "./wallet/ledger.sql.ts";
+import { startWorker } from "./worker.ts";
+
+type Closer = { name: string; close: () => Promise<unknown> };
+
+function readConfig(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`configuration error: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const log = pino(loggerOptions(config.log_level) as object);
+  // Closed in reverse order of opening: HTTP first (drain requests), the database last.
+  const closers: Closer[] = [];
+
+  let database_url = config.database_url;
+  if (database_url === null) {
+    const embedded = await startEmbeddedPostgres({
+      dir: path.join(config.data_dir, "pg"),
+      port: config.embedded_pg_port,
+      log: (message) => log.info(message),
+    });
+    database_url = embedded.url;
+    closers.push({ name: "embedded PostgreSQL", close: embedded.stop });
+    log.info({ data_dir: config.data_dir, port: config.embedded_pg_port }, "embedded PostgreSQL ready");
+  }
+
+  const pool = createPool(database_url, config.db_pool_max);
+  closers.push({ name: "database pool", close: () => pool.end() });
+  const db = createKysely<Database>(pool);
+  const { applied } = await migrate(pool);
+  if (applied.length > 0) log.info({ applied }, "migrations applied");
+  await ensureOperatorAccounts(db, config.currency);
+  if (config.app_env === "sandbox") {
+    const seeded = await seedDefaultCatalogIfEmpty(pool, config.currency);
+    log.info({ seeded }, "catalog ready");
+  }
+
+  let carrier_url = config.carrier_url;
+  let carrier_api_key = config.carrier_api_key;
+  if (carrier_url === null) {
+    // Sandbox only (config.ts refuses production without CARRIER_URL): the built-in simulator.
+    carrier_api_key = randomBytes(24).toString("base64url");
+    const simulator = await startSimulator({
+      pool,
+      port: 0,
+      host: "127.0.0.1",
+      apiKey: carrier_api_key,
+      latency_ms: 0,
+      slow_ms: 15_000,
+      log: (message) => log.info(message),
+    });
+    carrier_url = simulator.url;
+    closers.push({ name: "carrier simulator", close: simulator.close });
+    log.info({ carrier_url }, "sandbox carrier simulator started");
+  }
+  const carrier = new HttpCarrier({
+    base_url: carrier_url,
+    api_key: carrier_api_key ?? "",
+    timeout_ms: config.carrier_timeout_ms,
+  });
+
+  const ctx: AppContext = { config, pool, db, carrier };
+  const mailer = createMailer({
+    smtp_url: config.smtp_url,
+    mail_from: config.mail_from,
+    data_dir: config.data_dir,
+  });
+  closers.push({ name: "mailer", close: async () => mailer.close() });
+  const worker = await startWorker({ ctx, mailer, log });
+  closers.push({ name: "worker", close: () => worker.stop() });
+
+  const { app, authenticator } = await buildApp(ctx, { loggerInstance: log });
+  authenticator.start();
+  closers.push({ name: "last-used flush", close: () => authenticator.stop() });
+  const listener = await listenForInvalidations(
+    database_url,
+    {
+      api_key_revoked: (key_id) => authenticator.onKeyRevoked(key_id),
+      catalog_changed: (version) => catalogChanged(pool, version),
+    },
+    (error) => log.warn({ err: error }, "invalidation listener"),
+  );
+  closers.push({ name: "invalidation listener", close: listener.close });
+  closers.push({ name: "HTTP server", close: () => app.close() });
+  await app.listen({ port: config.port, host: config.host });
+
+  log.info({ port: config.port, app_env: config.app_env }, "eSIM ordering service listening");
+  if (config.app_env === "sandbox" && (await listPartners(db, 1)).length === 0) {
+    console.log(
+      `\nSandbox ready on http://localhost:${config.port} (docs: /docs).\n` +
+        "Create a partner with:  npm run cli -- partners create 'Acme Travel'\n" +
+        (config.admin_token ? "or POST /admin/partners with Authorization: Bearer $ADMIN_TOKEN\n" : ""),
+    );
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    for (const closer of closers.reverse()) {
+      await closer.close().catch((error: unknown) => log.error({ err: error }, `closing ${closer.name}`));
+    }
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+await main();

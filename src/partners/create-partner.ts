@@ -1,0 +1,25 @@
+// Operator use case: a new partner, its wallet and its first API key, in one transaction.
+import type { Kysely } from "kysely";
+import type { AppEnv } from "../config.ts";
+import type { Database } from "../db/schema.ts";
+import { newId } from "../ids.ts";
+import { openWallet } from "../wallet/ledger.sql.ts";
+import { generateApiKey } from "./api-keys.ts";
+import { insertApiKey, insertPartner } from "./partners.sql.ts";
+
+export type CreatedPartner = { partner_id: string; name: string; api_key: string; key_id: string };
+
+export async function createPartner(
+  db: Kysely<Database>,
+  input: { name: string; app_env: AppEnv; currency: string },
+): Promise<CreatedPartner> {
+  const partner_id = newId("partner");
+  const key_id = newId("key");
+  const key = generateApiKey(input.app_env);
+  await db.transaction().execute(async (trx) => {
+    await insertPartner(trx, partner_id, input.name);
+    await openWallet(trx, partner_id, input.currency);
+    await insertApiKey(trx, { key_id, partner_id, key_hash: key.key_hash, key_hint: key.key_hint });
+  });
+  return { partner_id, name: input.name, api_key: key.api_key, key_id };
+}

@@ -1,0 +1,75 @@
+// SQL of the partners domain: partners and their API keys.
+import { type Kysely, sql, type Transaction } from "kysely";
+import type { Database } from "../db/schema.ts";
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export async function insertPartner(db: Executor, partner_id: string, name: string): Promise<void> {
+  await sql`insert into partners (partner_id, name) values (${partner_id}, ${name})`.execute(db);
+}
+
+export async function insertApiKey(
+  db: Executor,
+  key: { key_id: string; partner_id: string; key_hash: Buffer; key_hint: string },
+): Promise<void> {
+  await sql`
+    insert into api_keys (key_id, partner_id, key_hash, key_hint)
+    values (${key.key_id}, ${key.partner_id}, ${key.key_hash}, ${key.key_hint})`.execute(db);
+}
+
+export async function partnerExists(db: Executor, partner_id: string): Promise<boolean> {
+  const result = await sql<{
+    found: number;
+  }>`select 1 as found from partners where partner_id = ${partner_id}`.execute(db);
+  return result.rows.length === 1;
+}
+
+export type KeyRecord = { key_id: string; partner_id: string; revoked: boolean };
+
+export async function findKeyByHash(db: Executor, key_hash: Buffer): Promise<KeyRecord | null> {
+  const result = await sql<KeyRecord>`
+    select key_id, partner_id, revoked_at is not null as revoked
+    from api_keys where key_hash = ${key_hash}`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+/** Revokes and tells every process to drop the key from its cache, in one transaction. */
+export async function revokeKey(db: Executor, key_id: string): Promise<boolean> {
+  const result = await sql<{ key_id: string }>`
+    update api_keys set revoked_at = coalesce(revoked_at, now())
+    where key_id = ${key_id}
+    returning key_id`.execute(db);
+  if (result.rows.length === 0) return false;
+  await sql`select pg_notify('api_key_revoked', ${key_id})`.execute(db);
+  return true;
+}
+
+export async function touchKeys(db: Executor, key_ids: string[]): Promise<void> {
+  if (key_ids.length === 0) return;
+  await sql`
+    update api_keys set last_used_at = now()
+    where key_id = any(${key_ids}::text[])`.execute(db);
+}
+
+export type PartnerSummary = { partner_id: string; name: string; created_at: Date };
+
+export async function listPartners(db: Executor, limit: number): Promise<PartnerSummary[]> {
+  const result = await sql<PartnerSummary>`
+    select partner_id, name, created_at from partners order by created_at desc limit ${limit}`.execute(db);
+  return result.rows;
+}
+
+export type KeySummary = {
+  key_id: string;
+  key_hint: string;
+  created_at: Date;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+};
+
+export async function listKeys(db: Executor, partner_id: string): Promise<KeySummary[]> {
+  const result = await sql<KeySummary>`
+    select key_id, key_hint, created_at, revoked_at, last_used_at
+    from api_keys where partner_id = ${partner_id} order by created_at limit 1000`.execute(db);
+  return result.rows;
+}

@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ConfigError, loadConfig } from "../src/config.ts";
+
+test("defaults describe a sandbox on port 3000 with an embedded database", () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 3000);
+  assert.equal(config.app_env, "sandbox");
+  assert.equal(config.database_url, null);
+  assert.equal(config.currency, "USD");
+  assert.equal(config.rate_limit_per_second, 50);
+  assert.equal(config.rate_limit_burst, 100);
+});
+
+test("a bad value stops start-up with a message naming the variable", () => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ PORT: "eighty" }, /^PORT: /],
+    [{ PORT: "70000" }, /^PORT: /],
+    [{ APP_ENV: "staging" }, /^APP_ENV: /],
+    [{ DATABASE_URL: "mysql://x" }, /^DATABASE_URL: /],
+    [{ DATABASE_URL: "not a url" }, /^DATABASE_URL: /],
+    [{ SMTP_URL: "http://mail" }, /^SMTP_URL: /],
+    [{ LOG_LEVEL: "loud" }, /^LOG_LEVEL: /],
+    [{ CURRENCY: "usd" }, /^CURRENCY: /],
+    [{ ADMIN_TOKEN: "short" }, /^ADMIN_TOKEN: /],
+    [{ RATE_LIMIT_PER_SECOND: "0" }, /^RATE_LIMIT_PER_SECOND: /],
+    [{ RATE_LIMIT_PER_SECOND: "10", RATE_LIMIT_BURST: "5" }, /^RATE_LIMIT_BURST: /],
+    [{ IDEMPOTENCY_TTL_HOURS: "1" }, /^IDEMPOTENCY_TTL_HOURS: /],
+  ];
+  for (const [env, message] of cases) {
+    assert.throws(
+      () => loadConfig(env),
+      (error: Error) => error instanceof ConfigError && message.test(error.message),
+      JSON.stringify(env),
+    );
+  }
+});
+
+test("production refuses to start without DATABASE_URL, ADMIN_TOKEN, SMTP_URL and a carrier", () => {
+  const full = {
+    APP_ENV: "production",
+    DATABASE_URL: "postgres://u:p@db/esim",
+    ADMIN_TOKEN: "a-long-operator-token",
+    SMTP_URL: "smtp://mail:25",
+    CARRIER_URL: "https://carrier.example",
+    CARRIER_API_KEY: "secret",
+  };
+  assert.equal(loadConfig(full).app_env, "production");
+  for (const missing of ["DATABASE_URL", "ADMIN_TOKEN", "SMTP_URL", "CARRIER_URL", "CARRIER_API_KEY"]) {
+    const env: Record<string, string> = { ...full };
+    delete env[missing];
+    const expected = new RegExp(`^${missing}: is required when APP_ENV=production`);
+    assert.throws(
+      () => loadConfig(env),
+      (error: Error) => expected.test(error.message),
+    );
+  }
+});
+
+test("the service exits with the variable's name when started with a bad value", async () => {
+  const { spawnSync } = await import("node:child_process");
+  const result = spawnSync(process.execPath, ["src/main.ts"], {
+    env: { ...process.env, PORT: "nope" },
+    encoding: "utf8",
+    timeout: 20_000,
+  });
+  assert.notEqual(result.status, 0);
+  assert.match(result.stderr, /PORT: expected a whole number/);
+});

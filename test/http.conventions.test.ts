@@ -1,0 +1,151 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { sql } from "kysely";
+import { createTestApp } from "./support/app.ts";
+
+const app = await createTestApp();
+const partner = await app.createPartner();
+
+function assertProblem(
+  response: { statusCode: number; headers: Record<string, unknown>; json: () => any },
+  status: number,
+  code: string,
+) {
+  assert.equal(response.statusCode, status);
+  assert.match(String(response.headers["content-type"]), /^application\/problem\+json/);
+  const body = response.json();
+  assert.equal(body.code, code);
+  assert.equal(body.status, status);
+  assert.equal(typeof body.title, "string");
+  assert.equal(typeof body.detail, "string");
+  assert.match(body.type, new RegExp(`#${code}$`));
+  assert.equal(body.request_id, response.headers["x-request-id"]);
+  return body;
+}
+
+test("every response carries X-Request-Id, echoing a sane one the client sent", async () => {
+  const generated = await app.app.inject({ url: "/healthz" });
+  assert.match(String(generated.headers["x-request-id"]), /^[0-9a-f-]{36}$/);
+  const echoed = await app.app.inject({ url: "/healthz", headers: { "x-request-id": "trace-abc-123" } });
+  assert.equal(echoed.headers["x-request-id"], "trace-abc-123");
+  const hostile = await app.app.inject({ url: "/healthz", headers: { "x-request-id": "a b\u0000c" } });
+  assert.notEqual(hostile.headers["x-request-id"], "a b\u0000c");
+});
+
+test("unknown routes are 404 not_found as problem+json", async () => {
+  assertProblem(await app.app.inject({ url: "/v2/nothing" }), 404, "not_found");
+  assertProblem(
+    await app.app.inject({ url: "/v1/nothing", headers: app.auth(partner.api_key) }),
+    404,
+    "not_found",
+  );
+});
+
+test("malformed JSON is 400 invalid_request; schema violations list the fields", async () => {
+  const admin = { authorization: "Bearer test-admin-token-0123456789", "content-type": "application/json" };
+  assertProblem(
+    await app.app.inject({ method: "POST", url: "/admin/partners", headers: admin, payload: "{nope" }),
+    400,
+    "invalid_request",
+  );
+  const body = assertProblem(
+    await app.app.inject({
+      method: "POST",
+      url: "/admin/partners",
+      headers: admin,
+      payload: { name: "", extra: 1 },
+    }),
+    400,
+    "invalid_request",
+  );
+  assert.ok(Array.isArray(body.errors) && body.errors.length > 0);
+  assertProblem(
+    await app.app.inject({
+      method: "POST",
+      url: "/admin/partners",
+      headers: admin,
+      payload: '{"__proto__": {"x": 1}, "name": "a"}',
+    }),
+    400,
+    "invalid_request",
+  );
+});
+
+test("bodies over 64 KiB are 413 payload_too_large", async () => {
+  const response = await app.app.inject({
+    method: "POST",
+    url: "/admin/partners",
+    headers: { authorization: "Bearer test-admin-token-0123456789", "content-type": "application/json" },
+    payload: JSON.stringify({ name: "x".repeat(70_000) }),
+  });
+  assertProblem(response, 413, "payload_too_large");
+});
+
+test("non-JSON bodies are 415 unsupported_media_type", async () => {
+  for (const type of ["text/plain", "application/x-www-form-urlencoded", "application/xml"]) {
+    const response = await app.app.inject({
+      method: "POST",
+      url: "/admin/partners",
+      headers: { authorization: "Bearer test-admin-token-0123456789", "content-type": type },
+      payload: "name=x",
+    });
+    assertProblem(response, 415, "unsupported_media_type");
+  }
+});
+
+test("rate limits announce RateLimit-* headers and answer 429 rate_limited with Retry-After", async () => {
+  const limited = await createTestApp(
+    { rate_limit_per_second: 2, rate_limit_burst: 3 },
+    { database: app.database },
+  );
+  const statuses: number[] = [];
+  let last: Awaited<ReturnType<typeof limited.app.inject>> | undefined;
+  for (let i = 0; i < 5; i++) {
+    last = await limited.app.inject({ url: "/v1/profile/wallet", headers: limited.auth(partner.api_key) });
+    statuses.push(last.statusCode);
+  }
+  assert.deepEqual(statuses, [200, 200, 200, 429, 429]);
+  const body = assertProblem(last!, 429, "rate_limited");
+  assert.ok(body.detail.length > 0);
+  assert.ok(Number(last!.headers["retry-after"]) >= 1);
+  const first = await limited.app.inject({
+    url: "/v1/profile/wallet",
+    headers: limited.auth((await limited.createPartner()).api_key),
+  });
+  assert.equal(first.headers["ratelimit-limit"], "3");
+  assert.equal(first.headers["ratelimit-remaining"], "2");
+});
+
+test("security headers are set", async () => {
+  const response = await app.app.inject({ url: "/v1/profile/wallet", headers: app.auth(partner.api_key) });
+  assert.equal(response.headers["x-content-type-options"], "nosniff");
+  assert.match(String(response.headers["strict-transport-security"]), /max-age=/);
+  assert.match(String(response.headers["content-security-policy"]), /default-src 'none'/);
+});
+
+test("health, readiness, metrics and the OpenAPI document are served", async () => {
+  assert.deepEqual((await app.app.inject({ url: "/healthz" })).json(), { status: "ok" });
+  assert.deepEqual((await app.app.inject({ url: "/readyz" })).json(), { status: "ready" });
+  const metrics = await app.app.inject({ url: "/metrics" });
+  assert.equal(metrics.statusCode, 200);
+  assert.match(metrics.body, /http_request_duration_seconds_bucket/);
+  const openapi = await app.app.inject({ url: "/openapi.json" });
+  assert.equal(openapi.json().openapi, "3.1.0");
+  const docs = await app.app.inject({ url: "/docs" });
+  assert.equal(docs.statusCode, 200);
+  assert.match(docs.body, /Partner eSIM Ordering API/);
+  assert.doesNotMatch(docs.body, /(src|href)="https?:\/\//, "nothing loaded from other hosts");
+});
+
+test("an unexpected error is a 500 internal_error that leaks no internals", async () => {
+  const broken = await createTestApp();
+  const victim = await broken.createPartner();
+  // Break the database under the running app: the wallet query now fails unexpectedly.
+  await sql`alter table ledger_accounts rename to ledger_accounts_gone`.execute(broken.db);
+  const response = await broken.app.inject({
+    url: "/v1/profile/wallet",
+    headers: broken.auth(victim.api_key),
+  });
+  const body = assertProblem(response, 500, "internal_error");
+  assert.doesNotMatch(JSON.stringify(body), /ledger|relation|select|stack/i);
+});

@@ -1,0 +1,184 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { sql } from "kysely";
+import { generateApiKey } from "../src/partners/api-keys.ts";
+import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
+
+const app = await createTestApp();
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+test("a new partner gets a sandbox key of 32+ random characters, stored only as a hash", async () => {
+  const partner = await app.createPartner("Acme Travel");
+  assert.match(partner.api_key, /^sand_[A-Za-z0-9_-]{32,}$/);
+  const rows = await sql<{ key_hash: Buffer; key_hint: string }>`
+    select key_hash, key_hint from api_keys where key_id = ${partner.key_id}`.execute(app.db);
+  assert.equal(rows.rows.length, 1);
+  assert.equal(rows.rows[0]!.key_hash.length, 32);
+  const dump = JSON.stringify(await sql`select * from api_keys`.execute(app.db));
+  assert.ok(!dump.includes(partner.api_key.slice(5)), "the full key is stored nowhere");
+});
+
+test("both Authorization: Bearer and X-API-Key authenticate", async () => {
+  const partner = await app.createPartner();
+  const bearer = await app.app.inject({ url: "/v1/profile/wallet", headers: app.auth(partner.api_key) });
+  assert.equal(bearer.statusCode, 200);
+  const header = await app.app.inject({
+    url: "/v1/profile/wallet",
+    headers: { "x-api-key": partner.api_key },
+  });
+  assert.equal(header.statusCode, 200);
+  assert.deepEqual(header.json(), {
+    balance: { amount_minor: 0, currency: "USD" },
+    pending: { amount_minor: 0, currency: "USD" },
+  });
+});
+
+test("missing, malformed and unknown keys are 401 unauthorized as problem+json", async () => {
+  const cases: Record<string, string>[] = [
+    {},
+    { authorization: "Bearer" },
+    { authorization: "Basic dXNlcjpwYXNz" },
+    { authorization: "Bearer sand_short" },
+    { authorization: `Bearer ${generateApiKey("sandbox").api_key}` },
+    { "x-api-key": "x".repeat(500) },
+  ];
+  for (const headers of cases) {
+    const response = await app.app.inject({ url: "/v1/profile/wallet", headers });
+    assert.equal(response.statusCode, 401, JSON.stringify(headers));
+    assert.match(response.headers["content-type"] as string, /^application\/problem\+json/);
+    const body = response.json();
+    assert.equal(body.code, "unauthorized");
+    assert.equal(body.status, 401);
+    assert.equal(body.request_id, response.headers["x-request-id"]);
+  }
+});
+
+test("a production key on the sandbox is 401 wrong_environment naming the key's environment", async () => {
+  const production = generateApiKey("production").api_key;
+  const response = await app.app.inject({ url: "/v1/profile/wallet", headers: app.auth(production) });
+  assert.equal(response.statusCode, 401);
+  assert.equal(response.json().code, "wrong_environment");
+  assert.match(response.json().detail, /production key/);
+});
+
+test("a sandbox key on production is 401 wrong_environment", async () => {
+  const production = await createTestApp({ app_env: "production" }, { database: app.database });
+  const sandboxKey = (await app.createPartner()).api_key;
+  const response = await production.app.inject({
+    url: "/v1/profile/wallet",
+    headers: production.auth(sandboxKey),
+  });
+  assert.equal(response.statusCode, 401);
+  assert.equal(response.json().code, "wrong_environment");
+  assert.match(response.json().detail, /sandbox key/);
+  const issued = await production.app.inject({
+    method: "POST",
+    url: "/admin/partners",
+    headers: admin,
+    payload: { name: "Live" },
+  });
+  assert.match(issued.json().api_key, /^prod_/);
+});
+
+test("a revoked key is refused at once, a second key keeps working, revoking twice is harmless", async () => {
+  const partner = await app.createPartner();
+  const warm = await app.app.inject({ url: "/v1/profile/wallet", headers: app.auth(partner.api_key) });
+  assert.equal(warm.statusCode, 200, "the key is now in the process cache");
+  const second = await app.app.inject({
+    method: "POST",
+    url: `/admin/partners/${partner.partner_id}/api-keys`,
+    headers: admin,
+  });
+  assert.equal(second.statusCode, 201);
+  const revoke = await app.app.inject({
+    method: "DELETE",
+    url: `/admin/api-keys/${partner.key_id}`,
+    headers: admin,
+  });
+  assert.equal(revoke.statusCode, 204);
+  app.authenticator.onKeyRevoked(partner.key_id);
+  const refused = await app.app.inject({ url: "/v1/profile/wallet", headers: app.auth(partner.api_key) });
+  assert.equal(refused.statusCode, 401);
+  assert.equal(refused.json().code, "unauthorized");
+  const other = await app.app.inject({ url: "/v1/profile/wallet", headers: app.auth(second.json().api_key) });
+  assert.equal(other.statusCode, 200);
+  const again = await app.app.inject({
+    method: "DELETE",
+    url: `/admin/api-keys/${partner.key_id}`,
+    headers: admin,
+  });
+  assert.equal(again.statusCode, 204);
+  const unknown = await app.app.inject({
+    method: "DELETE",
+    url: "/admin/api-keys/key_AAAAAAAAAAAAAAAAAAAAAA",
+    headers: admin,
+  });
+  assert.equal(unknown.statusCode, 404);
+  assert.equal(unknown.json().code, "api_key_not_found");
+});
+
+test("a revocation made by another process reaches this one without waiting for the cache", async () => {
+  const other = await createTestApp({}, { database: app.database });
+  const partner = await app.createPartner();
+  assert.equal(
+    (await app.app.inject({ url: "/v1/profile/wallet", headers: app.auth(partner.api_key) })).statusCode,
+    200,
+  );
+  const { listenForInvalidations } = await import("../src/db/invalidations.ts");
+  const listener = await listenForInvalidations(app.database.url, {
+    api_key_revoked: (key_id) => app.authenticator.onKeyRevoked(key_id),
+  });
+  try {
+    const revoke = await other.app.inject({
+      method: "DELETE",
+      url: `/admin/api-keys/${partner.key_id}`,
+      headers: admin,
+    });
+    assert.equal(revoke.statusCode, 204);
+    const deadline = Date.now() + 2_000;
+    let status = 200;
+    while (status === 200 && Date.now() < deadline) {
+      status = (await app.app.inject({ url: "/v1/profile/wallet", headers: app.auth(partner.api_key) }))
+        .statusCode;
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(status, 401);
+  } finally {
+    await listener.close();
+  }
+});
+
+test("last-used time is recorded in a batch, off the request path", async () => {
+  const partner = await app.createPartner();
+  await app.app.inject({ url: "/v1/profile/wallet", headers: app.auth(partner.api_key) });
+  const before = await sql<{
+    last_used_at: Date | null;
+  }>`select last_used_at from api_keys where key_id = ${partner.key_id}`.execute(app.db);
+  assert.equal(before.rows[0]!.last_used_at, null);
+  await app.authenticator.flushLastUsed();
+  const afterFlush = await sql<{
+    last_used_at: Date | null;
+  }>`select last_used_at from api_keys where key_id = ${partner.key_id}`.execute(app.db);
+  assert.ok(afterFlush.rows[0]!.last_used_at instanceof Date);
+});
+
+test("the operator API needs ADMIN_TOKEN and does not exist without one", async () => {
+  const wrong = await app.app.inject({
+    method: "POST",
+    url: "/admin/partners",
+    headers: { authorization: "Bearer nope" },
+    payload: { name: "x" },
+  });
+  assert.equal(wrong.statusCode, 401);
+  const none = await app.app.inject({ method: "POST", url: "/admin/partners", payload: { name: "x" } });
+  assert.equal(none.statusCode, 401);
+  const disabled = await createTestApp({ admin_token: null }, { database: app.database });
+  const hidden = await disabled.app.inject({
+    method: "POST",
+    url: "/admin/partners",
+    headers: admin,
+    payload: { name: "x" },
+  });
+  assert.equal(hidden.statusCode, 404);
+  assert.equal(hidden.json().code, "not_found");
+});

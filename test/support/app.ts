@@ -1,0 +1,76 @@
+// A real application over a real database for HTTP tests (fastify.inject or a listening port).
+import { after } from "node:test";
+import type { Kysely } from "kysely";
+import type { Carrier } from "../../src/carrier/carrier.ts";
+import { HttpCarrier } from "../../src/carrier/http-carrier.ts";
+import { type Config, loadConfig } from "../../src/config.ts";
+import { createKysely } from "../../src/db/pool.ts";
+import type { Database } from "../../src/db/schema.ts";
+import { type BuildOptions, type BuiltApp, buildApp } from "../../src/http/app.ts";
+import type { AppContext } from "../../src/http/types.ts";
+import { ensureOperatorAccounts } from "../../src/wallet/ledger.sql.ts";
+import { createTestDatabase, type TestDatabase } from "./db.ts";
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789";
+
+export type TestApp = BuiltApp & {
+  ctx: AppContext;
+  db: Kysely<Database>;
+  database: TestDatabase;
+  /** POST /admin/partners, optionally credited: returns the partner and its key. */
+  createPartner(
+    name?: string,
+    credit_minor?: number,
+  ): Promise<{ partner_id: string; api_key: string; key_id: string }>;
+  /** Headers for a partner call. */
+  auth(api_key: string): Record<string, string>;
+};
+
+export async function createTestApp(
+  overrides: Partial<Config> = {},
+  options: BuildOptions & { carrier?: Carrier; database?: TestDatabase } = {},
+): Promise<TestApp> {
+  const database = options.database ?? (await createTestDatabase());
+  const config: Config = {
+    ...loadConfig({}),
+    log_level: "silent",
+    admin_token: ADMIN_TOKEN,
+    database_url: database.url,
+    rate_limit_per_second: 100_000,
+    rate_limit_burst: 100_000,
+    ...overrides,
+  };
+  const db = createKysely<Database>(database.pool);
+  await ensureOperatorAccounts(db, config.currency);
+  // Tests that never reach the carrier still get the real adapter, pointed at a closed port.
+  const carrier =
+    options.carrier ??
+    new HttpCarrier({ base_url: "http://127.0.0.1:9", api_key: "unused", timeout_ms: 500 });
+  const ctx: AppContext = { config, pool: database.pool, db, carrier };
+  const built = await buildApp(ctx, options);
+  await built.app.ready();
+  after(() => built.app.close());
+
+  const auth = (api_key: string) => ({ authorization: `Bearer ${api_key}` });
+  const createPartner = async (name = "Acme Travel", credit_minor = 0) => {
+    const created = await built.app.inject({
+      method: "POST",
+      url: "/admin/partners",
+      headers: { authorization: `Bearer ${config.admin_token}` },
+      payload: { name },
+    });
+    if (created.statusCode !== 201) throw new Error(`create partner: ${created.statusCode} ${created.body}`);
+    const partner = created.json() as { partner_id: string; api_key: string; key_id: string };
+    if (credit_minor > 0) {
+      const credited = await built.app.inject({
+        method: "POST",
+        url: `/admin/partners/${partner.partner_id}/wallet/credits`,
+        headers: { authorization: `Bearer ${config.admin_token}` },
+        payload: { amount_minor: credit_minor, reference: `initial-${partner.partner_id}` },
+      });
+      if (credited.statusCode !== 201) throw new Error(`credit: ${credited.statusCode} ${credited.body}`);
+    }
+    return partner;
+  };
+  return { ...built, ctx, db, database, createPartner, auth };
+}

@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { sql } from "kysely";
+import { newId } from "../src/ids.ts";
+import { auditLedger } from "../src/wallet/audit-ledger.ts";
+import { holdFunds, resolveHold, walletOf } from "../src/wallet/ledger.sql.ts";
+import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
+
+const app = await createTestApp();
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+async function credit(partner_id: string, amount_minor: number, reference: string) {
+  return app.app.inject({
+    method: "POST",
+    url: `/admin/partners/${partner_id}/wallet/credits`,
+    headers: admin,
+    payload: { amount_minor, reference },
+  });
+}
+
+test("a credit reference applied twice credits once, even when the two race", async () => {
+  const partner = await app.createPartner();
+  const [first, second] = await Promise.all([
+    credit(partner.partner_id, 5000, "wire-1"),
+    credit(partner.partner_id, 5000, "wire-1"),
+  ]);
+  assert.equal(first.statusCode, 201);
+  assert.equal(second.statusCode, 201);
+  assert.deepEqual([first.json().credited, second.json().credited].sort(), [false, true]);
+  const again = await credit(partner.partner_id, 5000, "wire-1");
+  assert.deepEqual(again.json(), { balance: { amount_minor: 5000, currency: "USD" }, credited: false });
+  const wallet = await app.app.inject({ url: "/v1/profile/wallet", headers: app.auth(partner.api_key) });
+  assert.equal(wallet.json().balance.amount_minor, 5000);
+  const conflict = await credit(partner.partner_id, 7000, "wire-1");
+  assert.equal(conflict.statusCode, 409);
+  assert.equal(conflict.json().code, "credit_reference_reused");
+  assert.deepEqual((await auditLedger(app.db)).breaches, []);
+});
+
+test("credits reject bad amounts and unknown partners, and change nothing", async () => {
+  const partner = await app.createPartner();
+  for (const amount_minor of [0, -5, 1.5, "100", 1e15]) {
+    const response = await app.app.inject({
+      method: "POST",
+      url: `/admin/partners/${partner.partner_id}/wallet/credits`,
+      headers: admin,
+      payload: { amount_minor, reference: "r" },
+    });
+    assert.equal(response.statusCode, 400, String(amount_minor));
+    assert.equal(response.json().code, "invalid_request");
+  }
+  const unknown = await credit("ptr_AAAAAAAAAAAAAAAAAAAAAA", 100, "r");
+  assert.equal(unknown.statusCode, 404);
+  assert.equal(unknown.json().code, "partner_not_found");
+  const wallet = await walletOf(app.db, partner.partner_id);
+  assert.equal(wallet!.posted_credits_minor, 0);
+});
+
+test("20 concurrent holds that together exceed the balance: exactly the affordable ones succeed", async () => {
+  const partner = await app.createPartner();
+  await credit(partner.partner_id, 7 * 450, "wire-7");
+  const attempts = Array.from({ length: 20 }, () =>
+    app.db.transaction().execute((trx) => holdFunds(trx, partner.partner_id, newId("order"), 450, "USD")),
+  );
+  const results = await Promise.all(attempts);
+  assert.equal(results.filter(Boolean).length, 7);
+  const wallet = await walletOf(app.db, partner.partner_id);
+  assert.equal(wallet!.available_minor, 0);
+  assert.equal(wallet!.pending_debits_minor, 7 * 450);
+  assert.deepEqual((await auditLedger(app.db)).breaches, []);
+});
+
+test("the database itself refuses a negative available balance, whatever the code does", async () => {
+  const partner = await app.createPartner();
+  await credit(partner.partner_id, 100, "wire-small");
+  await assert.rejects(
+    sql`update ledger_accounts set pending_debits_minor = 101 where partner_id = ${partner.partner_id}`.execute(
+      app.db,
+    ),
+    /wallet_available_not_negative/,
+  );
+});
+
+test("a hold is posted or voided exactly once; voiding returns the money", async () => {
+  const partner = await app.createPartner();
+  await credit(partner.partner_id, 1000, "wire-1000");
+  const posted = newId("order");
+  const voided = newId("order");
+  await app.db.transaction().execute((trx) => holdFunds(trx, partner.partner_id, posted, 300, "USD"));
+  await app.db.transaction().execute((trx) => holdFunds(trx, partner.partner_id, voided, 200, "USD"));
+  const concurrentPosts = await Promise.all(
+    Array.from({ length: 5 }, () =>
+      app.db.transaction().execute((trx) => resolveHold(trx, posted, "posted")),
+    ),
+  );
+  assert.equal(concurrentPosts.filter(Boolean).length, 1);
+  assert.equal(await app.db.transaction().execute((trx) => resolveHold(trx, voided, "voided")), true);
+  assert.equal(await app.db.transaction().execute((trx) => resolveHold(trx, voided, "posted")), false);
+  const wallet = await walletOf(app.db, partner.partner_id);
+  assert.deepEqual(
+    {
+      available: wallet!.available_minor,
+      pending: wallet!.pending_debits_minor,
+      spent: wallet!.posted_debits_minor,
+    },
+    { available: 700, pending: 0, spent: 300 },
+  );
+  const states = await sql<{ state: string }>`
+    select state from ledger_transfers where reference in (${posted}, ${voided}) order by amount_minor desc`.execute(
+    app.db,
+  );
+  assert.deepEqual(
+    states.rows.map((r) => r.state),
+    ["posted", "voided"],
+  );
+});
+
+test("the books balance: all posted transfers sum to zero and wallets match their transfers", async () => {
+  const audit = await auditLedger(app.db);
+  assert.deepEqual(audit.breaches, []);
+  assert.ok(audit.transfers > 0);
+  // The audit is able to fail: drift a wallet by hand and it is reported.
+  const partner = await app.createPartner();
+  await sql`update ledger_accounts set posted_credits_minor = 1 where partner_id = ${partner.partner_id}`.execute(
+    app.db,
+  );
+  const broken = await auditLedger(app.db);
+  assert.equal(broken.breaches.length, 1);
+  assert.match(broken.breaches[0]!, /posted_credits_minor is 1 but its transfers say 0/);
+  await sql`update ledger_accounts set posted_credits_minor = 0 where partner_id = ${partner.partner_id}`.execute(
+    app.db,
+  );
+});
