@@ -1,0 +1,170 @@
+// The Carrier port over HTTP, speaking the protocol of the sandbox carrier simulator
+// (src/carrier/simulator/README.md): POST /profiles and POST /topups, JSON, a bearer token.
+//
+// The one decision that matters is which answers are definitive. Only a 200 with a well-formed
+// body is "ok", and only a 422 that says "refused" is "refused" (the caller releases the hold).
+// Everything else (timeout, refused connection, 5xx, 401, a redirect, an answer too large or
+// malformed) is "unavailable": the outcome is unknown and the caller asks again later with the
+// same reference, which the carrier answers without provisioning twice.
+import type {
+  Carrier,
+  CarrierOutcome,
+  ProvisionedProfile,
+  ProvisionRequest,
+  TopUpRequest,
+  TopUpResult,
+} from "./carrier.ts";
+import { isValidIccid } from "./luhn.ts";
+
+export type HttpCarrierOptions = {
+  /** e.g. http://127.0.0.1:3100; paths are appended to it. */
+  base_url: string;
+  api_key: string;
+  /** The whole call, connection to last body byte. */
+  timeout_ms: number;
+};
+
+/** A carrier answer is a few hundred bytes; a megabyte is a broken or hostile peer. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+const MAX_TIMEOUT_MS = 120_000;
+const MAX_REASON_LENGTH = 500;
+const SMDP_ADDRESS = /^[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?$/;
+/** SGP.22 matching IDs: uppercase letters, digits and hyphens. */
+const MATCHING_ID = /^[0-9A-Z-]{1,255}$/;
+
+type HttpAnswer = { kind: "answer"; status: number; body: unknown } | { kind: "unavailable"; reason: string };
+
+export class HttpCarrier implements Carrier {
+  readonly #base_url: string;
+  readonly #api_key: string;
+  readonly #timeout_ms: number;
+
+  constructor(options: HttpCarrierOptions) {
+    const url = new URL(options.base_url);
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new Error(`carrier base_url must be http or https, got ${url.protocol}`);
+    }
+    if (
+      !Number.isInteger(options.timeout_ms) ||
+      options.timeout_ms < 1 ||
+      options.timeout_ms > MAX_TIMEOUT_MS
+    ) {
+      throw new Error(`carrier timeout_ms must be 1 to ${MAX_TIMEOUT_MS}, got ${options.timeout_ms}`);
+    }
+    if (options.api_key === "") throw new Error("carrier api_key must not be empty");
+    this.#base_url = options.base_url.replace(/\/+$/, "");
+    this.#api_key = options.api_key;
+    this.#timeout_ms = options.timeout_ms;
+  }
+
+  async provisionProfile(request: ProvisionRequest): Promise<CarrierOutcome<ProvisionedProfile>> {
+    const answer = await this.#post("/profiles", request);
+    if (answer.kind === "unavailable") return answer;
+    if (answer.status !== 200) return notOk(answer.status, answer.body);
+    const profile = parseProvisionedProfile(answer.body);
+    if (profile === null)
+      return { kind: "unavailable", reason: "carrier answered 200 with a malformed profile" };
+    return { kind: "ok", value: profile };
+  }
+
+  async topUp(request: TopUpRequest): Promise<CarrierOutcome<TopUpResult>> {
+    const answer = await this.#post("/topups", request);
+    if (answer.kind === "unavailable") return answer;
+    if (answer.status !== 200) return notOk(answer.status, answer.body);
+    const result = parseTopUpResult(answer.body, request.iccid);
+    if (result === null)
+      return { kind: "unavailable", reason: "carrier answered 200 with a malformed top-up" };
+    return { kind: "ok", value: result };
+  }
+
+  /** One POST; never throws: every transport failure becomes "unavailable" with a reason. */
+  async #post(path: string, body: object): Promise<HttpAnswer> {
+    try {
+      const response = await fetch(this.#base_url + path, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${this.#api_key}`,
+          "content-type": "application/json",
+          accept: "application/json",
+        },
+        body: JSON.stringify(body),
+        // A carrier that redirects is misconfigured; following it could leak the bearer token.
+        redirect: "manual",
+        signal: AbortSignal.timeout(this.#timeout_ms),
+      });
+      const text = await readLimited(response, MAX_RESPONSE_BYTES);
+      if (text === null)
+        return { kind: "unavailable", reason: `carrier answer exceeds ${MAX_RESPONSE_BYTES} bytes` };
+      return { kind: "answer", status: response.status, body: parseJson(text) };
+    } catch (error) {
+      return { kind: "unavailable", reason: describeTransportError(error, this.#timeout_ms) };
+    }
+  }
+}
+
+function notOk(status: number, body: unknown): CarrierOutcome<never> {
+  if (status === 422 && isObject(body) && body.error === "refused") {
+    const reason = typeof body.reason === "string" && body.reason !== "" ? body.reason : "refused by carrier";
+    return { kind: "refused", reason: reason.slice(0, MAX_REASON_LENGTH) };
+  }
+  if (status === 401 || status === 403) {
+    return {
+      kind: "unavailable",
+      reason: `carrier rejected our credentials (HTTP ${status}); check CARRIER_API_KEY`,
+    };
+  }
+  return { kind: "unavailable", reason: `carrier answered HTTP ${status}` };
+}
+
+function parseProvisionedProfile(body: unknown): ProvisionedProfile | null {
+  if (!isObject(body)) return null;
+  const { iccid, smdp_address, activation_code } = body;
+  if (typeof iccid !== "string" || !isValidIccid(iccid)) return null;
+  if (typeof smdp_address !== "string" || !SMDP_ADDRESS.test(smdp_address)) return null;
+  if (typeof activation_code !== "string" || !MATCHING_ID.test(activation_code)) return null;
+  return { iccid, smdp_address, activation_code };
+}
+
+/** The carrier must name the ICCID we topped up; another one means the answer is not ours. */
+function parseTopUpResult(body: unknown, requested_iccid: string): TopUpResult | null {
+  if (!isObject(body) || body.iccid !== requested_iccid) return null;
+  return { iccid: requested_iccid };
+}
+
+/** The body as text, or null when it is larger than `limit_bytes` (the rest is never read). */
+async function readLimited(response: Response, limit_bytes: number): Promise<string | null> {
+  const declared = Number(response.headers.get("content-length") ?? 0);
+  if (declared > limit_bytes || response.body === null) {
+    await response.body?.cancel();
+    return declared > limit_bytes ? null : "";
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of response.body) {
+    total += chunk.byteLength;
+    // Leaving the loop early cancels the stream, so the rest is never downloaded.
+    if (total > limit_bytes) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function describeTransportError(error: unknown, timeout_ms: number): string {
+  const name = (error as { name?: unknown } | null)?.name;
+  if (name === "TimeoutError") return `carrier did not answer within ${timeout_ms} ms`;
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  const detail = typeof cause?.code === "string" ? cause.code : String((error as Error)?.message ?? error);
+  return `carrier unreachable: ${detail.slice(0, MAX_REASON_LENGTH)}`;
+}
