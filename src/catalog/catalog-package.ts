@@ -1,0 +1,27 @@
+// The catalog's own shapes: a package as the catalog writes it (validated, normalized), shared by
+// the default seed and the import so both go through the same SQL.
+
+export type Coverage = "country" | "regional" | "global";
+
+export const COVERAGES: readonly Coverage[] = ["country", "regional", "global"];
+
+export type Destination = { destination_code: string; name: string };
+
+/** One package ready to be written: every field checked, destination codes upper-case and unique. */
+export type CatalogPackage = {
+  package_id: string;
+  external_package_id: string;
+  name: string;
+  /** Sorted, unique ISO 3166-1 alpha-2 codes; one for a country package. */
+  destination_codes: string[];
+  /** null: unlimited data. */
+  data_mb: number | null;
+  validity_days: number;
+  wholesale_minor: number;
+  retail_minor: number;
+  coverage: Coverage;
+  region: string | null;
+};
+
+/** The whole catalog as one set: what the seed writes on a new database. */
+export type CatalogSet = { destinations: Destination[]; packages: CatalogPackage[] };

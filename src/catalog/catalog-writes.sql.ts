@@ -1,0 +1,187 @@
+// Every statement that changes the catalog, shared by the seed and the import. Each is set-based
+// (arrays bound once and expanded with unnest) so a catalog of thousands of rows is a handful of
+// round trips, and each runs on the caller's client inside the caller's transaction.
+import type { PoolClient } from "../db/pool.ts";
+import type { CatalogPackage, Destination } from "./catalog-package.ts";
+
+/**
+ * Advisory lock key of catalog writers ("catalog" in ASCII). Held for the transaction, so a seed
+ * and an import, or two processes seeding a new database at once, run one after the other.
+ */
+const CATALOG_LOCK_KEY = "0x636174616c6f67";
+
+/** Packages and destination pairs per statement: keeps each statement's parameters a few MB. */
+const MAX_PACKAGES_PER_BATCH = 1_000;
+const MAX_PAIRS_PER_BATCH = 20_000;
+
+export async function lockCatalogWriters(client: PoolClient): Promise<void> {
+  await client.query(`select pg_advisory_xact_lock(${CATALOG_LOCK_KEY}::bigint)`);
+}
+
+export async function catalogHasPackages(client: PoolClient): Promise<boolean> {
+  const result = await client.query<{ has: boolean }>("select exists (select 1 from packages) as has");
+  return result.rows[0]!.has;
+}
+
+export async function knownDestinationCodes(client: PoolClient): Promise<Set<string>> {
+  const result = await client.query<{ destination_code: string }>(
+    "select destination_code from destinations",
+  );
+  return new Set(result.rows.map((row) => row.destination_code));
+}
+
+/** package_id of every package holding each external_package_id: the column is unique. */
+export async function externalPackageOwners(client: PoolClient): Promise<Map<string, string>> {
+  const result = await client.query<{ external_package_id: string; package_id: string }>(
+    "select external_package_id, package_id from packages",
+  );
+  return new Map(result.rows.map((row) => [row.external_package_id, row.package_id]));
+}
+
+export async function upsertDestinations(client: PoolClient, destinations: Destination[]): Promise<void> {
+  await client.query(
+    `insert into destinations (destination_code, name)
+     select * from unnest($1::text[], $2::text[])
+     on conflict (destination_code) do update set name = excluded.name
+     where destinations.name is distinct from excluded.name`,
+    [destinations.map((d) => d.destination_code), destinations.map((d) => d.name)],
+  );
+}
+
+/** Splits packages into batches bounded both in packages and in destination pairs. */
+export function writeBatches(packages: CatalogPackage[]): CatalogPackage[][] {
+  const batches: CatalogPackage[][] = [];
+  let batch: CatalogPackage[] = [];
+  let pairs = 0;
+  for (const pkg of packages) {
+    const full =
+      batch.length >= MAX_PACKAGES_PER_BATCH || pairs + pkg.destination_codes.length > MAX_PAIRS_PER_BATCH;
+    if (batch.length > 0 && full) {
+      batches.push(batch);
+      batch = [];
+      pairs = 0;
+    }
+    batch.push(pkg);
+    pairs += pkg.destination_codes.length;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
+
+export type UpsertOutcome = { inserted: string[]; changed: string[] };
+
+/**
+ * Inserts new packages and replaces every field of existing ones, reactivating retired ones.
+ * A row whose fields are all unchanged is not touched, so importing the same file twice reports
+ * nothing changed. `xmax = 0` tells an inserted row from an updated one.
+ */
+export async function upsertPackages(
+  client: PoolClient,
+  packages: CatalogPackage[],
+  currency: string,
+): Promise<UpsertOutcome> {
+  const result = await client.query<{ package_id: string; inserted: boolean }>(
+    `insert into packages as p (
+       package_id, external_package_id, name, data_mb, validity_days,
+       wholesale_minor, retail_minor, currency, coverage, region, active, updated_at)
+     select t.package_id, t.external_package_id, t.name, t.data_mb, t.validity_days,
+            t.wholesale_minor, t.retail_minor, $10::text, t.coverage, t.region, true, now()
+     from unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::integer[],
+                 $6::bigint[], $7::bigint[], $8::text[], $9::text[])
+       as t(package_id, external_package_id, name, data_mb, validity_days,
+            wholesale_minor, retail_minor, coverage, region)
+     on conflict (package_id) do update set
+       external_package_id = excluded.external_package_id,
+       name = excluded.name,
+       data_mb = excluded.data_mb,
+       validity_days = excluded.validity_days,
+       wholesale_minor = excluded.wholesale_minor,
+       retail_minor = excluded.retail_minor,
+       currency = excluded.currency,
+       coverage = excluded.coverage,
+       region = excluded.region,
+       active = true,
+       updated_at = now()
+     where (p.external_package_id, p.name, p.data_mb, p.validity_days, p.wholesale_minor,
+            p.retail_minor, p.currency, p.coverage, p.region, p.active)
+       is distinct from
+           (excluded.external_package_id, excluded.name, excluded.data_mb, excluded.validity_days,
+            excluded.wholesale_minor, excluded.retail_minor, excluded.currency, excluded.coverage,
+            excluded.region, true)
+     returning p.package_id, (p.xmax = 0) as inserted`,
+    [
+      packages.map((p) => p.package_id),
+      packages.map((p) => p.external_package_id),
+      packages.map((p) => p.name),
+      packages.map((p) => p.data_mb),
+      packages.map((p) => p.validity_days),
+      packages.map((p) => p.wholesale_minor),
+      packages.map((p) => p.retail_minor),
+      packages.map((p) => p.coverage),
+      packages.map((p) => p.region),
+      currency,
+    ],
+  );
+  return {
+    inserted: result.rows.filter((row) => row.inserted).map((row) => row.package_id),
+    changed: result.rows.filter((row) => !row.inserted).map((row) => row.package_id),
+  };
+}
+
+/**
+ * Makes each package's destinations exactly its `destination_codes`: removes the pairs no longer
+ * listed, adds the new ones, and returns the package ids whose coverage changed.
+ */
+export async function replacePackageDestinations(
+  client: PoolClient,
+  packages: CatalogPackage[],
+): Promise<string[]> {
+  const pairs = packages.flatMap((p) => p.destination_codes.map((code) => [p.package_id, code] as const));
+  const result = await client.query<{ package_id: string }>(
+    `with wanted as (
+       select * from unnest($1::text[], $2::text[]) as w(package_id, destination_code)
+     ), removed as (
+       delete from package_destinations pd
+       where pd.package_id = any($3::text[])
+         and not exists (select 1 from wanted w
+                         where w.package_id = pd.package_id and w.destination_code = pd.destination_code)
+       returning pd.package_id
+     ), added as (
+       insert into package_destinations (package_id, destination_code)
+       select package_id, destination_code from wanted
+       on conflict do nothing
+       returning package_id
+     )
+     select package_id from removed union select package_id from added`,
+    [pairs.map((pair) => pair[0]), pairs.map((pair) => pair[1]), packages.map((p) => p.package_id)],
+  );
+  return result.rows.map((row) => row.package_id);
+}
+
+/**
+ * Retires every active package not in `keep`. Never deletes: carts, orders and eSIMs reference
+ * packages by foreign key, and a retired package simply stops being offered.
+ */
+export async function retirePackagesNotIn(client: PoolClient, keep: string[]): Promise<string[]> {
+  const result = await client.query<{ package_id: string }>(
+    `update packages set active = false, updated_at = now()
+     where active and not (package_id = any($1::text[]))
+     returning package_id`,
+    [keep],
+  );
+  return result.rows.map((row) => row.package_id);
+}
+
+/**
+ * Bumps the catalog version and announces it on channel `catalog_changed`. The notification is
+ * transactional: listeners hear it only once the new catalog is committed and visible.
+ */
+export async function bumpCatalogVersion(client: PoolClient): Promise<number> {
+  const result = await client.query<{ version: number }>(
+    `with bumped as (update catalog_version set version = version + 1 returning version)
+     select version, pg_notify('catalog_changed', version::text) from bumped`,
+  );
+  const version = result.rows[0]?.version;
+  if (version === undefined) throw new Error("catalog_version has no row; migration 0001 inserts it");
+  return version;
+}

@@ -1,0 +1,200 @@
+// Imports an operator's catalog file: the file becomes the set of active packages. Valid rows are
+// upserted (every field and the destinations replaced), packages absent from the file are retired,
+// bad rows are reported with a reason, all in one transaction that also bumps the catalog version
+// and notifies `catalog_changed`, so every process drops its cached discovery responses.
+import { inTransaction, type Pool, type PoolClient } from "../db/pool.ts";
+import { catalogChanged } from "./catalog-cache.ts";
+import type { CatalogPackage } from "./catalog-package.ts";
+import { type CatalogImportRow, readablePackageId, validateCatalogRow } from "./catalog-rows.ts";
+import {
+  bumpCatalogVersion,
+  externalPackageOwners,
+  knownDestinationCodes,
+  lockCatalogWriters,
+  replacePackageDestinations,
+  retirePackagesNotIn,
+  upsertPackages,
+  writeBatches,
+} from "./catalog-writes.sql.ts";
+import { CatalogFileError, MAX_CATALOG_ROWS, readCatalogFile, type SourceRow } from "./read-catalog-file.ts";
+
+export type { CatalogImportRow } from "./catalog-rows.ts";
+export { CatalogFileError, MAX_CATALOG_FILE_BYTES, MAX_CATALOG_ROWS } from "./read-catalog-file.ts";
+
+/** Rejected rows listed in a report; the count of all of them is `rejected_total`. */
+export const MAX_REJECTED_LISTED = 1_000;
+
+export type ImportCatalogOptions = {
+  /** ISO 4217 code every imported price is in: the deployment's currency. */
+  currency: string;
+  /** Called as rows are checked and written; `done` reaches `total` when the import commits. */
+  onProgress?: (done: number, total: number) => void;
+};
+
+/** `row`: 1-based position among the data rows; `line`: the CSV line the row ends on. */
+export type RejectedRow = { row: number; line?: number; reason: string };
+
+export type ImportReport = {
+  /** Packages new to the catalog. */
+  imported: number;
+  /** Existing packages whose fields or destinations changed (retired ones included, now active again). */
+  updated: number;
+  unchanged: number;
+  /** Active packages absent from the file, now retired (active = false, never deleted). */
+  retired: number;
+  rejected: RejectedRow[];
+  rejected_total: number;
+  /** The catalog version after the import; null when nothing changed and the version was kept. */
+  version: number | null;
+};
+
+type CheckedRows = {
+  valid: CatalogPackage[];
+  rejected: RejectedRow[];
+  /** Every package id the file names, valid row or not: none of them is retired. */
+  mentioned: Set<string>;
+};
+
+type Seen = { packages: Map<string, number>; externals: Map<string, number> };
+
+function reject(source: SourceRow, reason: string): RejectedRow {
+  return source.line === undefined
+    ? { row: source.row, reason }
+    : { row: source.row, line: source.line, reason };
+}
+
+function crossRowProblem(pkg: CatalogPackage, seen: Seen, owners: Map<string, string>): string | null {
+  const samePackage = seen.packages.get(pkg.package_id);
+  if (samePackage !== undefined) return `package_id ${pkg.package_id} repeats row ${samePackage}`;
+  const sameExternal = seen.externals.get(pkg.external_package_id);
+  if (sameExternal !== undefined)
+    return `external_package_id ${pkg.external_package_id} repeats row ${sameExternal}`;
+  const owner = owners.get(pkg.external_package_id);
+  // A carrier's product id stays with the package that orders already reference, retired or not.
+  if (owner !== undefined && owner !== pkg.package_id) {
+    return `external_package_id ${pkg.external_package_id} belongs to package ${owner}`;
+  }
+  return null;
+}
+
+function checkRows(rows: SourceRow[], known: ReadonlySet<string>, owners: Map<string, string>): CheckedRows {
+  const checked: CheckedRows = { valid: [], rejected: [], mentioned: new Set() };
+  const seen: Seen = { packages: new Map(), externals: new Map() };
+  for (const source of rows) {
+    if (source.problem !== undefined) {
+      const package_id = readablePackageId(source.data);
+      if (package_id !== null) checked.mentioned.add(package_id);
+      checked.rejected.push(reject(source, source.problem));
+      continue;
+    }
+    const result = validateCatalogRow(source.data, known);
+    const package_id = result.ok ? result.pkg.package_id : result.package_id;
+    if (package_id !== null) checked.mentioned.add(package_id);
+    const problem = result.ok ? crossRowProblem(result.pkg, seen, owners) : result.reason;
+    if (package_id !== null && !seen.packages.has(package_id)) seen.packages.set(package_id, source.row);
+    if (problem !== null || !result.ok) {
+      checked.rejected.push(reject(source, problem ?? "invalid row"));
+      continue;
+    }
+    seen.externals.set(result.pkg.external_package_id, source.row);
+    checked.valid.push(result.pkg);
+  }
+  return checked;
+}
+
+type WriteCounts = { imported: number; updated: number };
+
+async function writePackages(
+  client: PoolClient,
+  packages: CatalogPackage[],
+  currency: string,
+  advance: (rows: number) => void,
+): Promise<WriteCounts> {
+  const inserted = new Set<string>();
+  const updated = new Set<string>();
+  for (const batch of writeBatches(packages)) {
+    const upsert = await upsertPackages(client, batch, currency);
+    const coverageChanged = await replacePackageDestinations(client, batch);
+    for (const id of upsert.inserted) inserted.add(id);
+    for (const id of [...upsert.changed, ...coverageChanged]) if (!inserted.has(id)) updated.add(id);
+    advance(batch.length);
+  }
+  return { imported: inserted.size, updated: updated.size };
+}
+
+function progressCounter(
+  total: number,
+  onProgress: ImportCatalogOptions["onProgress"],
+): (rows: number) => void {
+  let done = 0;
+  return (rows) => {
+    done = Math.min(total, done + rows);
+    onProgress?.(done, total);
+  };
+}
+
+async function importRows(
+  client: PoolClient,
+  rows: SourceRow[],
+  options: ImportCatalogOptions,
+): Promise<ImportReport> {
+  await lockCatalogWriters(client);
+  const checked = checkRows(rows, await knownDestinationCodes(client), await externalPackageOwners(client));
+  const advance = progressCounter(rows.length, options.onProgress);
+  advance(checked.rejected.length);
+  const report: ImportReport = {
+    imported: 0,
+    updated: 0,
+    unchanged: 0,
+    retired: 0,
+    rejected: checked.rejected.slice(0, MAX_REJECTED_LISTED),
+    rejected_total: checked.rejected.length,
+    version: null,
+  };
+  // A file with no valid row is a broken file, not an order to retire the whole catalog.
+  if (checked.valid.length === 0) return report;
+  const counts = await writePackages(client, checked.valid, options.currency, advance);
+  const retired = await retirePackagesNotIn(client, [...checked.mentioned]);
+  report.imported = counts.imported;
+  report.updated = counts.updated;
+  report.unchanged = checked.valid.length - counts.imported - counts.updated;
+  report.retired = retired.length;
+  // An identical import keeps the version, and with it every cache and ETag.
+  if (counts.imported + counts.updated + retired.length > 0)
+    report.version = await bumpCatalogVersion(client);
+  return report;
+}
+
+function givenRows(rows: readonly CatalogImportRow[]): SourceRow[] {
+  if (rows.length > MAX_CATALOG_ROWS) {
+    throw new CatalogFileError(`${rows.length} rows given; at most ${MAX_CATALOG_ROWS} are accepted`);
+  }
+  return rows.map((data, index) => ({ row: index + 1, data }));
+}
+
+/**
+ * Imports a catalog from rows or from a CSV/JSON file path. Throws CatalogFileError when the file
+ * as a whole is unusable (nothing is written then); a bad row is reported in `rejected`.
+ */
+export async function importCatalog(
+  pool: Pool,
+  source: readonly CatalogImportRow[] | string,
+  options: ImportCatalogOptions,
+): Promise<ImportReport> {
+  if (!/^[A-Z]{3}$/.test(options.currency))
+    throw new Error(`currency ${options.currency} is not an ISO 4217 code`);
+  const rows = typeof source === "string" ? await readCatalogFile(source) : givenRows(source);
+  const report = await inTransaction(pool, (client) => importRows(client, rows, options));
+  // This process's cache need not wait for the notification.
+  if (report.version !== null) catalogChanged(pool, report.version);
+  return report;
+}
+
+/** For the operator CLI: imports a .csv or .json file; draw a progress bar from onProgress. */
+export async function importCatalogFile(
+  pool: Pool,
+  path: string,
+  options: ImportCatalogOptions,
+): Promise<ImportReport> {
+  return importCatalog(pool, path, options);
+}

@@ -1,0 +1,117 @@
+// Discovery: the packages and B2B prices offered for one destination (spec 4.1).
+import { createHash } from "node:crypto";
+import type { Pool } from "../db/pool.ts";
+import { ApiError } from "../http/errors.ts";
+import { money } from "../http/schemas.ts";
+import { type CachedResponse, cachedCatalogResponse, type LoadedResponse } from "./catalog-cache.ts";
+import type { Coverage } from "./catalog-package.ts";
+import {
+  type DestinationPackageRow,
+  readCatalogVersion,
+  readDestinationPackages,
+} from "./list-destination-packages.sql.ts";
+
+type Money = { amount_minor: number; currency: string };
+
+/** The contract's Package object, plus coverage and region. Field order is the wire order. */
+export type Package = {
+  package_id: string;
+  external_package_id: string;
+  name: string;
+  destination_codes: string[];
+  data_mb: number | null;
+  validity_days: number;
+  wholesale_price: Money;
+  retail_price: Money;
+  coverage: Coverage;
+  region: string | null;
+};
+
+export type DestinationPackages = {
+  destination_code: string;
+  destination_name: string;
+  data: Package[];
+};
+
+export type DestinationPackagesBody = { body: string; etag: string };
+
+const DESTINATION_CODE = /^[A-Za-z]{2}$/;
+
+/** Upper-cases a two-letter code; anything else is a malformed request, not an unknown destination. */
+export function normalizeDestinationCode(destination_code: string): string {
+  if (!DESTINATION_CODE.test(destination_code)) {
+    throw new ApiError(
+      "invalid_request",
+      "destination_code must be an ISO 3166-1 alpha-2 code: two letters, such as FR.",
+      { errors: [{ field: "destination_code", message: "must be two letters (ISO 3166-1 alpha-2)" }] },
+    );
+  }
+  return destination_code.toUpperCase();
+}
+
+function toPackage(row: DestinationPackageRow): Package {
+  return {
+    package_id: row.package_id,
+    external_package_id: row.external_package_id,
+    name: row.name,
+    destination_codes: row.destination_codes,
+    data_mb: row.data_mb,
+    validity_days: row.validity_days,
+    wholesale_price: money(row.wholesale_minor, row.currency),
+    retail_price: money(row.retail_minor, row.currency),
+    coverage: row.coverage,
+    region: row.region,
+  };
+}
+
+function notFound(code: string): ApiError {
+  return new ApiError("destination_not_found", `No destination ${code}.`);
+}
+
+/** The packages of one destination, read from the database (no cache). */
+export async function listDestinationPackages(
+  pool: Pool,
+  destination_code: string,
+): Promise<DestinationPackages> {
+  const code = normalizeDestinationCode(destination_code);
+  const read = await readDestinationPackages(pool, code);
+  if (read.destination_name === null) throw notFound(code);
+  return {
+    destination_code: code,
+    destination_name: read.destination_name,
+    data: read.packages.map(toPackage),
+  };
+}
+
+/** A strong validator that changes exactly when the bytes do, whatever the catalog version. */
+function etagOf(body: string): string {
+  return `"${createHash("sha256").update(body).digest("base64url").slice(0, 32)}"`;
+}
+
+async function loadBody(pool: Pool, code: string): Promise<LoadedResponse> {
+  const read = await readDestinationPackages(pool, code);
+  if (read.destination_name === null) return { version: read.version, response: { found: false } };
+  const payload: DestinationPackages = {
+    destination_code: code,
+    destination_name: read.destination_name,
+    data: read.packages.map(toPackage),
+  };
+  const body = JSON.stringify(payload);
+  return { version: read.version, response: { found: true, body, etag: etagOf(body) } };
+}
+
+/**
+ * The same answer as listDestinationPackages, serialized once per catalog version and kept in
+ * process memory with its ETag: what the HTTP route sends.
+ */
+export async function destinationPackagesBody(
+  pool: Pool,
+  destination_code: string,
+): Promise<DestinationPackagesBody> {
+  const code = normalizeDestinationCode(destination_code);
+  const response: CachedResponse = await cachedCatalogResponse(pool, code, readCatalogVersion, () =>
+    loadBody(pool, code),
+  );
+  if (!response.found) throw notFound(code);
+  return response;
+}

@@ -1,0 +1,112 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { importCatalog } from "../src/catalog/import-catalog.ts";
+import { listDestinationPackages } from "../src/catalog/list-destination-packages.ts";
+import { catalogRoutes } from "../src/catalog/routes.ts";
+import { seedDefaultCatalogIfEmpty } from "../src/catalog/seed-catalog.ts";
+import { createTestApp, type TestApp } from "./support/app.ts";
+import { createTestDatabase } from "./support/db.ts";
+
+const ROUTE = { method: "GET", url: "/v1/esim/destination/:destination_code/packages" } as const;
+
+/** The app with the catalog routes, whether buildApp mounts them itself or takes them as an option. */
+async function catalogApp(): Promise<TestApp> {
+  const database = await createTestDatabase();
+  await seedDefaultCatalogIfEmpty(database.pool, "USD");
+  const plain = await createTestApp({}, { database });
+  if (plain.app.hasRoute(ROUTE)) return plain;
+  await plain.app.close();
+  return createTestApp({}, { database, partnerRoutes: [catalogRoutes] });
+}
+
+const app = await catalogApp();
+const partner = await app.createPartner();
+const headers = app.auth(partner.api_key);
+
+function get(code: string, extra: Record<string, string> = {}) {
+  return app.app.inject({
+    method: "GET",
+    url: `/v1/esim/destination/${code}/packages`,
+    headers: { ...headers, ...extra },
+  });
+}
+
+function assertProblem(response: Awaited<ReturnType<typeof get>>, status: number, code: string) {
+  assert.equal(response.statusCode, status, response.body);
+  assert.match(String(response.headers["content-type"]), /^application\/problem\+json/);
+  assert.equal(response.json().code, code);
+}
+
+test("a destination's packages come as JSON with a strong ETag and a private max-age", async () => {
+  const response = await get("FR");
+  assert.equal(response.statusCode, 200);
+  assert.equal(response.headers["content-type"], "application/json; charset=utf-8");
+  assert.match(String(response.headers.etag), /^"[A-Za-z0-9_-]+"$/);
+  assert.equal(response.headers["cache-control"], "private, max-age=60");
+  assert.deepEqual(response.json(), await listDestinationPackages(app.ctx.pool, "FR"));
+  assert.equal(response.json().data[0].wholesale_price.amount_minor, 350);
+});
+
+test("If-None-Match with the ETag answers 304 with no body; a weak or listed match too", async () => {
+  const first = await get("DE");
+  const etag = String(first.headers.etag);
+  for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, "*"]) {
+    const again = await get("DE", { "if-none-match": ifNoneMatch });
+    assert.equal(again.statusCode, 304, ifNoneMatch);
+    assert.equal(again.body, "");
+    assert.equal(again.headers["content-length"], undefined);
+    assert.equal(again.headers.etag, etag);
+    assert.equal(again.headers["cache-control"], "private, max-age=60");
+  }
+  const stale = await get("DE", { "if-none-match": '"not-the-etag"' });
+  assert.equal(stale.statusCode, 200);
+  assert.equal(stale.body, first.body);
+});
+
+test("after an import the ETag changes and the old one no longer revalidates", async () => {
+  // An app of its own: the import retires most of the catalog the other tests read.
+  const own = await catalogApp();
+  const ownPartner = await own.createPartner();
+  const request = (extra: Record<string, string> = {}) =>
+    own.app.inject({
+      method: "GET",
+      url: "/v1/esim/destination/fr/packages",
+      headers: { ...own.auth(ownPartner.api_key), ...extra },
+    });
+  const before = await request();
+  await importCatalog(own.ctx.pool, "test/fixtures/catalog-sample.csv", { currency: "USD" });
+  const after = await request({ "if-none-match": String(before.headers.etag) });
+  assert.equal(after.statusCode, 200);
+  assert.notEqual(after.headers.etag, before.headers.etag);
+  assert.equal(after.json().data[0].wholesale_price.amount_minor, 300);
+});
+
+test("a lower-case code works and answers with the upper-case code", async () => {
+  const response = await get("fr");
+  assert.equal(response.statusCode, 200);
+  assert.equal(response.json().destination_code, "FR");
+});
+
+test("an unknown destination is 404 destination_not_found as problem+json", async () => {
+  assertProblem(await get("AA"), 404, "destination_not_found");
+});
+
+test("a malformed destination code is 400 invalid_request", async () => {
+  for (const malformed of ["F1", "FRA", "f"]) assertProblem(await get(malformed), 400, "invalid_request");
+});
+
+test("without an API key the catalog is 401 unauthorized", async () => {
+  const response = await app.app.inject({ method: "GET", url: "/v1/esim/destination/FR/packages" });
+  assertProblem(response, 401, "unauthorized");
+});
+
+test("the OpenAPI document describes the route, its 200, 304 and error responses", async () => {
+  const document = (await app.app.inject({ url: "/openapi.json" })).json();
+  const operation = document.paths["/v1/esim/destination/{destination_code}/packages"].get;
+  assert.equal(operation.operationId, "listDestinationPackages");
+  assert.deepEqual(operation.tags, ["Catalog"]);
+  assert.ok(operation.responses["200"].content["application/json"].schema);
+  assert.ok(operation.responses["200"].headers.ETag);
+  assert.equal(operation.responses["304"].content, undefined);
+  for (const status of ["400", "401", "404"]) assert.ok(operation.responses[status], status);
+});
