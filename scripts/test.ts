@@ -8,6 +8,7 @@ import { rm } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 import pg from "pg";
+import { seedDefaultCatalogIfEmpty } from "../src/catalog/seed-catalog.ts";
 import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createPool } from "../src/db/pool.ts";
@@ -52,6 +53,8 @@ async function main(): Promise<number> {
     templateUrl.pathname = `/${TEMPLATE}`;
     const pool = createPool(templateUrl.toString(), 2, "esim-test-template");
     await migrate(pool);
+    // Every test database starts with the default sandbox catalog, as `npm start` does.
+    await seedDefaultCatalogIfEmpty(pool, "USD");
     await pool.end();
     console.error(`test database ready in ${Date.now() - started} ms`);
 

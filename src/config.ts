@@ -1,6 +1,7 @@
 // Every setting of the service, read from the environment and validated once, here.
 // A bad value stops start-up with a message that names the variable, so a typo in a
 // deployment fails loudly at boot instead of quietly at the first purchase.
+import { CRASH_POINTS, type CrashPoint } from "./crash-points.ts";
 
 export type AppEnv = "sandbox" | "production";
 
@@ -32,6 +33,8 @@ export type Config = {
   /** How long a pending order waits before the resolver asks the carrier about it. */
   resolve_after_ms: number;
   worker_concurrency: number;
+  /** Test-only: SIGKILL this process at a named point of a purchase (sandbox only). */
+  crash_at: CrashPoint | null;
 };
 
 export class ConfigError extends Error {
@@ -117,7 +120,11 @@ export function loadConfig(env: Env = process.env): Config {
     idempotency_ttl_hours: integer(env, "IDEMPOTENCY_TTL_HOURS", 24, 24, 24 * 30),
     resolve_after_ms: integer(env, "RESOLVE_AFTER_MS", 30_000, 100, 3_600_000),
     worker_concurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 64),
+    crash_at: text(env, "CRASH_AT") === null ? null : oneOf(env, "CRASH_AT", CRASH_POINTS, CRASH_POINTS[0]),
   };
+  if (config.crash_at !== null && app_env !== "sandbox") {
+    throw new ConfigError("CRASH_AT", "is a test setting and is refused outside the sandbox");
+  }
 
   if (config.rate_limit_burst < config.rate_limit_per_second) {
     throw new ConfigError("RATE_LIMIT_BURST", "must be at least RATE_LIMIT_PER_SECOND");

@@ -8,6 +8,7 @@ import { startSimulator } from "./carrier/simulator/server.ts";
 import { catalogChanged } from "./catalog/catalog-cache.ts";
 import { seedDefaultCatalogIfEmpty } from "./catalog/seed-catalog.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { armCrashPoint } from "./crash-points.ts";
 import { startEmbeddedPostgres } from "./db/embedded.ts";
 import { listenForInvalidations } from "./db/invalidations.ts";
 import { migrate } from "./db/migrate.ts";
@@ -88,6 +89,7 @@ async function main(): Promise<void> {
   });
 
   const ctx: AppContext = { config, pool, db, carrier };
+  armCrashPoint(config.crash_at);
   const mailer = createMailer({
     smtp_url: config.smtp_url,
     mail_from: config.mail_from,
@@ -110,12 +112,15 @@ async function main(): Promise<void> {
   );
   closers.push({ name: "invalidation listener", close: listener.close });
   closers.push({ name: "HTTP server", close: () => app.close() });
-  await app.listen({ port: config.port, host: config.host });
-
-  log.info({ port: config.port, app_env: config.app_env }, "eSIM ordering service listening");
+  const address = await app.listen({ port: config.port, host: config.host });
+  const port =
+    app.server.address() && typeof app.server.address() === "object"
+      ? (app.server.address() as { port: number }).port
+      : config.port;
+  log.info({ port, address, app_env: config.app_env, pid: process.pid }, "eSIM ordering service listening");
   if (config.app_env === "sandbox" && (await listPartners(db, 1)).length === 0) {
     console.log(
-      `\nSandbox ready on http://localhost:${config.port} (docs: /docs).\n` +
+      `\nSandbox ready on http://localhost:${port} (docs: /docs).\n` +
         "Create a partner with:  npm run cli -- partners create 'Acme Travel'\n" +
         (config.admin_token ? "or POST /admin/partners with Authorization: Bearer $ADMIN_TOKEN\n" : ""),
     );

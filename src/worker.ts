@@ -9,12 +9,14 @@ import {
   SEND_CONFIRMATION_EMAIL_TASK,
   sendConfirmationEmailTask,
 } from "./notifications/send-confirmation-email.ts";
+import { RESOLVE_PENDING_ORDER_TASK, resolvePendingOrderTask } from "./orders/resolve-pending-order.ts";
 
 export type WorkerDeps = { ctx: AppContext; mailer: Mailer; log: Pino; extraTasks?: TaskList };
 
 export function taskList(deps: WorkerDeps): TaskList {
   return {
     [SEND_CONFIRMATION_EMAIL_TASK]: sendConfirmationEmailTask({ pool: deps.ctx.pool, mailer: deps.mailer }),
+    [RESOLVE_PENDING_ORDER_TASK]: resolvePendingOrderTask(deps.ctx),
     ...deps.extraTasks,
   };
 }

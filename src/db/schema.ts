@@ -65,6 +65,7 @@ export type Database = {
   };
   orders: {
     order_id: string;
+    seq: Generated<number>;
     partner_id: string;
     type: "esim" | "topup";
     status: "pending" | "completed" | "failed";
@@ -82,6 +83,7 @@ export type Database = {
     iccid: string | null;
     failure_code: string | null;
     failure_detail: string | null;
+    lease_until: Date | null;
     created_at: Timestamp;
     resolved_at: Date | null;
   };
@@ -109,6 +111,7 @@ export type Database = {
     fingerprint: Buffer;
     state: "running" | "completed";
     order_id: string | null;
+    request_id: string;
     response_status: number | null;
     response_body: string | null;
     created_at: Timestamp;

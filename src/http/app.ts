@@ -5,8 +5,12 @@ import { randomUUID } from "node:crypto";
 import helmet from "@fastify/helmet";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import ajvFormats from "ajv-formats";
 import Fastify, { type FastifyServerOptions, LogController } from "fastify";
 import { sql } from "kysely";
+import { cartRoutes } from "../carts/routes.ts";
+import { catalogRoutes } from "../catalog/routes.ts";
+import { orderRoutes } from "../orders/routes.ts";
 import { adminRoutes } from "../partners/admin-routes.ts";
 import { walletRoutes } from "../wallet/routes.ts";
 import { Authenticator, isAdmin } from "./auth.ts";
@@ -22,11 +26,12 @@ const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
 export type PartnerRoutes = (app: App, ctx: AppContext) => Promise<void>;
 
+/** The partner API, mounted under /v1 behind authentication and the rate limit. */
+const PARTNER_ROUTES: PartnerRoutes[] = [catalogRoutes, cartRoutes, orderRoutes, walletRoutes];
+
 export type BuiltApp = { app: App; authenticator: Authenticator; metrics: Metrics };
 
 export type BuildOptions = {
-  /** Route plugins of the partner API, mounted under /v1. */
-  partnerRoutes?: PartnerRoutes[];
   /** pino options or an existing logger; tests pass their own to capture lines. */
   logger?: FastifyServerOptions["logger"];
   loggerInstance?: FastifyServerOptions["loggerInstance"];
@@ -46,7 +51,10 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     },
     // Type coercion would turn {"package_id": 123} into "123"; wrong types must be rejected.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    ajv: {
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
+      plugins: [ajvFormats.default],
+    } as unknown as FastifyServerOptions["ajv"],
     routerOptions: { maxParamLength: 200 },
     connectionTimeout: 30_000,
     keepAliveTimeout: 72_000,
@@ -102,8 +110,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
         reply.header("ratelimit-remaining", String(decision.remaining));
         reply.header("ratelimit-reset", String(decision.reset_s));
       });
-      await walletRoutes(v1 as App, ctx);
-      for (const routes of options.partnerRoutes ?? []) await routes(v1 as App, ctx);
+      for (const routes of PARTNER_ROUTES) await routes(v1 as App, ctx);
     },
     { prefix: "/v1" },
   );

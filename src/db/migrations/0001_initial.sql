@@ -118,6 +118,8 @@ create index carts_partner_idx on carts (partner_id, created_at);
 -- Orders: new eSIMs (type esim, one per cart) and top-ups (type topup).
 create table orders (
   order_id text primary key,
+  -- Insertion order: the keyset for newest-first pages that stay stable as new orders arrive.
+  seq bigint generated always as identity unique,
   partner_id text not null references partners (partner_id),
   type text not null check (type in ('esim', 'topup')),
   status text not null check (status in ('pending', 'completed', 'failed')),
@@ -137,6 +139,9 @@ create table orders (
   iccid text,
   failure_code text,
   failure_detail text,
+  -- While a pending order is being driven (its carrier call in flight), nobody else drives it.
+  -- A request that dies leaves the lease to expire; then a retry or the resolver takes over.
+  lease_until timestamptz,
   created_at timestamptz not null default now(),
   resolved_at timestamptz,
   constraint esim_order_has_cart check ((type = 'esim') = (cart_key is not null)),
@@ -144,8 +149,8 @@ create table orders (
   constraint completed_esim_has_iccid check (type <> 'esim' or status <> 'completed' or iccid is not null),
   constraint resolved_iff_final check ((status = 'pending') = (resolved_at is null))
 );
-create index orders_partner_page_idx on orders (partner_id, created_at desc, order_id desc);
-create index orders_partner_reference_idx on orders (partner_id, client_reference, created_at desc, order_id desc)
+create index orders_partner_page_idx on orders (partner_id, seq desc);
+create index orders_partner_reference_idx on orders (partner_id, client_reference, seq desc)
   where client_reference is not null;
 create index orders_pending_idx on orders (created_at) where status = 'pending';
 
@@ -181,6 +186,8 @@ create table idempotency_keys (
   fingerprint bytea not null,
   state text not null check (state in ('running', 'completed')),
   order_id text references orders (order_id),
+  -- The request id of the first attempt: a stored failure replays with it, byte for byte.
+  request_id text not null,
   response_status integer,
   response_body text,
   created_at timestamptz not null default now(),

@@ -1,0 +1,58 @@
+// SQL of carts: a reservation of one package at the price of the moment, for a limited time.
+import { type Kysely, sql, type Transaction } from "kysely";
+import type { Database } from "../db/schema.ts";
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export type CartRow = {
+  cart_key: string;
+  partner_id: string;
+  package_id: string;
+  start_date: string | null;
+  total_minor: number;
+  currency: string;
+  created_at: Date;
+  expires_at: Date;
+};
+
+export type CartablePackage = {
+  package_id: string;
+  wholesale_minor: number;
+  currency: string;
+};
+
+export async function findActivePackage(db: Executor, package_id: string): Promise<CartablePackage | null> {
+  const result = await sql<CartablePackage>`
+    select package_id, wholesale_minor, currency from packages
+    where package_id = ${package_id} and active`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+export async function insertCart(
+  db: Executor,
+  cart: Omit<CartRow, "created_at" | "expires_at">,
+  ttl_minutes: number,
+): Promise<CartRow> {
+  const result = await sql<CartRow>`
+    insert into carts (cart_key, partner_id, package_id, start_date, total_minor, currency, expires_at)
+    values (${cart.cart_key}, ${cart.partner_id}, ${cart.package_id}, ${cart.start_date}::date,
+            ${cart.total_minor}, ${cart.currency}, now() + make_interval(mins => ${ttl_minutes}))
+    returning cart_key, partner_id, package_id, start_date, total_minor, currency, created_at, expires_at`.execute(
+    db,
+  );
+  return result.rows[0]!;
+}
+
+/** The partner's cart, locked: concurrent submits of one cart serialize here. */
+export async function lockCart(
+  trx: Transaction<Database>,
+  cart_key: string,
+  partner_id: string,
+): Promise<(CartRow & { expired: boolean }) | null> {
+  const result = await sql<CartRow & { expired: boolean }>`
+    select cart_key, partner_id, package_id, start_date, total_minor, currency, created_at, expires_at,
+           expires_at <= now() as expired
+    from carts where cart_key = ${cart_key} and partner_id = ${partner_id}
+    for update`.execute(trx);
+  return result.rows[0] ?? null;
+}

@@ -1,0 +1,73 @@
+// POST /v1/orders/cart: reserve a package.
+import { Type } from "typebox";
+import { errorResponses, Money, money, PARTNER_SECURITY } from "../http/schemas.ts";
+import type { App, AppContext } from "../http/types.ts";
+import { rfc3339 } from "../orders/render-order.ts";
+import { createCart } from "./create-cart.ts";
+
+const CreateCartBody = Type.Object(
+  {
+    package_id: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: "From GET /esim/destination/{code}/packages.",
+    }),
+    start_date: Type.Optional(
+      Type.Union([Type.String({ format: "date", maxLength: 10 }), Type.Null()], {
+        description:
+          "YYYY-MM-DD, from today (UTC) to 180 days ahead. Absent or null: the plan starts when the eSIM first connects.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const Cart = Type.Object(
+  {
+    cart_key: Type.String({
+      description: "Submit it to POST /orders/submit. Also the idempotency key of that submit.",
+    }),
+    package_id: Type.String(),
+    start_date: Type.Union([Type.String({ format: "date" }), Type.Null()]),
+    expires_at: Type.String({
+      format: "date-time",
+      description: "The reservation holds until then (30 minutes).",
+    }),
+    total: Money,
+  },
+  { additionalProperties: false },
+);
+
+export async function cartRoutes(app: App, ctx: AppContext): Promise<void> {
+  app.post(
+    "/orders/cart",
+    {
+      schema: {
+        operationId: "createCart",
+        summary: "Reserve a package in a cart",
+        description: "The price is fixed for the cart's lifetime, even if the catalog changes meanwhile.",
+        tags: ["Orders"],
+        security: PARTNER_SECURITY,
+        body: CreateCartBody,
+        response: {
+          201: Cart,
+          ...errorResponses("unauthorized", "wrong_environment", "package_not_found", "invalid_start_date"),
+        },
+      },
+    },
+    async (request, reply) => {
+      const cart = await createCart(ctx.db, ctx.config, {
+        partner_id: request.partner!.partner_id,
+        package_id: request.body.package_id,
+        start_date: request.body.start_date ?? null,
+      });
+      return reply.code(201).send({
+        cart_key: cart.cart_key,
+        package_id: cart.package_id,
+        start_date: cart.start_date,
+        expires_at: rfc3339(cart.expires_at),
+        total: money(cart.total_minor, cart.currency),
+      });
+    },
+  );
+}

@@ -1,0 +1,126 @@
+// Driving a pending order to its outcome (design.md steps 2 and 3): ask the carrier with the
+// order id as reference, then record what it said. Used by the request that created the order,
+// by a retry that finds it abandoned, and by the resolver job: the carrier is idempotent by
+// reference and every transition below is guarded by `status = 'pending'`, so however many of
+// them race, the order completes or fails exactly once and is charged at most once.
+import assert from "node:assert/strict";
+import type { Transaction } from "kysely";
+import type { CarrierOutcome, ProvisionedProfile, TopUpResult } from "../carrier/carrier.ts";
+import { crashPoint } from "../crash-points.ts";
+import type { Database } from "../db/schema.ts";
+import type { AppContext } from "../http/types.ts";
+import { resolveHold } from "../wallet/ledger.sql.ts";
+import { esimProfile } from "./esims.sql.ts";
+import {
+  addConfirmationEmailJob,
+  claimLease,
+  insertEsim,
+  insertPurchase,
+  markCompleted,
+  markFailed,
+  type OrderRow,
+  orderById,
+  packageForOrder,
+  releaseLease,
+} from "./orders.sql.ts";
+import { storeOutcomeForOrder } from "./stored-outcome.ts";
+
+/** A little longer than one carrier call: nobody else drives the order meanwhile. */
+export function leaseMs(ctx: AppContext): number {
+  return ctx.config.carrier_timeout_ms + 1_000;
+}
+
+async function askCarrier(
+  ctx: AppContext,
+  order: OrderRow,
+): Promise<CarrierOutcome<ProvisionedProfile | TopUpResult>> {
+  const pkg = await packageForOrder(ctx.db, order.package_id);
+  assert.ok(pkg, `order ${order.order_id} references package ${order.package_id}, which must exist`);
+  if (order.type === "esim") {
+    return ctx.carrier.provisionProfile({
+      reference: order.order_id,
+      external_package_id: pkg.external_package_id,
+      data_mb: pkg.data_mb,
+      validity_days: pkg.validity_days,
+      start_date: order.start_date,
+      end_user_email: order.email,
+    });
+  }
+  assert.ok(order.iccid, "a top-up order names its eSIM");
+  return ctx.carrier.topUp({
+    reference: order.order_id,
+    iccid: order.iccid,
+    external_package_id: pkg.external_package_id,
+    data_mb: pkg.data_mb,
+    validity_days: pkg.validity_days,
+    end_user_email: order.email,
+  });
+}
+
+async function complete(
+  trx: Transaction<Database>,
+  order: OrderRow,
+  value: ProvisionedProfile | TopUpResult,
+) {
+  const iccid = order.type === "esim" ? (value as ProvisionedProfile).iccid : order.iccid!;
+  if (!(await markCompleted(trx, order.order_id, iccid))) return;
+  let profile: { smdp_address: string; activation_code: string };
+  if (order.type === "esim") {
+    profile = value as ProvisionedProfile;
+    await insertEsim(trx, {
+      ...profile,
+      iccid,
+      partner_id: order.partner_id,
+      order_id: order.order_id,
+      package_id: order.package_id,
+    });
+  } else {
+    const esim = await esimProfile(trx, iccid);
+    assert.ok(esim, `top-up ${order.order_id} is for a known eSIM`);
+    profile = esim;
+  }
+  await insertPurchase(trx, {
+    order_id: order.order_id,
+    position: 0,
+    package_id: order.package_id,
+    iccid,
+    smdp_address: profile.smdp_address,
+    activation_code: profile.activation_code,
+    start_date: order.start_date,
+  });
+  assert.ok(await resolveHold(trx, order.order_id, "posted"), "a pending order has a pending hold to post");
+  // Spec section 6: new eSIMs only, and only here, so only on the first completion.
+  if (order.type === "esim") await addConfirmationEmailJob(trx, order.order_id);
+  await storeOutcomeForOrder(trx, order.order_id);
+}
+
+async function fail(trx: Transaction<Database>, order: OrderRow, reason: string) {
+  if (!(await markFailed(trx, order.order_id, "carrier_error", reason))) return;
+  assert.ok(await resolveHold(trx, order.order_id, "voided"), "a pending order has a pending hold to void");
+  await storeOutcomeForOrder(trx, order.order_id);
+}
+
+/** Calls the carrier for an order whose lease the caller holds, records the outcome, returns the order. */
+export async function driveOrder(ctx: AppContext, order: OrderRow): Promise<OrderRow> {
+  assert.equal(order.status, "pending");
+  const outcome = await askCarrier(ctx, order);
+  crashPoint("after_carrier_answer");
+  if (outcome.kind === "ok") {
+    await ctx.db.transaction().execute((trx) => complete(trx, order, outcome.value));
+    crashPoint("after_completion_commit");
+  } else if (outcome.kind === "refused") {
+    await ctx.db.transaction().execute((trx) => fail(trx, order, outcome.reason));
+  } else {
+    // Unknown outcome: let the next retry (or the resolver) ask again at once with the same reference.
+    await releaseLease(ctx.db, order.order_id);
+  }
+  const after = await orderById(ctx.db, order.order_id);
+  assert.ok(after, "the order still exists");
+  return after;
+}
+
+/** Drives an abandoned pending order if nobody holds its lease; null when someone else is driving it. */
+export async function driveIfAbandoned(ctx: AppContext, order_id: string): Promise<OrderRow | null> {
+  const claimed = await claimLease(ctx.db, order_id, leaseMs(ctx));
+  return claimed ? driveOrder(ctx, claimed) : null;
+}

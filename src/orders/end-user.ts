@@ -1,0 +1,49 @@
+// The end user's details on a submit or top-up: schemas, plus the checks a schema cannot make.
+import { isValidPhoneNumber } from "libphonenumber-js/max";
+import { Type } from "typebox";
+import { ApiError } from "../http/errors.ts";
+
+// No control characters; at least one visible character.
+const NAME_PATTERN = "^(?=.*\\S)[^\\x00-\\x1f\\x7f]+$";
+
+export const EndUserFields = {
+  email: Type.String({
+    format: "email",
+    minLength: 3,
+    maxLength: 254,
+    description: "The end user's email address.",
+  }),
+  phone: Type.String({
+    pattern: "^\\+[1-9][0-9]{7,14}$",
+    description:
+      "E.164: `+`, country code and number, 8 to 15 digits (e.g. +14155550123). Must be a valid number.",
+  }),
+  first_name: Type.String({ minLength: 1, maxLength: 100, pattern: NAME_PATTERN }),
+  last_name: Type.String({ minLength: 1, maxLength: 100, pattern: NAME_PATTERN }),
+  client_reference: Type.Optional(
+    Type.Union(
+      [Type.String({ minLength: 1, maxLength: 128, pattern: "^[^\\x00-\\x1f\\x7f]+$" }), Type.Null()],
+      {
+        description:
+          "Your own reference (booking or user id), 1-128 printable characters. Filter orders by it.",
+      },
+    ),
+  ),
+};
+
+export type EndUser = { email: string; phone: string; first_name: string; last_name: string };
+
+/** A phone number that matches E.164's shape but is not a number anywhere is still refused. */
+export function checkEndUser(input: EndUser): EndUser {
+  if (!isValidPhoneNumber(input.phone)) {
+    throw new ApiError("invalid_request", "The phone number is not a valid E.164 number.", {
+      errors: [{ field: "phone", message: "is not a valid phone number in E.164 format" }],
+    });
+  }
+  return {
+    email: input.email.trim(),
+    phone: input.phone,
+    first_name: input.first_name.trim(),
+    last_name: input.last_name.trim(),
+  };
+}

@@ -1,0 +1,51 @@
+// Partner use case: the partner's orders, newest first, with an opaque keyset cursor.
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { ApiError } from "../http/errors.ts";
+import { pageOfOrders, purchasesOf } from "./orders.sql.ts";
+import { type OrderBody, renderOrder } from "./render-order.ts";
+
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 20;
+
+// The cursor is the seq of the last order on the page, wrapped so clients treat it as opaque.
+function encodeCursor(seq: number): string {
+  return Buffer.from(`o1:${seq}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): number {
+  const match = /^o1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!match)
+    throw new ApiError("invalid_request", "The cursor is not one this API returned.", {
+      errors: [{ field: "cursor", message: "is not a valid cursor" }],
+    });
+  return Number(match[1]);
+}
+
+export type OrderPage = { data: OrderBody[]; has_more: boolean; next_cursor: string | null };
+
+export async function listOrders(
+  db: Kysely<Database>,
+  input: { partner_id: string; client_reference: string | null; limit: number; cursor: string | null },
+): Promise<OrderPage> {
+  const before_seq = input.cursor === null ? null : decodeCursor(input.cursor);
+  // One extra row tells whether another page exists, without a count.
+  const rows = await pageOfOrders(db, {
+    partner_id: input.partner_id,
+    client_reference: input.client_reference,
+    before_seq,
+    limit: input.limit + 1,
+  });
+  const page = rows.slice(0, input.limit);
+  const purchases = await purchasesOf(
+    db,
+    page.map((order) => order.order_id),
+  );
+  const byOrder = Map.groupBy(purchases, (purchase) => purchase.order_id);
+  const has_more = rows.length > input.limit;
+  return {
+    data: page.map((order) => renderOrder(order, byOrder.get(order.order_id) ?? [])),
+    has_more,
+    next_cursor: has_more ? encodeCursor(page.at(-1)!.seq) : null,
+  };
+}

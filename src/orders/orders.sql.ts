@@ -1,0 +1,220 @@
+// SQL of orders: creation as pending, completion, failure, and the reads that render them.
+import { type Kysely, sql, type Transaction } from "kysely";
+import type { Database } from "../db/schema.ts";
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export type OrderRow = {
+  order_id: string;
+  seq: number;
+  partner_id: string;
+  type: "esim" | "topup";
+  status: "pending" | "completed" | "failed";
+  cart_key: string | null;
+  package_id: string;
+  external_package_id: string;
+  start_date: string | null;
+  total_minor: number;
+  currency: string;
+  client_reference: string | null;
+  email: string;
+  phone: string;
+  first_name: string;
+  last_name: string;
+  iccid: string | null;
+  failure_code: string | null;
+  failure_detail: string | null;
+  lease_until: Date | null;
+  created_at: Date;
+  resolved_at: Date | null;
+};
+
+export type PurchaseRow = {
+  order_id: string;
+  position: number;
+  package_id: string;
+  iccid: string;
+  smdp_address: string;
+  activation_code: string;
+  start_date: string | null;
+};
+
+export type NewOrder = Omit<
+  OrderRow,
+  "seq" | "status" | "failure_code" | "failure_detail" | "created_at" | "resolved_at" | "lease_until"
+>;
+
+const ORDER_COLUMNS =
+  sql.raw(`order_id, seq, partner_id, type, status, cart_key, package_id, external_package_id,
+  start_date, total_minor, currency, client_reference, email, phone, first_name, last_name, iccid,
+  failure_code, failure_detail, lease_until, created_at, resolved_at`);
+
+/** Inserts the order as pending, leased to the request that creates it for `lease_ms`. */
+export async function insertPendingOrder(
+  trx: Transaction<Database>,
+  order: NewOrder,
+  lease_ms: number,
+): Promise<void> {
+  await sql`
+    insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, start_date,
+                        total_minor, currency, client_reference, email, phone, first_name, last_name, iccid, lease_until)
+    values (${order.order_id}, ${order.partner_id}, ${order.type}, 'pending', ${order.cart_key}, ${order.package_id},
+            ${order.external_package_id}, ${order.start_date}::date, ${order.total_minor}, ${order.currency},
+            ${order.client_reference}, ${order.email}, ${order.phone}, ${order.first_name}, ${order.last_name},
+            ${order.iccid}, now() + make_interval(secs => ${lease_ms / 1000}))`.execute(trx);
+}
+
+export async function orderById(
+  db: Executor,
+  order_id: string,
+  partner_id?: string,
+): Promise<OrderRow | null> {
+  const result = await sql<OrderRow>`
+    select ${ORDER_COLUMNS} from orders
+    where order_id = ${order_id} ${partner_id === undefined ? sql`` : sql`and partner_id = ${partner_id}`}`.execute(
+    db,
+  );
+  return result.rows[0] ?? null;
+}
+
+export async function orderByCart(db: Executor, cart_key: string): Promise<OrderRow | null> {
+  const result =
+    await sql<OrderRow>`select ${ORDER_COLUMNS} from orders where cart_key = ${cart_key}`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+/**
+ * Takes the right to drive a pending order (call the carrier for it) for `lease_ms`, unless
+ * someone else holds an unexpired lease. Returns the order when taken, null otherwise.
+ */
+export async function claimLease(db: Executor, order_id: string, lease_ms: number): Promise<OrderRow | null> {
+  const result = await sql<OrderRow>`
+    update orders set lease_until = now() + make_interval(secs => ${lease_ms / 1000})
+    where order_id = ${order_id} and status = 'pending' and (lease_until is null or lease_until <= now())
+    returning ${ORDER_COLUMNS}`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+/** pending -> completed, once: a second finisher (resolver vs. request) updates nothing. */
+export async function markCompleted(
+  trx: Transaction<Database>,
+  order_id: string,
+  iccid: string,
+): Promise<boolean> {
+  const result = await sql`
+    update orders set status = 'completed', iccid = ${iccid}, resolved_at = now(), lease_until = null
+    where order_id = ${order_id} and status = 'pending'`.execute(trx);
+  return Number(result.numAffectedRows) === 1;
+}
+
+export async function markFailed(
+  trx: Transaction<Database>,
+  order_id: string,
+  failure_code: string,
+  failure_detail: string,
+): Promise<boolean> {
+  const result = await sql`
+    update orders set status = 'failed', failure_code = ${failure_code}, failure_detail = ${failure_detail.slice(0, 500)},
+                      resolved_at = now(), lease_until = null
+    where order_id = ${order_id} and status = 'pending'`.execute(trx);
+  return Number(result.numAffectedRows) === 1;
+}
+
+export async function insertPurchase(trx: Transaction<Database>, purchase: PurchaseRow): Promise<void> {
+  await sql`
+    insert into purchases (order_id, position, package_id, iccid, smdp_address, activation_code, start_date)
+    values (${purchase.order_id}, ${purchase.position}, ${purchase.package_id}, ${purchase.iccid},
+            ${purchase.smdp_address}, ${purchase.activation_code}, ${purchase.start_date}::date)`.execute(
+    trx,
+  );
+}
+
+export async function insertEsim(
+  trx: Transaction<Database>,
+  esim: {
+    iccid: string;
+    partner_id: string;
+    order_id: string;
+    package_id: string;
+    smdp_address: string;
+    activation_code: string;
+  },
+): Promise<void> {
+  await sql`
+    insert into esims (iccid, partner_id, order_id, package_id, smdp_address, activation_code)
+    values (${esim.iccid}, ${esim.partner_id}, ${esim.order_id}, ${esim.package_id}, ${esim.smdp_address},
+            ${esim.activation_code})`.execute(trx);
+}
+
+export async function purchasesOf(db: Executor, order_ids: string[]): Promise<PurchaseRow[]> {
+  if (order_ids.length === 0) return [];
+  const result = await sql<PurchaseRow>`
+    select order_id, position, package_id, iccid, smdp_address, activation_code, start_date
+    from purchases where order_id = any(${order_ids}::text[])
+    order by order_id, position`.execute(db);
+  return result.rows;
+}
+
+/** Newest first, keyset-paginated on seq: a page never shifts when new orders arrive. */
+export async function pageOfOrders(
+  db: Executor,
+  input: { partner_id: string; client_reference: string | null; before_seq: number | null; limit: number },
+): Promise<OrderRow[]> {
+  const result = await sql<OrderRow>`
+    select ${ORDER_COLUMNS} from orders
+    where partner_id = ${input.partner_id}
+      ${input.client_reference === null ? sql`` : sql`and client_reference = ${input.client_reference}`}
+      ${input.before_seq === null ? sql`` : sql`and seq < ${input.before_seq}`}
+    order by seq desc
+    limit ${input.limit}`.execute(db);
+  return result.rows;
+}
+
+export type PackageForOrder = {
+  package_id: string;
+  external_package_id: string;
+  data_mb: number | null;
+  validity_days: number;
+};
+
+export async function packageForOrder(db: Executor, package_id: string): Promise<PackageForOrder | null> {
+  // Retired packages still resolve: a cart or order made before an import keeps working.
+  const result = await sql<PackageForOrder>`
+    select package_id, external_package_id, data_mb, validity_days from packages where package_id = ${package_id}`.execute(
+    db,
+  );
+  return result.rows[0] ?? null;
+}
+
+export async function addResolveJob(
+  trx: Transaction<Database>,
+  order_id: string,
+  run_after_ms: number,
+): Promise<void> {
+  // Added in the same transaction as the pending order: the job exists if and only if the order does.
+  await sql`
+    select graphile_worker.add_job(
+      'resolve_pending_order',
+      json_build_object('order_id', ${order_id}::text),
+      run_at := now() + make_interval(secs => ${run_after_ms / 1000}),
+      job_key := ${`resolve:${order_id}`},
+      max_attempts := 10)`.execute(trx);
+}
+
+export async function addConfirmationEmailJob(trx: Transaction<Database>, order_id: string): Promise<void> {
+  // Same call as notifications/send-confirmation-email.ts addConfirmationEmailJobSql, on this transaction.
+  await sql`
+    select graphile_worker.add_job(
+      'send_confirmation_email',
+      json_build_object('order_id', ${order_id}::text),
+      job_key := ${`confirmation-email:${order_id}`},
+      job_key_mode := 'replace',
+      max_attempts := 25)`.execute(trx);
+}
+
+/** Gives up the lease after an unknown carrier outcome, so the next retry may ask again at once. */
+export async function releaseLease(db: Executor, order_id: string): Promise<void> {
+  await sql`update orders set lease_until = null where order_id = ${order_id} and status = 'pending'`.execute(
+    db,
+  );
+}

@@ -1,0 +1,76 @@
+// The Order object of the contract, rendered from the database. Deterministic: the same order
+// renders to the same bytes, which is what lets a retried submit return the identical body.
+import { Type } from "typebox";
+import { Money, money } from "../http/schemas.ts";
+import type { OrderRow, PurchaseRow } from "./orders.sql.ts";
+
+export const Purchase = Type.Object(
+  {
+    package_id: Type.String(),
+    iccid: Type.String({ pattern: "^89[0-9]{17,18}$" }),
+    qr_code: Type.String({
+      description: "The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code.",
+    }),
+    activation_code: Type.String({ description: "The matching ID, for manual entry." }),
+    smdp_address: Type.String(),
+    start_date: Type.Union([Type.String({ format: "date" }), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+export const Order = Type.Object(
+  {
+    orderID: Type.String(),
+    type: Type.Union([Type.Literal("esim"), Type.Literal("topup")]),
+    status: Type.Union([Type.Literal("completed"), Type.Literal("pending"), Type.Literal("failed")]),
+    client_reference: Type.Union([Type.String(), Type.Null()]),
+    total: Money,
+    created_at: Type.String({ format: "date-time" }),
+    purchases: Type.Array(Purchase, { description: "Empty until the order is completed." }),
+  },
+  { additionalProperties: false },
+);
+
+export type OrderBody = {
+  orderID: string;
+  type: "esim" | "topup";
+  status: "pending" | "completed" | "failed";
+  client_reference: string | null;
+  total: { amount_minor: number; currency: string };
+  created_at: string;
+  purchases: Array<{
+    package_id: string;
+    iccid: string;
+    qr_code: string;
+    activation_code: string;
+    smdp_address: string;
+    start_date: string | null;
+  }>;
+};
+
+/** RFC 3339 UTC with second precision, e.g. 2026-11-22T10:00:00Z. */
+export function rfc3339(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
+}
+
+export function renderOrder(order: OrderRow, purchases: PurchaseRow[]): OrderBody {
+  return {
+    orderID: order.order_id,
+    type: order.type,
+    status: order.status,
+    client_reference: order.client_reference,
+    total: money(order.total_minor, order.currency),
+    created_at: rfc3339(order.created_at),
+    purchases:
+      order.status === "completed"
+        ? purchases.map((p) => ({
+            package_id: p.package_id,
+            iccid: p.iccid,
+            qr_code: `LPA:1$${p.smdp_address}$${p.activation_code}`,
+            activation_code: p.activation_code,
+            smdp_address: p.smdp_address,
+            start_date: p.start_date,
+          }))
+        : [],
+  };
+}

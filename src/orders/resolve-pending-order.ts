@@ -1,0 +1,54 @@
+// The resolver job (`resolve_pending_order`): added in the same transaction as every pending
+// order, it runs after RESOLVE_AFTER_MS and finishes any order its request left behind
+// (process killed, carrier timeout) by asking the carrier again with the same reference.
+// While the carrier stays unreachable it re-schedules itself with capped backoff, so an order
+// is never abandoned; it never guesses an outcome, since a guess could charge for nothing or
+// provision for free.
+import type { JobHelpers, Task } from "graphile-worker";
+import type { AppContext } from "../http/types.ts";
+import { driveIfAbandoned } from "./drive-order.ts";
+import { orderById } from "./orders.sql.ts";
+
+export const RESOLVE_PENDING_ORDER_TASK = "resolve_pending_order";
+const MAX_RETRY_DELAY_MS = 5 * 60_000;
+const BUSY_RETRY_DELAY_MS = 5_000;
+
+type Payload = { order_id: string; attempt: number };
+
+function parsePayload(payload: unknown): Payload {
+  const value = payload as Partial<Payload> | null;
+  if (!value || typeof value.order_id !== "string" || value.order_id.length > 100) {
+    throw new Error("resolve_pending_order: payload needs an order_id");
+  }
+  return { order_id: value.order_id, attempt: Number.isSafeInteger(value.attempt) ? value.attempt! : 0 };
+}
+
+async function reschedule(helpers: JobHelpers, payload: Payload, delay_ms: number): Promise<void> {
+  await helpers.addJob(
+    RESOLVE_PENDING_ORDER_TASK,
+    { order_id: payload.order_id, attempt: payload.attempt + 1 },
+    { runAt: new Date(Date.now() + delay_ms), jobKey: `resolve:${payload.order_id}`, maxAttempts: 10 },
+  );
+}
+
+export function resolvePendingOrderTask(ctx: AppContext): Task {
+  return async (raw, helpers) => {
+    const payload = parsePayload(raw);
+    const order = await orderById(ctx.db, payload.order_id);
+    if (!order || order.status !== "pending") return;
+    const driven = await driveIfAbandoned(ctx, payload.order_id);
+    if (driven === null) {
+      // Someone (a retrying client) is driving it right now: look again shortly.
+      await reschedule(helpers, payload, BUSY_RETRY_DELAY_MS);
+      return;
+    }
+    helpers.logger.info(`order ${payload.order_id} resolved as ${driven.status}`);
+    if (driven.status === "pending") {
+      await reschedule(
+        helpers,
+        payload,
+        Math.min(MAX_RETRY_DELAY_MS, 1_000 * 2 ** Math.min(payload.attempt + 1, 12)),
+      );
+    }
+  };
+}

@@ -1,0 +1,156 @@
+// POST /v1/orders/submit, GET /v1/orders/{orderID}, GET /v1/profile/orders.
+import type { FastifyReply } from "fastify";
+import { Type } from "typebox";
+import { ApiError } from "../http/errors.ts";
+import { sendProblem } from "../http/problem.ts";
+import { errorResponses, PARTNER_SECURITY } from "../http/schemas.ts";
+import type { App, AppContext } from "../http/types.ts";
+import { EndUserFields } from "./end-user.ts";
+import { DEFAULT_PAGE_SIZE, listOrders, MAX_PAGE_SIZE } from "./list-orders.ts";
+import { type OrderRow, orderById, purchasesOf } from "./orders.sql.ts";
+import { Order, renderOrder } from "./render-order.ts";
+import { outcomeOf } from "./stored-outcome.ts";
+import { RETRY_AFTER_S, submitOrder } from "./submit-order.ts";
+
+const SubmitBody = Type.Object(
+  {
+    cart_key: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: "From POST /orders/cart. Retrying with it is safe.",
+    }),
+    ...EndUserFields,
+  },
+  { additionalProperties: false },
+);
+
+const OrderPage = Type.Object(
+  {
+    data: Type.Array(Order),
+    has_more: Type.Boolean(),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: "Pass as `cursor` for the next page.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** Sends an order's outcome: 200 completed, 502 failed, 503 still pending after this attempt. */
+export async function sendOrderOutcome(
+  ctx: AppContext,
+  reply: FastifyReply,
+  order: OrderRow,
+): Promise<FastifyReply> {
+  const outcome = await outcomeOf(ctx.db, order, String(reply.request.id));
+  if (outcome === null) {
+    return sendProblem(
+      reply,
+      new ApiError(
+        "carrier_unavailable",
+        `The carrier did not answer in time for order ${order.order_id}. Nothing is charged unless it completes; ` +
+          "retry with the same key to get the outcome.",
+        { headers: { "retry-after": String(RETRY_AFTER_S) } },
+      ),
+    );
+  }
+  return reply.code(outcome.status).type(outcome.content_type).send(outcome.body);
+}
+
+export async function orderRoutes(app: App, ctx: AppContext): Promise<void> {
+  app.post(
+    "/orders/submit",
+    {
+      schema: {
+        operationId: "submitOrder",
+        summary: "Submit a cart: pay from the wallet and provision the eSIM",
+        description:
+          "Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, " +
+          "without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs.",
+        tags: ["Orders"],
+        security: PARTNER_SECURITY,
+        body: SubmitBody,
+        response: {
+          200: Order,
+          ...errorResponses(
+            "unauthorized",
+            "wrong_environment",
+            "insufficient_balance",
+            "cart_not_found",
+            "request_in_progress",
+            "cart_expired",
+            "carrier_error",
+            "carrier_unavailable",
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { body } = request;
+      const order = await submitOrder(ctx, request.partner!.partner_id, {
+        cart_key: body.cart_key,
+        email: body.email,
+        phone: body.phone,
+        first_name: body.first_name,
+        last_name: body.last_name,
+        client_reference: body.client_reference ?? null,
+      });
+      return sendOrderOutcome(ctx, reply, order);
+    },
+  );
+
+  app.get(
+    "/orders/:orderID",
+    {
+      schema: {
+        operationId: "getOrder",
+        summary: "One of your orders",
+        tags: ["Orders"],
+        security: PARTNER_SECURITY,
+        params: Type.Object({ orderID: Type.String({ minLength: 1, maxLength: 100 }) }),
+        response: { 200: Order, ...errorResponses("unauthorized", "wrong_environment", "order_not_found") },
+      },
+    },
+    async (request, reply) => {
+      const order = await orderById(ctx.db, request.params.orderID, request.partner!.partner_id);
+      if (!order) throw new ApiError("order_not_found", "No such order for this partner.");
+      return reply.send(renderOrder(order, await purchasesOf(ctx.db, [order.order_id])));
+    },
+  );
+
+  app.get(
+    "/profile/orders",
+    {
+      schema: {
+        operationId: "listOrders",
+        summary: "Your orders, newest first",
+        description:
+          "Pages stay stable while new orders arrive. Filter by the `client_reference` you stored.",
+        tags: ["Orders"],
+        security: PARTNER_SECURITY,
+        querystring: Type.Object(
+          {
+            client_reference: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+            limit: Type.Optional(
+              Type.String({
+                pattern: "^(100|[1-9][0-9]?)$",
+                description: `1-${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}.`,
+              }),
+            ),
+            cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: OrderPage, ...errorResponses("unauthorized", "wrong_environment") },
+      },
+    },
+    async (request) => {
+      const query = request.query;
+      return listOrders(ctx.db, {
+        partner_id: request.partner!.partner_id,
+        client_reference: query.client_reference ?? null,
+        limit: query.limit === undefined ? DEFAULT_PAGE_SIZE : Number(query.limit),
+        cursor: query.cursor ?? null,
+      });
+    },
+  );
+}

@@ -1,0 +1,98 @@
+// Partner use case: submit a cart, pay from the wallet and provision the eSIM (spec 4.3).
+// Idempotent by cart_key: the cart row lock serializes concurrent submits, and the unique
+// orders.cart_key means one cart is at most one order, whatever retries arrive and where.
+
+import { lockCart } from "../carts/carts.sql.ts";
+import { crashPoint } from "../crash-points.ts";
+import { ApiError } from "../http/errors.ts";
+import type { AppContext } from "../http/types.ts";
+import { newId } from "../ids.ts";
+import { holdFunds } from "../wallet/ledger.sql.ts";
+import { driveIfAbandoned, driveOrder, leaseMs } from "./drive-order.ts";
+import { checkEndUser, type EndUser } from "./end-user.ts";
+import {
+  addResolveJob,
+  insertPendingOrder,
+  type OrderRow,
+  orderByCart,
+  orderById,
+  packageForOrder,
+} from "./orders.sql.ts";
+
+export type SubmitInput = EndUser & { cart_key: string; client_reference: string | null };
+
+/** Seconds a client should wait before retrying a submit that is still running. */
+export const RETRY_AFTER_S = 2;
+
+export function inProgress(order_id: string): ApiError {
+  return new ApiError(
+    "request_in_progress",
+    `Order ${order_id} is still being processed; retry with the same key.`,
+    {
+      headers: { "retry-after": String(RETRY_AFTER_S) },
+    },
+  );
+}
+
+type Phase1 = { kind: "created" | "existing"; order: OrderRow };
+
+/** Phase 1, one transaction: the pending order, its hold on the wallet and its resolver job. */
+async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput): Promise<Phase1> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const cart = await lockCart(trx, input.cart_key, partner_id);
+    if (!cart) throw new ApiError("cart_not_found", "No such cart for this partner.");
+    const existing = await orderByCart(trx, cart.cart_key);
+    if (existing) return { kind: "existing", order: existing };
+    if (cart.expired)
+      throw new ApiError("cart_expired", "The cart expired; create a new one. Nothing was charged.");
+    const pkg = await packageForOrder(trx, cart.package_id);
+    if (!pkg) throw new ApiError("package_not_found", `Package ${cart.package_id} no longer exists.`);
+    const order_id = newId("order");
+    await insertPendingOrder(
+      trx,
+      {
+        order_id,
+        partner_id,
+        type: "esim",
+        cart_key: cart.cart_key,
+        package_id: cart.package_id,
+        external_package_id: pkg.external_package_id,
+        start_date: cart.start_date,
+        total_minor: cart.total_minor,
+        currency: cart.currency,
+        client_reference: input.client_reference,
+        email: input.email,
+        phone: input.phone,
+        first_name: input.first_name,
+        last_name: input.last_name,
+        iccid: null,
+      },
+      leaseMs(ctx),
+    );
+    if (!(await holdFunds(trx, partner_id, order_id, cart.total_minor, cart.currency))) {
+      // Throwing rolls back the order too: a 402 leaves no trace but the unchanged cart.
+      throw new ApiError(
+        "insufficient_balance",
+        "The wallet balance does not cover this cart. Nothing was charged.",
+      );
+    }
+    await addResolveJob(trx, order_id, ctx.config.resolve_after_ms);
+    const order = await orderById(trx, order_id);
+    return { kind: "created", order: order! };
+  });
+}
+
+/** Returns the order in its state after this attempt: completed, failed, or still pending. */
+export async function submitOrder(ctx: AppContext, partner_id: string, raw: SubmitInput): Promise<OrderRow> {
+  const input = { ...raw, ...checkEndUser(raw) };
+  const reserved = await reserve(ctx, partner_id, input);
+  if (reserved.kind === "created") {
+    crashPoint("after_pending_commit");
+    return driveOrder(ctx, reserved.order);
+  }
+  if (reserved.order.status !== "pending") return reserved.order;
+  // A retry of a pending order: drive it if its first attempt is gone, else tell the client to wait.
+  const driven = await driveIfAbandoned(ctx, reserved.order.order_id);
+  if (!driven) throw inProgress(reserved.order.order_id);
+  return driven;
+}
