@@ -2,21 +2,15 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { importCatalog } from "../src/catalog/import-catalog.ts";
 import { listDestinationPackages } from "../src/catalog/list-destination-packages.ts";
-import { catalogRoutes } from "../src/catalog/routes.ts";
 import { seedDefaultCatalogIfEmpty } from "../src/catalog/seed-catalog.ts";
 import { createTestApp, type TestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
 
-const ROUTE = { method: "GET", url: "/v1/esim/destination/:destination_code/packages" } as const;
-
-/** The app with the catalog routes, whether buildApp mounts them itself or takes them as an option. */
+/** The app (it mounts the catalog routes under /v1) over a database seeded with the default catalog. */
 async function catalogApp(): Promise<TestApp> {
   const database = await createTestDatabase();
   await seedDefaultCatalogIfEmpty(database.pool, "USD");
-  const plain = await createTestApp({}, { database });
-  if (plain.app.hasRoute(ROUTE)) return plain;
-  await plain.app.close();
-  return createTestApp({}, { database, partnerRoutes: [catalogRoutes] });
+  return createTestApp({}, { database });
 }
 
 const app = await catalogApp();

@@ -102,7 +102,7 @@ test("retired packages are not offered", async () => {
 test("the cached body is the use case's answer serialized, with a strong ETag", async () => {
   const { pool } = await seeded();
   const cached = await destinationPackagesBody(pool, "de");
-  assert.deepEqual(JSON.parse(cached.body), await listDestinationPackages(pool, "DE"));
+  assert.deepEqual(JSON.parse(cached.body.toString()), await listDestinationPackages(pool, "DE"));
   assert.match(cached.etag, /^"[A-Za-z0-9_-]+"$/);
   assert.equal(await destinationPackagesBody(pool, "DE"), cached, "the second call is served from memory");
 });
@@ -114,7 +114,7 @@ test("an import in this process replaces the cached body and its ETag at once", 
   await importCatalog(pool, "test/fixtures/catalog-sample.csv", { currency: "USD" });
   const after = await destinationPackagesBody(pool, "FR");
   assert.notEqual(after.etag, before.etag);
-  assert.equal(JSON.parse(after.body).data[0].wholesale_price.amount_minor, 300);
+  assert.equal(JSON.parse(after.body.toString()).data[0].wholesale_price.amount_minor, 300);
   const jp = await destinationPackagesBody(pool, "JP");
   assert.notEqual(jp.etag, untouched.etag, "JP lost its Global packages");
 });
@@ -134,12 +134,16 @@ test("a change made by another process is seen on its notification, or within th
   assert.equal(await destinationPackagesBody(pool, "FR"), before, "no notification yet: still cached");
   catalogChanged(pool, String(version));
   const notified = await destinationPackagesBody(pool, "FR");
-  assert.equal(JSON.parse(notified.body).data[0].name, "France Starter");
+  assert.equal(JSON.parse(notified.body.toString()).data[0].name, "France Starter");
 
   await bump("France Basic");
   await new Promise((resolve) => setTimeout(resolve, VERSION_RECHECK_MS + 100));
   const missed = await destinationPackagesBody(pool, "FR");
-  assert.equal(JSON.parse(missed.body).data[0].name, "France Basic", "a missed notification is not fatal");
+  assert.equal(
+    JSON.parse(missed.body.toString()).data[0].name,
+    "France Basic",
+    "a missed notification is not fatal",
+  );
 });
 
 test("many concurrent requests on a cold cache share one load per destination", async () => {

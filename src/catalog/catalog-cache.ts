@@ -13,7 +13,7 @@ export const VERSION_RECHECK_MS = 2_000;
 /** Entries kept per pool. There are 676 two-letter codes, so in practice nothing is evicted. */
 export const MAX_CACHED_DESTINATIONS = 1_024;
 
-export type CachedResponse = { found: true; body: string; etag: string } | { found: false };
+export type CachedResponse = { found: true; body: Buffer; etag: string } | { found: false };
 
 export type LoadedResponse = { version: number; response: CachedResponse };
 

@@ -33,7 +33,8 @@ export type DestinationPackages = {
   data: Package[];
 };
 
-export type DestinationPackagesBody = { body: string; etag: string };
+/** The UTF-8 bytes of the JSON answer, encoded once: a string would be re-encoded at every send. */
+export type DestinationPackagesBody = { body: Buffer; etag: string };
 
 const DESTINATION_CODE = /^[A-Za-z]{2}$/;
 
@@ -84,7 +85,7 @@ export async function listDestinationPackages(
 }
 
 /** A strong validator that changes exactly when the bytes do, whatever the catalog version. */
-function etagOf(body: string): string {
+function etagOf(body: Buffer): string {
   return `"${createHash("sha256").update(body).digest("base64url").slice(0, 32)}"`;
 }
 
@@ -96,7 +97,7 @@ async function loadBody(pool: Pool, code: string): Promise<LoadedResponse> {
     destination_name: read.destination_name,
     data: read.packages.map(toPackage),
   };
-  const body = JSON.stringify(payload);
+  const body = Buffer.from(JSON.stringify(payload), "utf8");
   return { version: read.version, response: { found: true, body, etag: etagOf(body) } };
 }
 

@@ -87,8 +87,8 @@ export function ifNoneMatchMatches(header: string | undefined, etag: string): bo
   return tags.slice(0, MAX_IF_NONE_MATCH_TAGS).some((tag) => opaqueTag(tag) === current);
 }
 
-/** The body is already JSON: with a JSON content type set, Fastify sends a string as is. */
-function sendSerialized(reply: FastifyReply, body: string): FastifyReply {
+/** The body is already JSON bytes: Fastify sends a Buffer as is, skipping response serialization. */
+function sendSerialized(reply: FastifyReply, body: Buffer): FastifyReply {
   return reply.type("application/json; charset=utf-8").send(body);
 }
 
