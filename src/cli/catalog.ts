@@ -1,0 +1,116 @@
+// `catalog import <file>`: the operator's catalog file becomes the set of active packages
+// (src/catalog/import-catalog.ts: valid rows upserted, absent packages retired, bad rows reported,
+// one transaction). The progress bar goes to stderr, and only to a terminal, so stdout stays the
+// report and a redirected or --json run is never interleaved with bar redraws.
+import cliProgress from "cli-progress";
+import { CatalogFileError, type ImportReport, importCatalogFile } from "../catalog/import-catalog.ts";
+import type { CliContext, Command, CommandOutput } from "./command.ts";
+import { CliError } from "./command.ts";
+import { fields, table } from "./output.ts";
+
+/** Rejected rows printed for people; --json carries every one the import listed. */
+const MAX_REJECTED_SHOWN = 200;
+const MAX_PATH_CHARS = 4_096;
+
+type Progress = { onProgress?: (done: number, total: number) => void; stop: () => void };
+
+function progressBar(enabled: boolean): Progress {
+  if (!enabled) return { stop: () => undefined };
+  const bar = new cliProgress.SingleBar(
+    {
+      format: "importing [{bar}] {percentage}% | {value}/{total} rows",
+      stream: process.stderr,
+      clearOnComplete: true,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  return {
+    onProgress: (done, total) => {
+      if (!started) bar.start(total, 0);
+      started = true;
+      bar.update(done);
+    },
+    stop: () => {
+      if (started) bar.stop();
+    },
+  };
+}
+
+async function runImport(ctx: CliContext, file: string): Promise<ImportReport> {
+  const progress = progressBar(process.stderr.isTTY === true && !ctx.json);
+  try {
+    return await importCatalogFile(ctx.pool, file, {
+      currency: ctx.config.currency,
+      ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
+    });
+  } catch (error) {
+    // Problems with the file as a whole are the operator's to fix, not crashes.
+    if (error instanceof CatalogFileError)
+      throw new CliError("invalid_catalog_file", `${file}: ${error.message}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "EISDIR" || code === "EACCES") {
+      throw new CliError("file_not_readable", `${file}: cannot read the file (${code})`);
+    }
+    throw error;
+  } finally {
+    progress.stop();
+  }
+}
+
+function reportText(file: string, report: ImportReport, committed: boolean): string {
+  const lines = [
+    committed
+      ? `Catalog imported from ${file}.`
+      : `Nothing imported from ${file}: no valid row, so the catalog was left as it was.`,
+    fields([
+      ["imported", report.imported],
+      ["updated", report.updated],
+      ["unchanged", report.unchanged],
+      ["retired", report.retired],
+      ["rejected", report.rejected_total],
+      ["catalog version", report.version ?? "unchanged"],
+    ]),
+  ];
+  if (report.rejected.length > 0) {
+    const shown = report.rejected.slice(0, MAX_REJECTED_SHOWN);
+    lines.push(
+      "",
+      "Rejected rows:",
+      table(
+        [{ header: "LINE", align: "right" }, { header: "ROW", align: "right" }, { header: "REASON" }],
+        shown.map((r) => [r.line === undefined ? "-" : String(r.line), String(r.row), r.reason]),
+      ),
+    );
+    const more = report.rejected_total - shown.length;
+    if (more > 0) lines.push(`… and ${more} more (use --json for the first ${report.rejected.length})`);
+  }
+  return lines.join("\n");
+}
+
+async function importFile(ctx: CliContext, file: string): Promise<CommandOutput> {
+  const report = await runImport(ctx, file);
+  // importCatalog writes nothing when no row is valid: for a script that is a failed import.
+  const committed = report.imported + report.updated + report.unchanged > 0;
+  return {
+    json: { file, committed, ...report },
+    text: reportText(file, report, committed),
+    exit_code: committed ? 0 : 1,
+  };
+}
+
+export const catalogCommands: readonly Command[] = [
+  {
+    group: "catalog",
+    name: "import",
+    args: ["<file.csv|file.json>"],
+    summary: "Replace the active catalog with a CSV or JSON file; reports rejected rows by line",
+    example: "npm run cli -- catalog import ./catalog-2026-11.csv",
+    prepare: ({ positionals }) => {
+      const file = positionals[0] ?? "";
+      if (file === "" || file.length > MAX_PATH_CHARS)
+        throw new CliError("invalid_argument", "give a file path");
+      return (ctx) => importFile(ctx, file);
+    },
+  },
+];
