@@ -38,7 +38,7 @@ export const Problem = Type.Object(
 );
 
 /** The problem+json responses of a route, keyed by status, each listing the codes it can carry. */
-export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
+export function errorResponses(...codes: ErrorCode[]): Record<number, ProblemResponse> {
   const all: ErrorCode[] = [
     "invalid_request",
     "payload_too_large",
@@ -52,17 +52,23 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
     const status = ERROR_CODES[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  const responses: Record<number, TSchema> = {};
+  const responses: Record<number, ProblemResponse> = {};
   for (const [status, statusCodes] of byStatus) {
-    responses[status] = Type.Object(Problem.properties, {
-      additionalProperties: false,
-      description: `Problem details. Codes: ${statusCodes.map((c) => `\`${c}\``).join(", ")}.`,
-      "x-error-codes": statusCodes,
-    });
+    const description = `Problem details. Codes: ${statusCodes.map((c) => `\`${c}\``).join(", ")}.`;
+    responses[status] = {
+      description,
+      content: {
+        "application/problem+json": {
+          schema: Type.Object(Problem.properties, { additionalProperties: false, "x-error-codes": statusCodes }),
+        },
+      },
+    };
   }
   return responses;
 }
 
 type Security = Array<Record<string, string[]>>;
+type ProblemResponse = { description: string; content: { "application/problem+json": { schema: TSchema } } };
+
 export const PARTNER_SECURITY: Security = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
 export const ADMIN_SECURITY: Security = [{ adminToken: [] }];

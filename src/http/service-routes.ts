@@ -21,7 +21,7 @@ export function openapiOptions(config: Config): SwaggerOptions {
         license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
         contact: { name: "Partner support", email: "partners@esim.example" },
       },
-      servers: [{ url: `http://localhost:${config.port}`, description: "This deployment" }],
+      servers: [{ url: "/", description: "This deployment (the sandbox and production each have their own host)" }],
       tags: [
         { name: "Catalog", description: "Packages and B2B prices by destination." },
         { name: "Orders", description: "Carts, new eSIM orders and order history." },
