@@ -26,6 +26,16 @@ async function freePort(): Promise<number> {
   });
 }
 
+async function runAdmin(url: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
 async function main(): Promise<number> {
   const started = Date.now();
   let adminUrl = process.env.DATABASE_URL ?? null;
@@ -46,6 +56,7 @@ async function main(): Promise<number> {
   try {
     const admin = new pg.Client({ connectionString: adminUrl });
     await admin.connect();
+    await admin.query(`drop database if exists ${TEMPLATE}_catalog with (force)`);
     await admin.query(`drop database if exists ${TEMPLATE} with (force)`);
     await admin.query(`create database ${TEMPLATE}`);
     await admin.end();
@@ -53,9 +64,14 @@ async function main(): Promise<number> {
     templateUrl.pathname = `/${TEMPLATE}`;
     const pool = createPool(templateUrl.toString(), 2, "esim-test-template");
     await migrate(pool);
-    // Every test database starts with the default sandbox catalog, as `npm start` does.
-    await seedDefaultCatalogIfEmpty(pool, "USD");
     await pool.end();
+    // A second template with the default sandbox catalog, as `npm start` seeds it.
+    await runAdmin(adminUrl, `create database ${TEMPLATE}_catalog template ${TEMPLATE}`);
+    const catalogUrl = new URL(adminUrl);
+    catalogUrl.pathname = `/${TEMPLATE}_catalog`;
+    const seeded = createPool(catalogUrl.toString(), 2, "esim-test-template");
+    await seedDefaultCatalogIfEmpty(seeded, "USD");
+    await seeded.end();
     console.error(`test database ready in ${Date.now() - started} ms`);
 
     const args = process.argv.slice(2);

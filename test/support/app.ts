@@ -30,7 +30,7 @@ export async function createTestApp(
   overrides: Partial<Config> = {},
   options: BuildOptions & { carrier?: Carrier; database?: TestDatabase } = {},
 ): Promise<TestApp> {
-  const database = options.database ?? (await createTestDatabase());
+  const database = options.database ?? (await createTestDatabase({ catalog: true }));
   const config: Config = {
     ...loadConfig({}),
     log_level: "silent",

@@ -11,14 +11,15 @@ export type TestDatabase = {
   pool: pg.Pool;
 };
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** `catalog: true` clones the template that also holds the default sandbox catalog. */
+export async function createTestDatabase(options: { catalog?: boolean } = {}): Promise<TestDatabase> {
   const adminUrl = process.env.TEST_DATABASE_ADMIN_URL;
   const template = process.env.TEST_DATABASE_TEMPLATE;
   if (!adminUrl || !template) throw new Error("run the tests with `npm test` (it prepares the database)");
   const name = `esim_test_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`create database ${name} template ${template}`);
+  await admin.query(`create database ${name} template ${options.catalog ? `${template}_catalog` : template}`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;

@@ -20,7 +20,7 @@ export type World = {
 export async function createWorld(
   options: { services?: number; env?: Record<string, string> } = {},
 ): Promise<World> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ catalog: true });
   const simulator = await startSimulatorProcess({
     databaseUrl: database.url,
     env: { SIMULATOR_SLOW_MS: "4000" },
