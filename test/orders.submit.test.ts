@@ -284,3 +284,28 @@ test("submit validates the end user: bad email, non-E.164 or invalid phone, empt
   assert.equal((await ordersOfCart(cart.cart_key)).length, 0);
   assert.equal(await balance(api, partner.api_key), 100_00);
 });
+
+test("a client that disconnects mid-request does not stop the order; its retry gets the result", async () => {
+  const partner = await newPartner(api, 100_00);
+  const price = await fr1gbPrice(partner.api_key);
+  const cart = await newCart(api, partner.api_key);
+  await world.simulator.control({ latency_ms: 800 });
+  try {
+    const gone = fetch(`${api}/v1/orders/submit`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${partner.api_key}`, "content-type": "application/json" },
+      body: JSON.stringify({ cart_key: cart.cart_key, ...END_USER }),
+      signal: AbortSignal.timeout(200),
+    });
+    await assert.rejects(gone, /abort|timeout/i);
+  } finally {
+    await world.simulator.control({ latency_ms: 0 });
+  }
+  const done = await waitFor("the order to finish without its client", async () => {
+    const retry = await submit(api2, partner.api_key, cart.cart_key);
+    return retry.status === 200 ? retry : null;
+  });
+  assert.equal(done.body.status, "completed");
+  assert.equal(await balance(api, partner.api_key), 100_00 - price);
+  assert.equal((await ordersOfCart(cart.cart_key)).length, 1);
+});

@@ -1,0 +1,58 @@
+// `npm start` on a fresh machine: an embedded PostgreSQL under DATA_DIR, a clean Ctrl-C that
+// leaves no postgres process behind, and a restart that finds every committed write again.
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { chmod, mkdtemp } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { startServiceProcess } from "./support/service.ts";
+import { call } from "./support/world.ts";
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+test("Ctrl-C stops the service and its embedded PostgreSQL cleanly; a restart reuses the data", async () => {
+  const data_dir = await mkdtemp(path.join(os.tmpdir(), "lifecycle-"));
+  // As root, postgres runs as the `postgres` user, which must be able to enter the directory.
+  await chmod(data_dir, 0o755);
+  const env = {
+    DATA_DIR: data_dir,
+    EMBEDDED_PG_PORT: String(await freePort()),
+    ADMIN_TOKEN: "lifecycle-admin-token-0123",
+    DATABASE_URL: "",
+  };
+  const first = await startServiceProcess(env);
+  const created = await call(first.url, "POST", "/admin/partners", {
+    headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
+    body: { name: "Survivor" },
+  });
+  assert.equal(created.status, 201);
+  const packages = await call(first.url, "GET", "/v1/esim/destination/JP/packages", {
+    key: created.body.api_key,
+  });
+  assert.equal(packages.status, 200, "the sandbox catalog was seeded");
+  first.process.kill("SIGINT");
+  const [code] = (await new Promise((resolve) => first.process.once("exit", (...args) => resolve(args)))) as [
+    number | null,
+  ];
+  assert.equal(code, 0);
+  assert.equal(existsSync(path.join(data_dir, "pg", "postmaster.pid")), false, "postgres stopped");
+  assert.match(first.logs(), /shutting down/);
+
+  const second = await startServiceProcess(env);
+  try {
+    const wallet = await call(second.url, "GET", "/v1/profile/wallet", { key: created.body.api_key });
+    assert.equal(wallet.status, 200, "the partner and its key survived the restart");
+  } finally {
+    await second.stop();
+  }
+  assert.equal(existsSync(path.join(data_dir, "pg", "postmaster.pid")), false);
+});
