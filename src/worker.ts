@@ -10,6 +10,11 @@ import {
   sendConfirmationEmailTask,
 } from "./notifications/send-confirmation-email.ts";
 import { RESOLVE_PENDING_ORDER_TASK, resolvePendingOrderTask } from "./orders/resolve-pending-order.ts";
+import {
+  PURGE_IDEMPOTENCY_KEYS_CRONTAB,
+  PURGE_IDEMPOTENCY_KEYS_TASK,
+  purgeIdempotencyKeysTask,
+} from "./topups/purge-idempotency-keys.ts";
 
 export type WorkerDeps = { ctx: AppContext; mailer: Mailer; log: Pino; extraTasks?: TaskList };
 
@@ -17,6 +22,7 @@ export function taskList(deps: WorkerDeps): TaskList {
   return {
     [SEND_CONFIRMATION_EMAIL_TASK]: sendConfirmationEmailTask({ pool: deps.ctx.pool, mailer: deps.mailer }),
     [RESOLVE_PENDING_ORDER_TASK]: resolvePendingOrderTask(deps.ctx),
+    [PURGE_IDEMPOTENCY_KEYS_TASK]: purgeIdempotencyKeysTask(deps.ctx),
     ...deps.extraTasks,
   };
 }
@@ -33,7 +39,10 @@ function workerLogger(log: Pino): Logger {
   });
 }
 
-export async function startWorker(deps: WorkerDeps, crontab = ""): Promise<Runner> {
+/** Recurring jobs (graphile-worker crontab syntax); each tick runs once across all processes. */
+export const CRONTAB = [PURGE_IDEMPOTENCY_KEYS_CRONTAB].join("\n");
+
+export async function startWorker(deps: WorkerDeps, crontab = CRONTAB): Promise<Runner> {
   return run({
     pgPool: deps.ctx.pool,
     taskList: taskList(deps),

@@ -12,6 +12,7 @@ import { cartRoutes } from "../carts/routes.ts";
 import { catalogRoutes } from "../catalog/routes.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { adminRoutes } from "../partners/admin-routes.ts";
+import { topupRoutes } from "../topups/routes.ts";
 import { walletRoutes } from "../wallet/routes.ts";
 import { Authenticator, isAdmin } from "./auth.ts";
 import { ApiError } from "./errors.ts";
@@ -27,7 +28,7 @@ const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 export type PartnerRoutes = (app: App, ctx: AppContext) => Promise<void>;
 
 /** The partner API, mounted under /v1 behind authentication and the rate limit. */
-const PARTNER_ROUTES: PartnerRoutes[] = [catalogRoutes, cartRoutes, orderRoutes, walletRoutes];
+const PARTNER_ROUTES: PartnerRoutes[] = [catalogRoutes, cartRoutes, orderRoutes, topupRoutes, walletRoutes];
 
 export type BuiltApp = { app: App; authenticator: Authenticator; metrics: Metrics };
 

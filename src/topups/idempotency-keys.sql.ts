@@ -1,0 +1,115 @@
+// SQL of the idempotency_keys table (migration 0001): one row per (partner, Idempotency-Key),
+// created 'running' in the same transaction as the top-up order it leads to, and made
+// 'completed' with the exact response bytes when that order reaches a final state
+// (orders/stored-outcome.ts, in the completion's own transaction) or when the wallet was short.
+import { type Kysely, sql, type Transaction } from "kysely";
+import type { Database } from "../db/schema.ts";
+
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+export type KeyRef = { partner_id: string; idempotency_key: string };
+
+export type NewKey = KeyRef & { fingerprint: Buffer; request_id: string; ttl_hours: number };
+
+export type KeyRow = {
+  fingerprint: Buffer;
+  state: "running" | "completed";
+  order_id: string | null;
+  request_id: string;
+  response_status: number | null;
+  response_body: string | null;
+  /** Judged by the database clock, like expires_at was written. */
+  expired: boolean;
+};
+
+/** Creates the key as running; false when a row for it already exists (then nothing is written). */
+export async function insertRunningKey(trx: Transaction<Database>, key: NewKey): Promise<boolean> {
+  const inserted = await sql`
+    insert into idempotency_keys (partner_id, idempotency_key, fingerprint, state, request_id, expires_at)
+    values (${key.partner_id}, ${key.idempotency_key}, ${key.fingerprint}, 'running', ${key.request_id},
+            now() + make_interval(hours => ${key.ttl_hours}))
+    on conflict (partner_id, idempotency_key) do nothing`.execute(trx);
+  return Number(inserted.numAffectedRows) === 1;
+}
+
+/** Reads and row-locks an existing key until the transaction ends. */
+export async function lockKey(trx: Transaction<Database>, key: KeyRef): Promise<KeyRow | null> {
+  const result = await sql<KeyRow>`
+    select fingerprint, state, order_id, request_id, response_status, response_body, expires_at <= now() as expired
+    from idempotency_keys
+    where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
+    for update`.execute(trx);
+  return result.rows[0] ?? null;
+}
+
+/** An expired key (not purged yet) starts over as a new request: the old row is replaced in place. */
+export async function restartExpiredKey(trx: Transaction<Database>, key: NewKey): Promise<void> {
+  const updated = await sql`
+    update idempotency_keys
+    set fingerprint = ${key.fingerprint}, state = 'running', order_id = null, request_id = ${key.request_id},
+        response_status = null, response_body = null, created_at = now(),
+        expires_at = now() + make_interval(hours => ${key.ttl_hours})
+    where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key} and expires_at <= now()`.execute(
+    trx,
+  );
+  if (Number(updated.numAffectedRows) !== 1)
+    throw new Error("restartExpiredKey: the locked expired row is gone");
+}
+
+/** Links a running key to the order it created, so the order's completion stores its outcome here. */
+export async function linkKeyToOrder(
+  trx: Transaction<Database>,
+  key: KeyRef,
+  order_id: string,
+): Promise<void> {
+  const updated = await sql`
+    update idempotency_keys set order_id = ${order_id}
+    where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
+      and state = 'running' and order_id is null`.execute(trx);
+  if (Number(updated.numAffectedRows) !== 1)
+    throw new Error("linkKeyToOrder: the claimed key is not running");
+}
+
+/** Stores a final outcome that no order carries (402: the order was never created). */
+export async function completeKeyWithoutOrder(
+  trx: Transaction<Database>,
+  key: KeyRef,
+  outcome: { status: number; body: string },
+): Promise<void> {
+  const updated = await sql`
+    update idempotency_keys set state = 'completed', response_status = ${outcome.status}, response_body = ${outcome.body}
+    where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
+      and state = 'running' and order_id is null`.execute(trx);
+  if (Number(updated.numAffectedRows) !== 1)
+    throw new Error("completeKeyWithoutOrder: the claimed key is not running");
+}
+
+/** The stored response of a completed key, or null while it runs (or once it is gone). */
+export async function storedResponse(
+  db: Executor,
+  key: KeyRef,
+): Promise<{ status: number; body: string } | null> {
+  const result = await sql<{ response_status: number; response_body: string }>`
+    select response_status, response_body from idempotency_keys
+    where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key} and state = 'completed'`.execute(
+    db,
+  );
+  const row = result.rows[0];
+  return row ? { status: row.response_status, body: row.response_body } : null;
+}
+
+/**
+ * Deletes up to `limit` expired keys, oldest expiry first, and returns how many. Rows locked by a
+ * request that is restarting them right now are skipped, never waited for.
+ */
+export async function deleteExpiredKeys(db: Executor, limit: number): Promise<number> {
+  const deleted = await sql`
+    delete from idempotency_keys
+    where (partner_id, idempotency_key) in (
+      select partner_id, idempotency_key from idempotency_keys
+      where expires_at <= now()
+      order by expires_at
+      limit ${limit}
+      for update skip locked)`.execute(db);
+  return Number(deleted.numAffectedRows);
+}

@@ -1,0 +1,214 @@
+// Partner use case: top up an existing eSIM, paid from the wallet (spec 4.5, design.md "Top-up").
+// The spec's order maps onto the two phases of a new-eSIM submit:
+//   1. validate the ICCID: its shape (before anything else), then that it is this partner's eSIM;
+//   2. check the balance: the pending transfer (hold) of phase 1, in one transaction with the
+//      pending order, its resolver job and the Idempotency-Key row;
+//   3. provision with the carrier, the order id as reference: driveOrder, no transaction held;
+//   4. record the order and debit: the completion transaction posts the hold, inserts the
+//      purchase and stores the outcome on the Idempotency-Key (all in drive-order.ts).
+//
+// With an Idempotency-Key the key is claimed first thing in phase 1's transaction, so:
+// - a 400/404/422 thrown later in that transaction rolls the key back with everything else;
+// - concurrent requests with one key serialize on its unique index and row lock;
+// - a replay answers from the key before the catalog or the wallet are looked at, so the same
+//   request replays its stored outcome even after the offer or the balance changed.
+// Stored outcomes: 200 and 502 (by the order's completion) and 402 (here, in phase 1's own
+// transaction, which wrote nothing else). Not stored: validation errors, 409, and 503 — a 503
+// leaves the key 'running' on its pending order, and a retry with the key drives that same order
+// again (same carrier reference, so never a second top-up) or gets 409 while someone else does.
+import assert from "node:assert/strict";
+import type { Transaction } from "kysely";
+import { crashPoint } from "../crash-points.ts";
+import type { Database } from "../db/schema.ts";
+import { ApiError } from "../http/errors.ts";
+import { problemBody } from "../http/problem.ts";
+import type { AppContext } from "../http/types.ts";
+import { newId } from "../ids.ts";
+import { driveIfAbandoned, driveOrder, leaseMs } from "../orders/drive-order.ts";
+import { checkEndUser, type EndUser } from "../orders/end-user.ts";
+import { addResolveJob, insertPendingOrder, type OrderRow, orderById } from "../orders/orders.sql.ts";
+import { inProgress } from "../orders/submit-order.ts";
+import { holdFunds } from "../wallet/ledger.sql.ts";
+import {
+  completeKeyWithoutOrder,
+  insertRunningKey,
+  type KeyRef,
+  type KeyRow,
+  linkKeyToOrder,
+  lockKey,
+  type NewKey,
+  restartExpiredKey,
+  storedResponse,
+} from "./idempotency-keys.sql.ts";
+import { requirePartnerEsim, requireValidIccid } from "./topup-esim.ts";
+import { offeredTopUp } from "./topup-offer.ts";
+
+export type TopUpInput = EndUser & {
+  iccid: string;
+  package_id: string;
+  external_package_id: string;
+  client_reference: string | null;
+};
+
+/** The Idempotency-Key of this request, parsed, with the fingerprint of the request it came with. */
+export type IdempotencyClaim = { idempotency_key: string; fingerprint: Buffer; request_id: string };
+
+/** Exact bytes to send: a stored outcome, or a 402 stored just now. */
+export type StoredOutcome = { status: number; body: string; replayed: boolean };
+
+export type TopUpOutcome = { kind: "order"; order: OrderRow } | { kind: "stored"; stored: StoredOutcome };
+
+type Phase1 =
+  | { kind: "created"; order: OrderRow }
+  | { kind: "stored"; stored: StoredOutcome }
+  /** The key's first request created this order, which is still pending. */
+  | { kind: "running"; order_id: string };
+
+/** Claims attempted per request: a second try only follows a purge that raced the first. */
+const MAX_CLAIM_ATTEMPTS = 3;
+
+type Claim = { kind: "new" } | { kind: "existing"; row: KeyRow };
+
+/** Inserts the key as running, or locks the existing row; an expired row starts over as new. */
+async function claimKey(trx: Transaction<Database>, key: NewKey): Promise<Claim> {
+  for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+    if (await insertRunningKey(trx, key)) return { kind: "new" };
+    const row = await lockKey(trx, key);
+    if (row === null) continue; // purged between the two statements: insert again
+    if (row.expired) {
+      await restartExpiredKey(trx, key);
+      return { kind: "new" };
+    }
+    return { kind: "existing", row };
+  }
+  throw new Error(`idempotency key claim did not settle in ${MAX_CLAIM_ATTEMPTS} attempts`);
+}
+
+/** What an unexpired key answers: 422 for another request, its stored outcome, or its order. */
+function answerExisting(row: KeyRow, fingerprint: Buffer): Phase1 {
+  if (!row.fingerprint.equals(fingerprint)) {
+    throw new ApiError(
+      "idempotency_key_reused",
+      "This Idempotency-Key was used with a different request (method, path or body). Nothing was charged; " +
+        "use a new key for a new top-up.",
+    );
+  }
+  if (row.state === "completed") {
+    assert.ok(row.response_status !== null && row.response_body !== null, "a completed key has a response");
+    return {
+      kind: "stored",
+      stored: { status: row.response_status, body: row.response_body, replayed: true },
+    };
+  }
+  assert.ok(row.order_id, "a running key is linked to the order its first request created");
+  return { kind: "running", order_id: row.order_id };
+}
+
+function insufficientBalance(): ApiError {
+  return new ApiError(
+    "insufficient_balance",
+    "The wallet balance does not cover this top-up. Nothing was charged.",
+  );
+}
+
+/** Phase 1 after the key (if any) is claimed: the eSIM, the offer, the hold, the pending order. */
+async function createOrder(
+  ctx: AppContext,
+  trx: Transaction<Database>,
+  partner_id: string,
+  input: TopUpInput,
+  key: NewKey | null,
+): Promise<Phase1> {
+  const esim = await requirePartnerEsim(trx, partner_id, input.iccid);
+  const row = await offeredTopUp(trx, esim.package_id, input);
+  if (!row) {
+    throw new ApiError(
+      "topup_not_available",
+      `Package ${input.package_id} (${input.external_package_id}) is not offered as a top-up for eSIM ${esim.iccid}. ` +
+        "Pick a row of GET /orders/available-topups/{iccid} and send both of its ids unchanged.",
+    );
+  }
+  const order_id = newId("order");
+  // The hold first: when funds are short it writes nothing, so the key alone records the 402.
+  if (!(await holdFunds(trx, partner_id, order_id, row.wholesale_minor, row.currency))) {
+    if (key === null) throw insufficientBalance();
+    const body = JSON.stringify(problemBody(insufficientBalance(), key.request_id));
+    await completeKeyWithoutOrder(trx, key, { status: 402, body });
+    return { kind: "stored", stored: { status: 402, body, replayed: false } };
+  }
+  await insertPendingOrder(
+    trx,
+    {
+      order_id,
+      partner_id,
+      type: "topup",
+      cart_key: null,
+      package_id: row.package_id,
+      external_package_id: row.external_package_id,
+      start_date: null,
+      total_minor: row.wholesale_minor,
+      currency: row.currency,
+      client_reference: input.client_reference,
+      email: input.email,
+      phone: input.phone,
+      first_name: input.first_name,
+      last_name: input.last_name,
+      iccid: esim.iccid,
+    },
+    leaseMs(ctx),
+  );
+  await addResolveJob(trx, order_id, ctx.config.resolve_after_ms);
+  if (key !== null) await linkKeyToOrder(trx, key, order_id);
+  const order = await orderById(trx, order_id);
+  assert.ok(order, "the order inserted in this transaction exists");
+  return { kind: "created", order };
+}
+
+/** Phase 1, one transaction. */
+async function reserve(
+  ctx: AppContext,
+  partner_id: string,
+  input: TopUpInput,
+  claim: IdempotencyClaim | null,
+): Promise<Phase1> {
+  const key: NewKey | null =
+    claim === null ? null : { partner_id, ...claim, ttl_hours: ctx.config.idempotency_ttl_hours };
+  return ctx.db.transaction().execute(async (trx) => {
+    if (key !== null) {
+      const claimed = await claimKey(trx, key);
+      if (claimed.kind === "existing") return answerExisting(claimed.row, key.fingerprint);
+    }
+    return createOrder(ctx, trx, partner_id, input, key);
+  });
+}
+
+/**
+ * A retry of a key whose order is pending: drive the order if its first attempt is gone (lease
+ * expired), else 409. Once final, the key holds the outcome: answer its bytes.
+ */
+async function continueRunning(ctx: AppContext, key: KeyRef, order_id: string): Promise<TopUpOutcome> {
+  const driven = await driveIfAbandoned(ctx, order_id);
+  const stored = await storedResponse(ctx.db, key);
+  if (stored !== null) return { kind: "stored", stored: { ...stored, replayed: true } };
+  if (driven === null) throw inProgress(order_id);
+  return { kind: "order", order: driven };
+}
+
+/** Returns what to answer: an order in its state after this attempt, or stored bytes. */
+export async function submitTopUp(
+  ctx: AppContext,
+  partner_id: string,
+  raw: TopUpInput,
+  claim: IdempotencyClaim | null,
+): Promise<TopUpOutcome> {
+  requireValidIccid(raw.iccid);
+  const input = { ...raw, ...checkEndUser(raw) };
+  const reserved = await reserve(ctx, partner_id, input, claim);
+  if (reserved.kind === "stored") return reserved;
+  if (reserved.kind === "running") {
+    assert.ok(claim, "only a key can find a running request");
+    return continueRunning(ctx, { partner_id, idempotency_key: claim.idempotency_key }, reserved.order_id);
+  }
+  crashPoint("after_pending_commit");
+  return { kind: "order", order: await driveOrder(ctx, reserved.order) };
+}

@@ -1,0 +1,74 @@
+// Which packages an eSIM can be topped up with: the one place that decides it. Both the list
+// (GET /orders/available-topups/{iccid}) and the submit (which accepts exactly a row of that
+// list) call topUpOffer, so a partner can never buy a top-up it was not offered.
+//
+// The rules:
+// 1. Coverage: a top-up package covers every destination the eSIM's original package covers,
+//    because the extra data must work wherever the eSIM works. A France eSIM is offered France
+//    packages and the regional and global packages that include France; a Europe eSIM only
+//    Europe-wide or wider packages; a global eSIM only global ones. The original package itself
+//    qualifies, and a retired original still decides (its destinations are kept).
+// 2. Active packages only: a retired package is not sold, as top-up or otherwise.
+// 3. Metered packages only (data_mb not null): a top-up adds a quantity of data to the eSIM
+//    (spec 4.5, "provision the additional data"). An unlimited plan is a new time-boxed plan
+//    rather than additional data, and the carrier would turn the eSIM's allowance unlimited for
+//    good; partners sell those as a new eSIM.
+// 4. Stable order, as in discovery: country packages, then regional, then global; within each by
+//    data size, validity and package_id. At most MAX_TOPUP_ROWS rows.
+import { type Kysely, sql, type Transaction } from "kysely";
+import type { Database } from "../db/schema.ts";
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** More than any eSIM is offered (about 15 with the default catalog); a bound on the response. */
+export const MAX_TOPUP_ROWS = 500;
+
+export type TopUpOfferRow = {
+  package_id: string;
+  external_package_id: string;
+  name: string;
+  data_mb: number;
+  validity_days: number;
+  wholesale_minor: number;
+  currency: string;
+  coverage: "country" | "regional" | "global";
+  region: string | null;
+};
+
+/**
+ * The packages offered as top-ups for an eSIM whose original package is `original_package_id`.
+ * Relational division: join each candidate's destinations to the original's and keep the
+ * candidates that matched all of them.
+ */
+export async function topUpOffer(db: Executor, original_package_id: string): Promise<TopUpOfferRow[]> {
+  const result = await sql<TopUpOfferRow>`
+    with original as (
+      select destination_code from package_destinations where package_id = ${original_package_id}
+    )
+    select p.package_id, p.external_package_id, p.name, p.data_mb, p.validity_days,
+           p.wholesale_minor, p.currency, p.coverage, p.region
+    from packages p
+    join package_destinations pd on pd.package_id = p.package_id
+    join original o on o.destination_code = pd.destination_code
+    where p.active and p.data_mb is not null
+    group by p.package_id
+    having count(*) = (select count(*) from original)
+    order by case p.coverage when 'country' then 0 when 'regional' then 1 else 2 end,
+             p.data_mb, p.validity_days, p.package_id
+    limit ${MAX_TOPUP_ROWS}`.execute(db);
+  return result.rows;
+}
+
+/** The offered row matching both ids, or null: the pair must be exactly a row of the offer. */
+export async function offeredTopUp(
+  db: Executor,
+  original_package_id: string,
+  choice: { package_id: string; external_package_id: string },
+): Promise<TopUpOfferRow | null> {
+  const offer = await topUpOffer(db, original_package_id);
+  return (
+    offer.find(
+      (row) => row.package_id === choice.package_id && row.external_package_id === choice.external_package_id,
+    ) ?? null
+  );
+}

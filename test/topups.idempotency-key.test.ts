@@ -1,0 +1,93 @@
+// The Idempotency-Key header and the request fingerprint: pure functions, no database.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+import { ApiError } from "../src/http/errors.ts";
+import {
+  canonicalJson,
+  decodeSfString,
+  parseIdempotencyKey,
+  requestFingerprint,
+} from "../src/topups/idempotency-key.ts";
+
+function assertMalformed(header: string) {
+  assert.throws(
+    () => parseIdempotencyKey(header),
+    (error: unknown) =>
+      error instanceof ApiError &&
+      error.code === "invalid_request" &&
+      error.errors?.[0]?.field === "Idempotency-Key",
+    JSON.stringify(header),
+  );
+}
+
+test("no header is no key; a bare key of printable ASCII is itself", () => {
+  assert.equal(parseIdempotencyKey(undefined), null);
+  for (const key of [
+    "a",
+    "550e8400-e29b-41d4-a716-446655440000",
+    "x".repeat(255),
+    "with inner space",
+    "a\\b'c",
+  ]) {
+    assert.equal(parseIdempotencyKey(key), key);
+  }
+});
+
+test("a quoted structured-field string names the same key as its content", () => {
+  assert.equal(parseIdempotencyKey('"abc-123"'), "abc-123");
+  assert.equal(parseIdempotencyKey('"a\\"b\\\\c"'), 'a"b\\c');
+  assert.equal(parseIdempotencyKey(`"${"\\\\".repeat(255)}"`), "\\".repeat(255));
+  assert.equal(decodeSfString('"x"'), "x");
+});
+
+test("malformed headers are 400 invalid_request naming the Idempotency-Key field", () => {
+  for (const header of [
+    "",
+    "x".repeat(256),
+    " leading",
+    "trailing ",
+    "caf\u00e9",
+    "tab\there",
+    '"unterminated',
+    '"bad \\x escape"',
+    '"escaped end\\"',
+    '"inner " quote"',
+    '""',
+    '"abc";param=1',
+    `"${"y".repeat(256)}"`,
+  ]) {
+    assertMalformed(header);
+  }
+});
+
+test("the fingerprint ignores key order and whitespace but not values, method or path", () => {
+  const body = { iccid: "8901", package_id: "fr-1gb-7d", nested: { b: 1, a: [2, { d: 1, c: 2 }] } };
+  const reordered = JSON.parse(
+    '{ "nested": {"a":[2,{"c":2,"d":1}], "b":1}, "package_id":"fr-1gb-7d","iccid":"8901" }',
+  );
+  const path = "/v1/orders/submit-topup";
+  assert.deepEqual(requestFingerprint("POST", path, body), requestFingerprint("POST", path, reordered));
+  assert.notDeepEqual(
+    requestFingerprint("POST", path, body),
+    requestFingerprint("POST", path, { ...body, package_id: "fr-3gb-15d" }),
+  );
+  assert.notDeepEqual(requestFingerprint("POST", path, body), requestFingerprint("PUT", path, body));
+  assert.notDeepEqual(requestFingerprint("POST", path, body), requestFingerprint("POST", "/v1/other", body));
+  assert.notDeepEqual(
+    requestFingerprint("POST", path, { a: null }),
+    requestFingerprint("POST", path, {}),
+    "an explicit null is a different body from an absent field",
+  );
+  assert.equal(requestFingerprint("POST", path, body).length, 32);
+});
+
+test("canonical JSON is valid JSON of the same value, for any JSON value", () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), (value) => {
+      const text = canonicalJson(value);
+      assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(value)));
+      assert.equal(canonicalJson(JSON.parse(text)), text);
+    }),
+  );
+});
