@@ -244,3 +244,23 @@ test("files and row lists over the limits are refused", async () => {
   await writeFile(broken, "[{");
   await assert.rejects(importCatalog(pool, broken, { currency: "USD" }), /not valid JSON/);
 });
+
+test("an import does not wait on an open purchase of a package it leaves unchanged", async () => {
+  const { pool } = await seededDatabase();
+  await pool.query("insert into partners (partner_id, name) values ('ptr_lock_test', 'Lock Test')");
+  const purchase = await pool.connect();
+  try {
+    // A cart being created holds a key-share lock on its package until it commits.
+    await purchase.query("begin");
+    await purchase.query(
+      `insert into carts (cart_key, partner_id, package_id, total_minor, currency, expires_at)
+       values ('cart_lock_test', 'ptr_lock_test', 'fr-3gb-15d', 800, 'USD', now() + interval '30 minutes')`,
+    );
+    const timeout = new Promise<"waited">((resolve) => setTimeout(() => resolve("waited"), 5_000).unref());
+    const outcome = await Promise.race([importCatalog(pool, SAMPLE_CSV, { currency: "USD" }), timeout]);
+    assert.notEqual(outcome, "waited");
+  } finally {
+    await purchase.query("rollback");
+    purchase.release();
+  }
+});

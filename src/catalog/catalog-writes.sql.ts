@@ -30,12 +30,45 @@ export async function knownDestinationCodes(client: PoolClient): Promise<Set<str
   return new Set(result.rows.map((row) => row.destination_code));
 }
 
-/** package_id of every package holding each external_package_id: the column is unique. */
-export async function externalPackageOwners(client: PoolClient): Promise<Map<string, string>> {
+/** The package holding each of these external_package_ids (the column is unique). */
+export async function externalPackageOwners(
+  client: PoolClient,
+  external_package_ids: string[],
+): Promise<Map<string, string>> {
   const result = await client.query<{ external_package_id: string; package_id: string }>(
-    "select external_package_id, package_id from packages",
+    `select external_package_id, package_id from packages
+     where external_package_id = any($1::text[])`,
+    [external_package_ids],
   );
   return new Map(result.rows.map((row) => [row.external_package_id, row.package_id]));
+}
+
+/** A package as stored, to compare with an imported row. */
+export type StoredPackage = Omit<CatalogPackage, "package_id"> & { currency: string; active: boolean };
+
+/** Packages read per statement by storedPackages: each read stays well inside the statement timeout. */
+const MAX_PACKAGES_PER_READ = 10_000;
+
+/** The stored state of these packages, destinations included, keyed by package_id. */
+export async function storedPackages(
+  client: PoolClient,
+  package_ids: string[],
+): Promise<Map<string, StoredPackage>> {
+  const stored = new Map<string, StoredPackage>();
+  for (let start = 0; start < package_ids.length; start += MAX_PACKAGES_PER_READ) {
+    const result = await client.query<StoredPackage & { package_id: string }>(
+      `select p.package_id, p.external_package_id, p.name, p.data_mb, p.validity_days,
+              p.wholesale_minor, p.retail_minor, p.currency, p.coverage, p.region, p.active,
+              array(select pd.destination_code from package_destinations pd
+                    where pd.package_id = p.package_id
+                    order by pd.destination_code) as destination_codes
+       from packages p
+       where p.package_id = any($1::text[])`,
+      [package_ids.slice(start, start + MAX_PACKAGES_PER_READ)],
+    );
+    for (const { package_id, ...row } of result.rows) stored.set(package_id, row);
+  }
+  return stored;
 }
 
 export async function upsertDestinations(client: PoolClient, destinations: Destination[]): Promise<void> {
@@ -68,19 +101,17 @@ export function writeBatches(packages: CatalogPackage[]): CatalogPackage[][] {
   return batches;
 }
 
-export type UpsertOutcome = { inserted: string[]; changed: string[] };
-
 /**
  * Inserts new packages and replaces every field of existing ones, reactivating retired ones.
- * A row whose fields are all unchanged is not touched, so importing the same file twice reports
- * nothing changed. `xmax = 0` tells an inserted row from an updated one.
+ * Callers pass only new or changed packages: ON CONFLICT DO UPDATE locks every row it meets until
+ * commit, and a cart referencing a locked package would wait on it for its foreign key check.
  */
 export async function upsertPackages(
   client: PoolClient,
   packages: CatalogPackage[],
   currency: string,
-): Promise<UpsertOutcome> {
-  const result = await client.query<{ package_id: string; inserted: boolean }>(
+): Promise<void> {
+  await client.query(
     `insert into packages as p (
        package_id, external_package_id, name, data_mb, validity_days,
        wholesale_minor, retail_minor, currency, coverage, region, active, updated_at)
@@ -101,14 +132,7 @@ export async function upsertPackages(
        coverage = excluded.coverage,
        region = excluded.region,
        active = true,
-       updated_at = now()
-     where (p.external_package_id, p.name, p.data_mb, p.validity_days, p.wholesale_minor,
-            p.retail_minor, p.currency, p.coverage, p.region, p.active)
-       is distinct from
-           (excluded.external_package_id, excluded.name, excluded.data_mb, excluded.validity_days,
-            excluded.wholesale_minor, excluded.retail_minor, excluded.currency, excluded.coverage,
-            excluded.region, true)
-     returning p.package_id, (p.xmax = 0) as inserted`,
+       updated_at = now()`,
     [
       packages.map((p) => p.package_id),
       packages.map((p) => p.external_package_id),
@@ -122,22 +146,19 @@ export async function upsertPackages(
       currency,
     ],
   );
-  return {
-    inserted: result.rows.filter((row) => row.inserted).map((row) => row.package_id),
-    changed: result.rows.filter((row) => !row.inserted).map((row) => row.package_id),
-  };
 }
 
 /**
  * Makes each package's destinations exactly its `destination_codes`: removes the pairs no longer
- * listed, adds the new ones, and returns the package ids whose coverage changed.
+ * listed and adds the new ones; pairs that stay are left alone. A data-modifying CTE runs
+ * whether or not the statement reads it, so the delete and the insert are one round trip.
  */
 export async function replacePackageDestinations(
   client: PoolClient,
   packages: CatalogPackage[],
-): Promise<string[]> {
+): Promise<void> {
   const pairs = packages.flatMap((p) => p.destination_codes.map((code) => [p.package_id, code] as const));
-  const result = await client.query<{ package_id: string }>(
+  await client.query(
     `with wanted as (
        select * from unnest($1::text[], $2::text[]) as w(package_id, destination_code)
      ), removed as (
@@ -145,17 +166,12 @@ export async function replacePackageDestinations(
        where pd.package_id = any($3::text[])
          and not exists (select 1 from wanted w
                          where w.package_id = pd.package_id and w.destination_code = pd.destination_code)
-       returning pd.package_id
-     ), added as (
-       insert into package_destinations (package_id, destination_code)
-       select package_id, destination_code from wanted
-       on conflict do nothing
-       returning package_id
      )
-     select package_id from removed union select package_id from added`,
+     insert into package_destinations (package_id, destination_code)
+     select package_id, destination_code from wanted
+     on conflict do nothing`,
     [pairs.map((pair) => pair[0]), pairs.map((pair) => pair[1]), packages.map((p) => p.package_id)],
   );
-  return result.rows.map((row) => row.package_id);
 }
 
 /**

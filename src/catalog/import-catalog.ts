@@ -13,6 +13,8 @@ import {
   lockCatalogWriters,
   replacePackageDestinations,
   retirePackagesNotIn,
+  type StoredPackage,
+  storedPackages,
   upsertPackages,
   writeBatches,
 } from "./catalog-writes.sql.ts";
@@ -102,24 +104,88 @@ function checkRows(rows: SourceRow[], known: ReadonlySet<string>, owners: Map<st
   return checked;
 }
 
-type WriteCounts = { imported: number; updated: number };
+/** What the import must write: only what differs from the stored catalog is touched. */
+type WritePlan = {
+  /** New packages and packages whose fields or destinations changed, in file order. */
+  changed: CatalogPackage[];
+  fields: Set<string>;
+  coverage: Set<string>;
+  imported: number;
+  updated: number;
+  unchanged: number;
+};
 
-async function writePackages(
+function sameFields(stored: StoredPackage, pkg: CatalogPackage, currency: string): boolean {
+  return (
+    stored.active &&
+    stored.external_package_id === pkg.external_package_id &&
+    stored.name === pkg.name &&
+    stored.data_mb === pkg.data_mb &&
+    stored.validity_days === pkg.validity_days &&
+    stored.wholesale_minor === pkg.wholesale_minor &&
+    stored.retail_minor === pkg.retail_minor &&
+    stored.currency === currency &&
+    stored.coverage === pkg.coverage &&
+    stored.region === pkg.region
+  );
+}
+
+function planWrites(
+  valid: CatalogPackage[],
+  stored: Map<string, StoredPackage>,
+  currency: string,
+): WritePlan {
+  const plan: WritePlan = {
+    changed: [],
+    fields: new Set(),
+    coverage: new Set(),
+    imported: 0,
+    updated: 0,
+    unchanged: 0,
+  };
+  for (const pkg of valid) {
+    const current = stored.get(pkg.package_id);
+    const fieldsChanged = !current || !sameFields(current, pkg, currency);
+    // Both sides are sorted, so equal sets join to equal strings.
+    const coverageChanged =
+      !current || current.destination_codes.join(" ") !== pkg.destination_codes.join(" ");
+    if (fieldsChanged) plan.fields.add(pkg.package_id);
+    if (coverageChanged) plan.coverage.add(pkg.package_id);
+    if (fieldsChanged || coverageChanged) plan.changed.push(pkg);
+    if (!current) plan.imported += 1;
+    else if (fieldsChanged || coverageChanged) plan.updated += 1;
+    else plan.unchanged += 1;
+  }
+  return plan;
+}
+
+async function writePlan(
   client: PoolClient,
-  packages: CatalogPackage[],
+  plan: WritePlan,
   currency: string,
   advance: (rows: number) => void,
-): Promise<WriteCounts> {
-  const inserted = new Set<string>();
-  const updated = new Set<string>();
-  for (const batch of writeBatches(packages)) {
-    const upsert = await upsertPackages(client, batch, currency);
-    const coverageChanged = await replacePackageDestinations(client, batch);
-    for (const id of upsert.inserted) inserted.add(id);
-    for (const id of [...upsert.changed, ...coverageChanged]) if (!inserted.has(id)) updated.add(id);
+): Promise<void> {
+  for (const batch of writeBatches(plan.changed)) {
+    const fields = batch.filter((pkg) => plan.fields.has(pkg.package_id));
+    const coverage = batch.filter((pkg) => plan.coverage.has(pkg.package_id));
+    // Packages first: a new package's destination pairs reference it.
+    if (fields.length > 0) await upsertPackages(client, fields, currency);
+    if (coverage.length > 0) await replacePackageDestinations(client, coverage);
     advance(batch.length);
   }
-  return { imported: inserted.size, updated: updated.size };
+}
+
+/** The external_package_ids the file names, valid rows or not: whose they are now is one query. */
+function namedExternalIds(rows: SourceRow[]): string[] {
+  const ids = new Set<string>();
+  for (const { data } of rows) {
+    const value =
+      typeof data === "object" && data !== null
+        ? (data as Record<string, unknown>).external_package_id
+        : null;
+    if (typeof value === "string" && value.trim() !== "") ids.add(value.trim());
+  }
+  return [...ids];
 }
 
 function progressCounter(
@@ -139,7 +205,9 @@ async function importRows(
   options: ImportCatalogOptions,
 ): Promise<ImportReport> {
   await lockCatalogWriters(client);
-  const checked = checkRows(rows, await knownDestinationCodes(client), await externalPackageOwners(client));
+  const known = await knownDestinationCodes(client);
+  const owners = await externalPackageOwners(client, namedExternalIds(rows));
+  const checked = checkRows(rows, known, owners);
   const advance = progressCounter(rows.length, options.onProgress);
   advance(checked.rejected.length);
   const report: ImportReport = {
@@ -153,15 +221,21 @@ async function importRows(
   };
   // A file with no valid row is a broken file, not an order to retire the whole catalog.
   if (checked.valid.length === 0) return report;
-  const counts = await writePackages(client, checked.valid, options.currency, advance);
+  const stored = await storedPackages(
+    client,
+    checked.valid.map((pkg) => pkg.package_id),
+  );
+  const plan = planWrites(checked.valid, stored, options.currency);
+  advance(plan.unchanged);
+  await writePlan(client, plan, options.currency, advance);
   const retired = await retirePackagesNotIn(client, [...checked.mentioned]);
-  report.imported = counts.imported;
-  report.updated = counts.updated;
-  report.unchanged = checked.valid.length - counts.imported - counts.updated;
+  report.imported = plan.imported;
+  report.updated = plan.updated;
+  report.unchanged = plan.unchanged;
   report.retired = retired.length;
   // An identical import keeps the version, and with it every cache and ETag.
-  if (counts.imported + counts.updated + retired.length > 0)
-    report.version = await bumpCatalogVersion(client);
+  if (plan.changed.length + retired.length > 0) report.version = await bumpCatalogVersion(client);
+  advance(rows.length);
   return report;
 }
 
