@@ -17,7 +17,7 @@ import { walletRoutes } from "../wallet/routes.ts";
 import { Authenticator, isAdmin } from "./auth.ts";
 import { ApiError } from "./errors.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
-import { registerProblemHandlers, sendProblem } from "./problem.ts";
+import { registerProblemHandlers, sendFrameworkError, sendProblem, writeClientError } from "./problem.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
 import type { App, AppContext } from "./types.ts";
@@ -57,6 +57,9 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       plugins: [ajvFormats.default],
     } as unknown as FastifyServerOptions["ajv"],
     routerOptions: { maxParamLength: 200 },
+    // The router's and the HTTP parser's refusals are problem+json too, not Fastify's default JSON.
+    frameworkErrors: sendFrameworkError,
+    clientErrorHandler: writeClientError,
     connectionTimeout: 30_000,
     keepAliveTimeout: 72_000,
     requestTimeout: 60_000,

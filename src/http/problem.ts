@@ -1,4 +1,6 @@
 // The one place where errors become responses: every failure leaves as application/problem+json.
+import { randomUUID } from "node:crypto";
+import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError, ERROR_CODES, type ErrorCode, type FieldError, problemType } from "./errors.ts";
 
@@ -104,4 +106,47 @@ export function registerProblemHandlers(app: FastifyInstance): void {
       new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]?.slice(0, 200)}.`),
     ),
   );
+}
+
+/**
+ * Fastify's `frameworkErrors`: what its router refuses before any route runs (a malformed
+ * percent-encoding, a path parameter longer than maxParamLength). Its default answer is plain
+ * JSON with a Fastify code; ours is the problem+json 400 every route documents.
+ */
+export function sendFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const detail =
+    error.code === "FST_ERR_MAX_PARAM_LENGTH"
+      ? "A path parameter is longer than this API accepts."
+      : "The URL is not valid: it has a malformed percent-encoding.";
+  // No route context here, so the onSend hook that sets X-Request-Id may not run: set it now.
+  reply.header("x-request-id", String(request.id));
+  return sendProblem(reply, new ApiError("invalid_request", detail));
+}
+
+/**
+ * Fastify's `clientErrorHandler`: what Node's HTTP parser refuses (not HTTP/1.1, an invalid header,
+ * headers over the size limit, a request too slow to arrive). There is no request yet, only the
+ * socket: write a problem+json 400 with a fresh request id, as every other error has, and close.
+ */
+export function writeClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const detail =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? "The request headers are larger than this server accepts."
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? "The request did not arrive in time."
+        : "The request is not valid HTTP/1.1.";
+  const request_id = randomUUID();
+  const body = JSON.stringify(problemBody(new ApiError("invalid_request", detail), request_id));
+  if (socket.writable) {
+    socket.write(
+      "HTTP/1.1 400 Bad Request\r\n" +
+        "content-type: application/problem+json; charset=utf-8\r\n" +
+        `content-length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${request_id}\r\n` +
+        "connection: close\r\n\r\n" +
+        body,
+    );
+  }
+  socket.destroy();
 }
