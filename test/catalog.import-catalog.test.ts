@@ -264,3 +264,17 @@ test("an import does not wait on an open purchase of a package it leaves unchang
     purchase.release();
   }
 });
+
+test("an import into a database that was never seeded brings the destinations it needs", async () => {
+  // Production does not seed the default catalog: its first catalog is the operator's import.
+  const { pool } = await createTestDatabase();
+  const report = await importCatalog(pool, SAMPLE_CSV, { currency: "USD" });
+  // Seven: nl-1gb-7d's external id is nobody's here, unlike in a seeded catalog.
+  assert.equal(report.imported, 7);
+  assert.equal(report.retired, 0);
+  assert.equal(report.version, 2);
+  const destinations = await pool.query("select name from destinations where destination_code = 'DE'");
+  assert.deepEqual(destinations.rows, [{ name: "Germany" }]);
+  const again = await importCatalog(pool, SAMPLE_CSV, { currency: "USD" });
+  assert.equal(again.version, null, "destinations already there: nothing changed");
+});

@@ -71,14 +71,16 @@ export async function storedPackages(
   return stored;
 }
 
-export async function upsertDestinations(client: PoolClient, destinations: Destination[]): Promise<void> {
-  await client.query(
+/** Inserts new destinations and renames changed ones; returns how many rows it wrote. */
+export async function upsertDestinations(client: PoolClient, destinations: Destination[]): Promise<number> {
+  const result = await client.query(
     `insert into destinations (destination_code, name)
      select * from unnest($1::text[], $2::text[])
      on conflict (destination_code) do update set name = excluded.name
      where destinations.name is distinct from excluded.name`,
     [destinations.map((d) => d.destination_code), destinations.map((d) => d.name)],
   );
+  return result.rowCount ?? 0;
 }
 
 /** Splits packages into batches bounded both in packages and in destination pairs. */

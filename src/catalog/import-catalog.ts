@@ -15,9 +15,11 @@ import {
   retirePackagesNotIn,
   type StoredPackage,
   storedPackages,
+  upsertDestinations,
   upsertPackages,
   writeBatches,
 } from "./catalog-writes.sql.ts";
+import { defaultDestinations } from "./default-catalog.ts";
 import { CatalogFileError, MAX_CATALOG_ROWS, readCatalogFile, type SourceRow } from "./read-catalog-file.ts";
 
 export type { CatalogImportRow } from "./catalog-rows.ts";
@@ -199,44 +201,57 @@ function progressCounter(
   };
 }
 
+type Applied = { imported: number; updated: number; unchanged: number; written: number; retired: number };
+
+const NOTHING_APPLIED: Applied = { imported: 0, updated: 0, unchanged: 0, written: 0, retired: 0 };
+
+async function applyRows(
+  client: PoolClient,
+  checked: CheckedRows,
+  currency: string,
+  advance: (rows: number) => void,
+): Promise<Applied> {
+  const stored = await storedPackages(
+    client,
+    checked.valid.map((pkg) => pkg.package_id),
+  );
+  const plan = planWrites(checked.valid, stored, currency);
+  advance(plan.unchanged);
+  await writePlan(client, plan, currency, advance);
+  const retired = await retirePackagesNotIn(client, [...checked.mentioned]);
+  return { ...plan, written: plan.changed.length, retired: retired.length };
+}
+
 async function importRows(
   client: PoolClient,
   rows: SourceRow[],
   options: ImportCatalogOptions,
 ): Promise<ImportReport> {
   await lockCatalogWriters(client);
+  // Destinations are ISO 3166-1 reference data, not the operator's to import: a database that was
+  // never seeded (production) gets them here, and a country renamed upstream reaches every database.
+  const destinationsWritten = await upsertDestinations(client, defaultDestinations());
   const known = await knownDestinationCodes(client);
   const owners = await externalPackageOwners(client, namedExternalIds(rows));
   const checked = checkRows(rows, known, owners);
   const advance = progressCounter(rows.length, options.onProgress);
   advance(checked.rejected.length);
-  const report: ImportReport = {
-    imported: 0,
-    updated: 0,
-    unchanged: 0,
-    retired: 0,
+  // A file with no valid row is a broken file, not an order to retire the whole catalog.
+  const applied =
+    checked.valid.length > 0 ? await applyRows(client, checked, options.currency, advance) : NOTHING_APPLIED;
+  // An identical import keeps the version, and with it every cache and ETag.
+  const changed = destinationsWritten + applied.written + applied.retired > 0;
+  const version = changed ? await bumpCatalogVersion(client) : null;
+  advance(rows.length);
+  return {
+    imported: applied.imported,
+    updated: applied.updated,
+    unchanged: applied.unchanged,
+    retired: applied.retired,
     rejected: checked.rejected.slice(0, MAX_REJECTED_LISTED),
     rejected_total: checked.rejected.length,
-    version: null,
+    version,
   };
-  // A file with no valid row is a broken file, not an order to retire the whole catalog.
-  if (checked.valid.length === 0) return report;
-  const stored = await storedPackages(
-    client,
-    checked.valid.map((pkg) => pkg.package_id),
-  );
-  const plan = planWrites(checked.valid, stored, options.currency);
-  advance(plan.unchanged);
-  await writePlan(client, plan, options.currency, advance);
-  const retired = await retirePackagesNotIn(client, [...checked.mentioned]);
-  report.imported = plan.imported;
-  report.updated = plan.updated;
-  report.unchanged = plan.unchanged;
-  report.retired = retired.length;
-  // An identical import keeps the version, and with it every cache and ETag.
-  if (plan.changed.length + retired.length > 0) report.version = await bumpCatalogVersion(client);
-  advance(rows.length);
-  return report;
 }
 
 function givenRows(rows: readonly CatalogImportRow[]): SourceRow[] {
