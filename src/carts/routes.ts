@@ -1,6 +1,6 @@
 // POST /v1/orders/cart: reserve a package.
 import { Type } from "typebox";
-import { errorResponses, Money, money, PARTNER_SECURITY } from "../http/schemas.ts";
+import { errorResponses, Money, money, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../http/schemas.ts";
 import type { App, AppContext } from "../http/types.ts";
 import { rfc3339 } from "../orders/render-order.ts";
 import { createCart } from "./create-cart.ts";
@@ -10,6 +10,7 @@ const CreateCartBody = Type.Object(
     package_id: Type.String({
       minLength: 1,
       maxLength: 64,
+      pattern: NO_CONTROL_CHARACTERS,
       description: "From GET /esim/destination/{code}/packages.",
     }),
     start_date: Type.Optional(

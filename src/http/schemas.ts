@@ -3,6 +3,12 @@
 import { type TSchema, Type } from "typebox";
 import { ERROR_CODES, type ErrorCode } from "./errors.ts";
 
+/**
+ * Text a partner sends that reaches the database (ids, filters, names): no control characters.
+ * PostgreSQL refuses NUL in text outright, so without this a stray \u0000 would be a 500.
+ */
+export const NO_CONTROL_CHARACTERS = "^[^\\x00-\\x1f\\x7f]+$";
+
 export const Money = Type.Object(
   {
     amount_minor: Type.Integer({
@@ -59,7 +65,10 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, ProblemRes
       description,
       content: {
         "application/problem+json": {
-          schema: Type.Object(Problem.properties, { additionalProperties: false, "x-error-codes": statusCodes }),
+          schema: Type.Object(Problem.properties, {
+            additionalProperties: false,
+            "x-error-codes": statusCodes,
+          }),
         },
       },
     };

@@ -3,7 +3,7 @@ import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { ApiError } from "../http/errors.ts";
 import { sendProblem } from "../http/problem.ts";
-import { errorResponses, PARTNER_SECURITY } from "../http/schemas.ts";
+import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../http/schemas.ts";
 import type { App, AppContext } from "../http/types.ts";
 import { EndUserFields } from "./end-user.ts";
 import { DEFAULT_PAGE_SIZE, listOrders, MAX_PAGE_SIZE } from "./list-orders.ts";
@@ -17,6 +17,7 @@ const SubmitBody = Type.Object(
     cart_key: Type.String({
       minLength: 1,
       maxLength: 100,
+      pattern: NO_CONTROL_CHARACTERS,
       description: "From POST /orders/cart. Retrying with it is safe.",
     }),
     ...EndUserFields,
@@ -106,7 +107,9 @@ export async function orderRoutes(app: App, ctx: AppContext): Promise<void> {
         summary: "One of your orders",
         tags: ["Orders"],
         security: PARTNER_SECURITY,
-        params: Type.Object({ orderID: Type.String({ minLength: 1, maxLength: 100 }) }),
+        params: Type.Object({
+          orderID: Type.String({ minLength: 1, maxLength: 100, pattern: NO_CONTROL_CHARACTERS }),
+        }),
         response: { 200: Order, ...errorResponses("unauthorized", "wrong_environment", "order_not_found") },
       },
     },
@@ -129,7 +132,9 @@ export async function orderRoutes(app: App, ctx: AppContext): Promise<void> {
         security: PARTNER_SECURITY,
         querystring: Type.Object(
           {
-            client_reference: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+            client_reference: Type.Optional(
+              Type.String({ minLength: 1, maxLength: 128, pattern: NO_CONTROL_CHARACTERS }),
+            ),
             limit: Type.Optional(
               Type.String({
                 pattern: "^(100|[1-9][0-9]?)$",

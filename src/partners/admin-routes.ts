@@ -11,7 +11,8 @@ import { revokeApiKey } from "./revoke-api-key.ts";
 const Id = (prefix: string) => Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]{16,64}$`, maxLength: 80 });
 
 const CreatePartnerBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 200, pattern: "\\S" }) },
+  // At least one visible character, no control characters (PostgreSQL refuses NUL in text).
+  { name: Type.String({ minLength: 1, maxLength: 200, pattern: "^(?=.*\\S)[^\\x00-\\x1f\\x7f]+$" }) },
   { additionalProperties: false },
 );
 const CreatedPartner = Type.Object(
