@@ -33,6 +33,8 @@ export type Config = {
   /** How long a pending order waits before the resolver asks the carrier about it. */
   resolve_after_ms: number;
   worker_concurrency: number;
+  /** A job locked this long belongs to a dead process and is unlocked (every task is idempotent). */
+  stale_job_after_ms: number;
   /** Test-only: SIGKILL this process at a named point of a purchase (sandbox only). */
   crash_at: CrashPoint | null;
 };
@@ -120,12 +122,17 @@ export function loadConfig(env: Env = process.env): Config {
     idempotency_ttl_hours: integer(env, "IDEMPOTENCY_TTL_HOURS", 24, 24, 24 * 30),
     resolve_after_ms: integer(env, "RESOLVE_AFTER_MS", 30_000, 100, 3_600_000),
     worker_concurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 64),
+    stale_job_after_ms: integer(env, "STALE_JOB_AFTER_MS", 120_000, 1_000, 24 * 3_600_000),
     crash_at: text(env, "CRASH_AT") === null ? null : oneOf(env, "CRASH_AT", CRASH_POINTS, CRASH_POINTS[0]),
   };
   if (config.crash_at !== null && app_env !== "sandbox") {
     throw new ConfigError("CRASH_AT", "is a test setting and is refused outside the sandbox");
   }
 
+  if (config.stale_job_after_ms <= config.carrier_timeout_ms + 30_000 && app_env === "production") {
+    // A live job (a carrier call, an SMTP send) must never look stale in production.
+    throw new ConfigError("STALE_JOB_AFTER_MS", "must exceed CARRIER_TIMEOUT_MS by at least 30 seconds");
+  }
   if (config.rate_limit_burst < config.rate_limit_per_second) {
     throw new ConfigError("RATE_LIMIT_BURST", "must be at least RATE_LIMIT_PER_SECOND");
   }

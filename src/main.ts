@@ -19,7 +19,7 @@ import type { AppContext } from "./http/types.ts";
 import { createMailer } from "./notifications/mailer.ts";
 import { listPartners } from "./partners/partners.sql.ts";
 import { ensureOperatorAccounts } from "./wallet/ledger.sql.ts";
-import { startWorker } from "./worker.ts";
+import { startStaleJobSweeper, startWorker } from "./worker.ts";
 
 type Closer = { name: string; close: () => Promise<unknown> };
 
@@ -98,6 +98,7 @@ async function main(): Promise<void> {
   closers.push({ name: "mailer", close: async () => mailer.close() });
   const worker = await startWorker({ ctx, mailer, log });
   closers.push({ name: "worker", close: () => worker.stop() });
+  closers.push({ name: "stale job sweeper", ...startStaleJobSweeper(ctx, log) });
 
   const { app, authenticator } = await buildApp(ctx, { loggerInstance: log });
   authenticator.start();
@@ -133,7 +134,9 @@ async function main(): Promise<void> {
     log.info({ signal }, "shutting down");
     for (const closer of closers.reverse()) {
       await closer.close().catch((error: unknown) => log.error({ err: error }, `closing ${closer.name}`));
+      log.debug(`closed ${closer.name}`);
     }
+    log.info("stopped");
     process.exit(0);
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));

@@ -1,7 +1,11 @@
 // Background jobs, run by graphile-worker inside every API process. Workers share jobs through
 // PostgreSQL (SKIP LOCKED), so N processes are N workers and a killed process loses nothing:
-// its jobs are picked up by another process, or by itself after the restart.
+// its jobs are picked up by another process, or by itself after the restart. A job that the
+// killed process had already locked would wait graphile-worker's 4-hour lock expiry; the
+// sweeper below unlocks it much sooner, which is safe because every task here is idempotent
+// (the resolver is guarded by the order's state and lease, the email by email_deliveries).
 import { Logger, type Runner, run, type TaskList } from "graphile-worker";
+import { sql } from "kysely";
 import type { Logger as Pino } from "pino";
 import type { AppContext } from "./http/types.ts";
 import type { Mailer } from "./notifications/mailer.ts";
@@ -53,4 +57,32 @@ export async function startWorker(deps: WorkerDeps, crontab = CRONTAB): Promise<
     logger: workerLogger(deps.log),
     crontab,
   });
+}
+
+/**
+ * Unlocks jobs locked for longer than any of our tasks can legitimately run (their worker died).
+ * Uses graphile-worker's own force_unlock_workers, the function behind WorkerUtils.forceUnlockWorkers.
+ */
+export async function unlockStaleJobs(ctx: AppContext): Promise<string[]> {
+  const stale = await sql<{ locked_by: string }>`
+    select distinct locked_by from graphile_worker.jobs
+    where locked_by is not null and locked_at < now() - make_interval(secs => ${ctx.config.stale_job_after_ms / 1000})
+    limit 100`.execute(ctx.db);
+  const workers = stale.rows.map((row) => row.locked_by);
+  if (workers.length > 0)
+    await sql`select graphile_worker.force_unlock_workers(${workers}::text[])`.execute(ctx.db);
+  return workers;
+}
+
+/** Runs the sweeper in this process every half stale period; every process runs one. */
+export function startStaleJobSweeper(ctx: AppContext, log: Pino): { close: () => Promise<void> } {
+  const timer = setInterval(() => {
+    unlockStaleJobs(ctx)
+      .then((workers) => {
+        if (workers.length > 0) log.warn({ workers }, "unlocked jobs of workers that stopped answering");
+      })
+      .catch((error: unknown) => log.warn({ err: error }, "stale job sweep failed"));
+  }, ctx.config.stale_job_after_ms / 2);
+  timer.unref();
+  return { close: async () => clearInterval(timer) };
 }

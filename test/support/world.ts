@@ -34,6 +34,8 @@ export async function createWorld(
     ADMIN_TOKEN,
     CARRIER_TIMEOUT_MS: "1500",
     RESOLVE_AFTER_MS: "2500",
+    // A job locked by a SIGKILLed process is unlocked after this long (tests kill processes).
+    STALE_JOB_AFTER_MS: "4000",
     RATE_LIMIT_PER_SECOND: "100000",
     RATE_LIMIT_BURST: "100000",
     ...options.env,
