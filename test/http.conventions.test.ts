@@ -129,6 +129,7 @@ test("health, readiness, metrics and the OpenAPI document are served", async () 
   const metrics = await app.app.inject({ url: "/metrics" });
   assert.equal(metrics.statusCode, 200);
   assert.match(metrics.body, /http_request_duration_seconds_bucket/);
+  assert.match(metrics.body, /^esim_orders_pending 0$/m);
   const openapi = await app.app.inject({ url: "/openapi.json" });
   assert.equal(openapi.json().openapi, "3.1.0");
   const docs = await app.app.inject({ url: "/docs" });

@@ -10,6 +10,7 @@ import Fastify, { type FastifyServerOptions, LogController } from "fastify";
 import { sql } from "kysely";
 import { cartRoutes } from "../carts/routes.ts";
 import { catalogRoutes } from "../catalog/routes.ts";
+import { pendingOrderStats } from "../orders/orders.sql.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { adminRoutes } from "../partners/admin-routes.ts";
 import { topupRoutes } from "../topups/routes.ts";
@@ -65,7 +66,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     requestTimeout: 60_000,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  const metrics = createMetrics();
+  const metrics = createMetrics(() => pendingOrderStats(ctx.db));
   const authenticator = new Authenticator(ctx.db, ctx.config.app_env);
   const limiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
 

@@ -1,16 +1,18 @@
 // Prometheus metrics, served at /metrics. One registry per app so tests can build many apps.
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export type Metrics = {
   registry: Registry;
   http_request_duration_seconds: Histogram<"method" | "route" | "status">;
-  orders_total: Counter<"type" | "status">;
 };
 
-export function createMetrics(): Metrics {
+/** What an operator alerts on: orders whose outcome is not known yet, and how old the oldest is. */
+export type PendingOrders = () => Promise<{ count: number; oldest_age_seconds: number }>;
+
+export function createMetrics(pendingOrders?: PendingOrders): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  return {
+  const metrics: Metrics = {
     registry,
     http_request_duration_seconds: new Histogram({
       name: "http_request_duration_seconds",
@@ -19,11 +21,32 @@ export function createMetrics(): Metrics {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
-    orders_total: new Counter({
-      name: "orders_total",
-      help: "Orders that reached a final or pending state, by type and status.",
-      labelNames: ["type", "status"],
-      registers: [registry],
-    }),
   };
+  if (pendingOrders) {
+    // Read at scrape time from the database, so every process reports the same truth.
+    let last: Promise<{ count: number; oldest_age_seconds: number }> | null = null;
+    const read = () => {
+      last ??= pendingOrders().finally(() => {
+        last = null;
+      });
+      return last;
+    };
+    new Gauge({
+      name: "esim_orders_pending",
+      help: "Orders waiting for the carrier's outcome (the resolver finishes them).",
+      registers: [registry],
+      async collect() {
+        this.set((await read()).count);
+      },
+    });
+    new Gauge({
+      name: "esim_orders_pending_oldest_age_seconds",
+      help: "Age of the oldest pending order; alert when it grows past a few minutes.",
+      registers: [registry],
+      async collect() {
+        this.set((await read()).oldest_age_seconds);
+      },
+    });
+  }
+  return metrics;
 }

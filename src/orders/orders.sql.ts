@@ -218,3 +218,14 @@ export async function releaseLease(db: Executor, order_id: string): Promise<void
     db,
   );
 }
+
+/** For /metrics: uses the partial index on pending orders, so it stays cheap however many orders exist. */
+export async function pendingOrderStats(
+  db: Executor,
+): Promise<{ count: number; oldest_age_seconds: number }> {
+  const result = await sql<{ count: number; oldest_age_seconds: number }>`
+    select count(*)::int as count,
+           coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest_age_seconds
+    from orders where status = 'pending'`.execute(db);
+  return result.rows[0] ?? { count: 0, oldest_age_seconds: 0 };
+}
