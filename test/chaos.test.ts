@@ -1,0 +1,193 @@
+// The chaos run in small (scripts/chaos.ts with a short budget): two API processes SIGKILLed
+// and restarted under a stream of purchases, top-ups and client retries while the carrier's
+// faults change; afterwards the whole-system audit must pass. Then the audit itself is put to
+// the test: each invariant it claims to check, broken on purpose in this throwaway database,
+// must show up as the named breach.
+import assert from "node:assert/strict";
+import { after, test } from "node:test";
+import { sql } from "kysely";
+import { CHAOS_SERVICE_ENV, CHAOS_SIMULATOR_ENV, formatChaosReport, runChaos } from "../scripts/chaos.ts";
+import { type AuditResult, auditSystem, formatAudit } from "./support/audit.ts";
+import { type Cluster, startCluster } from "./support/cluster.ts";
+import { createTestDatabase } from "./support/db.ts";
+
+const database = await createTestDatabase({ catalog: true });
+const cluster: Cluster = await startCluster({
+  services: 2,
+  databaseUrl: database.url,
+  env: CHAOS_SERVICE_ENV,
+  simulatorEnv: CHAOS_SIMULATOR_ENV,
+});
+// Registered after the database's own after() (which drops it), and node:test runs after() hooks
+// in order: the last test stops the cluster itself, and this is the backstop if it never gets there.
+after(() => cluster.stop());
+
+const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+
+test(`three SIGKILLs under purchases, top-ups and retries: the audit passes (seed ${seed})`, async (t) => {
+  const lines: string[] = [];
+  const report = await runChaos({
+    seed,
+    duration_s: 25,
+    operations: 40,
+    kills: 3,
+    clients: 4,
+    drain_timeout_s: 30,
+    crash_points: true,
+    cluster,
+    log: (line) => lines.push(line),
+  });
+  const summary = formatChaosReport(report);
+  t.diagnostic(summary);
+  assert.equal(report.stats.kills, 3, summary);
+  assert.ok(report.audit.figures.completed > 0, `something was bought:\n${summary}`);
+  assert.deepEqual(report.client_breaches, [], `${lines.join("\n")}\n${summary}`);
+  assert.deepEqual(report.audit.breaches, [], `${lines.join("\n")}\n${summary}`);
+});
+
+async function auditNow(): Promise<AuditResult> {
+  return auditSystem({
+    pool: database.pool,
+    simulator: cluster.simulator,
+    smtp: cluster.smtp,
+    uniqueClientReferences: true,
+  });
+}
+
+function assertBreach(result: AuditResult, check: string, mentions: string): void {
+  const found = result.breaches.filter(
+    (breach) => breach.startsWith(`[${check}]`) && breach.includes(mentions),
+  );
+  assert.ok(found.length > 0, `expected a [${check}] breach naming ${mentions}:\n${formatAudit(result)}`);
+}
+
+/** Breaks the books in one transaction-sized way, audits, then puts them back. */
+async function whileBroken(
+  breakIt: string,
+  restore: string,
+  expect: (result: AuditResult) => void,
+  params: unknown[] = [],
+): Promise<void> {
+  await database.pool.query(breakIt, params);
+  try {
+    expect(await auditNow());
+  } finally {
+    await database.pool.query(restore, restore.includes("$1") ? params : []);
+  }
+}
+
+test("the audit fails loudly on each broken invariant, naming what broke", async () => {
+  // No API process may repair what we break (the resolver, the email job): stop them first.
+  for (let slot = 0; slot < cluster.services.length; slot++) await cluster.killService(slot);
+  assert.deepEqual((await auditNow()).breaches, [], "clean before we break anything");
+
+  const completed = await cluster.db
+    .selectFrom("orders")
+    .select(["order_id", "partner_id", "iccid", "client_reference", "cart_key"])
+    .where("status", "=", "completed")
+    .where("type", "=", "esim")
+    .orderBy("seq")
+    .limit(1)
+    .executeTakeFirstOrThrow();
+  const id = completed.order_id;
+
+  // A completed (charged, provisioned) order recorded as failed: money and carrier disagree.
+  await whileBroken(
+    "update orders set status = 'failed' where order_id = $1",
+    "update orders set status = 'completed' where order_id = $1",
+    (result) => {
+      assertBreach(result, "failed-is-voided", id);
+      assertBreach(result, "failed-nothing-delivered", id);
+      assertBreach(result, "nothing-delivered-unpaid", id);
+      assertBreach(result, "charged-for-completed-only", completed.partner_id);
+    },
+    [id],
+  );
+
+  // An order left pending.
+  await whileBroken(
+    "update orders set status = 'pending', resolved_at = null where order_id = $1",
+    "update orders set status = 'completed', resolved_at = now() where order_id = $1",
+    (result) => assertBreach(result, "no-pending-order", id),
+    [id],
+  );
+
+  // A posted transfer turned back into a hold: the wallet's running totals drift from it.
+  await whileBroken(
+    "update ledger_transfers set state = 'voided' where reference = $1 and kind = 'purchase'",
+    "update ledger_transfers set state = 'posted' where reference = $1 and kind = 'purchase'",
+    (result) => {
+      assertBreach(result, "completed-is-posted", id);
+      assertBreach(result, "ledger", "posted_debits_minor");
+    },
+    [id],
+  );
+
+  // A second provisioning at the carrier for one order, and one for no order at all.
+  await whileBroken(
+    `insert into carrier_sim.profiles (reference, iccid, matching_id, smdp_address, external_package_id,
+       data_mb_total, validity_days, end_user_email)
+     values ('ord_ghost', '8901260999999999999', 'GHOST-1', 'smdp.example', 'X', 1, 1, 'a@example.com')`,
+    "delete from carrier_sim.profiles where reference = 'ord_ghost'",
+    (result) => assertBreach(result, "nothing-delivered-unpaid", "ord_ghost"),
+  );
+
+  // Two orders for one logical operation (same client_reference: the driver sent one purchase).
+  await whileBroken(
+    `insert into orders (order_id, partner_id, type, status, package_id, external_package_id, total_minor, currency,
+       client_reference, email, phone, first_name, last_name, iccid, resolved_at)
+     select 'ord_twin', partner_id, 'topup', 'failed', package_id, external_package_id, total_minor, currency,
+       client_reference, email, phone, first_name, last_name, iccid, now()
+     from orders where order_id = $1`,
+    "delete from orders where order_id = 'ord_twin'",
+    (result) => {
+      assertBreach(result, "one-order-per-operation", "ord_twin");
+      assertBreach(result, "one-transfer-per-order", "ord_twin");
+      assertBreach(result, "failed-was-refused", "ord_twin");
+    },
+    [id],
+  );
+
+  // A confirmation email that was never delivered.
+  const delivery = await database.pool.query("select * from email_deliveries where order_id = $1", [id]);
+  await database.pool.query("delete from email_deliveries where order_id = $1", [id]);
+  try {
+    assertBreach(await auditNow(), "one-email-per-new-esim", id);
+  } finally {
+    const row = delivery.rows[0];
+    await database.pool.query(
+      "insert into email_deliveries (order_id, message_id, recipient, delivered_at) values ($1, $2, $3, $4)",
+      [row.order_id, row.message_id, row.recipient, row.delivered_at],
+    );
+  }
+
+  // A wallet whose running total no longer matches its transfers.
+  await whileBroken(
+    "update ledger_accounts set posted_credits_minor = posted_credits_minor + 1 where partner_id = $1",
+    "update ledger_accounts set posted_credits_minor = posted_credits_minor - 1 where partner_id = $1",
+    (result) => assertBreach(result, "ledger", "posted_credits_minor"),
+    [completed.partner_id],
+  );
+
+  // An email the SMTP server received for an order that is not a completed new eSIM.
+  const forged = await auditSystem({
+    pool: database.pool,
+    simulator: cluster.simulator,
+    smtp: {
+      messages: [
+        ...cluster.smtp.messages,
+        {
+          raw: "Message-ID: <confirmation.ord_forged@esim.example>\r\nSubject: x\r\n\r\nhello",
+          envelope: { mail_from: "orders@esim.example", rcpt_to: ["x@example.com"] },
+        },
+      ],
+    },
+  });
+  assertBreach(forged, "smtp", "ord_forged");
+
+  const restored = await auditNow();
+  assert.deepEqual(restored.breaches, [], `every corruption was undone:\n${formatAudit(restored)}`);
+  const counted = await sql<{ n: number }>`select count(*)::int as n from orders`.execute(cluster.db);
+  assert.equal(restored.figures.orders, counted.rows[0]!.n);
+  await cluster.stop();
+});

@@ -1,0 +1,283 @@
+// A whole deployment for plain scripts (npm run chaos, npm run soak) and for tests alike: one
+// PostgreSQL, the carrier simulator process, a real SMTP server and N API service processes,
+// each a real child process that can be SIGKILLed and restarted. Unlike world.ts it does not use
+// node:test's after(): the caller owns the cluster and calls stop().
+//
+// Without `databaseUrl` it starts its own embedded PostgreSQL on a free loopback port in a fresh
+// temporary directory, migrates it and seeds the default catalog, as `npm start` does; stop()
+// stops that PostgreSQL and removes the directory. With `databaseUrl` (e.g. a test file's own
+// database cloned from the migrated template) it uses that database as it is.
+import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import type { Kysely } from "kysely";
+import type pg from "pg";
+import { seedDefaultCatalogIfEmpty } from "../../src/catalog/seed-catalog.ts";
+import { startEmbeddedPostgres } from "../../src/db/embedded.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { createKysely, createPool } from "../../src/db/pool.ts";
+import type { Database } from "../../src/db/schema.ts";
+import { type ServiceProcess, startServiceProcess } from "./service.ts";
+
+export type { ServiceProcess };
+
+import { type SimulatorProcess, startSimulatorProcess } from "./simulator.ts";
+import { startSmtpServer, type TestSmtpServer } from "./smtp.ts";
+
+export const CLUSTER_ADMIN_TOKEN = "cluster-admin-token-0123456789";
+
+export type ClusterOptions = {
+  /** How many API processes to start (slots 0..services-1). */
+  services: number;
+  /** Use this database (already migrated and seeded) instead of starting an embedded PostgreSQL. */
+  databaseUrl?: string;
+  /** Extra environment for every API process (wins over the defaults below). */
+  env?: Record<string, string>;
+  /** Extra environment for the simulator process, e.g. { SIMULATOR_SLOW_MS: "2500" }. */
+  simulatorEnv?: Record<string, string>;
+  log?: (message: string) => void;
+};
+
+export type Cluster = {
+  databaseUrl: string;
+  /** A small pool of the driver's own, for audits and waits. */
+  pool: pg.Pool;
+  db: Kysely<Database>;
+  simulator: SimulatorProcess;
+  smtp: TestSmtpServer;
+  /** The API process in each slot; null while a slot is down (killed and not yet restarted). */
+  services: (ServiceProcess | null)[];
+  /** The environment every API process gets. */
+  env: Record<string, string>;
+  /** Process id of the PostgreSQL postmaster when the cluster started its own, else null. */
+  postgresPid: () => Promise<number | null>;
+  /** URLs of the slots that are up right now. */
+  liveUrls: () => string[];
+  /** Starts (or restarts) the API process of `slot`; `extra` env is for this start only. */
+  startService: (slot: number, extra?: Record<string, string>) => Promise<ServiceProcess>;
+  /** SIGKILLs the process of `slot` (a crash, no shutdown) and leaves the slot down. */
+  killService: (slot: number) => Promise<void>;
+  /** Stops everything it started, in reverse order; safe to call twice. */
+  stop: () => Promise<void>;
+};
+
+const DRIVER_POOL_MAX = 4;
+
+/** Every cluster not yet stopped, so a script can stop them all when it is interrupted or crashes. */
+const runningClusters = new Set<() => Promise<void>>();
+
+/**
+ * For plain scripts: on Ctrl-C, SIGTERM or an uncaught error, stop every cluster first (the
+ * embedded PostgreSQL runs in a session of its own and would otherwise outlive the script).
+ */
+export function stopClustersOnExit(): void {
+  let exiting = false;
+  const exit = (why: string, code: number) => {
+    if (exiting) return;
+    exiting = true;
+    console.error(why);
+    void Promise.allSettled([...runningClusters].map((stop) => stop())).then(() => process.exit(code));
+  };
+  process.once("SIGINT", () => exit("interrupted: stopping the cluster", 130));
+  process.once("SIGTERM", () => exit("terminated: stopping the cluster", 143));
+  process.on("uncaughtException", (error) => exit(`uncaught: ${error.stack ?? error.message}`, 1));
+  process.on("unhandledRejection", (error) =>
+    exit(`unhandled rejection: ${(error as Error)?.stack ?? error}`, 1),
+  );
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+type OwnDatabase = { url: string; dataDir: string; stop: () => Promise<void> };
+
+/** An embedded PostgreSQL in a fresh temporary directory, migrated and seeded like `npm start`. */
+async function startOwnDatabase(log: (message: string) => void): Promise<OwnDatabase> {
+  const root = await mkdtemp(path.join(os.tmpdir(), "esim-cluster-"));
+  // As root the cluster runs as the `postgres` user (embedded.ts), which must reach the directory.
+  await chmod(root, 0o755);
+  const dataDir = path.join(root, "pg");
+  const embedded = await startEmbeddedPostgres({ dir: dataDir, port: await freePort(), log });
+  const pool = createPool(embedded.url, 2, "esim-cluster-setup");
+  try {
+    await migrate(pool);
+    await seedDefaultCatalogIfEmpty(pool, "USD");
+  } finally {
+    await pool.end();
+  }
+  return {
+    url: embedded.url,
+    dataDir,
+    stop: async () => {
+      await embedded.stop();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function startCluster(options: ClusterOptions): Promise<Cluster> {
+  const log = options.log ?? (() => undefined);
+  const stack: { name: string; close: () => Promise<unknown> }[] = [];
+  const stopAll = async () => {
+    runningClusters.delete(stopAll);
+    for (const item of stack.splice(0).reverse()) {
+      await item.close().catch((error: unknown) => log(`stopping ${item.name}: ${(error as Error).message}`));
+    }
+  };
+  runningClusters.add(stopAll);
+  try {
+    let databaseUrl = options.databaseUrl ?? null;
+    let dataDir: string | null = null;
+    if (databaseUrl === null) {
+      const own = await startOwnDatabase(log);
+      stack.push({ name: "PostgreSQL", close: own.stop });
+      databaseUrl = own.url;
+      dataDir = own.dataDir;
+      log(`PostgreSQL ready at ${own.url.replace(/:[^:@/]+@/, ":***@")} in ${own.dataDir}`);
+    }
+    const pool = createPool(databaseUrl, DRIVER_POOL_MAX, "esim-cluster-driver");
+    stack.push({ name: "driver pool", close: () => pool.end() });
+    const db = createKysely<Database>(pool);
+
+    const simulator = await startSimulatorProcess({ databaseUrl, env: options.simulatorEnv });
+    stack.push({ name: "carrier simulator", close: () => simulator.stop() });
+    const smtp = await startSmtpServer();
+    stack.push({ name: "SMTP server", close: () => smtp.close() });
+
+    const env: Record<string, string> = {
+      DATABASE_URL: databaseUrl,
+      CARRIER_URL: simulator.url,
+      CARRIER_API_KEY: simulator.apiKey,
+      SMTP_URL: smtp.url,
+      ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN,
+      APP_ENV: "sandbox",
+      RATE_LIMIT_PER_SECOND: "100000",
+      RATE_LIMIT_BURST: "100000",
+      ...options.env,
+    };
+    const services: (ServiceProcess | null)[] = Array.from({ length: options.services }, () => null);
+    const killService = async (slot: number) => {
+      const running = services[slot];
+      services[slot] = null;
+      if (running) await running.kill();
+    };
+    const startService = async (slot: number, extra: Record<string, string> = {}) => {
+      await killService(slot);
+      const service = await startServiceProcess({ ...env, ...extra });
+      services[slot] = service;
+      return service;
+    };
+    stack.push({
+      name: "API processes",
+      close: async () => {
+        for (const service of services.splice(0)) await service?.stop();
+      },
+    });
+    for (let slot = 0; slot < options.services; slot++) await startService(slot);
+
+    return {
+      databaseUrl,
+      pool,
+      db,
+      simulator,
+      smtp,
+      services,
+      env,
+      postgresPid: async () => {
+        if (dataDir === null) return null;
+        const text = await readFile(path.join(dataDir, "postmaster.pid"), "utf8").catch(() => null);
+        const pid = Number(text?.split("\n")[0]);
+        return Number.isInteger(pid) && pid > 0 ? pid : null;
+      },
+      liveUrls: () => services.filter((s): s is ServiceProcess => s !== null).map((s) => s.url),
+      startService,
+      killService,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+// A tiny HTTP client for drivers: JSON in and out, a deadline on every call, never throws on a
+// status. Transport failures (refused connection, reset, our own timeout) are thrown as
+// TransportError so a caller can tell "the process is gone" from "the process said no".
+
+export type Answer = { status: number; body: any; headers: Headers };
+
+export class TransportError extends Error {
+  readonly kind: "client_timeout" | "connection_error";
+  constructor(kind: "client_timeout" | "connection_error", message: string) {
+    super(message);
+    this.name = "TransportError";
+    this.kind = kind;
+  }
+}
+
+export async function request(
+  url: string,
+  method: string,
+  urlPath: string,
+  options: { key?: string; body?: unknown; headers?: Record<string, string>; timeout_ms?: number } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  if (options.body !== undefined) headers["content-type"] = "application/json";
+  try {
+    const response = await fetch(`${url}${urlPath}`, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      signal: AbortSignal.timeout(options.timeout_ms ?? 30_000),
+    });
+    const text = await response.text();
+    let body: any = {};
+    try {
+      body = text ? JSON.parse(text) : {};
+    } catch {
+      body = { unparsed: text.slice(0, 200) };
+    }
+    return { status: response.status, body, headers: response.headers };
+  } catch (error) {
+    const name = (error as { name?: string }).name;
+    if (name === "TimeoutError" || name === "AbortError") {
+      throw new TransportError("client_timeout", `${method} ${urlPath}: gave up waiting`);
+    }
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    throw new TransportError(
+      "connection_error",
+      `${method} ${urlPath}: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+    );
+  }
+}
+
+/** Creates a partner through the operator API and credits it once; returns its id and key. */
+export async function createPartner(
+  url: string,
+  name: string,
+  credit_minor: number,
+): Promise<{ partner_id: string; api_key: string }> {
+  const admin = { authorization: `Bearer ${CLUSTER_ADMIN_TOKEN}` };
+  const created = await request(url, "POST", "/admin/partners", { headers: admin, body: { name } });
+  if (created.status !== 201)
+    throw new Error(`create partner: ${created.status} ${JSON.stringify(created.body)}`);
+  const partner_id: string = created.body.partner_id;
+  if (credit_minor > 0) {
+    const credited = await request(url, "POST", `/admin/partners/${partner_id}/wallet/credits`, {
+      headers: admin,
+      body: { amount_minor: credit_minor, reference: `seed-${partner_id}` },
+    });
+    if (credited.status !== 201) throw new Error(`credit partner: ${credited.status}`);
+  }
+  return { partner_id, api_key: created.body.api_key };
+}
