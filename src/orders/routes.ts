@@ -5,11 +5,12 @@ import { ApiError } from "../http/errors.ts";
 import { sendProblem } from "../http/problem.ts";
 import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../http/schemas.ts";
 import type { App, AppContext } from "../http/types.ts";
-import { EndUserFields } from "./end-user.ts";
+import { CompletedOutcomes } from "./completed-outcomes.ts";
+import { checkEndUser, EndUserFields } from "./end-user.ts";
 import { DEFAULT_PAGE_SIZE, listOrders, MAX_PAGE_SIZE } from "./list-orders.ts";
 import { type OrderRow, orderById, purchasesOf } from "./orders.sql.ts";
 import { Order, renderOrder } from "./render-order.ts";
-import { outcomeOf } from "./stored-outcome.ts";
+import { type HttpOutcome, outcomeOf } from "./stored-outcome.ts";
 import { RETRY_AFTER_S, submitOrder } from "./submit-order.ts";
 
 const SubmitBody = Type.Object(
@@ -42,7 +43,10 @@ export async function sendOrderOutcome(
   reply: FastifyReply,
   order: OrderRow,
 ): Promise<FastifyReply> {
-  const outcome = await outcomeOf(ctx.db, order, String(reply.request.id));
+  return sendOutcome(reply, order, await outcomeOf(ctx.db, order, String(reply.request.id)));
+}
+
+function sendOutcome(reply: FastifyReply, order: OrderRow, outcome: HttpOutcome | null): FastifyReply {
   if (outcome === null) {
     return sendProblem(
       reply,
@@ -54,10 +58,16 @@ export async function sendOrderOutcome(
       ),
     );
   }
+  return sendBytes(reply, outcome);
+}
+
+function sendBytes(reply: FastifyReply, outcome: HttpOutcome): FastifyReply {
   return reply.code(outcome.status).type(outcome.content_type).send(outcome.body);
 }
 
 export async function orderRoutes(app: App, ctx: AppContext): Promise<void> {
+  const completed = new CompletedOutcomes();
+
   app.post(
     "/orders/submit",
     {
@@ -87,15 +97,24 @@ export async function orderRoutes(app: App, ctx: AppContext): Promise<void> {
     },
     async (request, reply) => {
       const { body } = request;
-      const order = await submitOrder(ctx, request.partner!.partner_id, {
+      const partner_id = request.partner!.partner_id;
+      const input = {
         cart_key: body.cart_key,
         email: body.email,
         phone: body.phone,
         first_name: body.first_name,
         last_name: body.last_name,
         client_reference: body.client_reference ?? null,
-      });
-      return sendOrderOutcome(ctx, reply, order);
+      };
+      // The checks submitOrder starts with, first: a retry is refused or answered alike either way.
+      checkEndUser(input);
+      const replayed = completed.find(partner_id, input.cart_key);
+      if (replayed !== null) return sendBytes(reply, replayed);
+      const order = await submitOrder(ctx, partner_id, input);
+      const outcome = await outcomeOf(ctx.db, order, String(request.id));
+      if (outcome !== null && order.status === "completed")
+        completed.remember(partner_id, input.cart_key, outcome);
+      return sendOutcome(reply, order, outcome);
     },
   );
 
