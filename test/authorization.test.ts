@@ -1,0 +1,478 @@
+// The authorization matrix (issue 5): every partner operation of the served OpenAPI document
+// crossed with every way of presenting the wrong credentials, and with another partner's valid key
+// on this partner's objects; every operator operation with no, a wrong and the right token, and
+// with the operator API disabled. Expected answers are written in the tables, cell by cell; a
+// route added to the document without a row here fails the coverage assertions.
+//
+// Real objects throughout: carts, an order and an ICCID bought from the carrier simulator (its own
+// process), and a top-up stored under an Idempotency-Key.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { luhnCheckDigit } from "../src/carrier/luhn.ts";
+import { generateApiKey } from "../src/partners/api-keys.ts";
+import { ADMIN_TOKEN, createTestApp, type TestApp } from "./support/app.ts";
+import { createTestDatabase } from "./support/db.ts";
+import { changedTables, operationsOf, snapshotTables } from "./support/fuzz.ts";
+import { startSimulatorProcess } from "./support/simulator.ts";
+
+const database = await createTestDatabase({ catalog: true });
+const simulator = await startSimulatorProcess({ databaseUrl: database.url, stopAfterTests: true });
+const carrier = new HttpCarrier({ base_url: simulator.url, api_key: simulator.apiKey, timeout_ms: 5_000 });
+const sandbox = await createTestApp({ carrier_timeout_ms: 5_000 }, { database, carrier });
+const production = await createTestApp({ app_env: "production" }, { database, carrier });
+const disabled = await createTestApp({ admin_token: null }, { database, carrier });
+const doc = (await sandbox.app.inject({ url: "/openapi.json" })).json();
+const operations = operationsOf(doc).filter((op) => op.documented);
+
+const END_USER = { email: "ana@example.com", phone: "+14155550123", first_name: "Ana", last_name: "Lima" };
+const PACKAGE = "fr-1gb-7d";
+
+type Json = Record<string, any>;
+type Answer = { status: number; body: Json; headers: Record<string, unknown> };
+
+async function call(
+  app: TestApp,
+  method: string,
+  url: string,
+  options: { headers?: Record<string, string>; payload?: Json } = {},
+): Promise<Answer> {
+  const response = await app.app.inject({
+    method: method as "GET",
+    url,
+    headers: options.headers,
+    ...(options.payload ? { payload: options.payload } : {}),
+  });
+  return {
+    status: response.statusCode,
+    body: response.body ? response.json() : {},
+    headers: response.headers,
+  };
+}
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+const admin = bearer(ADMIN_TOKEN);
+
+/** A partner with a funded wallet, an open cart, a bought eSIM and a top-up under an Idempotency-Key. */
+async function partnerWithObjects(name: string, credit_minor: number) {
+  const partner = await sandbox.createPartner(name, credit_minor);
+  const cart = async () =>
+    (
+      await call(sandbox, "POST", "/v1/orders/cart", {
+        headers: bearer(partner.api_key),
+        payload: { package_id: PACKAGE },
+      })
+    ).body.cart_key as string;
+  const bought = await call(sandbox, "POST", "/v1/orders/submit", {
+    headers: bearer(partner.api_key),
+    payload: { cart_key: await cart(), ...END_USER },
+  });
+  assert.equal(bought.status, 200, JSON.stringify(bought.body));
+  const iccid: string = bought.body.purchases[0].iccid;
+  const offer = await call(sandbox, "GET", `/v1/orders/available-topups/${iccid}`, {
+    headers: bearer(partner.api_key),
+  });
+  assert.equal(offer.status, 200, JSON.stringify(offer.body));
+  const row = offer.body.data[0];
+  const topup = {
+    iccid,
+    package_id: row.package_id,
+    external_package_id: row.external_package_id,
+    ...END_USER,
+  };
+  const idempotency_key = `authz-${name}-${Date.now()}`;
+  const stored = await call(sandbox, "POST", "/v1/orders/submit-topup", {
+    headers: { ...bearer(partner.api_key), "idempotency-key": idempotency_key },
+    payload: topup,
+  });
+  assert.equal(stored.status, 200, JSON.stringify(stored.body));
+  return {
+    ...partner,
+    cart_key: await cart(),
+    order_id: bought.body.orderID as string,
+    iccid,
+    topup,
+    idempotency_key,
+    stored_topup_order: stored.body.orderID as string,
+  };
+}
+
+// Different credits, so the two wallets can never answer the same balance by chance.
+const owner = await partnerWithObjects("Owner", 1_000_000);
+const intruder = await partnerWithObjects("Intruder", 2_000_000);
+const revoked = (
+  await call(sandbox, "POST", `/admin/partners/${owner.partner_id}/api-keys`, { headers: admin })
+).body;
+assert.equal(
+  (await call(sandbox, "DELETE", `/admin/api-keys/${revoked.key_id}`, { headers: admin })).status,
+  204,
+);
+
+// ---------------------------------------------------------------------------------------------
+// Partner operations
+
+type Expected = { status: number; code?: string };
+const UNAUTHORIZED: Expected = { status: 401, code: "unauthorized" };
+const WRONG_ENVIRONMENT: Expected = { status: 401, code: "wrong_environment" };
+
+type Request = { method: string; url: string; payload?: Json; headers?: Record<string, string> };
+
+type PartnerRow = {
+  /** `METHOD /path` as in the OpenAPI document. */
+  operation: string;
+  /** What to ask, naming the owner's objects (a valid request for the owner). */
+  request: Request;
+  /** Columns: how the credentials are wrong, and what must come back. */
+  no_key: Expected;
+  malformed_key: Expected;
+  revoked_key: Expected;
+  /** A prod_ key on the sandbox app. */
+  production_key_on_sandbox: Expected;
+  /** The owner's sandbox key on an app built with APP_ENV=production over the same database. */
+  sandbox_key_on_production: Expected;
+  /** The intruder's valid key on the owner's objects. */
+  other_partner: Expected & { check?: (body: Json) => void };
+};
+
+const ownerOrderIds = async () =>
+  (
+    await call(sandbox, "GET", "/v1/profile/orders?limit=100", { headers: bearer(owner.api_key) })
+  ).body.data.map((order: Json) => order.orderID);
+
+const PARTNER_ROWS: PartnerRow[] = [
+  {
+    operation: "GET /v1/esim/destination/{destination_code}/packages",
+    request: { method: "GET", url: "/v1/esim/destination/FR/packages" },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    // The catalog belongs to nobody: the same answer for every partner.
+    other_partner: { status: 200, check: (body) => assert.equal(body.destination_code, "FR") },
+  },
+  {
+    operation: "POST /v1/orders/cart",
+    request: { method: "POST", url: "/v1/orders/cart", payload: { package_id: PACKAGE } },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    // Nothing of the owner's is named: the intruder gets a cart of its own.
+    other_partner: { status: 201, check: (body) => assert.notEqual(body.cart_key, owner.cart_key) },
+  },
+  {
+    operation: "POST /v1/orders/submit",
+    request: { method: "POST", url: "/v1/orders/submit", payload: { cart_key: owner.cart_key, ...END_USER } },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    other_partner: { status: 404, code: "cart_not_found" },
+  },
+  {
+    operation: "GET /v1/orders/{orderID}",
+    request: { method: "GET", url: `/v1/orders/${owner.order_id}` },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    other_partner: { status: 404, code: "order_not_found" },
+  },
+  {
+    operation: "GET /v1/orders/available-topups/{iccid}",
+    request: { method: "GET", url: `/v1/orders/available-topups/${owner.iccid}` },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    other_partner: { status: 404, code: "esim_not_found" },
+  },
+  {
+    operation: "POST /v1/orders/submit-topup",
+    // The owner's exact stored request, its Idempotency-Key included: the intruder must not get
+    // the owner's stored 200 back, only what its own request deserves (the ICCID is not its own).
+    request: {
+      method: "POST",
+      url: "/v1/orders/submit-topup",
+      payload: owner.topup,
+      headers: { "idempotency-key": owner.idempotency_key },
+    },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    other_partner: { status: 404, code: "esim_not_found" },
+  },
+  {
+    operation: "GET /v1/profile/orders",
+    request: { method: "GET", url: "/v1/profile/orders?limit=100" },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    other_partner: {
+      status: 200,
+      check: (body) => {
+        const ids = body.data.map((order: Json) => order.orderID);
+        assert.ok(ids.length > 0 && !ids.includes(owner.order_id), "only the intruder's own orders");
+      },
+    },
+  },
+  {
+    operation: "GET /v1/profile/wallet",
+    request: { method: "GET", url: "/v1/profile/wallet" },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    other_partner: {
+      status: 200,
+      check: (body) => assert.ok(body.balance.amount_minor > 1_000_000, "the intruder's own balance"),
+    },
+  },
+];
+
+type Column = Exclude<keyof PartnerRow, "operation" | "request">;
+
+const COLUMNS: Array<{ column: Column; app: TestApp; headers: Record<string, string> }> = [
+  { column: "no_key", app: sandbox, headers: {} },
+  { column: "malformed_key", app: sandbox, headers: { authorization: "Bearer sand_not-a-key" } },
+  { column: "revoked_key", app: sandbox, headers: bearer(revoked.api_key) },
+  {
+    column: "production_key_on_sandbox",
+    app: sandbox,
+    headers: bearer(generateApiKey("production").api_key),
+  },
+  { column: "sandbox_key_on_production", app: production, headers: bearer(owner.api_key) },
+  { column: "other_partner", app: sandbox, headers: bearer(intruder.api_key) },
+];
+
+function assertAnswer(answer: Answer, expected: Expected, cell: string): void {
+  assert.equal(answer.status, expected.status, `${cell}: ${JSON.stringify(answer.body)}`);
+  if (expected.code) {
+    assert.match(String(answer.headers["content-type"]), /^application\/problem\+json/, cell);
+    assert.equal(answer.body.code, expected.code, cell);
+  }
+}
+
+test("the partner table covers every /v1 operation of the OpenAPI document", () => {
+  const documented = operations
+    .filter((op) => op.area === "partner")
+    .map((op) => op.id)
+    .sort();
+  const rows = PARTNER_ROWS.map((row) => row.operation).sort();
+  assert.deepEqual(rows, documented, "add a row to PARTNER_ROWS for every partner operation");
+});
+
+test("every partner operation refuses missing, malformed, revoked and other-environment keys, and hides other partners' objects", async () => {
+  for (const row of PARTNER_ROWS) {
+    for (const { column, app, headers } of COLUMNS) {
+      const cell = `${row.operation} × ${column}`;
+      const before = await snapshotTables(sandbox.db);
+      const answer = await call(app, row.request.method, row.request.url, {
+        headers: { ...headers, ...row.request.headers },
+        payload: row.request.payload,
+      });
+      const expected = row[column];
+      assertAnswer(answer, expected, cell);
+      if (expected.status >= 400) {
+        assert.deepEqual(
+          changedTables(before, await snapshotTables(sandbox.db)),
+          [],
+          `${cell} changed nothing`,
+        );
+        // Another partner's object answers exactly as an unknown one: no owner id, ICCID or key in it.
+        const text = JSON.stringify(answer.body);
+        for (const secret of [owner.order_id, owner.cart_key, owner.partner_id, owner.api_key]) {
+          assert.ok(!text.includes(secret), `${cell} leaks ${secret}`);
+        }
+      }
+      if (column === "other_partner" && "check" in expected) row.other_partner.check?.(answer.body);
+    }
+  }
+  // The owner's objects are all still the owner's, untouched.
+  const ownerWallet = await call(sandbox, "GET", "/v1/profile/wallet", { headers: bearer(owner.api_key) });
+  assert.ok(ownerWallet.body.balance.amount_minor < 1_000_000);
+  assert.ok((await ownerOrderIds()).includes(owner.order_id));
+});
+
+test("unknown objects answer exactly as other partners' objects do", async () => {
+  // Same status, code and detail: nothing tells a guessed id of another partner from a missing one.
+  const unknownOrder = "ord_AAAAAAAAAAAAAAAAAAAAAA";
+  const unknownIccid = `890126099999999999${luhnCheckDigit("890126099999999999")}`;
+  const pairs: Array<[string, string, string, string]> = [
+    [`/v1/orders/${owner.order_id}`, owner.order_id, `/v1/orders/${unknownOrder}`, unknownOrder],
+    [
+      `/v1/orders/available-topups/${owner.iccid}`,
+      owner.iccid,
+      `/v1/orders/available-topups/${unknownIccid}`,
+      unknownIccid,
+    ],
+  ];
+  for (const [foreignUrl, foreignId, unknownUrl, unknownId] of pairs) {
+    const foreign = await call(sandbox, "GET", foreignUrl, { headers: bearer(intruder.api_key) });
+    const unknown = await call(sandbox, "GET", unknownUrl, { headers: bearer(intruder.api_key) });
+    assert.equal(foreign.status, 404);
+    assert.equal(foreign.status, unknown.status);
+    assert.equal(foreign.body.code, unknown.body.code);
+    assert.equal(
+      foreign.body.detail.replaceAll(foreignId, "ID"),
+      unknown.body.detail.replaceAll(unknownId, "ID"),
+    );
+  }
+  const foreignCart = await call(sandbox, "POST", "/v1/orders/submit", {
+    headers: bearer(intruder.api_key),
+    payload: { cart_key: owner.cart_key, ...END_USER },
+  });
+  const unknownCart = await call(sandbox, "POST", "/v1/orders/submit", {
+    headers: bearer(intruder.api_key),
+    payload: { cart_key: "cart_AAAAAAAAAAAAAAAAAAAAAA", ...END_USER },
+  });
+  assert.deepEqual(
+    [foreignCart.status, foreignCart.body.code, foreignCart.body.detail],
+    [unknownCart.status, unknownCart.body.code, unknownCart.body.detail],
+  );
+});
+
+test("an Idempotency-Key is per partner: the same key string gets the other partner its own outcome", async () => {
+  // The intruder sends the owner's key with a top-up of its own eSIM: a new top-up of its own,
+  // never the owner's stored order.
+  const own = await call(sandbox, "POST", "/v1/orders/submit-topup", {
+    headers: { ...bearer(intruder.api_key), "idempotency-key": owner.idempotency_key },
+    payload: intruder.topup,
+  });
+  assert.equal(own.status, 200, JSON.stringify(own.body));
+  assert.notEqual(own.body.orderID, owner.stored_topup_order);
+  assert.equal(own.headers["idempotent-replayed"], undefined);
+  assert.equal(own.body.purchases[0].iccid, intruder.iccid);
+  // Its key now holds its own outcome; the owner's still replays the owner's.
+  const intruderReplay = await call(sandbox, "POST", "/v1/orders/submit-topup", {
+    headers: { ...bearer(intruder.api_key), "idempotency-key": owner.idempotency_key },
+    payload: intruder.topup,
+  });
+  assert.equal(intruderReplay.body.orderID, own.body.orderID);
+  const ownerReplay = await call(sandbox, "POST", "/v1/orders/submit-topup", {
+    headers: { ...bearer(owner.api_key), "idempotency-key": owner.idempotency_key },
+    payload: owner.topup,
+  });
+  assert.equal(ownerReplay.status, 200);
+  assert.equal(ownerReplay.body.orderID, owner.stored_topup_order);
+  assert.equal(ownerReplay.headers["idempotent-replayed"], "true");
+});
+
+// ---------------------------------------------------------------------------------------------
+// Operator operations
+
+type AdminRow = {
+  operation: string;
+  /** A fresh valid request (some are consumed: a revoked key cannot be revoked for the first time twice). */
+  request: () => Promise<Request>;
+  no_token: Expected;
+  wrong_token: Expected;
+  partner_key: Expected;
+  right_token: Expected;
+  /** Any token, on an app without ADMIN_TOKEN: the operator API does not exist. */
+  disabled: Expected;
+};
+
+const NOT_FOUND: Expected = { status: 404, code: "not_found" };
+
+const ADMIN_ROWS: AdminRow[] = [
+  {
+    operation: "POST /admin/partners",
+    request: async () => ({ method: "POST", url: "/admin/partners", payload: { name: "Matrix Travel" } }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 201 },
+    disabled: NOT_FOUND,
+  },
+  {
+    operation: "POST /admin/partners/{partner_id}/api-keys",
+    request: async () => ({ method: "POST", url: `/admin/partners/${owner.partner_id}/api-keys` }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 201 },
+    disabled: NOT_FOUND,
+  },
+  {
+    operation: "DELETE /admin/api-keys/{key_id}",
+    request: async () => {
+      const spare = await call(sandbox, "POST", `/admin/partners/${intruder.partner_id}/api-keys`, {
+        headers: admin,
+      });
+      return { method: "DELETE", url: `/admin/api-keys/${spare.body.key_id}` };
+    },
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 204 },
+    disabled: NOT_FOUND,
+  },
+  {
+    operation: "POST /admin/partners/{partner_id}/wallet/credits",
+    request: async () => ({
+      method: "POST",
+      url: `/admin/partners/${owner.partner_id}/wallet/credits`,
+      payload: { amount_minor: 100, reference: `matrix-${Math.random().toString(36).slice(2)}` },
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 201 },
+    disabled: NOT_FOUND,
+  },
+];
+
+test("the operator table covers every /admin operation of the OpenAPI document", () => {
+  const documented = operations
+    .filter((op) => op.area === "admin")
+    .map((op) => op.id)
+    .sort();
+  assert.deepEqual(ADMIN_ROWS.map((row) => row.operation).sort(), documented);
+});
+
+test("every operator operation needs the right ADMIN_TOKEN, and none exists without one", async () => {
+  const columns: Array<{
+    column: Exclude<keyof AdminRow, "operation" | "request">;
+    app: TestApp;
+    headers: Record<string, string>;
+  }> = [
+    { column: "no_token", app: sandbox, headers: {} },
+    { column: "wrong_token", app: sandbox, headers: bearer("not-the-admin-token-0123456789") },
+    { column: "partner_key", app: sandbox, headers: bearer(owner.api_key) },
+    { column: "disabled", app: disabled, headers: admin },
+    { column: "right_token", app: sandbox, headers: admin },
+  ];
+  for (const row of ADMIN_ROWS) {
+    for (const { column, app, headers } of columns) {
+      const cell = `${row.operation} × ${column}`;
+      const request = await row.request();
+      const before = await snapshotTables(sandbox.db);
+      const answer = await call(app, request.method, request.url, { headers, payload: request.payload });
+      assertAnswer(answer, row[column], cell);
+      if (answer.status >= 400) {
+        assert.deepEqual(
+          changedTables(before, await snapshotTables(sandbox.db)),
+          [],
+          `${cell} changed nothing`,
+        );
+      }
+    }
+  }
+  // Disabled means absent, even without any token: the same 404 as an unknown route.
+  for (const op of operations.filter((o) => o.area === "admin")) {
+    const url = op.path.replace(/\{[^}]+\}/g, "ptr_AAAAAAAAAAAAAAAAAAAAAA");
+    const answer = await call(disabled, op.method, url, {});
+    assertAnswer(answer, NOT_FOUND, `${op.id} on an app without ADMIN_TOKEN`);
+  }
+});
