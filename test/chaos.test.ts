@@ -3,6 +3,8 @@
 // faults change; afterwards the whole-system audit must pass. Then the audit itself is put to
 // the test: each invariant it claims to check, broken on purpose in this throwaway database,
 // must show up as the named breach.
+// The seed is random and printed in the test's name; CHAOS_SEED=<n> npm test -- test/chaos.test.ts
+// makes the same decisions again.
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { sql } from "kysely";

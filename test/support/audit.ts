@@ -459,7 +459,8 @@ function checkSmtp(
   );
   const received = new Map<string, ReceivedMessage[]>();
   for (const message of messages) {
-    const header = /^message-id:[ \t]*(\S+)/im.exec(message.raw.split("\r\n\r\n")[0] ?? "")?.[1] ?? "";
+    const head = (message.raw.split("\r\n\r\n")[0] ?? "").replace(/\r\n[ \t]+/g, " ");
+    const header = /^message-id:[ \t]*(\S+)/im.exec(head)?.[1] ?? "";
     const order_id = MESSAGE_ID.exec(header)?.[1];
     if (order_id === undefined) {
       found.add(
