@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { test } from "node:test";
-import { ERROR_CODES } from "../src/http/errors.ts";
 import { servedOpenapi } from "../scripts/write-openapi.ts";
+import { ERROR_CODES } from "../src/http/errors.ts";
 
 const served = await servedOpenapi();
 const document = JSON.parse(served);
@@ -23,7 +23,11 @@ test("every operation has an id, a summary, security, and problem+json errors wi
       assert.ok(operation.operationId, `${where} has an operationId`);
       assert.ok(operation.summary, `${where} has a summary`);
       if (path.startsWith("/v1/")) {
-        assert.deepEqual(operation.security, [{ bearerAuth: [] }, { apiKeyHeader: [] }], `${where} needs a key`);
+        assert.deepEqual(
+          operation.security,
+          [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+          `${where} needs a key`,
+        );
         for (const status of ["400", "401", "429", "500"]) {
           assert.ok(operation.responses[status], `${where} documents ${status}`);
         }

@@ -79,7 +79,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
     hsts: { maxAge: 31_536_000, includeSubDomains: true },
   });
-  await app.register(swagger, openapiOptions(ctx.config));
+  await app.register(swagger, openapiOptions());
 
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);

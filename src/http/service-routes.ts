@@ -1,13 +1,12 @@
 // Unversioned service routes: health, readiness, metrics and the API documentation.
 import type { SwaggerOptions } from "@fastify/swagger";
 import { Type } from "typebox";
-import type { Config } from "../config.ts";
 import { renderDocsPage } from "./docs-page.ts";
 import type { Metrics } from "./metrics.ts";
 import { errorResponses } from "./schemas.ts";
 import type { App, AppContext } from "./types.ts";
 
-export function openapiOptions(config: Config): SwaggerOptions {
+export function openapiOptions(): SwaggerOptions {
   return {
     openapi: {
       openapi: "3.1.0",
@@ -21,7 +20,9 @@ export function openapiOptions(config: Config): SwaggerOptions {
         license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
         contact: { name: "Partner support", email: "partners@esim.example" },
       },
-      servers: [{ url: "/", description: "This deployment (the sandbox and production each have their own host)" }],
+      servers: [
+        { url: "/", description: "This deployment (the sandbox and production each have their own host)" },
+      ],
       tags: [
         { name: "Catalog", description: "Packages and B2B prices by destination." },
         { name: "Orders", description: "Carts, new eSIM orders and order history." },

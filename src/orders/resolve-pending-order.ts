@@ -35,7 +35,7 @@ export function resolvePendingOrderTask(ctx: AppContext): Task {
   return async (raw, helpers) => {
     const payload = parsePayload(raw);
     const order = await orderById(ctx.db, payload.order_id);
-    if (!order || order.status !== "pending") return;
+    if (order?.status !== "pending") return;
     const driven = await driveIfAbandoned(ctx, payload.order_id);
     if (driven === null) {
       // Someone (a retrying client) is driving it right now: look again shortly.
