@@ -1796,7 +1796,9 @@ export type Outcome = {
 
 export type FuzzReport = {
   seed: number;
+  /** Random requests; the sweep's come on top. */
   runs: number;
+  sweep: number;
   duration_ms: number;
   /** op id -> status -> count */
   byRoute: Record<string, Record<string, number>>;
@@ -2044,13 +2046,15 @@ export async function runFuzz(
   const started = Date.now();
   const checker = new ResponseChecker(env.operations);
   // The sweep first (a few dozen requests, the same every run), then the random requests.
+  const sweep = sweepPlans(env.operations, options.seed);
   const plans = [
-    ...sweepPlans(env.operations, options.seed),
+    ...sweep,
     ...fc.sample(planArbitrary(env.operations), { seed: options.seed, numRuns: options.runs }),
   ];
   const report: FuzzReport = {
     seed: options.seed,
     runs: options.runs,
+    sweep: sweep.length,
     duration_ms: 0,
     byRoute: {},
     byMutation: {},
@@ -2089,7 +2093,8 @@ export async function runFuzz(
 export function formatReport(report: FuzzReport): string {
   const lines: string[] = [];
   lines.push(
-    `fuzz: seed ${report.seed}, ${report.runs} requests in ${(report.duration_ms / 1000).toFixed(1)} s`,
+    `fuzz: seed ${report.seed}, ${report.runs} random requests and ${report.sweep} of the sweep ` +
+      `in ${(report.duration_ms / 1000).toFixed(1)} s`,
   );
   lines.push("", "By route and status:");
   const routes = Object.keys(report.byRoute).sort();
