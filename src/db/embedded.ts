@@ -8,7 +8,7 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { chown, mkdir, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -53,6 +53,21 @@ async function runAs(): Promise<{ uid: number; gid: number } | null> {
     await run("groupadd", ["--system", USER]).catch(() => undefined);
     await run("useradd", ["--system", "-g", USER, USER]);
     return ids();
+  }
+}
+
+/**
+ * The `postgres` user must be able to reach the binaries and the data directory. A checkout
+ * inside a private directory (mktemp -d makes 0700 ones) would stop it at the first step, so
+ * as root we add search permission (o+x: enter, not list) to the ancestors that lack it.
+ */
+async function ensureTraversable(target: string): Promise<void> {
+  const parts = path.resolve(target).split(path.sep).filter(Boolean);
+  let current: string = path.sep;
+  for (const part of parts.slice(0, -1)) {
+    current = path.join(current, part);
+    const info = await stat(current);
+    if ((info.mode & 0o001) === 0) await chmod(current, info.mode | 0o001);
   }
 }
 
@@ -124,6 +139,11 @@ export async function startEmbeddedPostgres(options: {
 
   const bin = await binaries();
   const owner = await runAs();
+  if (owner) {
+    await mkdir(path.dirname(databaseDir), { recursive: true });
+    await ensureTraversable(bin.postgres);
+    await ensureTraversable(databaseDir);
+  }
   if (!existsSync(path.join(databaseDir, "PG_VERSION"))) await initialise(bin, databaseDir, owner);
   const logFile = path.join(databaseDir, "postgres.log");
   // Loopback only: the embedded cluster is a development convenience, never exposed.
