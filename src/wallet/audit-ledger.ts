@@ -32,16 +32,48 @@ export async function auditLedger(db: Kysely<Database>): Promise<LedgerAudit> {
     breaches.push(`${row.account_id}: ${row.column} is ${row.stored} but its transfers say ${row.derived}`);
   }
 
-  // Double entry: posted balances over all accounts sum to zero, per currency.
-  const sums = await sql<{ currency: string; total: number }>`
-    with balances as (
-      select currency, amount_minor as signed from ledger_transfers where state = 'posted'
-      union all
-      select currency, -amount_minor from ledger_transfers where state = 'posted'
-    )
-    select currency, sum(signed)::bigint as total from balances group by currency`.execute(db);
-  for (const row of sums.rows) {
-    if (row.total !== 0) breaches.push(`posted balances in ${row.currency} sum to ${row.total}, not 0`);
+  // Double entry: every transfer moves money between two accounts of its own currency, so the
+  // accounts sum to zero by construction; what can go wrong is a transfer across currencies.
+  const crossCurrency = await sql<{ transfer_id: string }>`
+    select t.transfer_id from ledger_transfers t
+    join ledger_accounts d on d.account_id = t.debit_account_id
+    join ledger_accounts c on c.account_id = t.credit_account_id
+    where d.currency <> t.currency or c.currency <> t.currency
+    limit 100`.execute(db);
+  for (const row of crossCurrency.rows) breaches.push(`transfer ${row.transfer_id} crosses currencies`);
+
+  // The operator's revenue equals what completed orders cost, and its funding account paid out
+  // exactly the wallet credits: the derived balances of the accounts without running totals.
+  const operator = await sql<{
+    currency: string;
+    revenue: number;
+    completed: number;
+    funding: number;
+    credited: number;
+  }>`
+    select a.currency,
+           coalesce((select sum(amount_minor) from ledger_transfers t
+                     where t.credit_account_id = a.account_id and t.state = 'posted'), 0)::bigint as revenue,
+           coalesce((select sum(total_minor) from orders o
+                     where o.status = 'completed' and o.currency = a.currency), 0)::bigint as completed,
+           coalesce((select sum(amount_minor) from ledger_transfers t join ledger_accounts f
+                       on f.account_id = t.debit_account_id and f.kind = 'operator_funding'
+                     where t.currency = a.currency and t.state = 'posted'), 0)::bigint as funding,
+           coalesce((select sum(amount_minor) from ledger_transfers t
+                     where t.kind = 'wallet_credit' and t.state = 'posted' and t.currency = a.currency), 0)::bigint
+             as credited
+    from ledger_accounts a where a.kind = 'operator_revenue'`.execute(db);
+  for (const row of operator.rows) {
+    if (row.revenue !== row.completed) {
+      breaches.push(
+        `revenue in ${row.currency} is ${row.revenue} but completed orders total ${row.completed}`,
+      );
+    }
+    if (row.funding !== row.credited) {
+      breaches.push(
+        `funding in ${row.currency} paid ${row.funding} but wallet credits total ${row.credited}`,
+      );
+    }
   }
 
   const negative = await sql<{ account_id: string; available: number }>`
