@@ -13,7 +13,13 @@ import {
   SEND_CONFIRMATION_EMAIL_TASK,
   sendConfirmationEmailTask,
 } from "./notifications/send-confirmation-email.ts";
-import { RESOLVE_PENDING_ORDER_TASK, resolvePendingOrderTask } from "./orders/resolve-pending-order.ts";
+import {
+  REQUEUE_PENDING_ORDERS_CRONTAB,
+  REQUEUE_PENDING_ORDERS_TASK,
+  RESOLVE_PENDING_ORDER_TASK,
+  requeuePendingOrdersTask,
+  resolvePendingOrderTask,
+} from "./orders/resolve-pending-order.ts";
 import {
   PURGE_IDEMPOTENCY_KEYS_CRONTAB,
   PURGE_IDEMPOTENCY_KEYS_TASK,
@@ -26,6 +32,7 @@ export function taskList(deps: WorkerDeps): TaskList {
   return {
     [SEND_CONFIRMATION_EMAIL_TASK]: sendConfirmationEmailTask({ pool: deps.ctx.pool, mailer: deps.mailer }),
     [RESOLVE_PENDING_ORDER_TASK]: resolvePendingOrderTask(deps.ctx),
+    [REQUEUE_PENDING_ORDERS_TASK]: requeuePendingOrdersTask(deps.ctx),
     [PURGE_IDEMPOTENCY_KEYS_TASK]: purgeIdempotencyKeysTask(deps.ctx),
     ...deps.extraTasks,
   };
@@ -44,7 +51,7 @@ function workerLogger(log: Pino): Logger {
 }
 
 /** Recurring jobs (graphile-worker crontab syntax); each tick runs once across all processes. */
-export const CRONTAB = [PURGE_IDEMPOTENCY_KEYS_CRONTAB].join("\n");
+export const CRONTAB = [PURGE_IDEMPOTENCY_KEYS_CRONTAB, REQUEUE_PENDING_ORDERS_CRONTAB].join("\n");
 
 export async function startWorker(deps: WorkerDeps, crontab = CRONTAB): Promise<Runner> {
   return run({
