@@ -3,6 +3,7 @@
 // few seconds so a hot path (catalog discovery) does not pay a query per request. Revocation
 // still takes effect at once: the revoking transaction NOTIFYs every process, which drops
 // the key here (see onKeyRevoked); the short TTL bounds the damage of a missed notification.
+import { timingSafeEqual as cryptoTimingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { AppEnv } from "../config.ts";
@@ -78,14 +79,21 @@ export class Authenticator {
   }
 
   async #lookup(api_key: string): Promise<AuthenticatedPartner | null> {
-    const hash = hashApiKey(api_key).toString("base64");
+    const digest = hashApiKey(api_key);
+    const hash = digest.toString("base64");
     const now = Date.now();
     const cached = this.#cache.get(hash);
     if (cached && cached.expires_at_ms > now) return cached.partner;
-    const record = await findKeyByHash(this.#db, hashApiKey(api_key));
+    const record = await findKeyByHash(this.#db, digest);
     const partner =
       record && !record.revoked ? { partner_id: record.partner_id, key_id: record.key_id } : null;
-    if (this.#cache.size >= CACHE_MAX_ENTRIES) this.#cache.clear();
+    // Full: forget the oldest entry (Map keeps insertion order), so a flood of unknown keys
+    // cannot push every real key out at once.
+    if (this.#cache.size >= CACHE_MAX_ENTRIES) {
+      const oldest = this.#cache.keys().next().value;
+      if (oldest !== undefined) this.#cache.delete(oldest);
+    }
+    this.#cache.delete(hash);
     this.#cache.set(hash, { partner, expires_at_ms: now + CACHE_TTL_MS });
     return partner;
   }
@@ -114,8 +122,6 @@ export function isAdmin(request: FastifyRequest, admin_token: string): boolean {
   const expected = hashApiKey(admin_token);
   return cryptoEqual(given, expected);
 }
-
-import { timingSafeEqual as cryptoTimingSafeEqual } from "node:crypto";
 
 function cryptoEqual(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && cryptoTimingSafeEqual(a, b);
