@@ -52,8 +52,8 @@ async function packageRow(pool: Pool, package_id: string) {
 async function insertCart(pool: Pool, package_id: string): Promise<string> {
   await pool.query("insert into partners (partner_id, name) values ('ptr_catalog_test', 'Catalog Test')");
   await pool.query(
-    `insert into carts (cart_key, partner_id, package_id, total_minor, currency, expires_at)
-     values ('cart_catalog_test', 'ptr_catalog_test', $1, 3400, 'USD', now() + interval '30 minutes')`,
+    `insert into carts (cart_key, partner_id, package_id, external_package_id, validity_days, total_minor, currency, expires_at)
+     values ('cart_catalog_test', 'ptr_catalog_test', $1, 'EXT-TEST', 7, 3400, 'USD', now() + interval '30 minutes')`,
     [package_id],
   );
   return "cart_catalog_test";
@@ -253,8 +253,8 @@ test("an import does not wait on an open purchase of a package it leaves unchang
     // A cart being created holds a key-share lock on its package until it commits.
     await purchase.query("begin");
     await purchase.query(
-      `insert into carts (cart_key, partner_id, package_id, total_minor, currency, expires_at)
-       values ('cart_lock_test', 'ptr_lock_test', 'fr-3gb-15d', 800, 'USD', now() + interval '30 minutes')`,
+      `insert into carts (cart_key, partner_id, package_id, external_package_id, validity_days, total_minor, currency, expires_at)
+       values ('cart_lock_test', 'ptr_lock_test', 'fr-3gb-15d', 'CARRIER-FR-3GB-15D', 15, 800, 'USD', now() + interval '30 minutes')`,
     );
     const timeout = new Promise<"waited">((resolve) => setTimeout(() => resolve("waited"), 5_000).unref());
     const outcome = await Promise.race([importCatalog(pool, SAMPLE_CSV, { currency: "USD" }), timeout]);

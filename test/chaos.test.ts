@@ -136,9 +136,10 @@ test("the audit fails loudly on each broken invariant, naming what broke", async
 
   // Two orders for one logical operation (same client_reference: the driver sent one purchase).
   await whileBroken(
-    `insert into orders (order_id, partner_id, type, status, package_id, external_package_id, total_minor, currency,
-       client_reference, email, phone, first_name, last_name, iccid, resolved_at)
-     select 'ord_twin', partner_id, 'topup', 'failed', package_id, external_package_id, total_minor, currency,
+    `insert into orders (order_id, partner_id, type, status, package_id, external_package_id, validity_days,
+       total_minor, currency, client_reference, email, phone, first_name, last_name, iccid, resolved_at)
+     select 'ord_twin', partner_id, 'topup', 'failed', package_id, external_package_id, validity_days,
+       total_minor, currency,
        client_reference, email, phone, first_name, last_name, iccid, now()
      from orders where order_id = $1`,
     "delete from orders where order_id = 'ord_twin'",

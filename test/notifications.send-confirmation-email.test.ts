@@ -64,15 +64,16 @@ async function insertOrder(
   const provisioned = status === "completed" || type === "topup";
   if (cart_key) {
     await pool.query(
-      `insert into carts (cart_key, partner_id, package_id, total_minor, currency, expires_at)
-       values ($1, $2, $3, 450, 'USD', now() + interval '30 minutes')`,
+      `insert into carts (cart_key, partner_id, package_id, external_package_id, validity_days, total_minor, currency,
+                          expires_at)
+       values ($1, $2, $3, 'ext-fr-5gb', 30, 450, 'USD', now() + interval '30 minutes')`,
       [cart_key, partner_id, PACKAGE_ID],
     );
   }
   await pool.query(
-    `insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id,
+    `insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, validity_days,
                          total_minor, currency, email, phone, first_name, last_name, iccid, resolved_at)
-     values ($1, $2, $3, $4, $5, $6, 'ext-fr-5gb', 450, 'USD', $7, '+33612345678', $8, 'Martin', $9,
+     values ($1, $2, $3, $4, $5, $6, 'ext-fr-5gb', 30, 450, 'USD', $7, '+33612345678', $8, 'Martin', $9,
              case when $4 = 'pending' then null else now() end)`,
     [order_id, partner_id, type, status, cart_key, PACKAGE_ID, email, first_name, provisioned ? iccid : null],
   );

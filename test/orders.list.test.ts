@@ -19,9 +19,10 @@ async function seedOrders(
     const order_id = newId("order");
     ids.push(order_id);
     await sql`
-      insert into orders (order_id, partner_id, type, status, package_id, external_package_id, total_minor, currency,
-                          client_reference, email, phone, first_name, last_name, iccid, resolved_at)
-      values (${order_id}, ${partner_id}, 'topup', 'completed', 'fr-1gb-7d', 'CARRIER-FR-1GB-7D', 450, 'USD',
+      insert into orders (order_id, partner_id, type, status, package_id, external_package_id, validity_days,
+                          total_minor, currency, client_reference, email, phone, first_name, last_name, iccid,
+                          resolved_at)
+      values (${order_id}, ${partner_id}, 'topup', 'completed', 'fr-1gb-7d', 'CARRIER-FR-1GB-7D', 7, 450, 'USD',
               ${reference(i)}, 'a@example.com', '+14155550123', 'A', 'B', '8901260000000000001', now())`.execute(
       app.db,
     );

@@ -122,6 +122,7 @@ test("50 concurrent submits of one cart across two processes: one order, one deb
     }
     assert.equal(new Set(ok.map((a) => a.body.orderID)).size, 1);
     const orderID = ok[0]!.body.orderID;
+    for (const a of busy) assert.equal(a.body.order_id, orderID);
     const final = await submit(api2, partner.api_key, cart.cart_key);
     assert.equal(final.body.orderID, orderID);
     assert.equal((await ordersOfCart(cart.cart_key)).length, 1);
@@ -228,6 +229,7 @@ test("a carrier timeout is 503 carrier_unavailable; the order completes later, o
   assert.equal(slow.body.code, "carrier_unavailable");
   const [pending] = await ordersOfCart(cart.cart_key);
   assert.equal(pending!.status, "pending");
+  assert.equal(slow.body.order_id, pending!.order_id, "the 503 names the order whose outcome is pending");
   assert.equal(await balance(api, partner.api_key), 100_00 - price, "held while the outcome is unknown");
   const done = await waitFor("the order to complete", async () => {
     const retry = await submit(api2, partner.api_key, cart.cart_key, { email: "slow@carrier.test" });
@@ -308,4 +310,35 @@ test("a client that disconnects mid-request does not stop the order; its retry g
   assert.equal(done.body.status, "completed");
   assert.equal(await balance(api, partner.api_key), 100_00 - price);
   assert.equal((await ordersOfCart(cart.cart_key)).length, 1);
+});
+
+test("the carrier is asked for the terms the cart reserved, even if an import changed the package since", async () => {
+  const partner = await newPartner(api, 100_00);
+  const price = await fr1gbPrice(partner.api_key);
+  const cart = await newCart(api, partner.api_key, "fr-1gb-7d");
+  await sql`update packages set data_mb = 20480, validity_days = 30, wholesale_minor = 9999,
+            external_package_id = 'CARRIER-FR-20GB-30D-NEW' where package_id = 'fr-1gb-7d'`.execute(db);
+  try {
+    const answer = await submit(api, partner.api_key, cart.cart_key);
+    assert.equal(answer.status, 200);
+    assert.equal(await balance(api, partner.api_key), 100_00 - price, "charged the cart's price");
+    const profile = (await world.simulator.profile(answer.body.purchases[0].iccid))!;
+    assert.equal(profile.data_mb_total, 1024, "provisioned the reserved 1 GB");
+    assert.equal(profile.validity_days, 7);
+    assert.equal(profile.external_package_id, "CARRIER-FR-1GB-7D");
+  } finally {
+    await sql`update packages set data_mb = 1024, validity_days = 7, wholesale_minor = ${price},
+              external_package_id = 'CARRIER-FR-1GB-7D' where package_id = 'fr-1gb-7d'`.execute(db);
+  }
+});
+
+test("a cart whose start date passed while it waited is 422 invalid_start_date, nothing charged", async () => {
+  const partner = await newPartner(api, 100_00);
+  const cart = await newCart(api, partner.api_key);
+  await sql`update carts set start_date = current_date - 1 where cart_key = ${cart.cart_key}`.execute(db);
+  const answer = await submit(api, partner.api_key, cart.cart_key);
+  assert.equal(answer.status, 422);
+  assert.equal(answer.body.code, "invalid_start_date");
+  assert.equal(await balance(api, partner.api_key), 100_00);
+  assert.equal((await ordersOfCart(cart.cart_key)).length, 0);
 });

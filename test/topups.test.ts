@@ -541,6 +541,39 @@ test("a 503 is not stored: the key stays running on the pending order and a retr
   assert.equal((await keyRows(partner.partner_id))[0]!.response_body, retried.text);
 });
 
+test("a key whose top-up is still pending never expires: past its 24 hours a retry still finishes that top-up", async () => {
+  const partner = await partnerWithEsim(100_00);
+  const key = crypto.randomUUID();
+  const body = topUpBody(partner.iccid);
+  await world.simulator.control({ down: true });
+  let unavailable: Raw;
+  try {
+    unavailable = await topUp(api, partner.api_key, body, key);
+  } finally {
+    await world.simulator.control({ down: false });
+  }
+  assert.equal(unavailable.status, 503);
+  assert.equal(unavailable.body.order_id, (await topUpOrders(partner.partner_id))[0]!.order_id);
+  // A day passes with the outcome unknown: the key must still lead to that order, not a new one.
+  await sql`update idempotency_keys set expires_at = now() - interval '1 second'
+            where partner_id = ${partner.partner_id}`.execute(db);
+  assert.equal((await purgeExpiredIdempotencyKeys(db)).deleted, 0, "a running key is not purged");
+  const retried = await waitFor("the retry to finish the same top-up", async () => {
+    const answer = await topUp(api2, partner.api_key, body, key);
+    return answer.status === 200 ? answer : null;
+  });
+  const orders = await topUpOrders(partner.partner_id);
+  assert.equal(orders.length, 1, "one top-up");
+  assert.equal(retried.body.orderID, orders[0]!.order_id);
+  assert.equal(await balance(api, partner.api_key), 100_00 - prices.topup, "one debit");
+  const [row] = await sql<{ fresh: boolean }>`
+    select expires_at > now() + interval '23 hours' as fresh from idempotency_keys
+    where partner_id = ${partner.partner_id}`
+    .execute(db)
+    .then((r) => r.rows);
+  assert.equal(row!.fresh, true, "the completed key is kept a whole retention period from its outcome");
+});
+
 async function killedMidTopUp(partner: Partner, key?: string): Promise<void> {
   const crashing = await world.startService({ CRASH_AT: "after_pending_commit" });
   const died = await topUp(crashing.url, partner.api_key, topUpBody(partner.iccid), key).then(

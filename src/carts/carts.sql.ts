@@ -4,10 +4,17 @@ import type { Database } from "../db/schema.ts";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
+const CART_COLUMNS = sql.raw(`cart_key, partner_id, package_id, external_package_id, data_mb, validity_days,
+  start_date, total_minor, currency, created_at, expires_at`);
+
 export type CartRow = {
   cart_key: string;
   partner_id: string;
   package_id: string;
+  /** The package's terms when the cart was made: what the carrier is asked for, whatever changes later. */
+  external_package_id: string;
+  data_mb: number | null;
+  validity_days: number;
   start_date: string | null;
   total_minor: number;
   currency: string;
@@ -17,13 +24,16 @@ export type CartRow = {
 
 export type CartablePackage = {
   package_id: string;
+  external_package_id: string;
+  data_mb: number | null;
+  validity_days: number;
   wholesale_minor: number;
   currency: string;
 };
 
 export async function findActivePackage(db: Executor, package_id: string): Promise<CartablePackage | null> {
   const result = await sql<CartablePackage>`
-    select package_id, wholesale_minor, currency from packages
+    select package_id, external_package_id, data_mb, validity_days, wholesale_minor, currency from packages
     where package_id = ${package_id} and active`.execute(db);
   return result.rows[0] ?? null;
 }
@@ -34,12 +44,12 @@ export async function insertCart(
   ttl_minutes: number,
 ): Promise<CartRow> {
   const result = await sql<CartRow>`
-    insert into carts (cart_key, partner_id, package_id, start_date, total_minor, currency, expires_at)
-    values (${cart.cart_key}, ${cart.partner_id}, ${cart.package_id}, ${cart.start_date}::date,
-            ${cart.total_minor}, ${cart.currency}, now() + make_interval(mins => ${ttl_minutes}))
-    returning cart_key, partner_id, package_id, start_date, total_minor, currency, created_at, expires_at`.execute(
-    db,
-  );
+    insert into carts (cart_key, partner_id, package_id, external_package_id, data_mb, validity_days, start_date,
+                       total_minor, currency, expires_at)
+    values (${cart.cart_key}, ${cart.partner_id}, ${cart.package_id}, ${cart.external_package_id}, ${cart.data_mb},
+            ${cart.validity_days}, ${cart.start_date}::date, ${cart.total_minor}, ${cart.currency},
+            now() + make_interval(mins => ${ttl_minutes}))
+    returning ${CART_COLUMNS}`.execute(db);
   return result.rows[0]!;
 }
 
@@ -48,10 +58,9 @@ export async function lockCart(
   trx: Transaction<Database>,
   cart_key: string,
   partner_id: string,
-): Promise<(CartRow & { expired: boolean }) | null> {
-  const result = await sql<CartRow & { expired: boolean }>`
-    select cart_key, partner_id, package_id, start_date, total_minor, currency, created_at, expires_at,
-           expires_at <= now() as expired
+): Promise<(CartRow & { expired: boolean; start_date_passed: boolean | null }) | null> {
+  const result = await sql<CartRow & { expired: boolean; start_date_passed: boolean | null }>`
+    select ${CART_COLUMNS}, expires_at <= now() as expired, start_date < current_date as start_date_passed
     from carts where cart_key = ${cart_key} and partner_id = ${partner_id}
     for update`.execute(trx);
   return result.rows[0] ?? null;

@@ -57,6 +57,9 @@ export type Database = {
     cart_key: string;
     partner_id: string;
     package_id: string;
+    external_package_id: string;
+    data_mb: number | null;
+    validity_days: number;
     start_date: string | null;
     total_minor: number;
     currency: string;
@@ -72,6 +75,8 @@ export type Database = {
     cart_key: string | null;
     package_id: string;
     external_package_id: string;
+    data_mb: number | null;
+    validity_days: number;
     start_date: string | null;
     total_minor: number;
     currency: string;
@@ -84,6 +89,7 @@ export type Database = {
     failure_code: string | null;
     failure_detail: string | null;
     lease_until: Date | null;
+    lease_token: string | null;
     created_at: Timestamp;
     resolved_at: Date | null;
   };

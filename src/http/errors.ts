@@ -44,11 +44,13 @@ export class ApiError extends Error {
   readonly errors: FieldError[] | undefined;
   /** Extra response headers, e.g. Retry-After for 409 and 429. */
   readonly headers: Record<string, string>;
+  /** The order a 409 or 503 is about, so a client can poll GET /orders/{orderID} for its outcome. */
+  readonly order_id: string | undefined;
 
   constructor(
     code: ErrorCode,
     detail?: string,
-    options: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    options: { errors?: FieldError[]; headers?: Record<string, string>; order_id?: string } = {},
   ) {
     super(detail ?? ERROR_CODES[code].title);
     this.name = "ApiError";
@@ -56,6 +58,7 @@ export class ApiError extends Error {
     this.status = ERROR_CODES[code].status;
     this.errors = options.errors;
     this.headers = options.headers ?? {};
+    this.order_id = options.order_id;
   }
 }
 

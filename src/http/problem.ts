@@ -12,6 +12,7 @@ export type ProblemBody = {
   code: ErrorCode;
   request_id: string;
   errors?: FieldError[];
+  order_id?: string;
 };
 
 export function problemBody(error: ApiError, request_id: string): ProblemBody {
@@ -24,6 +25,7 @@ export function problemBody(error: ApiError, request_id: string): ProblemBody {
     request_id,
   };
   if (error.errors) body.errors = error.errors;
+  if (error.order_id) body.order_id = error.order_id;
   return body;
 }
 

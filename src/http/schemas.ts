@@ -31,6 +31,13 @@ export const Problem = Type.Object(
     detail: Type.String({ description: "For people; may change. Match on `code`, not on this." }),
     code: Type.String({ enum: Object.keys(ERROR_CODES), description: "Stable, documented error code." }),
     request_id: Type.String(),
+    order_id: Type.Optional(
+      Type.String({
+        description:
+          "On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. " +
+          "Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key.",
+      }),
+    ),
     errors: Type.Optional(
       Type.Array(
         Type.Object({ field: Type.String(), message: Type.String() }, { additionalProperties: false }),

@@ -20,7 +20,6 @@ import {
   markFailed,
   type OrderRow,
   orderById,
-  packageForOrder,
   releaseLease,
 } from "./orders.sql.ts";
 import { storeOutcomeForOrder } from "./stored-outcome.ts";
@@ -34,14 +33,13 @@ async function askCarrier(
   ctx: AppContext,
   order: OrderRow,
 ): Promise<CarrierOutcome<ProvisionedProfile | TopUpResult>> {
-  const pkg = await packageForOrder(ctx.db, order.package_id);
-  assert.ok(pkg, `order ${order.order_id} references package ${order.package_id}, which must exist`);
+  // The order's own copy of the terms, never the catalog row: an import may have changed it since.
   if (order.type === "esim") {
     return ctx.carrier.provisionProfile({
       reference: order.order_id,
-      external_package_id: pkg.external_package_id,
-      data_mb: pkg.data_mb,
-      validity_days: pkg.validity_days,
+      external_package_id: order.external_package_id,
+      data_mb: order.data_mb,
+      validity_days: order.validity_days,
       start_date: order.start_date,
       end_user_email: order.email,
     });
@@ -50,9 +48,9 @@ async function askCarrier(
   return ctx.carrier.topUp({
     reference: order.order_id,
     iccid: order.iccid,
-    external_package_id: pkg.external_package_id,
-    data_mb: pkg.data_mb,
-    validity_days: pkg.validity_days,
+    external_package_id: order.external_package_id,
+    data_mb: order.data_mb,
+    validity_days: order.validity_days,
     end_user_email: order.email,
   });
 }
@@ -61,6 +59,7 @@ async function complete(
   trx: Transaction<Database>,
   order: OrderRow,
   value: ProvisionedProfile | TopUpResult,
+  ttl_hours: number,
 ) {
   const iccid = order.type === "esim" ? (value as ProvisionedProfile).iccid : order.iccid!;
   if (!(await markCompleted(trx, order.order_id, iccid))) return;
@@ -91,13 +90,13 @@ async function complete(
   assert.ok(await resolveHold(trx, order.order_id, "posted"), "a pending order has a pending hold to post");
   // Spec section 6: new eSIMs only, and only here, so only on the first completion.
   if (order.type === "esim") await addConfirmationEmailJob(trx, order.order_id);
-  await storeOutcomeForOrder(trx, order.order_id);
+  await storeOutcomeForOrder(trx, order.order_id, ttl_hours);
 }
 
-async function fail(trx: Transaction<Database>, order: OrderRow, reason: string) {
+async function fail(trx: Transaction<Database>, order: OrderRow, reason: string, ttl_hours: number) {
   if (!(await markFailed(trx, order.order_id, "carrier_error", reason))) return;
   assert.ok(await resolveHold(trx, order.order_id, "voided"), "a pending order has a pending hold to void");
-  await storeOutcomeForOrder(trx, order.order_id);
+  await storeOutcomeForOrder(trx, order.order_id, ttl_hours);
 }
 
 /** Calls the carrier for an order whose lease the caller holds, records the outcome, returns the order. */
@@ -106,13 +105,15 @@ export async function driveOrder(ctx: AppContext, order: OrderRow): Promise<Orde
   const outcome = await askCarrier(ctx, order);
   crashPoint("after_carrier_answer");
   if (outcome.kind === "ok") {
-    await ctx.db.transaction().execute((trx) => complete(trx, order, outcome.value));
+    const ttl_hours = ctx.config.idempotency_ttl_hours;
+    await ctx.db.transaction().execute((trx) => complete(trx, order, outcome.value, ttl_hours));
     crashPoint("after_completion_commit");
   } else if (outcome.kind === "refused") {
-    await ctx.db.transaction().execute((trx) => fail(trx, order, outcome.reason));
+    const ttl_hours = ctx.config.idempotency_ttl_hours;
+    await ctx.db.transaction().execute((trx) => fail(trx, order, outcome.reason, ttl_hours));
   } else {
     // Unknown outcome: let the next retry (or the resolver) ask again at once with the same reference.
-    await releaseLease(ctx.db, order.order_id);
+    await releaseLease(ctx.db, order.order_id, order.lease_token);
   }
   const after = await orderById(ctx.db, order.order_id);
   assert.ok(after, "the order still exists");

@@ -1,6 +1,9 @@
 // SQL of orders: creation as pending, completion, failure, and the reads that render them.
-import { type Kysely, sql, type Transaction } from "kysely";
+
+import { randomBytes } from "node:crypto";
+import { CompiledQuery, type Kysely, sql, type Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
+import { addConfirmationEmailJobSql } from "../notifications/send-confirmation-email.ts";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -13,6 +16,9 @@ export type OrderRow = {
   cart_key: string | null;
   package_id: string;
   external_package_id: string;
+  /** The package's terms as reserved (cart) or offered (top-up row): what the carrier is asked for. */
+  data_mb: number | null;
+  validity_days: number;
   start_date: string | null;
   total_minor: number;
   currency: string;
@@ -25,6 +31,7 @@ export type OrderRow = {
   failure_code: string | null;
   failure_detail: string | null;
   lease_until: Date | null;
+  lease_token: string | null;
   created_at: Date;
   resolved_at: Date | null;
 };
@@ -41,13 +48,24 @@ export type PurchaseRow = {
 
 export type NewOrder = Omit<
   OrderRow,
-  "seq" | "status" | "failure_code" | "failure_detail" | "created_at" | "resolved_at" | "lease_until"
+  | "seq"
+  | "status"
+  | "failure_code"
+  | "failure_detail"
+  | "created_at"
+  | "resolved_at"
+  | "lease_until"
+  | "lease_token"
 >;
 
+function newLeaseToken(): string {
+  return randomBytes(12).toString("base64url");
+}
+
 const ORDER_COLUMNS =
-  sql.raw(`order_id, seq, partner_id, type, status, cart_key, package_id, external_package_id,
+  sql.raw(`order_id, seq, partner_id, type, status, cart_key, package_id, external_package_id, data_mb, validity_days,
   start_date, total_minor, currency, client_reference, email, phone, first_name, last_name, iccid,
-  failure_code, failure_detail, lease_until, created_at, resolved_at`);
+  failure_code, failure_detail, lease_until, lease_token, created_at, resolved_at`);
 
 /** Inserts the order as pending, leased to the request that creates it for `lease_ms`. */
 export async function insertPendingOrder(
@@ -56,12 +74,16 @@ export async function insertPendingOrder(
   lease_ms: number,
 ): Promise<void> {
   await sql`
-    insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, start_date,
-                        total_minor, currency, client_reference, email, phone, first_name, last_name, iccid, lease_until)
+    insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, data_mb,
+                        validity_days, start_date, total_minor, currency, client_reference, email, phone, first_name,
+                        last_name, iccid, lease_until, lease_token)
     values (${order.order_id}, ${order.partner_id}, ${order.type}, 'pending', ${order.cart_key}, ${order.package_id},
-            ${order.external_package_id}, ${order.start_date}::date, ${order.total_minor}, ${order.currency},
+            ${order.external_package_id}, ${order.data_mb}, ${order.validity_days}, ${order.start_date}::date,
+            ${order.total_minor}, ${order.currency},
             ${order.client_reference}, ${order.email}, ${order.phone}, ${order.first_name}, ${order.last_name},
-            ${order.iccid}, now() + make_interval(secs => ${lease_ms / 1000}))`.execute(trx);
+            ${order.iccid}, clock_timestamp() + make_interval(secs => ${lease_ms / 1000}), ${newLeaseToken()})`.execute(
+    trx,
+  );
 }
 
 export async function orderById(
@@ -88,9 +110,11 @@ export async function orderByCart(db: Executor, cart_key: string): Promise<Order
  * someone else holds an unexpired lease. Returns the order when taken, null otherwise.
  */
 export async function claimLease(db: Executor, order_id: string, lease_ms: number): Promise<OrderRow | null> {
+  // clock_timestamp(), not now(): the lease runs from this moment, not from the transaction's start.
   const result = await sql<OrderRow>`
-    update orders set lease_until = now() + make_interval(secs => ${lease_ms / 1000})
-    where order_id = ${order_id} and status = 'pending' and (lease_until is null or lease_until <= now())
+    update orders
+    set lease_until = clock_timestamp() + make_interval(secs => ${lease_ms / 1000}), lease_token = ${newLeaseToken()}
+    where order_id = ${order_id} and status = 'pending' and (lease_until is null or lease_until <= clock_timestamp())
     returning ${ORDER_COLUMNS}`.execute(db);
   return result.rows[0] ?? null;
 }
@@ -170,22 +194,6 @@ export async function pageOfOrders(
   return result.rows;
 }
 
-export type PackageForOrder = {
-  package_id: string;
-  external_package_id: string;
-  data_mb: number | null;
-  validity_days: number;
-};
-
-export async function packageForOrder(db: Executor, package_id: string): Promise<PackageForOrder | null> {
-  // Retired packages still resolve: a cart or order made before an import keeps working.
-  const result = await sql<PackageForOrder>`
-    select package_id, external_package_id, data_mb, validity_days from packages where package_id = ${package_id}`.execute(
-    db,
-  );
-  return result.rows[0] ?? null;
-}
-
 export async function addResolveJob(
   trx: Transaction<Database>,
   order_id: string,
@@ -201,22 +209,26 @@ export async function addResolveJob(
       max_attempts := 10)`.execute(trx);
 }
 
+/** The confirmation email job, added with notifications' own SQL on this transaction's connection. */
 export async function addConfirmationEmailJob(trx: Transaction<Database>, order_id: string): Promise<void> {
-  // Same call as notifications/send-confirmation-email.ts addConfirmationEmailJobSql, on this transaction.
-  await sql`
-    select graphile_worker.add_job(
-      'send_confirmation_email',
-      json_build_object('order_id', ${order_id}::text),
-      job_key := ${`confirmation-email:${order_id}`},
-      job_key_mode := 'replace',
-      max_attempts := 25)`.execute(trx);
+  await addConfirmationEmailJobSql(
+    { query: (text, values) => trx.executeQuery(CompiledQuery.raw(text, values ?? [])) },
+    order_id,
+  );
 }
 
-/** Gives up the lease after an unknown carrier outcome, so the next retry may ask again at once. */
-export async function releaseLease(db: Executor, order_id: string): Promise<void> {
-  await sql`update orders set lease_until = null where order_id = ${order_id} and status = 'pending'`.execute(
-    db,
-  );
+/**
+ * Gives up the lease after an unknown carrier outcome, so the next retry may ask again at once;
+ * only while this holder still holds it (a slower holder must not free a lease taken since).
+ */
+export async function releaseLease(
+  db: Executor,
+  order_id: string,
+  lease_token: string | null,
+): Promise<void> {
+  await sql`
+    update orders set lease_until = null, lease_token = null
+    where order_id = ${order_id} and status = 'pending' and lease_token = ${lease_token}`.execute(db);
 }
 
 /** For /metrics: uses the partial index on pending orders, so it stays cheap however many orders exist. */

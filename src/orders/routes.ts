@@ -52,9 +52,9 @@ function sendOutcome(reply: FastifyReply, order: OrderRow, outcome: HttpOutcome 
       reply,
       new ApiError(
         "carrier_unavailable",
-        `The carrier did not answer in time for order ${order.order_id}. Nothing is charged unless it completes; ` +
-          "retry with the same key to get the outcome.",
-        { headers: { "retry-after": String(RETRY_AFTER_S) } },
+        `The carrier did not answer in time for order ${order.order_id}. Its price is held, and charged only ` +
+          "if the carrier completes it; retry with the same key to get the outcome.",
+        { headers: { "retry-after": String(RETRY_AFTER_S) }, order_id: order.order_id },
       ),
     );
   }
@@ -89,6 +89,7 @@ export async function orderRoutes(app: App, ctx: AppContext): Promise<void> {
             "cart_not_found",
             "request_in_progress",
             "cart_expired",
+            "invalid_start_date",
             "carrier_error",
             "carrier_unavailable",
           ),

@@ -38,8 +38,16 @@ export async function outcomeOf(
   return { status: 200, content_type: JSON_TYPE, body: JSON.stringify(renderOrder(order, purchases)) };
 }
 
-/** Stores the final outcome on the Idempotency-Key that created the order, if one did. */
-export async function storeOutcomeForOrder(trx: Transaction<Database>, order_id: string): Promise<void> {
+/**
+ * Stores the final outcome on the Idempotency-Key that created the order, if one did. The key is
+ * then kept at least `ttl_hours` from now: an order that stayed pending long still leaves its
+ * client a whole retention period to retry and get this outcome.
+ */
+export async function storeOutcomeForOrder(
+  trx: Transaction<Database>,
+  order_id: string,
+  ttl_hours: number,
+): Promise<void> {
   const key = await sql<{ request_id: string }>`
     select request_id from idempotency_keys where order_id = ${order_id} and state = 'running' for update`.execute(
     trx,
@@ -50,6 +58,8 @@ export async function storeOutcomeForOrder(trx: Transaction<Database>, order_id:
   const outcome = order ? await outcomeOf(trx, order, row.request_id) : null;
   if (!outcome) return;
   await sql`
-    update idempotency_keys set state = 'completed', response_status = ${outcome.status}, response_body = ${outcome.body}
+    update idempotency_keys
+    set state = 'completed', response_status = ${outcome.status}, response_body = ${outcome.body},
+        expires_at = greatest(expires_at, now() + make_interval(hours => ${ttl_hours}))
     where order_id = ${order_id} and state = 'running'`.execute(trx);
 }

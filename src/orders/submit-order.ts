@@ -10,14 +10,7 @@ import { newId } from "../ids.ts";
 import { holdFunds } from "../wallet/ledger.sql.ts";
 import { driveIfAbandoned, driveOrder, leaseMs } from "./drive-order.ts";
 import { checkEndUser, type EndUser } from "./end-user.ts";
-import {
-  addResolveJob,
-  insertPendingOrder,
-  type OrderRow,
-  orderByCart,
-  orderById,
-  packageForOrder,
-} from "./orders.sql.ts";
+import { addResolveJob, insertPendingOrder, type OrderRow, orderByCart, orderById } from "./orders.sql.ts";
 
 export type SubmitInput = EndUser & { cart_key: string; client_reference: string | null };
 
@@ -28,9 +21,7 @@ export function inProgress(order_id: string): ApiError {
   return new ApiError(
     "request_in_progress",
     `Order ${order_id} is still being processed; retry with the same key.`,
-    {
-      headers: { "retry-after": String(RETRY_AFTER_S) },
-    },
+    { headers: { "retry-after": String(RETRY_AFTER_S) }, order_id },
   );
 }
 
@@ -43,10 +34,16 @@ async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput):
     if (!cart) throw new ApiError("cart_not_found", "No such cart for this partner.");
     const existing = await orderByCart(trx, cart.cart_key);
     if (existing) return { kind: "existing", order: existing };
-    if (cart.expired)
+    if (cart.expired) {
       throw new ApiError("cart_expired", "The cart expired; create a new one. Nothing was charged.");
-    const pkg = await packageForOrder(trx, cart.package_id);
-    if (!pkg) throw new ApiError("package_not_found", `Package ${cart.package_id} no longer exists.`);
+    }
+    if (cart.start_date_passed) {
+      // A cart made before midnight UTC for "today" and submitted after it: never ask for a past start.
+      throw new ApiError(
+        "invalid_start_date",
+        `start_date ${cart.start_date} has passed; create a new cart.`,
+      );
+    }
     const order_id = newId("order");
     await insertPendingOrder(
       trx,
@@ -56,7 +53,9 @@ async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput):
         type: "esim",
         cart_key: cart.cart_key,
         package_id: cart.package_id,
-        external_package_id: pkg.external_package_id,
+        external_package_id: cart.external_package_id,
+        data_mb: cart.data_mb,
+        validity_days: cart.validity_days,
         start_date: cart.start_date,
         total_minor: cart.total_minor,
         currency: cart.currency,
@@ -93,6 +92,9 @@ export async function submitOrder(ctx: AppContext, partner_id: string, raw: Subm
   if (reserved.order.status !== "pending") return reserved.order;
   // A retry of a pending order: drive it if its first attempt is gone, else tell the client to wait.
   const driven = await driveIfAbandoned(ctx, reserved.order.order_id);
-  if (!driven) throw inProgress(reserved.order.order_id);
-  return driven;
+  if (driven) return driven;
+  // The lease was held, or the order finished between our read and the claim: answer what it is now.
+  const now = await orderById(ctx.db, reserved.order.order_id);
+  if (now && now.status !== "pending") return now;
+  throw inProgress(reserved.order.order_id);
 }

@@ -18,7 +18,10 @@ export type KeyRow = {
   request_id: string;
   response_status: number | null;
   response_body: string | null;
-  /** Judged by the database clock, like expires_at was written. */
+  /**
+   * Judged by the database clock, like expires_at was written. Only a completed key expires: a
+   * running key guards an order whose outcome is not known yet, however long that takes.
+   */
   expired: boolean;
 };
 
@@ -35,7 +38,8 @@ export async function insertRunningKey(trx: Transaction<Database>, key: NewKey):
 /** Reads and row-locks an existing key until the transaction ends. */
 export async function lockKey(trx: Transaction<Database>, key: KeyRef): Promise<KeyRow | null> {
   const result = await sql<KeyRow>`
-    select fingerprint, state, order_id, request_id, response_status, response_body, expires_at <= now() as expired
+    select fingerprint, state, order_id, request_id, response_status, response_body,
+           state = 'completed' and expires_at <= now() as expired
     from idempotency_keys
     where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
     for update`.execute(trx);
@@ -49,9 +53,8 @@ export async function restartExpiredKey(trx: Transaction<Database>, key: NewKey)
     set fingerprint = ${key.fingerprint}, state = 'running', order_id = null, request_id = ${key.request_id},
         response_status = null, response_body = null, created_at = now(),
         expires_at = now() + make_interval(hours => ${key.ttl_hours})
-    where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key} and expires_at <= now()`.execute(
-    trx,
-  );
+    where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
+      and state = 'completed' and expires_at <= now()`.execute(trx);
   if (Number(updated.numAffectedRows) !== 1)
     throw new Error("restartExpiredKey: the locked expired row is gone");
 }
@@ -100,14 +103,15 @@ export async function storedResponse(
 
 /**
  * Deletes up to `limit` expired keys, oldest expiry first, and returns how many. Rows locked by a
- * request that is restarting them right now are skipped, never waited for.
+ * request that is restarting them right now are skipped, never waited for. A running key is never
+ * purged: its order is still pending, and a retry with the key must find it, not start another.
  */
 export async function deleteExpiredKeys(db: Executor, limit: number): Promise<number> {
   const deleted = await sql`
     delete from idempotency_keys
     where (partner_id, idempotency_key) in (
       select partner_id, idempotency_key from idempotency_keys
-      where expires_at <= now()
+      where state = 'completed' and expires_at <= now()
       order by expires_at
       limit ${limit}
       for update skip locked)`.execute(db);

@@ -128,8 +128,9 @@ function sendPending(reply: FastifyReply, order: OrderRow, keyed: boolean): Fast
     reply,
     new ApiError(
       "carrier_unavailable",
-      `The carrier did not answer in time for top-up ${order.order_id}. Nothing is charged unless it completes. ${retry}`,
-      { headers: { "retry-after": String(RETRY_AFTER_S) } },
+      `The carrier did not answer in time for top-up ${order.order_id}. Its price is held, and charged only if ` +
+        `the carrier completes it. ${retry}`,
+      { headers: { "retry-after": String(RETRY_AFTER_S) }, order_id: order.order_id },
     ),
   );
 }

@@ -145,6 +145,8 @@ async function createOrder(
       cart_key: null,
       package_id: row.package_id,
       external_package_id: row.external_package_id,
+      data_mb: row.data_mb,
+      validity_days: row.validity_days,
       start_date: null,
       total_minor: row.wholesale_minor,
       currency: row.currency,
