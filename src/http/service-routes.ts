@@ -2,6 +2,7 @@
 import type { SwaggerOptions } from "@fastify/swagger";
 import { Type } from "typebox";
 import { renderDocsPage } from "./docs-page.ts";
+import { ApiError } from "./errors.ts";
 import type { Metrics } from "./metrics.ts";
 import { errorResponses } from "./schemas.ts";
 import type { App, AppContext } from "./types.ts";
@@ -89,7 +90,6 @@ export async function serviceRoutes(
       try {
         await options.checkDatabase();
       } catch {
-        const { ApiError } = await import("./errors.ts");
         throw new ApiError("service_unavailable", "The database is not reachable.");
       }
       return { status: "ready" };
