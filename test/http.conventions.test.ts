@@ -116,6 +116,26 @@ test("rate limits announce RateLimit-* headers and answer 429 rate_limited with 
   assert.equal(first.headers["ratelimit-remaining"], "2");
 });
 
+test("requests whose key is refused are limited per client address", async () => {
+  const limited = await createTestApp(
+    { rate_limit_per_second: 2, rate_limit_burst: 3 },
+    { database: app.database },
+  );
+  const statuses: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const guess = `sand_${"x".repeat(40)}${i}`;
+    statuses.push(
+      (await limited.app.inject({ url: "/v1/profile/wallet", headers: limited.auth(guess) })).statusCode,
+    );
+  }
+  assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
+  const real = await limited.app.inject({
+    url: "/v1/profile/wallet",
+    headers: limited.auth(partner.api_key),
+  });
+  assert.equal(real.statusCode, 200, "a valid key is not held back by the failures");
+});
+
 test("security headers are set", async () => {
   const response = await app.app.inject({ url: "/v1/profile/wallet", headers: app.auth(partner.api_key) });
   assert.equal(response.headers["x-content-type-options"], "nosniff");
