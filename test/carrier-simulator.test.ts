@@ -13,7 +13,8 @@ import { iccidFromSerial, MAX_SERIAL } from "../src/carrier/simulator/inventory.
 import { createTestDatabase } from "./support/db.ts";
 import { type SimulatorProcess, startSimulatorProcess } from "./support/simulator.ts";
 
-const SLOW_MS = 400;
+// Long enough that "nothing provisioned yet" right after the adapter gives up holds on a loaded machine.
+const SLOW_MS = 2_500;
 const SHORT_TIMEOUT_MS = 150;
 const NO_FAULTS = {
   latency_ms: 0,
@@ -79,7 +80,7 @@ async function provisioned(request: ProvisionRequest, through = carrier) {
 }
 
 /** Polls until `check` holds; the carrier finishes a slow call on its own clock. */
-async function eventually(check: () => Promise<boolean>, timeout_ms = 5_000): Promise<void> {
+async function eventually(check: () => Promise<boolean>, timeout_ms = 15_000): Promise<void> {
   const deadline = Date.now() + timeout_ms;
   while (!(await check())) {
     if (Date.now() > deadline) assert.fail(`condition not met within ${timeout_ms} ms`);
