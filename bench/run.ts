@@ -16,6 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
+import { loadConfig } from "../src/config.ts";
 import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { createKysely, createPool, type Pool } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
@@ -67,6 +68,8 @@ const READ_CONNECTIONS = 64;
 /** Clients of the purchase, pgbench and top-up runs. */
 const PURCHASE_CONCURRENCY = 32;
 const SLOW_CARRIER_MS = 250;
+/** The service's DB_POOL_MAX: the harness leaves it at its default. */
+const SERVICE_POOL_MAX = loadConfig({}).db_pool_max;
 const WRK_THREADS = 2;
 /** One partner per connection of the largest run, so no two requests in flight share a wallet. */
 const PARTNERS = 256;
@@ -128,6 +131,7 @@ type Context = {
   /** Set with --profile: the service's inspector, to profile each measured run alone. */
   inspector: InspectorSession | null;
   profile_dir: string;
+
   database_url: string;
   postmaster_pid: number | undefined;
   pool: Pool;
@@ -190,6 +194,8 @@ async function measured<T extends { cpu_ticks: number }>(
   ticks: Omit<CpuShares, "others">;
   busiest: string[];
   load: [number, number, number];
+  /** With --profile: the statements PostgreSQL ran during the run. */
+  statements: number | null;
 }> {
   const load = loadAverage();
   const pids = () => [ctx.service.pid, ctx.simulator.pid, ctx.bare?.pid];
@@ -205,11 +211,13 @@ async function measured<T extends { cpu_ticks: number }>(
   });
   // The bare server and pgbench runs leave the service idle: nothing to profile there.
   const profiling = ctx.inspector !== null && label !== "discovery-bare" && label !== "pgbench";
+  if (ctx.inspector !== null) await ctx.pool.query("select pg_stat_statements_reset()");
   if (profiling) await ctx.inspector!.start();
   const before = sample();
   const result = await run();
   const after = sample();
   if (profiling) await saveProfile(ctx, label, await ctx.inspector!.stop());
+  const statements = ctx.inspector !== null ? await saveStatements(ctx, label) : null;
   const seconds = (after.at - before.at) / 1000;
   const used = {
     load_generator: result.cpu_ticks,
@@ -231,7 +239,7 @@ async function measured<T extends { cpu_ticks: number }>(
     for (const pid of childrenOf(ctx.postmaster_pid)) mine.add(pid);
   }
   const busiest = busiestOthers(before.processes, after.processes, mine, seconds);
-  return { result, seconds, cpu, ticks: used, busiest, load };
+  return { result, seconds, cpu, ticks: used, busiest, load, statements };
 }
 
 async function saveProfile(ctx: Context, label: string, profile: object): Promise<void> {
@@ -241,6 +249,30 @@ async function saveProfile(ctx: Context, label: string, profile: object): Promis
   const summary = profileMarkdown(`${base}.cpuprofile`, 30);
   await writeFile(`${base}.md`, `# Service CPU profile: ${label}\n\n${summary}\n`);
   console.log(`\nService CPU profile during ${label}:\n${summary}\n`);
+}
+
+/** The statements PostgreSQL ran during a measured run (pg_stat_statements), by calls. */
+async function saveStatements(ctx: Context, label: string): Promise<number> {
+  const rows = (
+    await ctx.pool.query<{ calls: string; total_ms: number; query: string }>(
+      `select calls, total_exec_time as total_ms, regexp_replace(query, '\\s+', ' ', 'g') as query
+       from pg_stat_statements where query not like '%pg_stat_statements%' order by calls desc`,
+    )
+  ).rows;
+  const total = rows.reduce((sum, row) => sum + Number(row.calls), 0);
+  const lines = [
+    `# Statements during ${label}: ${total} in all`,
+    "",
+    "| calls | exec ms | statement |",
+    "| ---: | ---: | --- |",
+    ...rows
+      .slice(0, 40)
+      .map((row) => `| ${row.calls} | ${Math.round(row.total_ms)} | \`${row.query.slice(0, 160)}\` |`),
+  ];
+  await mkdir(ctx.profile_dir, { recursive: true });
+  const base = path.join(ctx.profile_dir, label.replace(/[^a-z0-9]+/gi, "-").toLowerCase());
+  await writeFile(`${base}-statements.md`, `${lines.join("\n")}\n`);
+  return total;
 }
 
 function wrkScenario(
@@ -261,6 +293,8 @@ function wrkScenario(
   if (r.s402 > 0) notes.push(`${r.s402} × 402`);
   if (r.s409 > 0) notes.push(`${r.s409} × 409`);
   if (r.s503 > 0) notes.push(`${r.s503} × 503`);
+  if (run.statements !== null && ok > 0)
+    notes.push(`${Math.round((10 * run.statements) / ok) / 10} SQL statements per ok`);
   return {
     name,
     target,
@@ -404,7 +438,7 @@ async function submitRun(
   concurrency: number,
   expected_per_s: number,
   bound_per_s: number,
-): Promise<Awaited<ReturnType<typeof measured<WrkResult>>>> {
+): Promise<Awaited<ReturnType<typeof measured<WrkResult>>> & { emails_sent: number }> {
   const { warmup_s, duration_s } = ctx.options;
   const base = wrkOptions(ctx, ctx.service.url, { script: "submit.lua", connections: concurrency });
   let rate = expected_per_s;
@@ -422,14 +456,22 @@ async function submitRun(
   }
   const count = Math.ceil(Math.min(bound_per_s, 2 * rate + 100) * duration_s) + 2 * concurrency;
   const { file } = await cartFile(ctx, name, count);
-  return measured(ctx, name, () => runWrk({ ...base, env: { BENCH_CARTS: file } }));
+  const emails_before = await emailsSent(ctx);
+  const run = await measured(ctx, name, () => runWrk({ ...base, env: { BENCH_CARTS: file } }));
+  return { ...run, emails_sent: (await emailsSent(ctx)) - emails_before };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Between scenarios: the jobs one leaves behind (confirmation emails) are worked off before the
 // next starts, so each measures its own work. Within a run they are part of its cost.
 
-const MAX_QUIESCE_S = 120;
+const MAX_QUIESCE_S = 45;
+
+async function emailsSent(ctx: Context): Promise<number> {
+  return Number(
+    (await ctx.pool.query<{ n: string }>("select count(*) as n from email_deliveries")).rows[0]!.n,
+  );
+}
 
 async function queuedJobs(ctx: Context): Promise<number> {
   const result = await ctx.pool.query<{ n: string }>(
@@ -449,9 +491,12 @@ async function quiesce(ctx: Context): Promise<void> {
     }
     await delay(250);
   }
-  log(
-    `${initial} queued jobs (confirmation emails) worked off in ${Math.round(performance.now() - started)} ms`,
-  );
+  const waited_ms = performance.now() - started;
+  const message =
+    `${initial} queued confirmation emails sent in ${Math.round(waited_ms)} ms ` +
+    `(${Math.round(initial / (waited_ms / 1000))}/s) before the next scenario`;
+  ctx.notes.push(message);
+  log(message);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -519,18 +564,18 @@ async function operatorAccount(ctx: Context, kind: string): Promise<string> {
 
 async function pgbenchPurchase(ctx: Context): Promise<number> {
   const { duration_s, warmup_s } = ctx.options;
-  const price = (
-    await ctx.pool.query<{ wholesale_minor: number }>(
-      "select wholesale_minor from packages where package_id = $1",
+  const pkg = (
+    await ctx.pool.query<{
+      wholesale_minor: number;
+      external_package_id: string;
+      data_mb: number;
+      validity_days: number;
+    }>(
+      "select wholesale_minor, external_package_id, data_mb, validity_days from packages where package_id = $1",
       [PACKAGE_ID],
     )
-  ).rows[0]!.wholesale_minor;
-  const external = (
-    await ctx.pool.query<{ external_package_id: string }>(
-      "select external_package_id from packages where package_id = $1",
-      [PACKAGE_ID],
-    )
-  ).rows[0]!.external_package_id;
+  ).rows[0]!;
+  const price = pkg.wholesale_minor;
   const warm_carts = Math.ceil((PGBENCH_MAX_TPS * warmup_s) / PURCHASE_CONCURRENCY);
   const carts_per_client = warm_carts + Math.ceil((PGBENCH_MAX_TPS * duration_s) / PURCHASE_CONCURRENCY);
   execFileSync(
@@ -548,13 +593,25 @@ async function pgbenchPurchase(ctx: Context): Promise<number> {
       `price=${price}`,
       "-v",
       `funding=${await operatorAccount(ctx, "operator_funding")}`,
+      "-v",
+      `external=${pkg.external_package_id}`,
+      "-v",
+      `data_mb=${pkg.data_mb}`,
+      "-v",
+      `validity_days=${pkg.validity_days}`,
       "-f",
       path.join(import.meta.dirname, "pgbench", "setup.sql"),
       ctx.database_url,
     ],
     { stdio: ["ignore", "ignore", "inherit"] },
   );
-  const variables = { price, external, revenue: await operatorAccount(ctx, "operator_revenue") };
+  const variables = {
+    price,
+    external: pkg.external_package_id,
+    data_mb: pkg.data_mb,
+    validity_days: pkg.validity_days,
+    revenue: await operatorAccount(ctx, "operator_revenue"),
+  };
   const base = {
     database_url: ctx.database_url,
     script: path.join(import.meta.dirname, "pgbench", "purchase.sql"),
@@ -580,7 +637,14 @@ async function pgbenchPurchase(ctx: Context): Promise<number> {
     p99_ms: latencies.p99_ms,
     non_2xx: run.result.failed,
     socket_errors: 0,
-    notes: ["non-2xx = failed transactions"],
+    notes: [
+      "non-2xx = failed transactions",
+      ...(run.statements !== null
+        ? [
+            `${Math.round((10 * run.statements) / Math.max(1, run.result.transactions)) / 10} SQL statements per transaction`,
+          ]
+        : []),
+    ],
     cpu_percent: run.cpu,
     cpu_us_per_ok: perOk(run.ticks, run.result.transactions),
     busiest_others: run.busiest,
@@ -611,13 +675,15 @@ async function pgbenchLatencies(
   return { p50_ms: at(50), p99_ms: at(99) };
 }
 
-async function purchase(ctx: Context, pgbench_tps: number | null): Promise<void> {
+async function purchase(ctx: Context, pgbench_tps: number | null): Promise<number> {
   const before = await completedOrders(ctx);
   // The target rate: carts for its warm-up; the warm-up rate sizes the measured run.
   const expected = (pgbench_tps ?? 1_000) / 2;
   const run = await submitRun(ctx, "purchase", PURCHASE_CONCURRENCY, expected, Number.POSITIVE_INFINITY);
   const result = wrkScenario("purchase (service)", "≥ 0.5 × pgbench", PURCHASE_CONCURRENCY, run, true);
-  result.notes.push(`${await queuedJobs(ctx)} confirmation emails still queued at the end`);
+  result.notes.push(
+    `${run.emails_sent} confirmation emails sent during the run, ${await queuedJobs(ctx)} still queued at the end`,
+  );
   await delay(500);
   const completed = (await completedOrders(ctx)) - before;
   result.notes.push(`${completed} orders completed in the database for ${run.result.s2xx} answers 200`);
@@ -632,6 +698,7 @@ async function purchase(ctx: Context, pgbench_tps: number | null): Promise<void>
       "the same purchases through HTTP, the carrier and the jobs vs. their bare SQL",
     );
   }
+  return result.ok_per_s;
 }
 
 async function completedOrders(ctx: Context): Promise<number> {
@@ -656,7 +723,7 @@ async function replay(ctx: Context, discovery_per_s: number | null): Promise<voi
   let lines = await completedCartLines(ctx, MAX_REPLAY_CARTS);
   if (lines.length < PARTNERS) {
     // Run alone (--only replay): complete some orders first, outside any measurement.
-    const { carts } = await cartFile(ctx, "replay-prime", 2_000);
+    const { carts } = await cartFile(ctx, "replay-prime", 3 * PARTNERS);
     log(
       `replay: ${await submitCarts(ctx.service.url, carts, PURCHASE_CONCURRENCY)} orders completed to replay`,
     );
@@ -691,7 +758,7 @@ async function replay(ctx: Context, discovery_per_s: number | null): Promise<voi
   }
 }
 
-async function slowCarrier(ctx: Context, concurrency: number): Promise<void> {
+async function slowCarrier(ctx: Context, concurrency: number, purchase_per_s: number | null): Promise<void> {
   await postJson(ctx.simulator.url, "/control", ctx.simulator_key, { latency_ms: SLOW_CARRIER_MS });
   try {
     const bound = concurrency / (SLOW_CARRIER_MS / 1000);
@@ -703,9 +770,16 @@ async function slowCarrier(ctx: Context, concurrency: number): Promise<void> {
       run,
       true,
     );
+    // A request that held one of the service's pooled connections through the carrier call
+    // could not go faster than pool size / latency, whatever the CPU.
+    const held_connection_cap = SERVICE_POOL_MAX / (SLOW_CARRIER_MS / 1000);
     result.notes.push(
       `Little's law bound ${bound}/s`,
-      `${await queuedJobs(ctx)} confirmation emails still queued at the end`,
+      `${(result.ok_per_s / held_connection_cap).toFixed(2)} × the ${held_connection_cap}/s cap of a design holding one of ${SERVICE_POOL_MAX} connections during the call`,
+      ...(purchase_per_s !== null
+        ? [`${(result.ok_per_s / purchase_per_s).toFixed(2)} × the purchase rate with a carrier latency of 0`]
+        : []),
+      `${run.emails_sent} confirmation emails sent during the run, ${await queuedJobs(ctx)} still queued at the end`,
     );
     ctx.results.push(result);
     printScenario(result);
@@ -824,7 +898,11 @@ function version(command: string, args: string[]): string {
       .split("\n")[0]!
       .trim();
   } catch (error) {
-    return `unknown (${(error as Error).message.split("\n")[0]})`;
+    // wrk -v prints its version and exits 1.
+    const output = String((error as { stdout?: unknown }).stdout ?? "")
+      .split("\n")[0]!
+      .trim();
+    return output || `unknown (${(error as Error).message.split("\n")[0]})`;
   }
 }
 
@@ -895,13 +973,24 @@ async function main(): Promise<void> {
   process.once("SIGTERM", () => void cleanup().then(() => process.exit(143)));
 
   try {
-    const embedded = await startEmbeddedPostgres({ dir: path.join(tmp, "pg"), port: await freePort() });
+    const pg_dir = path.join(tmp, "pg");
+    const pg_port = await freePort();
+    let embedded = await startEmbeddedPostgres({ dir: pg_dir, port: pg_port });
+    if (options.profile) {
+      // Statement counts per answer (pg_stat_statements) with the profiles; a restart loads it.
+      const setup = createPool(embedded.url, 1, "bench-harness");
+      await setup.query("alter system set shared_preload_libraries = 'pg_stat_statements'");
+      await setup.end();
+      await embedded.stop();
+      embedded = await startEmbeddedPostgres({ dir: pg_dir, port: pg_port });
+    }
     stops.push(embedded.stop);
     const postmaster_pid = Number(
-      (await readFile(path.join(tmp, "pg", "postmaster.pid"), "utf8")).split("\n")[0],
+      (await readFile(path.join(pg_dir, "postmaster.pid"), "utf8")).split("\n")[0],
     );
     const pool = createPool(embedded.url, 4, "bench-harness");
     stops.push(() => pool.end());
+    if (options.profile) await pool.query("create extension if not exists pg_stat_statements");
 
     const simulator_key = `sim_${crypto.randomUUID()}`;
     const simulator = await startSimulator({
@@ -950,6 +1039,7 @@ async function main(): Promise<void> {
       tmp,
       inspector,
       profile_dir,
+
       database_url: embedded.url,
       postmaster_pid,
       pool,
@@ -970,10 +1060,10 @@ async function main(): Promise<void> {
     let pgbench_tps: number | null = null;
     if (only.has("discovery")) discovery_per_s = (await discovery(ctx)).service;
     if (only.has("purchase") || only.has("topup")) pgbench_tps = await pgbenchPurchase(ctx);
-    if (only.has("purchase")) await purchase(ctx, pgbench_tps);
+    const purchase_per_s = only.has("purchase") ? await purchase(ctx, pgbench_tps) : null;
     if (only.has("replay")) await quiesce(ctx).then(() => replay(ctx, discovery_per_s));
-    if (only.has("slow64")) await quiesce(ctx).then(() => slowCarrier(ctx, 64));
-    if (only.has("slow256")) await quiesce(ctx).then(() => slowCarrier(ctx, 256));
+    if (only.has("slow64")) await quiesce(ctx).then(() => slowCarrier(ctx, 64, purchase_per_s));
+    if (only.has("slow256")) await quiesce(ctx).then(() => slowCarrier(ctx, 256, purchase_per_s));
     if (only.has("topup")) await quiesce(ctx).then(() => topUp(ctx, pgbench_tps));
 
     const audit = await auditLedger(createKysely<Database>(pool));

@@ -9,19 +9,22 @@
 --
 -- Each pgbench client is one partner (ptr_pgb_<client_id>, wallet acc_pgb_<client_id>) and buys
 -- its own prepared carts in order (pgb_<client_id * 1000000 + n>): no two clients share a row.
--- Set with -D: n=0, price, revenue (the operator revenue account), external (package's carrier id).
+-- Set with -D: n=0, price, revenue (the operator revenue account), external, data_mb and
+-- validity_days (the package's terms, which the cart and the order carry).
 \set n :n + 1
 \set k :client_id * 1000000 + :n
 BEGIN;
-SELECT cart_key, partner_id, package_id, start_date, total_minor, currency, created_at, expires_at,
-       expires_at <= now() AS expired
+SELECT cart_key, partner_id, package_id, external_package_id, data_mb, validity_days, start_date, total_minor,
+       currency, created_at, expires_at, expires_at <= now() AS expired, start_date < current_date AS start_date_passed
 FROM carts WHERE cart_key = 'pgb_' || CAST(:k AS text) AND partner_id = 'ptr_pgb_' || CAST(:client_id AS text)
 FOR UPDATE;
-INSERT INTO orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, start_date,
-                    total_minor, currency, client_reference, email, phone, first_name, last_name, iccid, lease_until)
+INSERT INTO orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, data_mb,
+                    validity_days, start_date, total_minor, currency, client_reference, email, phone, first_name,
+                    last_name, iccid, lease_until, lease_token)
 VALUES ('ord_pgb_' || CAST(:k AS text), 'ptr_pgb_' || CAST(:client_id AS text), 'esim', 'pending',
-        'pgb_' || CAST(:k AS text), 'fr-1gb-7d', :external, NULL, :price, 'USD', NULL,
-        'ana@example.com', '+14155550123', 'Ana', 'Lima', NULL, now() + make_interval(secs => 31));
+        'pgb_' || CAST(:k AS text), 'fr-1gb-7d', :external, :data_mb, :validity_days, NULL, :price, 'USD', NULL,
+        'ana@example.com', '+14155550123', 'Ana', 'Lima', NULL, clock_timestamp() + make_interval(secs => 31),
+        'lease_pgb_' || CAST(:k AS text));
 UPDATE ledger_accounts SET pending_debits_minor = pending_debits_minor + :price
 WHERE partner_id = 'ptr_pgb_' || CAST(:client_id AS text) AND kind = 'partner_wallet'
   AND posted_credits_minor - posted_debits_minor - pending_debits_minor >= :price

@@ -1,6 +1,7 @@
 -- Partners, funded wallets and carts for pgbench/purchase.sql, written straight into the
 -- benchmark's database (they are not the service's partners, and no API key reaches them).
--- psql variables: clients, carts_per_client, price, funding (the operator funding account).
+-- psql variables: clients, carts_per_client, price, funding (the operator funding account), and the
+-- package's terms a cart carries: external, data_mb, validity_days.
 INSERT INTO partners (partner_id, name)
 SELECT 'ptr_pgb_' || c, 'pgbench client ' || c FROM generate_series(0, :clients - 1) AS c;
 INSERT INTO ledger_accounts (account_id, kind, partner_id, currency, posted_credits_minor)
@@ -12,7 +13,9 @@ INSERT INTO ledger_transfers (transfer_id, debit_account_id, credit_account_id, 
 SELECT 'trf_pgb_credit_' || c, :'funding', 'acc_pgb_' || c, :price * :carts_per_client * 2, 'USD',
        'wallet_credit', 'posted', 'pgbench-seed', now()
 FROM generate_series(0, :clients - 1) AS c;
-INSERT INTO carts (cart_key, partner_id, package_id, start_date, total_minor, currency, expires_at)
-SELECT 'pgb_' || (c * 1000000 + n), 'ptr_pgb_' || c, 'fr-1gb-7d', NULL, :price, 'USD', now() + interval '2 hours'
+INSERT INTO carts (cart_key, partner_id, package_id, external_package_id, data_mb, validity_days, start_date,
+                   total_minor, currency, expires_at)
+SELECT 'pgb_' || (c * 1000000 + n), 'ptr_pgb_' || c, 'fr-1gb-7d', :'external', :data_mb, :validity_days, NULL,
+       :price, 'USD', now() + interval '2 hours'
 FROM generate_series(0, :clients - 1) AS c, generate_series(1, :carts_per_client) AS n;
 ANALYZE carts;
