@@ -133,6 +133,10 @@ export function loadConfig(env: Env = process.env): Config {
     // A live job (a carrier call, an SMTP send) must never look stale in production.
     throw new ConfigError("STALE_JOB_AFTER_MS", "must exceed CARRIER_TIMEOUT_MS by at least 30 seconds");
   }
+  if (config.worker_concurrency * 2 > config.db_pool_max) {
+    // A job (an email send) may hold a connection for seconds: jobs must never take the whole pool.
+    throw new ConfigError("WORKER_CONCURRENCY", "may use at most half of DB_POOL_MAX connections");
+  }
   if (config.rate_limit_burst < config.rate_limit_per_second) {
     throw new ConfigError("RATE_LIMIT_BURST", "must be at least RATE_LIMIT_PER_SECOND");
   }

@@ -7,6 +7,11 @@
 import { Logger, type Runner, run, type TaskList } from "graphile-worker";
 import { sql } from "kysely";
 import type { Logger as Pino } from "pino";
+import {
+  PURGE_EXPIRED_CARTS_CRONTAB,
+  PURGE_EXPIRED_CARTS_TASK,
+  purgeExpiredCartsTask,
+} from "./carts/purge-expired-carts.ts";
 import type { AppContext } from "./http/types.ts";
 import type { Mailer } from "./notifications/mailer.ts";
 import {
@@ -33,6 +38,7 @@ export function taskList(deps: WorkerDeps): TaskList {
     [SEND_CONFIRMATION_EMAIL_TASK]: sendConfirmationEmailTask({ pool: deps.ctx.pool, mailer: deps.mailer }),
     [RESOLVE_PENDING_ORDER_TASK]: resolvePendingOrderTask(deps.ctx),
     [REQUEUE_PENDING_ORDERS_TASK]: requeuePendingOrdersTask(deps.ctx),
+    [PURGE_EXPIRED_CARTS_TASK]: purgeExpiredCartsTask(deps.ctx.db),
     [PURGE_IDEMPOTENCY_KEYS_TASK]: purgeIdempotencyKeysTask(deps.ctx),
     ...deps.extraTasks,
   };
@@ -51,7 +57,11 @@ function workerLogger(log: Pino): Logger {
 }
 
 /** Recurring jobs (graphile-worker crontab syntax); each tick runs once across all processes. */
-export const CRONTAB = [PURGE_IDEMPOTENCY_KEYS_CRONTAB, REQUEUE_PENDING_ORDERS_CRONTAB].join("\n");
+export const CRONTAB = [
+  PURGE_IDEMPOTENCY_KEYS_CRONTAB,
+  REQUEUE_PENDING_ORDERS_CRONTAB,
+  PURGE_EXPIRED_CARTS_CRONTAB,
+].join("\n");
 
 export async function startWorker(deps: WorkerDeps, crontab = CRONTAB): Promise<Runner> {
   return run({

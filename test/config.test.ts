@@ -26,6 +26,7 @@ test("a bad value stops start-up with a message naming the variable", () => {
     [{ RATE_LIMIT_PER_SECOND: "0" }, /^RATE_LIMIT_PER_SECOND: /],
     [{ RATE_LIMIT_PER_SECOND: "10", RATE_LIMIT_BURST: "5" }, /^RATE_LIMIT_BURST: /],
     [{ IDEMPOTENCY_TTL_HOURS: "1" }, /^IDEMPOTENCY_TTL_HOURS: /],
+    [{ WORKER_CONCURRENCY: "11", DB_POOL_MAX: "20" }, /^WORKER_CONCURRENCY: /],
   ];
   for (const [env, message] of cases) {
     assert.throws(

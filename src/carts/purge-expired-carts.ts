@@ -1,0 +1,39 @@
+// The `purge_expired_carts` job: carts that expired without becoming an order are only a
+// reservation that lapsed, and nothing reads them again. Deleting them a day after expiry keeps
+// the table the size of recent activity; a cart with an order is kept, since the order names it.
+import type { Task } from "graphile-worker";
+import { type Kysely, sql } from "kysely";
+import type { Database } from "../db/schema.ts";
+
+export const PURGE_EXPIRED_CARTS_TASK = "purge_expired_carts";
+/** Hourly, at minute 30, apart from the idempotency key purge at minute 0. */
+export const PURGE_EXPIRED_CARTS_CRONTAB = `30 * * * * ${PURGE_EXPIRED_CARTS_TASK}`;
+/** Rows per statement, and statements per run: a backlog is worked off over several runs. */
+const BATCH_SIZE = 5_000;
+const MAX_BATCHES = 20;
+/** A lapsed cart is kept this long after expiry, for support questions about a failed checkout. */
+const KEEP_AFTER_EXPIRY = "1 day";
+
+export async function purgeExpiredCarts(db: Kysely<Database>, batch_size = BATCH_SIZE): Promise<number> {
+  let deleted = 0;
+  for (let batch = 0; batch < MAX_BATCHES; batch++) {
+    // SKIP LOCKED: a cart being submitted right now is locked by its submit and is left alone.
+    const result = await sql`
+      delete from carts where cart_key in (
+        select c.cart_key from carts c
+        where c.expires_at < now() - ${KEEP_AFTER_EXPIRY}::interval
+          and not exists (select 1 from orders o where o.cart_key = c.cart_key)
+        limit ${batch_size}
+        for update skip locked)`.execute(db);
+    const count = Number(result.numAffectedRows);
+    deleted += count;
+    if (count < batch_size) break;
+  }
+  return deleted;
+}
+
+export function purgeExpiredCartsTask(db: Kysely<Database>): Task {
+  return async (_payload, helpers) => {
+    helpers.logger.info(`purged ${await purgeExpiredCarts(db)} lapsed carts`);
+  };
+}
