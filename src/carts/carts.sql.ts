@@ -1,5 +1,5 @@
 // SQL of carts: a reservation of one package at the price of the moment, for a limited time.
-import { type Kysely, sql, type Transaction } from "kysely";
+import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -7,20 +7,9 @@ type Executor = Kysely<Database> | Transaction<Database>;
 const CART_COLUMNS = sql.raw(`cart_key, partner_id, package_id, external_package_id, data_mb, validity_days,
   start_date, total_minor, currency, created_at, expires_at`);
 
-export type CartRow = {
-  cart_key: string;
-  partner_id: string;
-  package_id: string;
-  /** The package's terms when the cart was made: what the carrier is asked for, whatever changes later. */
-  external_package_id: string;
-  data_mb: number | null;
-  validity_days: number;
-  start_date: string | null;
-  total_minor: number;
-  currency: string;
-  created_at: Date;
-  expires_at: Date;
-};
+/** A cart as read from the database. It keeps the package's terms when it was made (migration
+ * 0002): what the carrier is asked for, whatever the catalog says later. */
+export type CartRow = Selectable<Database["carts"]>;
 
 export type CartablePackage = {
   package_id: string;

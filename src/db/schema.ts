@@ -75,6 +75,7 @@ export type Database = {
     cart_key: string | null;
     package_id: string;
     external_package_id: string;
+    /** The package's terms as reserved (cart) or offered (top-up row): what the carrier is asked for. */
     data_mb: number | null;
     validity_days: number;
     start_date: string | null;

@@ -1,40 +1,14 @@
 // SQL of orders: creation as pending, completion, failure, and the reads that render them.
 
 import { randomBytes } from "node:crypto";
-import { CompiledQuery, type Kysely, sql, type Transaction } from "kysely";
+import { CompiledQuery, type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { addConfirmationEmailJobSql } from "../notifications/send-confirmation-email.ts";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-export type OrderRow = {
-  order_id: string;
-  seq: number;
-  partner_id: string;
-  type: "esim" | "topup";
-  status: "pending" | "completed" | "failed";
-  cart_key: string | null;
-  package_id: string;
-  external_package_id: string;
-  /** The package's terms as reserved (cart) or offered (top-up row): what the carrier is asked for. */
-  data_mb: number | null;
-  validity_days: number;
-  start_date: string | null;
-  total_minor: number;
-  currency: string;
-  client_reference: string | null;
-  email: string;
-  phone: string;
-  first_name: string;
-  last_name: string;
-  iccid: string | null;
-  failure_code: string | null;
-  failure_detail: string | null;
-  lease_until: Date | null;
-  lease_token: string | null;
-  created_at: Date;
-  resolved_at: Date | null;
-};
+/** An order as read from the database (the row type of src/db/schema.ts, so the two cannot drift). */
+export type OrderRow = Selectable<Database["orders"]>;
 
 export type PurchaseRow = {
   order_id: string;
