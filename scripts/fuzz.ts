@@ -3,7 +3,6 @@
 // the carrier simulator (test/support/fuzz.ts) and prints the seed and a summary by route and status.
 // Exit code 1 when any failure was found; the same seed replays the same requests.
 import { chmod, mkdtemp, rm } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -13,19 +12,9 @@ import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createPool } from "../src/db/pool.ts";
 import { formatReport, runFuzz, startFuzzEnvironment } from "../test/support/fuzz.ts";
+import { freePort } from "../test/support/ports.ts";
 
 const DATABASE = "esim_fuzz";
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 async function main(): Promise<number> {
   const { values } = parseArgs({

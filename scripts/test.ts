@@ -5,26 +5,15 @@
 // so test files never see each other's rows.
 import { spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
-import net from "node:net";
 import path from "node:path";
 import pg from "pg";
 import { seedDefaultCatalogIfEmpty } from "../src/catalog/seed-catalog.ts";
 import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createPool } from "../src/db/pool.ts";
+import { freePort } from "../test/support/ports.ts";
 
 const TEMPLATE = "esim_test_template";
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 async function runAdmin(url: string, statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });

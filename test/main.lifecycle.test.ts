@@ -3,21 +3,12 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
+import { freePort } from "./support/ports.ts";
 import { startServiceProcess } from "./support/service.ts";
 import { call } from "./support/world.ts";
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 test("Ctrl-C stops the service and its embedded PostgreSQL cleanly; a restart reuses the data", async () => {
   const data_dir = await mkdtemp(path.join(os.tmpdir(), "lifecycle-"));

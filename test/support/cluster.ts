@@ -8,7 +8,6 @@
 // stops that PostgreSQL and removes the directory. With `databaseUrl` (e.g. a test file's own
 // database cloned from the migrated template) it uses that database as it is.
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { Kysely } from "kysely";
@@ -24,6 +23,10 @@ export type { ServiceProcess };
 
 import { type SimulatorProcess, startSimulatorProcess } from "./simulator.ts";
 import { startSmtpServer, type TestSmtpServer } from "./smtp.ts";
+
+export { freePort } from "./ports.ts";
+
+import { freePort } from "./ports.ts";
 
 export const CLUSTER_ADMIN_TOKEN = "cluster-admin-token-0123456789";
 
@@ -85,17 +88,6 @@ export function stopClustersOnExit(): void {
   process.on("unhandledRejection", (error) =>
     exit(`unhandled rejection: ${(error as Error)?.stack ?? error}`, 1),
   );
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 }
 
 type OwnDatabase = { url: string; dataDir: string; stop: () => Promise<void> };
