@@ -79,12 +79,13 @@ export class Authenticator {
   }
 
   async #lookup(api_key: string): Promise<AuthenticatedPartner | null> {
-    const digest = hashApiKey(api_key);
-    const hash = digest.toString("base64");
+    // Keyed by the key itself (already in this process's memory for the request): a cache hit
+    // costs no SHA-256. Only a miss hashes it, to look it up by hash in the database.
+    const hash = api_key;
     const now = Date.now();
     const cached = this.#cache.get(hash);
     if (cached && cached.expires_at_ms > now) return cached.partner;
-    const record = await findKeyByHash(this.#db, digest);
+    const record = await findKeyByHash(this.#db, hashApiKey(api_key));
     const partner =
       record && !record.revoked ? { partner_id: record.partner_id, key_id: record.key_id } : null;
     // Full: forget the oldest entry (Map keeps insertion order), so a flood of unknown keys
