@@ -90,13 +90,15 @@ async function complete(
   assert.ok(await resolveHold(trx, order.order_id, "posted"), "a pending order has a pending hold to post");
   // Spec section 6: new eSIMs only, and only here, so only on the first completion.
   if (order.type === "esim") await addConfirmationEmailJob(trx, order.order_id);
-  await storeOutcomeForOrder(trx, order.order_id, ttl_hours);
+  // Only top-ups are created under an Idempotency-Key; a new eSIM is keyed by its cart.
+  if (order.type === "topup") await storeOutcomeForOrder(trx, order.order_id, ttl_hours);
 }
 
 async function fail(trx: Transaction<Database>, order: OrderRow, reason: string, ttl_hours: number) {
   if (!(await markFailed(trx, order.order_id, "carrier_error", reason))) return;
   assert.ok(await resolveHold(trx, order.order_id, "voided"), "a pending order has a pending hold to void");
-  await storeOutcomeForOrder(trx, order.order_id, ttl_hours);
+  // Only top-ups are created under an Idempotency-Key; a new eSIM is keyed by its cart.
+  if (order.type === "topup") await storeOutcomeForOrder(trx, order.order_id, ttl_hours);
 }
 
 /** Calls the carrier for an order whose lease the caller holds, records the outcome, returns the order. */
