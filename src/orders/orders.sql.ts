@@ -10,15 +10,7 @@ type Executor = Kysely<Database> | Transaction<Database>;
 /** An order as read from the database (the row type of src/db/schema.ts, so the two cannot drift). */
 export type OrderRow = Selectable<Database["orders"]>;
 
-export type PurchaseRow = {
-  order_id: string;
-  position: number;
-  package_id: string;
-  iccid: string;
-  smdp_address: string;
-  activation_code: string;
-  start_date: string | null;
-};
+export type PurchaseRow = Selectable<Database["purchases"]>;
 
 export type NewOrder = Omit<
   OrderRow,

@@ -1,6 +1,6 @@
 // What a simulated carrier call can answer, and the sandbox magic values that choose the answer.
 import type pg from "pg";
-import type { FaultSettings } from "./faults.ts";
+import { type FaultSettings, roll } from "./faults.ts";
 
 export type SimulatorAnswer =
   | { status: 200; body: object }
@@ -46,4 +46,20 @@ export type MagicValue = (typeof MAGIC_EMAILS)[keyof typeof MAGIC_EMAILS];
 export function magicValue(end_user_email: string): MagicValue | null {
   const email = end_user_email.trim().toLowerCase();
   return Object.hasOwn(MAGIC_EMAILS, email) ? MAGIC_EMAILS[email as keyof typeof MAGIC_EMAILS] : null;
+}
+
+/**
+ * What the end user's email and the injected faults decide before any work is done, shared by
+ * provisioning and top-ups: an immediate 503, or the refusal reason (null: go ahead). A slow
+ * magic value sleeps first, so the caller's timeout fires while nothing is recorded yet.
+ */
+export async function sandboxPrelude(
+  context: SimulatorContext,
+  end_user_email: string,
+): Promise<{ answer: SimulatorAnswer } | { refusal: string | null }> {
+  const magic = magicValue(end_user_email);
+  if (magic === "unavailable") return { answer: unavailable("carrier unavailable (sandbox magic value)") };
+  if (magic === "slow") await context.sleep(context.faults().slow_ms);
+  if (magic === "decline") return { refusal: DECLINED_REASON };
+  return { refusal: roll(context.faults().refuse_share) ? RANDOM_REFUSAL_REASON : null };
 }

@@ -5,16 +5,12 @@ import { type Static, Type } from "typebox";
 import { inTransaction } from "../../db/pool.ts";
 import {
   badRequest,
-  DECLINED_REASON,
-  magicValue,
   ok,
-  RANDOM_REFUSAL_REASON,
   refused,
   type SimulatorAnswer,
   type SimulatorContext,
-  unavailable,
+  sandboxPrelude,
 } from "./answers.ts";
-import { roll } from "./faults.ts";
 import { iccidFromSerial, newMatchingId, SMDP_ADDRESS } from "./inventory.ts";
 import {
   insertProfile,
@@ -62,17 +58,9 @@ export async function provisionProfile(
   const known = await recordedAnswer(context.pool, request.reference);
   if (known) return known;
 
-  const magic = magicValue(request.end_user_email);
-  if (magic === "unavailable") return unavailable("carrier unavailable (sandbox magic value)");
-  // Slow first, then the work: the caller's timeout fires while nothing is provisioned yet, and
-  // the profile appears later, as with a real carrier that was merely slow.
-  if (magic === "slow") await context.sleep(context.faults().slow_ms);
-  const refusal =
-    magic === "decline"
-      ? DECLINED_REASON
-      : roll(context.faults().refuse_share)
-        ? RANDOM_REFUSAL_REASON
-        : null;
+  const prelude = await sandboxPrelude(context, request.end_user_email);
+  if ("answer" in prelude) return prelude.answer;
+  const { refusal } = prelude;
 
   return inTransaction(context.pool, async (client) => {
     await lockReference(client, request.reference);

@@ -3,17 +3,7 @@
 // added in the same transaction that records the top-up, so a retry can never add it twice.
 import { type Static, Type } from "typebox";
 import { inTransaction } from "../../db/pool.ts";
-import {
-  DECLINED_REASON,
-  magicValue,
-  ok,
-  RANDOM_REFUSAL_REASON,
-  refused,
-  type SimulatorAnswer,
-  type SimulatorContext,
-  unavailable,
-} from "./answers.ts";
-import { roll } from "./faults.ts";
+import { ok, refused, type SimulatorAnswer, type SimulatorContext, sandboxPrelude } from "./answers.ts";
 import { DataMb, EndUserEmail, Reference, ValidityDays } from "./provision-profile.ts";
 import {
   addDataToProfile,
@@ -43,15 +33,9 @@ export async function topUp(context: SimulatorContext, request: TopUpBody): Prom
   const known = await recordedAnswer(context.pool, request.reference);
   if (known) return known;
 
-  const magic = magicValue(request.end_user_email);
-  if (magic === "unavailable") return unavailable("carrier unavailable (sandbox magic value)");
-  if (magic === "slow") await context.sleep(context.faults().slow_ms);
-  const refusal =
-    magic === "decline"
-      ? DECLINED_REASON
-      : roll(context.faults().refuse_share)
-        ? RANDOM_REFUSAL_REASON
-        : null;
+  const prelude = await sandboxPrelude(context, request.end_user_email);
+  if ("answer" in prelude) return prelude.answer;
+  const { refusal } = prelude;
 
   return inTransaction(context.pool, async (client) => {
     await lockReference(client, request.reference);
