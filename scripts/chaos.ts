@@ -19,7 +19,7 @@
 // (concurrent client loops), --drain-timeout 120 (seconds for pending orders and emails to
 // settle), --no-crash-points (never restart a process with CRASH_AT).
 import { parseArgs } from "node:util";
-import { CRASH_POINTS } from "../src/crash-points.ts";
+import { CRASH_POINTS } from "../src/shared/crash-points.ts";
 import { type AuditResult, auditSystem, formatAudit } from "../test/support/audit.ts";
 import {
   type Answer,
@@ -62,7 +62,7 @@ export const CHAOS_SERVICE_ENV = {
   RESOLVE_AFTER_MS: "1500",
   LOG_LEVEL: "info",
   DB_POOL_MAX: "10",
-  // A job locked by a SIGKILLed process is unlocked after this long (src/worker.ts), not 4 hours.
+  // A job locked by a SIGKILLed process is unlocked after this long (src/server/worker.ts), not 4 hours.
   STALE_JOB_AFTER_MS: "6000",
 };
 /** A slow carrier call (slow@carrier.test, timeout_share) outlives the API's carrier timeout. */

@@ -6,7 +6,7 @@ import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { loadConfig } from "../src/config.ts";
 import { createKysely, createPool } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
-import { buildApp } from "../src/http/app.ts";
+import { buildApp } from "../src/server/app.ts";
 
 const FILE = "docs/openapi.json";
 

@@ -1,7 +1,7 @@
 // Every setting of the service, read from the environment and validated once, here.
 // A bad value stops start-up with a message that names the variable, so a typo in a
 // deployment fails loudly at boot instead of quietly at the first purchase.
-import { CRASH_POINTS, type CrashPoint } from "./crash-points.ts";
+import { CRASH_POINTS, type CrashPoint } from "./shared/crash-points.ts";
 
 export type AppEnv = "sandbox" | "production";
 

@@ -8,18 +8,18 @@ import { startSimulator } from "./carrier/simulator/server.ts";
 import { catalogChanged } from "./catalog/catalog-cache.ts";
 import { seedDefaultCatalogIfEmpty } from "./catalog/seed-catalog.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
-import { armCrashPoint } from "./crash-points.ts";
 import { startEmbeddedPostgres } from "./db/embedded.ts";
 import { listenForInvalidations } from "./db/invalidations.ts";
 import { migrate } from "./db/migrate.ts";
 import { createKysely, createPool } from "./db/pool.ts";
 import type { Database } from "./db/schema.ts";
-import { buildApp, loggerOptions } from "./http/app.ts";
-import type { AppContext } from "./http/types.ts";
 import { createMailer } from "./notifications/mailer.ts";
 import { listPartners } from "./partners/partners.sql.ts";
+import { buildApp, loggerOptions } from "./server/app.ts";
+import { startStaleJobSweeper, startWorker } from "./server/worker.ts";
+import type { AppContext } from "./shared/context.ts";
+import { armCrashPoint } from "./shared/crash-points.ts";
 import { ensureOperatorAccounts } from "./wallet/ledger.sql.ts";
-import { startStaleJobSweeper, startWorker } from "./worker.ts";
 
 type Closer = { name: string; close: () => Promise<unknown> };
 

@@ -8,7 +8,7 @@ import {
 } from "../src/catalog/list-destination-packages.ts";
 import { ifNoneMatchMatches } from "../src/catalog/routes.ts";
 import { seedDefaultCatalogIfEmpty } from "../src/catalog/seed-catalog.ts";
-import { ApiError } from "../src/http/errors.ts";
+import { ApiError } from "../src/shared/errors.ts";
 import { createTestDatabase } from "./support/db.ts";
 
 async function seeded() {

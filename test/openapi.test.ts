@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { test } from "node:test";
 import { servedOpenapi } from "../scripts/write-openapi.ts";
-import { ERROR_CODES } from "../src/http/errors.ts";
+import { ERROR_CODES } from "../src/shared/errors.ts";
 
 const served = await servedOpenapi();
 const document = JSON.parse(served);

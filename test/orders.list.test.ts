@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
-import { newId } from "../src/ids.ts";
+import { newId } from "../src/shared/ids.ts";
 import { createTestApp } from "./support/app.ts";
 
 const app = await createTestApp();

@@ -5,8 +5,8 @@ import { test } from "node:test";
 import { quickAddJob, runOnce } from "graphile-worker";
 import { sql } from "kysely";
 import { silentWorkerLogger } from "../src/db/migrate.ts";
-import { newId } from "../src/ids.ts";
 import { requeuePendingOrdersTask } from "../src/orders/resolve-pending-order.ts";
+import { newId } from "../src/shared/ids.ts";
 import { createTestApp } from "./support/app.ts";
 
 const app = await createTestApp({ resolve_after_ms: 60_000, carrier_timeout_ms: 1_000 });

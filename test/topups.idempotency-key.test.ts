@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { ApiError } from "../src/http/errors.ts";
+import { ApiError } from "../src/shared/errors.ts";
 import {
   canonicalJson,
   decodeSfString,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
-import { newId } from "../src/ids.ts";
+import { newId } from "../src/shared/ids.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { holdFunds, resolveHold, walletOf } from "../src/wallet/ledger.sql.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";

@@ -2,8 +2,8 @@
 import type { Kysely } from "kysely";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/schema.ts";
-import { ApiError } from "../http/errors.ts";
-import { newId } from "../ids.ts";
+import { ApiError } from "../shared/errors.ts";
+import { newId } from "../shared/ids.ts";
 import { type CartRow, findActivePackage, insertCart } from "./carts.sql.ts";
 
 /** How far ahead a plan may be scheduled to start. */

@@ -1,8 +1,9 @@
 // POST /v1/orders/cart: reserve a package.
 import { Type } from "typebox";
-import { errorResponses, Money, money, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../http/schemas.ts";
-import type { App, AppContext } from "../http/types.ts";
-import { rfc3339 } from "../orders/render-order.ts";
+import type { AppContext } from "../shared/context.ts";
+import type { App } from "../shared/http-types.ts";
+import { errorResponses, Money, money, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
+import { rfc3339 } from "../shared/time.ts";
 import { createCart } from "./create-cart.ts";
 
 const CreateCartBody = Type.Object(

@@ -1,8 +1,8 @@
 // Discovery: the packages and B2B prices offered for one destination (spec 4.1).
 import { createHash } from "node:crypto";
 import type { Pool } from "../db/pool.ts";
-import { ApiError } from "../http/errors.ts";
-import { money } from "../http/schemas.ts";
+import { ApiError } from "../shared/errors.ts";
+import { money } from "../shared/schemas.ts";
 import { type CachedResponse, cachedCatalogResponse, type LoadedResponse } from "./catalog-cache.ts";
 import type { Coverage } from "./catalog-package.ts";
 import {

@@ -2,8 +2,9 @@
 // behind its authentication hook. Answers from the in-process cache of serialized bodies.
 import type { FastifyReply } from "fastify";
 import { type Static, Type } from "typebox";
-import { errorResponses, Money, PARTNER_SECURITY } from "../http/schemas.ts";
-import type { App, AppContext } from "../http/types.ts";
+import type { AppContext } from "../shared/context.ts";
+import type { App } from "../shared/http-types.ts";
+import { errorResponses, Money, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { destinationPackagesBody } from "./list-destination-packages.ts";
 
 /** Partners may reuse a response for a minute; the ETag makes revalidation after that cheap. */

@@ -3,7 +3,7 @@
 import { MAX_AMOUNT_MINOR } from "../wallet/ledger.sql.ts";
 import { CliError } from "./command.ts";
 
-// The shapes of src/ids.ts (prefix + 22 base64url characters), with the admin API's slack.
+// The shapes of src/shared/ids.ts (prefix + 22 base64url characters), with the admin API's slack.
 const PARTNER_ID = /^ptr_[A-Za-z0-9_-]{16,64}$/;
 const KEY_ID = /^key_[A-Za-z0-9_-]{16,64}$/;
 /** The admin API's rule for a credit reference: 1-128 printable ASCII characters, no spaces. */

@@ -3,7 +3,7 @@
 // outcome once: the commands themselves live one group per file beside it.
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../shared/errors.ts";
 import {
   CliError,
   type Command,

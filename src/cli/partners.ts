@@ -1,7 +1,8 @@
 // `partners create|list|show`: the same use cases as the operator API (src/partners/).
-import { ApiError } from "../http/errors.ts";
+
 import { createPartner } from "../partners/create-partner.ts";
 import { type KeySummary, listKeys, listPartners } from "../partners/partners.sql.ts";
+import { ApiError } from "../shared/errors.ts";
 import { walletOf } from "../wallet/ledger.sql.ts";
 import { limit, partnerId, partnerName } from "./args.ts";
 import type { CliContext, Command, CommandOutput } from "./command.ts";

@@ -1,6 +1,6 @@
 // `wallet credit|balance|ledger`: a partner's prepaid wallet, from the double-entry ledger.
 import type { Config } from "../config.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../shared/errors.ts";
 import { creditWallet } from "../wallet/credit-wallet.ts";
 import { ensureOperatorAccounts, type LedgerEntry, walletEntries, walletOf } from "../wallet/ledger.sql.ts";
 import { amountMinor, creditReference, limit, partnerId } from "./args.ts";

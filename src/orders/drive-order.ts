@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
 import type { CarrierOutcome, ProvisionedProfile, TopUpResult } from "../carrier/carrier.ts";
-import { crashPoint } from "../crash-points.ts";
 import type { Database } from "../db/schema.ts";
-import type { AppContext } from "../http/types.ts";
+import type { AppContext } from "../shared/context.ts";
+import { crashPoint } from "../shared/crash-points.ts";
 import { resolveHold } from "../wallet/ledger.sql.ts";
 import { esimProfile } from "./esims.sql.ts";
 import {

@@ -1,7 +1,7 @@
 // The end user's details on a submit or top-up: schemas, plus the checks a schema cannot make.
 import { isValidPhoneNumber } from "libphonenumber-js/max";
 import { Type } from "typebox";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../shared/errors.ts";
 
 // No control characters; at least one visible character.
 const NAME_PATTERN = "^(?=.*\\S)[^\\x00-\\x1f\\x7f]+$";

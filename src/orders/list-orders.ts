@@ -1,7 +1,7 @@
 // Partner use case: the partner's orders, newest first, with an opaque keyset cursor.
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../shared/errors.ts";
 import { pageOfOrders, purchasesOf } from "./orders.sql.ts";
 import { type OrderBody, renderOrder } from "./render-order.ts";
 

@@ -1,7 +1,8 @@
 // The Order object of the contract, rendered from the database. Deterministic: the same order
 // renders to the same bytes, which is what lets a retried submit return the identical body.
 import { Type } from "typebox";
-import { Money, money } from "../http/schemas.ts";
+import { Money, money } from "../shared/schemas.ts";
+import { rfc3339 } from "../shared/time.ts";
 import type { OrderRow, PurchaseRow } from "./orders.sql.ts";
 
 export const Purchase = Type.Object(
@@ -47,11 +48,6 @@ export type OrderBody = {
     start_date: string | null;
   }>;
 };
-
-/** RFC 3339 UTC with second precision, e.g. 2026-11-22T10:00:00Z. */
-export function rfc3339(date: Date): string {
-  return `${date.toISOString().slice(0, 19)}Z`;
-}
 
 export function renderOrder(order: OrderRow, purchases: PurchaseRow[]): OrderBody {
   return {

@@ -5,7 +5,7 @@
 // is never abandoned; it never guesses an outcome, since a guess could charge for nothing or
 // provision for free.
 import type { JobHelpers, Task } from "graphile-worker";
-import type { AppContext } from "../http/types.ts";
+import type { AppContext } from "../shared/context.ts";
 import { driveIfAbandoned } from "./drive-order.ts";
 import { orderById } from "./orders.sql.ts";
 

@@ -1,10 +1,11 @@
 // POST /v1/orders/submit, GET /v1/orders/{orderID}, GET /v1/profile/orders.
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
-import { ApiError } from "../http/errors.ts";
-import { sendProblem } from "../http/problem.ts";
-import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../http/schemas.ts";
-import type { App, AppContext } from "../http/types.ts";
+import type { AppContext } from "../shared/context.ts";
+import { ApiError } from "../shared/errors.ts";
+import type { App } from "../shared/http-types.ts";
+import { sendProblem } from "../shared/problem.ts";
+import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { CompletedOutcomes } from "./completed-outcomes.ts";
 import { checkEndUser, EndUserFields } from "./end-user.ts";
 import { DEFAULT_PAGE_SIZE, listOrders, MAX_PAGE_SIZE } from "./list-orders.ts";

@@ -3,8 +3,8 @@
 // transaction), so a replay is byte for byte what the first attempt answered or would have.
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { ApiError } from "../http/errors.ts";
-import { problemBody } from "../http/problem.ts";
+import { ApiError } from "../shared/errors.ts";
+import { problemBody } from "../shared/problem.ts";
 import { type OrderRow, orderById, purchasesOf } from "./orders.sql.ts";
 import { renderOrder } from "./render-order.ts";
 

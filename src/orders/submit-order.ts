@@ -3,10 +3,10 @@
 // orders.cart_key means one cart is at most one order, whatever retries arrive and where.
 
 import { lockCart } from "../carts/carts.sql.ts";
-import { crashPoint } from "../crash-points.ts";
-import { ApiError } from "../http/errors.ts";
-import type { AppContext } from "../http/types.ts";
-import { newId } from "../ids.ts";
+import type { AppContext } from "../shared/context.ts";
+import { crashPoint } from "../shared/crash-points.ts";
+import { ApiError } from "../shared/errors.ts";
+import { newId } from "../shared/ids.ts";
 import { holdFunds } from "../wallet/ledger.sql.ts";
 import { driveIfAbandoned, driveOrder, leaseMs } from "./drive-order.ts";
 import { checkEndUser, type EndUser } from "./end-user.ts";

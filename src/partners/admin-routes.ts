@@ -1,7 +1,8 @@
 // The operator API (/admin), behind ADMIN_TOKEN (checked by the hook in http/app.ts).
 import { Type } from "typebox";
-import { ADMIN_SECURITY, errorResponses, Money, money } from "../http/schemas.ts";
-import type { App, AppContext } from "../http/types.ts";
+import type { AppContext } from "../shared/context.ts";
+import type { App } from "../shared/http-types.ts";
+import { ADMIN_SECURITY, errorResponses, Money, money } from "../shared/schemas.ts";
 import { creditWallet } from "../wallet/credit-wallet.ts";
 import { MAX_AMOUNT_MINOR } from "../wallet/ledger.sql.ts";
 import { createPartner } from "./create-partner.ts";

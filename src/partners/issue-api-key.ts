@@ -2,8 +2,8 @@
 import type { Kysely } from "kysely";
 import type { AppEnv } from "../config.ts";
 import type { Database } from "../db/schema.ts";
-import { ApiError } from "../http/errors.ts";
-import { newId } from "../ids.ts";
+import { ApiError } from "../shared/errors.ts";
+import { newId } from "../shared/ids.ts";
 import { generateApiKey } from "./api-keys.ts";
 import { insertApiKey, partnerExists } from "./partners.sql.ts";
 

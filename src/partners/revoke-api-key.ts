@@ -2,7 +2,7 @@
 // which drops the key from its cache (http/auth.ts); revoking twice is harmless.
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../shared/errors.ts";
 import { revokeKey } from "./partners.sql.ts";
 
 export async function revokeApiKey(db: Kysely<Database>, key_id: string): Promise<void> {

@@ -2,7 +2,7 @@
 // Idempotency-Key HTTP Header Field"): parsing, and the fingerprint of the request it names.
 // Pure functions: what a key is and what "the same request" means, with no database in sight.
 import { createHash } from "node:crypto";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../shared/errors.ts";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 export const MAX_KEY_LENGTH = 255;

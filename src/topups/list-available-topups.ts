@@ -1,7 +1,7 @@
 // Partner use case: the top-ups offered for one of the partner's eSIMs (spec 4.4).
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { money } from "../http/schemas.ts";
+import { money } from "../shared/schemas.ts";
 import { requirePartnerEsim, requireValidIccid } from "./topup-esim.ts";
 import { type TopUpOfferRow, topUpOffer } from "./topup-offer.ts";
 

@@ -6,7 +6,7 @@
 import type { Task } from "graphile-worker";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import type { AppContext } from "../http/types.ts";
+import type { AppContext } from "../shared/context.ts";
 import { deleteExpiredKeys } from "./idempotency-keys.sql.ts";
 
 export const PURGE_IDEMPOTENCY_KEYS_TASK = "purge_idempotency_keys";

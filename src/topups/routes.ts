@@ -1,16 +1,17 @@
 // GET /v1/orders/available-topups/{iccid} (spec 4.4) and POST /v1/orders/submit-topup (spec 4.5).
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
-import { ApiError } from "../http/errors.ts";
-import { sendProblem } from "../http/problem.ts";
-import { errorResponses, Money, PARTNER_SECURITY } from "../http/schemas.ts";
-import type { App, AppContext } from "../http/types.ts";
 import { EndUserFields } from "../orders/end-user.ts";
 import type { OrderRow } from "../orders/orders.sql.ts";
 import { Order } from "../orders/render-order.ts";
 import { sendOrderOutcome } from "../orders/routes.ts";
 import { JSON_TYPE, PROBLEM_TYPE } from "../orders/stored-outcome.ts";
 import { RETRY_AFTER_S } from "../orders/submit-order.ts";
+import type { AppContext } from "../shared/context.ts";
+import { ApiError } from "../shared/errors.ts";
+import type { App } from "../shared/http-types.ts";
+import { sendProblem } from "../shared/problem.ts";
+import { errorResponses, Money, PARTNER_SECURITY } from "../shared/schemas.ts";
 import {
   MAX_HEADER_LENGTH,
   MAX_KEY_LENGTH,

@@ -18,16 +18,16 @@
 // again (same carrier reference, so never a second top-up) or gets 409 while someone else does.
 import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
-import { crashPoint } from "../crash-points.ts";
 import type { Database } from "../db/schema.ts";
-import { ApiError } from "../http/errors.ts";
-import { problemBody } from "../http/problem.ts";
-import type { AppContext } from "../http/types.ts";
-import { newId } from "../ids.ts";
 import { driveIfAbandoned, driveOrder, leaseMs } from "../orders/drive-order.ts";
 import { checkEndUser, type EndUser } from "../orders/end-user.ts";
 import { addResolveJob, insertPendingOrder, type OrderRow, orderById } from "../orders/orders.sql.ts";
 import { inProgress } from "../orders/submit-order.ts";
+import type { AppContext } from "../shared/context.ts";
+import { crashPoint } from "../shared/crash-points.ts";
+import { ApiError } from "../shared/errors.ts";
+import { newId } from "../shared/ids.ts";
+import { problemBody } from "../shared/problem.ts";
 import { holdFunds } from "../wallet/ledger.sql.ts";
 import {
   completeKeyWithoutOrder,

@@ -1,7 +1,7 @@
 // Operator use case: credit a partner's prepaid wallet (a bank transfer arrived).
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../shared/errors.ts";
 import { creditWallet as creditWalletSql, type WalletBalance } from "./ledger.sql.ts";
 
 export async function creditWallet(

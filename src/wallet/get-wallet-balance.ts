@@ -1,7 +1,7 @@
 // Partner use case: the wallet balance (GET /v1/profile/wallet).
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../shared/errors.ts";
 import { type WalletBalance, walletOf } from "./ledger.sql.ts";
 
 export async function getWalletBalance(db: Kysely<Database>, partner_id: string): Promise<WalletBalance> {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { newId } from "../ids.ts";
+import { newId } from "../shared/ids.ts";
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

@@ -1,7 +1,8 @@
 // GET /v1/profile/wallet: the partner's prepaid balance.
 import { Type } from "typebox";
-import { errorResponses, Money, money, PARTNER_SECURITY } from "../http/schemas.ts";
-import type { App, AppContext } from "../http/types.ts";
+import type { AppContext } from "../shared/context.ts";
+import type { App } from "../shared/http-types.ts";
+import { errorResponses, Money, money, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { getWalletBalance } from "./get-wallet-balance.ts";
 
 export const WalletResponse = Type.Object(

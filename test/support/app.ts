@@ -6,8 +6,8 @@ import { HttpCarrier } from "../../src/carrier/http-carrier.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { createKysely } from "../../src/db/pool.ts";
 import type { Database } from "../../src/db/schema.ts";
-import { type BuildOptions, type BuiltApp, buildApp } from "../../src/http/app.ts";
-import type { AppContext } from "../../src/http/types.ts";
+import { type BuildOptions, type BuiltApp, buildApp } from "../../src/server/app.ts";
+import type { AppContext } from "../../src/shared/context.ts";
 import { ensureOperatorAccounts } from "../../src/wallet/ledger.sql.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 

@@ -10,8 +10,8 @@ import type { AppEnv } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import { hashApiKey, keyEnvironment } from "../partners/api-keys.ts";
 import { findKeyByHash, touchKeys } from "../partners/partners.sql.ts";
-import { ApiError } from "./errors.ts";
-import type { AuthenticatedPartner } from "./types.ts";
+import { ApiError } from "../shared/errors.ts";
+import type { AuthenticatedPartner } from "../shared/http-types.ts";
 
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX_ENTRIES = 10_000;

@@ -1,7 +1,7 @@
 // Per-API-key token bucket: RATE_LIMIT_PER_SECOND tokens per second, up to RATE_LIMIT_BURST.
 // In-process: with N processes behind a balancer a key gets up to N times the rate, which the
 // README states. Headers follow the IETF RateLimit header fields draft.
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../shared/errors.ts";
 
 const MAX_BUCKETS = 100_000;
 

@@ -1,6 +1,6 @@
 // The human API reference at /docs, rendered on the server from the same OpenAPI document
 // that /openapi.json serves. Plain HTML and inline CSS: nothing is fetched from other hosts.
-import { ERROR_CODES } from "./errors.ts";
+import { ERROR_CODES } from "../shared/errors.ts";
 
 type Json = Record<string, unknown>;
 

@@ -12,15 +12,21 @@ import { catalogRoutes } from "../catalog/routes.ts";
 import { pendingOrderStats } from "../orders/orders.sql.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { adminRoutes } from "../partners/admin-routes.ts";
+import type { AppContext } from "../shared/context.ts";
+import { ApiError } from "../shared/errors.ts";
+import type { App } from "../shared/http-types.ts";
+import {
+  registerProblemHandlers,
+  sendFrameworkError,
+  sendProblem,
+  writeClientError,
+} from "../shared/problem.ts";
 import { topupRoutes } from "../topups/routes.ts";
 import { walletRoutes } from "../wallet/routes.ts";
 import { Authenticator, isAdmin } from "./auth.ts";
-import { ApiError } from "./errors.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
-import { registerProblemHandlers, sendFrameworkError, sendProblem, writeClientError } from "./problem.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
-import type { App, AppContext } from "./types.ts";
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;

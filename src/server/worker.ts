@@ -11,25 +11,25 @@ import {
   PURGE_EXPIRED_CARTS_CRONTAB,
   PURGE_EXPIRED_CARTS_TASK,
   purgeExpiredCartsTask,
-} from "./carts/purge-expired-carts.ts";
-import type { AppContext } from "./http/types.ts";
-import type { Mailer } from "./notifications/mailer.ts";
+} from "../carts/purge-expired-carts.ts";
+import type { Mailer } from "../notifications/mailer.ts";
 import {
   SEND_CONFIRMATION_EMAIL_TASK,
   sendConfirmationEmailTask,
-} from "./notifications/send-confirmation-email.ts";
+} from "../notifications/send-confirmation-email.ts";
 import {
   REQUEUE_PENDING_ORDERS_CRONTAB,
   REQUEUE_PENDING_ORDERS_TASK,
   RESOLVE_PENDING_ORDER_TASK,
   requeuePendingOrdersTask,
   resolvePendingOrderTask,
-} from "./orders/resolve-pending-order.ts";
+} from "../orders/resolve-pending-order.ts";
+import type { AppContext } from "../shared/context.ts";
 import {
   PURGE_IDEMPOTENCY_KEYS_CRONTAB,
   PURGE_IDEMPOTENCY_KEYS_TASK,
   purgeIdempotencyKeysTask,
-} from "./topups/purge-idempotency-keys.ts";
+} from "../topups/purge-idempotency-keys.ts";
 
 export type WorkerDeps = { ctx: AppContext; mailer: Mailer; log: Pino; extraTasks?: TaskList };
 

@@ -1,11 +1,12 @@
 // Unversioned service routes: health, readiness, metrics and the API documentation.
 import type { SwaggerOptions } from "@fastify/swagger";
 import { Type } from "typebox";
+import type { AppContext } from "../shared/context.ts";
+import { ApiError } from "../shared/errors.ts";
+import type { App } from "../shared/http-types.ts";
+import { errorResponses } from "../shared/schemas.ts";
 import { renderDocsPage } from "./docs-page.ts";
-import { ApiError } from "./errors.ts";
 import type { Metrics } from "./metrics.ts";
-import { errorResponses } from "./schemas.ts";
-import type { App, AppContext } from "./types.ts";
 
 export function openapiOptions(): SwaggerOptions {
   return {

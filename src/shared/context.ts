@@ -1,0 +1,14 @@
+// The services a use case may need, built once by main.ts and passed in: the HTTP routes, the
+// background worker and the CLI get the same object. Nothing is a module-level singleton.
+import type { Kysely } from "kysely";
+import type pg from "pg";
+import type { Carrier } from "../carrier/carrier.ts";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/schema.ts";
+
+export type AppContext = {
+  config: Config;
+  pool: pg.Pool;
+  db: Kysely<Database>;
+  carrier: Carrier;
+};
