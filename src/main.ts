@@ -13,13 +13,13 @@ import { listenForInvalidations } from "./db/invalidations.ts";
 import { migrate } from "./db/migrate.ts";
 import { createKysely, createPool } from "./db/pool.ts";
 import type { Database } from "./db/schema.ts";
+import { ensureOperatorAccounts } from "./ledger/accounts.ts";
 import { createMailer } from "./notifications/mailer.ts";
-import { listPartners } from "./partners/partners.sql.ts";
+import { recentPartners } from "./partners/list-partners.ts";
 import { buildApp, loggerOptions } from "./server/app.ts";
 import { startStaleJobSweeper, startWorker } from "./server/worker.ts";
 import type { AppContext } from "./shared/context.ts";
 import { armCrashPoint } from "./shared/crash-points.ts";
-import { ensureOperatorAccounts } from "./wallet/ledger.sql.ts";
 
 type Closer = { name: string; close: () => Promise<unknown> };
 
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
       ? (app.server.address() as { port: number }).port
       : config.port;
   log.info({ port, address, app_env: config.app_env, pid: process.pid }, "eSIM ordering service listening");
-  if (config.app_env === "sandbox" && (await listPartners(db, 1)).length === 0) {
+  if (config.app_env === "sandbox" && (await recentPartners(db, 1)).length === 0) {
     console.log(
       `\nSandbox ready on http://localhost:${port} (docs: /docs).\n` +
         "Create a partner with:  npm run cli -- partners create 'Acme Travel'\n" +

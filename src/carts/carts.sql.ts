@@ -1,8 +1,7 @@
 // SQL of carts: a reservation of one package at the price of the moment, for a limited time.
-import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
+import { type Selectable, sql, type Transaction } from "kysely";
+import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 const CART_COLUMNS = sql.raw(`cart_key, partner_id, package_id, external_package_id, data_mb, validity_days,
   start_date, total_minor, currency, created_at, expires_at`);
@@ -10,6 +9,9 @@ const CART_COLUMNS = sql.raw(`cart_key, partner_id, package_id, external_package
 /** A cart as read from the database. It keeps the package's terms when it was made (migration
  * 0002): what the carrier is asked for, whatever the catalog says later. */
 export type CartRow = Selectable<Database["carts"]>;
+
+/** A cart with what its submit must know, judged by the database clock. */
+export type LockedCart = CartRow & { expired: boolean; start_date_passed: boolean | null };
 
 export type CartablePackage = {
   package_id: string;
@@ -42,13 +44,13 @@ export async function insertCart(
   return result.rows[0]!;
 }
 
-/** The partner's cart, locked: concurrent submits of one cart serialize here. */
-export async function lockCart(
+/** The partner's cart, row-locked until the transaction ends. */
+export async function selectCartForUpdate(
   trx: Transaction<Database>,
   cart_key: string,
   partner_id: string,
-): Promise<(CartRow & { expired: boolean; start_date_passed: boolean | null }) | null> {
-  const result = await sql<CartRow & { expired: boolean; start_date_passed: boolean | null }>`
+): Promise<LockedCart | null> {
+  const result = await sql<LockedCart>`
     select ${CART_COLUMNS}, expires_at <= now() as expired, start_date < current_date as start_date_passed
     from carts where cart_key = ${cart_key} and partner_id = ${partner_id}
     for update`.execute(trx);

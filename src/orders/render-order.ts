@@ -3,7 +3,7 @@
 import { Type } from "typebox";
 import { Money, money } from "../shared/schemas.ts";
 import { rfc3339 } from "../shared/time.ts";
-import type { OrderRow, PurchaseRow } from "./orders.sql.ts";
+import type { OrderRow, PurchaseRow } from "./order.ts";
 
 export const Purchase = Type.Object(
   {

@@ -9,7 +9,8 @@ import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shar
 import { CompletedOutcomes } from "./completed-outcomes.ts";
 import { checkEndUser, EndUserFields } from "./end-user.ts";
 import { DEFAULT_PAGE_SIZE, listOrders, MAX_PAGE_SIZE } from "./list-orders.ts";
-import { type OrderRow, orderById, purchasesOf } from "./orders.sql.ts";
+import type { OrderRow } from "./order.ts";
+import { orderById, purchasesOf } from "./orders.sql.ts";
 import { Order, renderOrder } from "./render-order.ts";
 import { type HttpOutcome, outcomeOf } from "./stored-outcome.ts";
 import { RETRY_AFTER_S, submitOrder } from "./submit-order.ts";

@@ -1,10 +1,10 @@
 // The operator API (/admin), behind ADMIN_TOKEN (checked by the hook in http/app.ts).
 import { Type } from "typebox";
+import { MAX_AMOUNT_MINOR } from "../ledger/accounts.ts";
 import type { AppContext } from "../shared/context.ts";
 import type { App } from "../shared/http-types.ts";
 import { ADMIN_SECURITY, errorResponses, Money, money } from "../shared/schemas.ts";
 import { creditWallet } from "../wallet/credit-wallet.ts";
-import { MAX_AMOUNT_MINOR } from "../wallet/ledger.sql.ts";
 import { createPartner } from "./create-partner.ts";
 import { issueApiKey } from "./issue-api-key.ts";
 import { revokeApiKey } from "./revoke-api-key.ts";

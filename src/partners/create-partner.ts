@@ -2,8 +2,8 @@
 import type { Kysely } from "kysely";
 import type { AppEnv } from "../config.ts";
 import type { Database } from "../db/schema.ts";
+import { openWallet } from "../ledger/accounts.ts";
 import { newId } from "../shared/ids.ts";
-import { openWallet } from "../wallet/ledger.sql.ts";
 import { generateApiKey } from "./api-keys.ts";
 import { insertApiKey, insertPartner } from "./partners.sql.ts";
 

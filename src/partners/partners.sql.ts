@@ -1,8 +1,6 @@
 // SQL of the partners domain: partners and their API keys.
-import { type Kysely, sql, type Transaction } from "kysely";
-import type { Database } from "../db/schema.ts";
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import { sql } from "kysely";
+import type { Executor } from "../db/executor.ts";
 
 export async function insertPartner(db: Executor, partner_id: string, name: string): Promise<void> {
   await sql`insert into partners (partner_id, name) values (${partner_id}, ${name})`.execute(db);
@@ -57,6 +55,12 @@ export async function listPartners(db: Executor, limit: number): Promise<Partner
   const result = await sql<PartnerSummary>`
     select partner_id, name, created_at from partners order by created_at desc limit ${limit}`.execute(db);
   return result.rows;
+}
+
+export async function partnerById(db: Executor, partner_id: string): Promise<PartnerSummary | null> {
+  const result = await sql<PartnerSummary>`
+    select partner_id, name, created_at from partners where partner_id = ${partner_id}`.execute(db);
+  return result.rows[0] ?? null;
 }
 
 export type KeySummary = {

@@ -9,7 +9,7 @@ import Fastify, { type FastifyServerOptions, LogController } from "fastify";
 import { sql } from "kysely";
 import { cartRoutes } from "../carts/routes.ts";
 import { catalogRoutes } from "../catalog/routes.ts";
-import { pendingOrderStats } from "../orders/orders.sql.ts";
+import { pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { adminRoutes } from "../partners/admin-routes.ts";
 import type { AppContext } from "../shared/context.ts";
@@ -92,7 +92,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     requestTimeout: ctx.config.carrier_timeout_ms + 30_000,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  const metrics = createMetrics(() => pendingOrderStats(ctx.db));
+  const metrics = createMetrics(() => pendingOrders(ctx.db));
   const authenticator = new Authenticator(ctx.db, ctx.config.app_env);
   const limiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
   // The same budget, per client address, for requests whose key is refused.

@@ -2,7 +2,7 @@
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { EndUserFields } from "../orders/end-user.ts";
-import type { OrderRow } from "../orders/orders.sql.ts";
+import type { OrderRow } from "../orders/order.ts";
 import { Order } from "../orders/render-order.ts";
 import { sendOrderOutcome } from "../orders/routes.ts";
 import { JSON_TYPE, PROBLEM_TYPE } from "../orders/stored-outcome.ts";

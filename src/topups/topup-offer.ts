@@ -15,10 +15,8 @@
 //    good; partners sell those as a new eSIM.
 // 4. Stable order, as in discovery: country packages, then regional, then global; within each by
 //    data size, validity and package_id. At most MAX_TOPUP_ROWS rows.
-import { type Kysely, sql, type Transaction } from "kysely";
-import type { Database } from "../db/schema.ts";
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import { sql } from "kysely";
+import type { Executor } from "../db/executor.ts";
 
 /** More than any eSIM is offered (about 15 with the default catalog); a bound on the response. */
 export const MAX_TOPUP_ROWS = 500;
