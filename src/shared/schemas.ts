@@ -88,3 +88,9 @@ type ProblemResponse = { description: string; content: { "application/problem+js
 
 export const PARTNER_SECURITY: Security = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
 export const ADMIN_SECURITY: Security = [{ adminToken: [] }];
+/** What every operator route can answer besides its own codes. */
+export const ADMIN_ERRORS = ["unauthorized", "not_found"] as const;
+
+/** A prefixed id in a path (newId in ids.ts), e.g. `ptr_...`. */
+export const PrefixedId = (prefix: string) =>
+  Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]{16,64}$`, maxLength: 80 });

@@ -15,7 +15,7 @@ export const WalletResponse = Type.Object(
   { additionalProperties: false },
 );
 
-export const getWallet = endpoint({
+export const getWalletRoute = endpoint({
   method: "GET",
   url: "/profile/wallet",
   schema: {

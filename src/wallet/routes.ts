@@ -1,5 +1,7 @@
-// The wallet's partner endpoints, mounted under /v1 in this order.
+// The wallet's endpoints, in this order: for partners under /v1, for the operator under /admin.
 import { routesOf } from "../shared/endpoint.ts";
-import { getWallet } from "./get-wallet.route.ts";
+import { creditWalletRoute } from "./credit-wallet.route.ts";
+import { getWalletRoute } from "./get-wallet.route.ts";
 
-export const walletRoutes = routesOf([getWallet]);
+export const walletRoutes = routesOf([getWalletRoute]);
+export const walletAdminRoutes = routesOf([creditWalletRoute]);
