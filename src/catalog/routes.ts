@@ -1,47 +1,16 @@
 // GET /esim/destination/{destination_code}/packages (spec 4.1), mounted under /v1 by the app,
 // behind its authentication hook. Answers from the in-process cache of serialized bodies.
 import type { FastifyReply } from "fastify";
-import { type Static, Type } from "typebox";
+import { Type } from "typebox";
 import type { AppContext } from "../shared/context.ts";
 import type { App } from "../shared/http-types.ts";
-import { errorResponses, Money, PARTNER_SECURITY } from "../shared/schemas.ts";
-import { destinationPackagesBody } from "./list-destination-packages.ts";
+import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
+import { destinationPackagesBody, Package } from "./list-destination-packages.ts";
 
 /** Partners may reuse a response for a minute; the ETag makes revalidation after that cheap. */
 const CACHE_CONTROL = "private, max-age=60";
 /** Entity tags compared per If-None-Match header; a longer list is not a real client. */
 const MAX_IF_NONE_MATCH_TAGS = 64;
-
-export const Package = Type.Object(
-  {
-    package_id: Type.String({ description: "Our package id; send it to `POST /orders/cart`." }),
-    external_package_id: Type.String({ description: "The carrier's id of the product." }),
-    name: Type.String(),
-    destination_codes: Type.Array(Type.String({ pattern: "^[A-Z]{2}$" }), {
-      description: "Every destination (ISO 3166-1 alpha-2) the package covers.",
-    }),
-    data_mb: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
-      description: "Data allowance in megabytes; null when unlimited.",
-    }),
-    validity_days: Type.Integer({ minimum: 1 }),
-    wholesale_price: Type.Object(Money.properties, {
-      additionalProperties: false,
-      description: "What the partner pays: the wallet is debited this amount.",
-    }),
-    retail_price: Type.Object(Money.properties, {
-      additionalProperties: false,
-      description: "The recommended price to the end user.",
-    }),
-    coverage: Type.Enum(["country", "regional", "global"], {
-      description: "country: one destination; regional: a region's destinations; global: every destination.",
-    }),
-    region: Type.Union([Type.String(), Type.Null()], {
-      description: "The region a regional package covers.",
-    }),
-  },
-  { additionalProperties: false, description: "A catalog package and its B2B price." },
-);
-export type PackageBody = Static<typeof Package>;
 
 const Params = Type.Object({
   destination_code: Type.String({

@@ -2,19 +2,7 @@
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
 import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
-import { DEFAULT_PAGE_SIZE, listOrders, MAX_PAGE_SIZE } from "./list-orders.ts";
-import { Order } from "./render-order.ts";
-
-export const OrderPage = Type.Object(
-  {
-    data: Type.Array(Order),
-    has_more: Type.Boolean(),
-    next_cursor: Type.Union([Type.String(), Type.Null()], {
-      description: "Pass as `cursor` for the next page.",
-    }),
-  },
-  { additionalProperties: false },
-);
+import { DEFAULT_PAGE_SIZE, listOrders, MAX_PAGE_SIZE, OrderPage } from "./list-orders.ts";
 
 export const listOrdersRoute = endpoint({
   method: "GET",

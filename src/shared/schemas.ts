@@ -1,6 +1,6 @@
 // Schemas shared by several routes. Each route file holds its own request and response
 // schemas; only the shapes every domain speaks (Money, Problem) live here.
-import { type TSchema, Type } from "typebox";
+import { type Static, type TSchema, Type } from "typebox";
 import { ERROR_CODES, type ErrorCode } from "./errors.ts";
 
 /**
@@ -19,7 +19,9 @@ export const Money = Type.Object(
   { additionalProperties: false, description: "An amount of money. Never a float." },
 );
 
-export function money(amount_minor: number, currency: string): { amount_minor: number; currency: string } {
+export type MoneyBody = Static<typeof Money>;
+
+export function money(amount_minor: number, currency: string): MoneyBody {
   return { amount_minor, currency };
 }
 
