@@ -13,22 +13,6 @@ export type CartRow = Selectable<Database["carts"]>;
 /** A cart with what its submit must know, judged by the database clock. */
 export type LockedCart = CartRow & { expired: boolean; start_date_passed: boolean | null };
 
-export type CartablePackage = {
-  package_id: string;
-  external_package_id: string;
-  data_mb: number | null;
-  validity_days: number;
-  wholesale_minor: number;
-  currency: string;
-};
-
-export async function findActivePackage(db: Executor, package_id: string): Promise<CartablePackage | null> {
-  const result = await sql<CartablePackage>`
-    select package_id, external_package_id, data_mb, validity_days, wholesale_minor, currency from packages
-    where package_id = ${package_id} and active`.execute(db);
-  return result.rows[0] ?? null;
-}
-
 export async function insertCart(
   db: Executor,
   cart: Omit<CartRow, "created_at" | "expires_at">,

@@ -1,7 +1,7 @@
 // SQL of orders: creation as pending, completion, failure, and the reads that render them.
 
 import { randomBytes } from "node:crypto";
-import { sql, type Transaction } from "kysely";
+import { type RawBuilder, sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
 import type { OrderForEmail } from "../notifications/send-confirmation-email.ts";
@@ -172,17 +172,23 @@ export async function releaseLease(
     where order_id = ${order_id} and status = 'pending' and lease_token = ${lease_token}`.execute(db);
 }
 
-/** For the confirmation email. The package name is the catalog's, kept by packages (never deleted). */
-export async function orderWithFirstPurchase(db: Executor, order_id: string): Promise<OrderForEmail | null> {
-  const result = await sql<OrderForEmail>`
+/** An order with its first purchase (null purchase fields when it has none), for the confirmation email. */
+export async function orderWithFirstPurchase(
+  db: Executor,
+  order_id: string,
+): Promise<(Omit<OrderForEmail, "package_name"> & { package_id: string | null }) | null> {
+  const result = await sql<Omit<OrderForEmail, "package_name"> & { package_id: string | null }>`
     select o.type, o.status, o.email, o.first_name,
-           p.iccid, p.smdp_address, p.activation_code, p.start_date::text as start_date,
-           k.name as package_name
+           p.package_id, p.iccid, p.smdp_address, p.activation_code, p.start_date::text as start_date
     from orders o
     left join purchases p on p.order_id = o.order_id and p.position = 0
-    left join packages k on k.package_id = p.package_id
     where o.order_id = ${order_id}`.execute(db);
   return result.rows[0] ?? null;
+}
+
+/** `exists` an order made from the cart whose key is `cart_key` (the unique index on orders.cart_key). */
+export function orderOfCartExists(cart_key: RawBuilder<unknown>): RawBuilder<boolean> {
+  return sql<boolean>`exists (select 1 from orders o where o.cart_key = ${cart_key})`;
 }
 
 /** Sums of completed orders' totals, per currency. */

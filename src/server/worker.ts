@@ -17,6 +17,7 @@ import {
   SEND_CONFIRMATION_EMAIL_TASK,
   sendConfirmationEmailTask,
 } from "../notifications/send-confirmation-email.ts";
+import { cartHasOrder } from "../orders/cart-has-order.ts";
 import { FINISH_ESIM } from "../orders/finish.ts";
 import { orderForEmail } from "../orders/order-for-email.ts";
 import {
@@ -49,7 +50,7 @@ export function taskList(deps: WorkerDeps): TaskList {
       topup: finishTopUp(deps.ctx.config.idempotency_ttl_hours),
     }),
     [REQUEUE_PENDING_ORDERS_TASK]: requeuePendingOrdersTask(deps.ctx),
-    [PURGE_EXPIRED_CARTS_TASK]: purgeExpiredCartsTask(deps.ctx.db),
+    [PURGE_EXPIRED_CARTS_TASK]: purgeExpiredCartsTask(deps.ctx.db, cartHasOrder),
     [PURGE_IDEMPOTENCY_KEYS_TASK]: purgeIdempotencyKeysTask(deps.ctx),
     ...deps.extraTasks,
   };
