@@ -1,20 +1,17 @@
 // SQL of the double-entry ledger (migration 0001: ledger_accounts, ledger_transfers). Private to
 // src/ledger/: the rest of the service moves money through accounts.ts and transfers.ts, which
 // add the assertions, and reads the books through invariants.ts.
-import { sql, type Transaction } from "kysely";
+import { type Selectable, sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
 import { newId } from "../shared/ids.ts";
 
 export type OperatorKind = "operator_funding" | "operator_revenue";
 
-export type WalletTotals = {
-  account_id: string;
-  currency: string;
-  posted_credits_minor: number;
-  posted_debits_minor: number;
-  pending_debits_minor: number;
-};
+export type WalletTotals = Pick<
+  Selectable<Database["ledger_accounts"]>,
+  "account_id" | "currency" | "posted_credits_minor" | "posted_debits_minor" | "pending_debits_minor"
+>;
 
 export async function insertOperatorAccount(
   db: Executor,
@@ -155,17 +152,10 @@ export async function releaseHold(
   return Number(moved.numAffectedRows);
 }
 
-export type LedgerEntry = {
-  transfer_id: string;
-  kind: "wallet_credit" | "purchase";
-  state: "pending" | "posted" | "voided";
-  direction: "credit" | "debit";
-  amount_minor: number;
-  currency: string;
-  reference: string;
-  created_at: Date;
-  resolved_at: Date | null;
-};
+export type LedgerEntry = Pick<
+  Selectable<Database["ledger_transfers"]>,
+  "transfer_id" | "kind" | "state" | "amount_minor" | "currency" | "reference" | "created_at" | "resolved_at"
+> & { direction: "credit" | "debit" };
 
 export async function selectWalletEntries(
   db: Executor,

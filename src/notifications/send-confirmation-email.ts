@@ -12,10 +12,11 @@
 // exponential backoff (exp(min(attempt, 10)) seconds: with 25 attempts about four days in all).
 
 import type { JobHelpers } from "graphile-worker";
-import { CompiledQuery } from "kysely";
+import { CompiledQuery, type Selectable } from "kysely";
 import type pg from "pg";
 import type { Executor } from "../db/executor.ts";
 import { inTransaction } from "../db/pool.ts";
+import type { Database } from "../db/schema.ts";
 import type { Mailer } from "./mailer.ts";
 import { renderConfirmationEmail } from "./render-confirmation-email.ts";
 
@@ -31,17 +32,14 @@ export const CONFIRMATION_EMAIL_MAX_ATTEMPTS = 25;
 export type ConfirmationEmailPayload = { order_id: string };
 
 /** What the email needs of an order; purchase fields are null when it has no first purchase. */
-export type OrderForEmail = {
-  type: string;
-  status: string;
-  email: string;
-  first_name: string;
-  iccid: string | null;
-  smdp_address: string | null;
-  activation_code: string | null;
-  start_date: string | null;
-  package_name: string | null;
-};
+export type OrderForEmail = Pick<
+  Selectable<Database["orders"]>,
+  "type" | "status" | "email" | "first_name"
+> & {
+  [K in "iccid" | "smdp_address" | "activation_code" | "start_date"]:
+    | Selectable<Database["purchases"]>[K]
+    | null;
+} & { package_name: string | null };
 
 export type SendConfirmationEmailDeps = {
   pool: pg.Pool;

@@ -2,7 +2,7 @@
 // created 'running' in the same transaction as the top-up order it leads to, and made
 // 'completed' with the exact response bytes when that order reaches a final state
 // (finish-topup.ts, in the completion's own transaction) or when the wallet was short.
-import { sql, type Transaction } from "kysely";
+import { type Selectable, sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
 
@@ -10,13 +10,10 @@ export type KeyRef = { partner_id: string; idempotency_key: string };
 
 export type NewKey = KeyRef & { fingerprint: Buffer; request_id: string; ttl_hours: number };
 
-export type KeyRow = {
-  fingerprint: Buffer;
-  state: "running" | "completed";
-  order_id: string | null;
-  request_id: string;
-  response_status: number | null;
-  response_body: string | null;
+export type KeyRow = Pick<
+  Selectable<Database["idempotency_keys"]>,
+  "fingerprint" | "state" | "order_id" | "request_id" | "response_status" | "response_body"
+> & {
   /**
    * Judged by the database clock, like expires_at was written. Only a completed key expires: a
    * running key guards an order whose outcome is not known yet, however long that takes.
