@@ -23,7 +23,7 @@ import { renderConfirmationEmail } from "./render-confirmation-email.ts";
 export const SEND_CONFIRMATION_EMAIL_TASK = "send_confirmation_email";
 
 /**
- * Recommended and used by addConfirmationEmailJobSql: 25 attempts span about four days of
+ * Recommended and used by addConfirmationEmailJob: 25 attempts span about four days of
  * backoff, enough to ride out an SMTP relay outage over a weekend. A job that still fails stays
  * in graphile_worker's jobs with its last_error for an operator to see.
  */
