@@ -4,7 +4,11 @@ import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
 import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
-import { destinationPackagesBody, Package } from "./list-destination-packages.ts";
+import {
+  CACHE_HEADERS,
+  DestinationPackagesResponse,
+  destinationPackagesBody,
+} from "./list-destination-packages.ts";
 
 /** Partners may reuse a response for a minute; the ETag makes revalidation after that cheap. */
 const CACHE_CONTROL = "private, max-age=60";
@@ -17,26 +21,6 @@ const Params = Type.Object({
     description: "ISO 3166-1 alpha-2 code, case-insensitive (`FR` or `fr`).",
   }),
 });
-
-const CACHE_HEADERS = {
-  ETag: { type: "string", description: "Strong validator of the body; send it back in If-None-Match." },
-  "Cache-Control": { type: "string", description: "`private, max-age=60`." },
-};
-
-const DestinationPackagesResponse = Type.Object(
-  {
-    destination_code: Type.String({ pattern: "^[A-Z]{2}$" }),
-    destination_name: Type.String(),
-    data: Type.Array(Package, {
-      description: "Active packages: country packages by data size, then regional, then global.",
-    }),
-  },
-  {
-    additionalProperties: false,
-    description: "The destination and its packages.",
-    headers: CACHE_HEADERS,
-  },
-);
 
 const NotModified = Type.Null({
   description: "Not modified: the If-None-Match header names the current ETag. No body.",

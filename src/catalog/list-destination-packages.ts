@@ -43,11 +43,27 @@ export const Package = Type.Object(
 /** The contract's Package object, plus coverage and region. Field order is the wire order. */
 export type Package = Static<typeof Package>;
 
-export type DestinationPackages = {
-  destination_code: string;
-  destination_name: string;
-  data: Package[];
+export const CACHE_HEADERS = {
+  ETag: { type: "string", description: "Strong validator of the body; send it back in If-None-Match." },
+  "Cache-Control": { type: "string", description: "`private, max-age=60`." },
 };
+
+export const DestinationPackagesResponse = Type.Object(
+  {
+    destination_code: Type.String({ pattern: "^[A-Z]{2}$" }),
+    destination_name: Type.String(),
+    data: Type.Array(Package, {
+      description: "Active packages: country packages by data size, then regional, then global.",
+    }),
+  },
+  {
+    additionalProperties: false,
+    description: "The destination and its packages.",
+    headers: CACHE_HEADERS,
+  },
+);
+
+export type DestinationPackages = Static<typeof DestinationPackagesResponse>;
 
 /** The UTF-8 bytes of the JSON answer, encoded once: a string would be re-encoded at every send. */
 export type DestinationPackagesBody = { body: Buffer; etag: string };

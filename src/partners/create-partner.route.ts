@@ -2,23 +2,13 @@
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
 import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses } from "../shared/schemas.ts";
-import { createPartner } from "./create-partner.ts";
+import { CreatedPartner, createPartner } from "./create-partner.ts";
 
 const CreatePartnerBody = Type.Object(
   // At least one visible character, no control characters (PostgreSQL refuses NUL in text).
   { name: Type.String({ minLength: 1, maxLength: 200, pattern: "^(?=.*\\S)[^\\x00-\\x1f\\x7f]+$" }) },
   { additionalProperties: false },
 );
-const CreatedPartner = Type.Object(
-  {
-    partner_id: Type.String(),
-    name: Type.String(),
-    api_key: Type.String({ description: "Shown once. Only its hash is stored." }),
-    key_id: Type.String(),
-  },
-  { additionalProperties: false },
-);
-
 export const createPartnerRoute = endpoint({
   method: "POST",
   url: "/partners",

@@ -2,12 +2,7 @@
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
 import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, PrefixedId } from "../shared/schemas.ts";
-import { issueApiKey } from "./issue-api-key.ts";
-
-const IssuedKey = Type.Object(
-  { api_key: Type.String({ description: "Shown once." }), key_id: Type.String() },
-  { additionalProperties: false },
-);
+import { IssuedApiKey, issueApiKey } from "./issue-api-key.ts";
 
 export const issueApiKeyRoute = endpoint({
   method: "POST",
@@ -18,7 +13,7 @@ export const issueApiKeyRoute = endpoint({
     tags: ["Operator"],
     security: ADMIN_SECURITY,
     params: Type.Object({ partner_id: PrefixedId("ptr") }),
-    response: { 201: IssuedKey, ...errorResponses(...ADMIN_ERRORS, "partner_not_found") },
+    response: { 201: IssuedApiKey, ...errorResponses(...ADMIN_ERRORS, "partner_not_found") },
   },
   handler: (ctx) => async (request, reply) => {
     const issued = await issueApiKey(ctx.db, {
