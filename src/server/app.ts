@@ -51,13 +51,14 @@ const SECURITY_HEADERS = {
   "x-xss-protection": "0",
 } as const;
 
-export type PartnerRoutes = (app: App, ctx: AppContext) => Promise<void>;
+/** A domain's list of endpoints, registered on the scope (/v1 or /admin) it is given. */
+export type DomainRoutes = (app: App, ctx: AppContext) => Promise<void>;
 
 /** The partner API, mounted under /v1 behind authentication and the rate limit. */
-const PARTNER_ROUTES: PartnerRoutes[] = [catalogRoutes, cartRoutes, orderRoutes, topupRoutes, walletRoutes];
+const PARTNER_ROUTES: DomainRoutes[] = [catalogRoutes, cartRoutes, orderRoutes, topupRoutes, walletRoutes];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
-const ADMIN_ROUTES: PartnerRoutes[] = [partnerAdminRoutes, walletAdminRoutes];
+const ADMIN_ROUTES: DomainRoutes[] = [partnerAdminRoutes, walletAdminRoutes];
 
 export type BuiltApp = { app: App; authenticator: Authenticator; metrics: Metrics };
 
