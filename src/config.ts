@@ -89,18 +89,13 @@ function url(env: Env, name: string, protocols: readonly string[]): string | nul
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
-export function loadConfig(env: Env = process.env): Config {
-  const app_env = oneOf(env, "APP_ENV", ["sandbox", "production"] as const, "sandbox");
-  const currency = text(env, "CURRENCY") ?? "USD";
-  if (!/^[A-Z]{3}$/.test(currency))
-    throw new ConfigError("CURRENCY", `expected an ISO 4217 code such as USD, got "${currency}"`);
-
+/** Where the service runs and what it talks to (database, mail). */
+function readServer(env: Env, app_env: AppEnv) {
   const admin_token = text(env, "ADMIN_TOKEN");
   if (admin_token !== null && admin_token.length < 16) {
     throw new ConfigError("ADMIN_TOKEN", "must be at least 16 characters");
   }
-
-  const config: Config = {
+  return {
     port: integer(env, "PORT", 3000, 0, 65535),
     host: text(env, "HOST") ?? "0.0.0.0",
     app_env,
@@ -110,11 +105,20 @@ export function loadConfig(env: Env = process.env): Config {
     admin_token,
     smtp_url: url(env, "SMTP_URL", ["smtp:", "smtps:"]),
     mail_from: text(env, "MAIL_FROM") ?? "eSIM Orders <orders@esim.example>",
+  };
+}
+
+function readCarrier(env: Env) {
+  return {
     carrier_url: url(env, "CARRIER_URL", ["http:", "https:"]),
     carrier_api_key: text(env, "CARRIER_API_KEY"),
     carrier_timeout_ms: integer(env, "CARRIER_TIMEOUT_MS", 10_000, 100, 120_000),
-    log_level: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
-    currency,
+  };
+}
+
+/** The limits of the running service: rates, pool, lifetimes, background work. */
+function readLimits(env: Env) {
+  return {
     rate_limit_per_second: integer(env, "RATE_LIMIT_PER_SECOND", 50, 1, 1_000_000),
     rate_limit_burst: integer(env, "RATE_LIMIT_BURST", 100, 1, 1_000_000),
     db_pool_max: integer(env, "DB_POOL_MAX", 20, 2, 500),
@@ -123,13 +127,15 @@ export function loadConfig(env: Env = process.env): Config {
     resolve_after_ms: integer(env, "RESOLVE_AFTER_MS", 30_000, 100, 3_600_000),
     worker_concurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 64),
     stale_job_after_ms: integer(env, "STALE_JOB_AFTER_MS", 120_000, 1_000, 24 * 3_600_000),
-    crash_at: text(env, "CRASH_AT") === null ? null : oneOf(env, "CRASH_AT", CRASH_POINTS, CRASH_POINTS[0]),
   };
-  if (config.crash_at !== null && app_env !== "sandbox") {
+}
+
+/** Settings that are valid alone but not together. */
+function checkTogether(config: Config): void {
+  if (config.crash_at !== null && config.app_env !== "sandbox") {
     throw new ConfigError("CRASH_AT", "is a test setting and is refused outside the sandbox");
   }
-
-  if (config.stale_job_after_ms <= config.carrier_timeout_ms + 30_000 && app_env === "production") {
+  if (config.stale_job_after_ms <= config.carrier_timeout_ms + 30_000 && config.app_env === "production") {
     // A live job (a carrier call, an SMTP send) must never look stale in production.
     throw new ConfigError("STALE_JOB_AFTER_MS", "must exceed CARRIER_TIMEOUT_MS by at least 30 seconds");
   }
@@ -144,19 +150,39 @@ export function loadConfig(env: Env = process.env): Config {
     // The resolver must not race a request that is still legitimately waiting on the carrier.
     throw new ConfigError("RESOLVE_AFTER_MS", "must be greater than CARRIER_TIMEOUT_MS");
   }
+}
 
-  if (app_env === "production") {
-    // Production never falls back to a default that would lose data, skip authentication,
-    // drop customer email, or send purchases to the simulator.
-    for (const [name, value] of [
-      ["DATABASE_URL", config.database_url],
-      ["ADMIN_TOKEN", config.admin_token],
-      ["SMTP_URL", config.smtp_url],
-      ["CARRIER_URL", config.carrier_url],
-      ["CARRIER_API_KEY", config.carrier_api_key],
-    ] as const) {
-      if (value === null) throw new ConfigError(name, "is required when APP_ENV=production");
-    }
+/**
+ * Production never falls back to a default that would lose data, skip authentication,
+ * drop customer email, or send purchases to the simulator.
+ */
+function checkProduction(config: Config): void {
+  if (config.app_env !== "production") return;
+  for (const [name, value] of [
+    ["DATABASE_URL", config.database_url],
+    ["ADMIN_TOKEN", config.admin_token],
+    ["SMTP_URL", config.smtp_url],
+    ["CARRIER_URL", config.carrier_url],
+    ["CARRIER_API_KEY", config.carrier_api_key],
+  ] as const) {
+    if (value === null) throw new ConfigError(name, "is required when APP_ENV=production");
   }
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const app_env = oneOf(env, "APP_ENV", ["sandbox", "production"] as const, "sandbox");
+  const currency = text(env, "CURRENCY") ?? "USD";
+  if (!/^[A-Z]{3}$/.test(currency))
+    throw new ConfigError("CURRENCY", `expected an ISO 4217 code such as USD, got "${currency}"`);
+  const config: Config = {
+    ...readServer(env, app_env),
+    ...readCarrier(env),
+    log_level: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
+    currency,
+    ...readLimits(env),
+    crash_at: text(env, "CRASH_AT") === null ? null : oneOf(env, "CRASH_AT", CRASH_POINTS, CRASH_POINTS[0]),
+  };
+  checkTogether(config);
+  checkProduction(config);
   return config;
 }

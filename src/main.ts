@@ -2,7 +2,7 @@
 // `npm start` with no settings runs a sandbox on port 3000 over an embedded PostgreSQL in .data/.
 import { randomBytes } from "node:crypto";
 import path from "node:path";
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 import { HttpCarrier } from "./carrier/http-carrier.ts";
 import { startSimulator } from "./carrier/simulator/server.ts";
 import { catalogChanged } from "./catalog/catalog-cache.ts";
@@ -11,15 +11,15 @@ import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { startEmbeddedPostgres } from "./db/embedded.ts";
 import { listenForInvalidations } from "./db/invalidations.ts";
 import { migrate } from "./db/migrate.ts";
-import { createKysely, createPool } from "./db/pool.ts";
+import { createKysely, createPool, type Pool } from "./db/pool.ts";
 import type { Database } from "./db/schema.ts";
+import { ensureOperatorAccounts } from "./ledger/accounts.ts";
 import { createMailer } from "./notifications/mailer.ts";
-import { listPartners } from "./partners/partners.sql.ts";
+import { recentPartners } from "./partners/list-partners.ts";
 import { buildApp, loggerOptions } from "./server/app.ts";
 import { startStaleJobSweeper, startWorker } from "./server/worker.ts";
 import type { AppContext } from "./shared/context.ts";
 import { armCrashPoint } from "./shared/crash-points.ts";
-import { ensureOperatorAccounts } from "./wallet/ledger.sql.ts";
 
 type Closer = { name: string; close: () => Promise<unknown> };
 
@@ -35,24 +35,24 @@ function readConfig(): Config {
   }
 }
 
-async function main(): Promise<void> {
-  const config = readConfig();
-  const log = pino(loggerOptions(config.log_level) as object);
-  // Closed in reverse order of opening: HTTP first (drain requests), the database last.
-  const closers: Closer[] = [];
+/** Closed in reverse order of opening: HTTP first (drain requests), the database last. */
+type Closers = Closer[];
 
-  let database_url = config.database_url;
-  if (database_url === null) {
-    const embedded = await startEmbeddedPostgres({
-      dir: path.join(config.data_dir, "pg"),
-      port: config.embedded_pg_port,
-      log: (message) => log.info(message),
-    });
-    database_url = embedded.url;
-    closers.push({ name: "embedded PostgreSQL", close: embedded.stop });
-    log.info({ data_dir: config.data_dir, port: config.embedded_pg_port }, "embedded PostgreSQL ready");
-  }
+/** DATABASE_URL, or an embedded PostgreSQL under DATA_DIR started for this process. */
+async function openDatabaseUrl(config: Config, log: Logger, closers: Closers): Promise<string> {
+  if (config.database_url !== null) return config.database_url;
+  const embedded = await startEmbeddedPostgres({
+    dir: path.join(config.data_dir, "pg"),
+    port: config.embedded_pg_port,
+    log: (message) => log.info(message),
+  });
+  closers.push({ name: "embedded PostgreSQL", close: embedded.stop });
+  log.info({ data_dir: config.data_dir, port: config.embedded_pg_port }, "embedded PostgreSQL ready");
+  return embedded.url;
+}
 
+/** The pool, migrated, with the operator accounts and (sandbox) the default catalog. */
+async function openDatabase(config: Config, database_url: string, log: Logger, closers: Closers) {
   const pool = createPool(database_url, config.db_pool_max);
   closers.push({ name: "database pool", close: () => pool.end() });
   const db = createKysely<Database>(pool);
@@ -63,11 +63,14 @@ async function main(): Promise<void> {
     const seeded = await seedDefaultCatalogIfEmpty(pool, config.currency);
     log.info({ seeded }, "catalog ready");
   }
+  return { pool, db };
+}
 
+/** CARRIER_URL, or (sandbox only: config.ts refuses production without it) the built-in simulator. */
+async function startCarrier(config: Config, pool: Pool, log: Logger, closers: Closers): Promise<HttpCarrier> {
   let carrier_url = config.carrier_url;
   let carrier_api_key = config.carrier_api_key;
   if (carrier_url === null) {
-    // Sandbox only (config.ts refuses production without CARRIER_URL): the built-in simulator.
     carrier_api_key = randomBytes(24).toString("base64url");
     const simulator = await startSimulator({
       pool,
@@ -82,14 +85,16 @@ async function main(): Promise<void> {
     closers.push({ name: "carrier simulator", close: simulator.close });
     log.info({ carrier_url }, "sandbox carrier simulator started");
   }
-  const carrier = new HttpCarrier({
+  return new HttpCarrier({
     base_url: carrier_url,
     api_key: carrier_api_key ?? "",
     timeout_ms: config.carrier_timeout_ms,
   });
+}
 
-  const ctx: AppContext = { config, pool, db, carrier };
-  armCrashPoint(config.crash_at);
+/** The mailer, the job worker and its stale-job sweeper. */
+async function startBackground(ctx: AppContext, log: Logger, closers: Closers): Promise<void> {
+  const { config } = ctx;
   const mailer = createMailer({
     smtp_url: config.smtp_url,
     mail_from: config.mail_from,
@@ -99,7 +104,11 @@ async function main(): Promise<void> {
   const worker = await startWorker({ ctx, mailer, log });
   closers.push({ name: "worker", close: () => worker.stop() });
   closers.push({ name: "stale job sweeper", ...startStaleJobSweeper(ctx, log) });
+}
 
+/** The HTTP application, its cache invalidations, and the listening socket. */
+async function listen(ctx: AppContext, database_url: string, log: Logger, closers: Closers): Promise<number> {
+  const { config, pool } = ctx;
   const { app, authenticator } = await buildApp(ctx, { loggerInstance: log });
   authenticator.start();
   closers.push({ name: "last-used flush", close: () => authenticator.stop() });
@@ -119,14 +128,19 @@ async function main(): Promise<void> {
       ? (app.server.address() as { port: number }).port
       : config.port;
   log.info({ port, address, app_env: config.app_env, pid: process.pid }, "eSIM ordering service listening");
-  if (config.app_env === "sandbox" && (await listPartners(db, 1)).length === 0) {
-    console.log(
-      `\nSandbox ready on http://localhost:${port} (docs: /docs).\n` +
-        "Create a partner with:  npm run cli -- partners create 'Acme Travel'\n" +
-        (config.admin_token ? "or POST /admin/partners with Authorization: Bearer $ADMIN_TOKEN\n" : ""),
-    );
-  }
+  return port;
+}
 
+async function printSandboxHint(ctx: AppContext, port: number): Promise<void> {
+  if (ctx.config.app_env !== "sandbox" || (await recentPartners(ctx.db, 1)).length > 0) return;
+  console.log(
+    `\nSandbox ready on http://localhost:${port} (docs: /docs).\n` +
+      "Create a partner with:  npm run cli -- partners create 'Acme Travel'\n" +
+      (ctx.config.admin_token ? "or POST /admin/partners with Authorization: Bearer $ADMIN_TOKEN\n" : ""),
+  );
+}
+
+function closeOnSignals(log: Logger, closers: Closers): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -141,6 +155,21 @@ async function main(): Promise<void> {
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const log = pino(loggerOptions(config.log_level) as object);
+  const closers: Closers = [];
+  const database_url = await openDatabaseUrl(config, log, closers);
+  const { pool, db } = await openDatabase(config, database_url, log, closers);
+  const carrier = await startCarrier(config, pool, log, closers);
+  const ctx: AppContext = { config, pool, db, carrier };
+  armCrashPoint(config.crash_at);
+  await startBackground(ctx, log, closers);
+  const port = await listen(ctx, database_url, log, closers);
+  await printSandboxHint(ctx, port);
+  closeOnSignals(log, closers);
 }
 
 await main();

@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { catalogChanged, VERSION_RECHECK_MS } from "../src/catalog/catalog-cache.ts";
 import { importCatalog } from "../src/catalog/import-catalog.ts";
+import { ifNoneMatchMatches } from "../src/catalog/list-destination-packages.route.ts";
 import {
   destinationPackagesBody,
   listDestinationPackages,
 } from "../src/catalog/list-destination-packages.ts";
-import { ifNoneMatchMatches } from "../src/catalog/routes.ts";
 import { seedDefaultCatalogIfEmpty } from "../src/catalog/seed-catalog.ts";
 import { ApiError } from "../src/shared/errors.ts";
 import { createTestDatabase } from "./support/db.ts";

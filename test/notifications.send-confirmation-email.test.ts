@@ -6,7 +6,8 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type JobHelpers, Logger, run, runMigrations } from "graphile-worker";
-import { inTransaction } from "../src/db/pool.ts";
+import { createKysely, inTransaction } from "../src/db/pool.ts";
+import type { Database } from "../src/db/schema.ts";
 import { createMailer, MailDeliveryError, type Mailer } from "../src/notifications/mailer.ts";
 import {
   escapeHtml,
@@ -20,6 +21,7 @@ import {
   sendConfirmationEmail,
   sendConfirmationEmailTask,
 } from "../src/notifications/send-confirmation-email.ts";
+import { orderForEmail } from "../src/orders/order-for-email.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { parseMessage, partText, startSmtpServer, type TestSmtpServer } from "./support/smtp.ts";
 
@@ -30,6 +32,9 @@ const SMDP_ADDRESS = "smdp.sandbox.esim.example";
 type TestOrder = { order_id: string; email: string; iccid: string; activation_code: string; lpa: string };
 
 const { pool } = await createTestDatabase();
+const db = createKysely<Database>(pool);
+/** How the server gives the email job its orders (src/server/worker.ts). */
+const findOrder = (order_id: string) => orderForEmail(db, order_id);
 let partner_id: string;
 
 before(async () => {
@@ -129,7 +134,7 @@ describe("over SMTP", () => {
 
   test("sends one email to the end user with the LPA string, ICCID, install steps and an inline QR code", async () => {
     const order = await insertOrder();
-    await sendConfirmationEmailTask({ pool, mailer })({ order_id: order.order_id }, helpers);
+    await sendConfirmationEmailTask({ pool, mailer, findOrder })({ order_id: order.order_id }, helpers);
 
     const [received, ...others] = messagesTo(smtp, order.email);
     assert.ok(received);
@@ -172,10 +177,13 @@ describe("over SMTP", () => {
 
   test("running the task again for a delivered order sends nothing more", async () => {
     const order = await insertOrder();
-    const task = sendConfirmationEmailTask({ pool, mailer });
+    const task = sendConfirmationEmailTask({ pool, mailer, findOrder });
     await task({ order_id: order.order_id }, helpers);
     await task({ order_id: order.order_id }, helpers);
-    assert.equal(await sendConfirmationEmail({ pool, mailer }, order.order_id, logger), "already_delivered");
+    assert.equal(
+      await sendConfirmationEmail({ pool, mailer, findOrder }, order.order_id, logger),
+      "already_delivered",
+    );
     await sleep(200);
     assert.equal(messagesTo(smtp, order.email).length, 1);
     assert.equal((await deliveries(order.order_id)).length, 1);
@@ -183,7 +191,7 @@ describe("over SMTP", () => {
 
   test("a temporary SMTP failure throws, records nothing, and the retry delivers exactly once", async () => {
     const order = await insertOrder();
-    const task = sendConfirmationEmailTask({ pool, mailer });
+    const task = sendConfirmationEmailTask({ pool, mailer, findOrder });
     smtp.failNext(1);
     await assert.rejects(task({ order_id: order.order_id }, helpers), (error: unknown) => {
       assert.ok(error instanceof MailDeliveryError);
@@ -202,7 +210,7 @@ describe("over SMTP", () => {
 
   test("two jobs for the same order at once send one email", async () => {
     const order = await insertOrder();
-    const deps = { pool, mailer };
+    const deps = { pool, mailer, findOrder };
     const results = await Promise.allSettled([
       sendConfirmationEmail(deps, order.order_id, logger),
       sendConfirmationEmail(deps, order.order_id, logger),
@@ -218,7 +226,7 @@ describe("over SMTP", () => {
 
   test("a hostile first name is HTML-escaped in the HTML body", async () => {
     const order = await insertOrder({ first_name: `<script>alert("x")</script>` });
-    await sendConfirmationEmailTask({ pool, mailer })({ order_id: order.order_id }, helpers);
+    await sendConfirmationEmailTask({ pool, mailer, findOrder })({ order_id: order.order_id }, helpers);
     const [received] = messagesTo(smtp, order.email);
     assert.ok(received);
     const html = partText(parseMessage(received.raw), "text/html");
@@ -227,7 +235,7 @@ describe("over SMTP", () => {
   });
 
   test("orders that are not completed new eSIMs are refused and get no email", async () => {
-    const task = sendConfirmationEmailTask({ pool, mailer });
+    const task = sendConfirmationEmailTask({ pool, mailer, findOrder });
     const pending = await insertOrder({ status: "pending" });
     await assert.rejects(task({ order_id: pending.order_id }, helpers), /is pending, not completed/);
     const topup = await insertOrder({ type: "topup" });
@@ -237,7 +245,7 @@ describe("over SMTP", () => {
   });
 
   test("a malformed payload is refused", async () => {
-    const task = sendConfirmationEmailTask({ pool, mailer });
+    const task = sendConfirmationEmailTask({ pool, mailer, findOrder });
     await assert.rejects(task({}, helpers), /payload must be/);
     await assert.rejects(task(null, helpers), /payload must be/);
     await assert.rejects(task({ order_id: "../../etc/passwd" }, helpers), /order_id must be/);
@@ -245,7 +253,7 @@ describe("over SMTP", () => {
 
   test("the job added with addConfirmationEmailJobSql is run by graphile-worker, retried, and delivered once", async () => {
     const order = await insertOrder();
-    const task = sendConfirmationEmailTask({ pool, mailer });
+    const task = sendConfirmationEmailTask({ pool, mailer, findOrder });
     const runner = await run({
       pgPool: pool,
       taskList: { send_confirmation_email: task },
@@ -332,10 +340,10 @@ test("without SMTP_URL the email is written as one .eml file per order under dat
   const mailer = createMailer({ smtp_url: null, mail_from: "eSIM Orders <orders@esim.example>", data_dir });
   try {
     const order = await insertOrder();
-    await sendConfirmationEmail({ pool, mailer }, order.order_id, logger);
+    await sendConfirmationEmail({ pool, mailer, findOrder }, order.order_id, logger);
     // A re-send (the delivery record lost) overwrites the file instead of adding one.
     await pool.query(`delete from email_deliveries where order_id = $1`, [order.order_id]);
-    await sendConfirmationEmail({ pool, mailer }, order.order_id, logger);
+    await sendConfirmationEmail({ pool, mailer, findOrder }, order.order_id, logger);
 
     const mail_dir = path.join(data_dir, "mail");
     assert.deepEqual(await readdir(mail_dir), [`confirmation.${order.order_id}.eml`]);

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
+import { walletOf } from "../src/ledger/accounts.ts";
+import { holdFunds, resolveHold } from "../src/ledger/transfers.ts";
 import { newId } from "../src/shared/ids.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
-import { holdFunds, resolveHold, walletOf } from "../src/wallet/ledger.sql.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 
 const app = await createTestApp();

@@ -1,8 +1,7 @@
 // SQL of carts: a reservation of one package at the price of the moment, for a limited time.
-import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
+import { type Selectable, sql, type Transaction } from "kysely";
+import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 const CART_COLUMNS = sql.raw(`cart_key, partner_id, package_id, external_package_id, data_mb, validity_days,
   start_date, total_minor, currency, created_at, expires_at`);
@@ -11,21 +10,8 @@ const CART_COLUMNS = sql.raw(`cart_key, partner_id, package_id, external_package
  * 0002): what the carrier is asked for, whatever the catalog says later. */
 export type CartRow = Selectable<Database["carts"]>;
 
-export type CartablePackage = {
-  package_id: string;
-  external_package_id: string;
-  data_mb: number | null;
-  validity_days: number;
-  wholesale_minor: number;
-  currency: string;
-};
-
-export async function findActivePackage(db: Executor, package_id: string): Promise<CartablePackage | null> {
-  const result = await sql<CartablePackage>`
-    select package_id, external_package_id, data_mb, validity_days, wholesale_minor, currency from packages
-    where package_id = ${package_id} and active`.execute(db);
-  return result.rows[0] ?? null;
-}
+/** A cart with what its submit must know, judged by the database clock. */
+export type LockedCart = CartRow & { expired: boolean; start_date_passed: boolean | null };
 
 export async function insertCart(
   db: Executor,
@@ -42,13 +28,13 @@ export async function insertCart(
   return result.rows[0]!;
 }
 
-/** The partner's cart, locked: concurrent submits of one cart serialize here. */
-export async function lockCart(
+/** The partner's cart, row-locked until the transaction ends. */
+export async function selectCartForUpdate(
   trx: Transaction<Database>,
   cart_key: string,
   partner_id: string,
-): Promise<(CartRow & { expired: boolean; start_date_passed: boolean | null }) | null> {
-  const result = await sql<CartRow & { expired: boolean; start_date_passed: boolean | null }>`
+): Promise<LockedCart | null> {
+  const result = await sql<LockedCart>`
     select ${CART_COLUMNS}, expires_at <= now() as expired, start_date < current_date as start_date_passed
     from carts where cart_key = ${cart_key} and partner_id = ${partner_id}
     for update`.execute(trx);

@@ -1,10 +1,11 @@
 // Partner use case: reserve one package in a cart (spec 4.2), at today's wholesale price.
 import type { Kysely } from "kysely";
+import { findActivePackage } from "../catalog/find-packages.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
-import { type CartRow, findActivePackage, insertCart } from "./carts.sql.ts";
+import { type CartRow, insertCart } from "./carts.sql.ts";
 
 /** How far ahead a plan may be scheduled to start. */
 export const MAX_START_DAYS_AHEAD = 180;

@@ -1,8 +1,10 @@
 // The `purge_expired_carts` job: carts that expired without becoming an order are only a
 // reservation that lapsed, and nothing reads them again. Deleting them a day after expiry keeps
 // the table the size of recent activity; a cart with an order is kept, since the order names it.
+// Which carts have an order is the orders domain's to say (carts sit below orders): it gives the
+// condition, orders/cart-has-order.ts, and the server hands it to the job.
 import type { Task } from "graphile-worker";
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Database } from "../db/schema.ts";
 
 export const PURGE_EXPIRED_CARTS_TASK = "purge_expired_carts";
@@ -14,7 +16,14 @@ const MAX_BATCHES = 20;
 /** A lapsed cart is kept this long after expiry, for support questions about a failed checkout. */
 const KEEP_AFTER_EXPIRY = "1 day";
 
-export async function purgeExpiredCarts(db: Kysely<Database>, batch_size = BATCH_SIZE): Promise<number> {
+/** A SQL condition, true when the cart whose key is `cart_key` has become an order. */
+export type CartHasOrder = (cart_key: RawBuilder<unknown>) => RawBuilder<boolean>;
+
+export async function purgeExpiredCarts(
+  db: Kysely<Database>,
+  hasOrder: CartHasOrder,
+  batch_size = BATCH_SIZE,
+): Promise<number> {
   let deleted = 0;
   for (let batch = 0; batch < MAX_BATCHES; batch++) {
     // SKIP LOCKED: a cart being submitted right now is locked by its submit and is left alone.
@@ -22,7 +31,7 @@ export async function purgeExpiredCarts(db: Kysely<Database>, batch_size = BATCH
       delete from carts where cart_key in (
         select c.cart_key from carts c
         where c.expires_at < now() - ${KEEP_AFTER_EXPIRY}::interval
-          and not exists (select 1 from orders o where o.cart_key = c.cart_key)
+          and not ${hasOrder(sql.ref("c.cart_key"))}
         limit ${batch_size}
         for update skip locked)`.execute(db);
     const count = Number(result.numAffectedRows);
@@ -32,8 +41,8 @@ export async function purgeExpiredCarts(db: Kysely<Database>, batch_size = BATCH
   return deleted;
 }
 
-export function purgeExpiredCartsTask(db: Kysely<Database>): Task {
+export function purgeExpiredCartsTask(db: Kysely<Database>, hasOrder: CartHasOrder): Task {
   return async (_payload, helpers) => {
-    helpers.logger.info(`purged ${await purgeExpiredCarts(db)} lapsed carts`);
+    helpers.logger.info(`purged ${await purgeExpiredCarts(db, hasOrder)} lapsed carts`);
   };
 }

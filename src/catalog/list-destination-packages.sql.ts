@@ -1,23 +1,24 @@
 // The reads of the discovery endpoint.
+import type { Selectable } from "kysely";
 import type { Pool } from "../db/pool.ts";
-import type { Coverage } from "./catalog-package.ts";
+import type { Database } from "../db/schema.ts";
 
 /** More packages than any real destination offers; a runaway import must not make a 50 MB response. */
 export const MAX_PACKAGES_PER_DESTINATION = 500;
 
-export type DestinationPackageRow = {
-  package_id: string;
-  external_package_id: string;
-  name: string;
-  destination_codes: string[];
-  data_mb: number | null;
-  validity_days: number;
-  wholesale_minor: number;
-  retail_minor: number;
-  currency: string;
-  coverage: Coverage;
-  region: string | null;
-};
+export type DestinationPackageRow = Pick<
+  Selectable<Database["packages"]>,
+  | "package_id"
+  | "external_package_id"
+  | "name"
+  | "data_mb"
+  | "validity_days"
+  | "wholesale_minor"
+  | "retail_minor"
+  | "currency"
+  | "coverage"
+  | "region"
+> & { destination_codes: string[] };
 
 export type DestinationPackagesRead = {
   /** The catalog version, read in the same snapshot as the rows. */

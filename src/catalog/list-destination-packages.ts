@@ -1,37 +1,69 @@
 // Discovery: the packages and B2B prices offered for one destination (spec 4.1).
 import { createHash } from "node:crypto";
+import { type Static, Type } from "typebox";
 import type { Pool } from "../db/pool.ts";
 import { ApiError } from "../shared/errors.ts";
-import { money } from "../shared/schemas.ts";
+import { Money, money } from "../shared/schemas.ts";
 import { type CachedResponse, cachedCatalogResponse, type LoadedResponse } from "./catalog-cache.ts";
-import type { Coverage } from "./catalog-package.ts";
 import {
   type DestinationPackageRow,
   readCatalogVersion,
   readDestinationPackages,
 } from "./list-destination-packages.sql.ts";
 
-type Money = { amount_minor: number; currency: string };
-
+export const Package = Type.Object(
+  {
+    package_id: Type.String({ description: "Our package id; send it to `POST /orders/cart`." }),
+    external_package_id: Type.String({ description: "The carrier's id of the product." }),
+    name: Type.String(),
+    destination_codes: Type.Array(Type.String({ pattern: "^[A-Z]{2}$" }), {
+      description: "Every destination (ISO 3166-1 alpha-2) the package covers.",
+    }),
+    data_mb: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+      description: "Data allowance in megabytes; null when unlimited.",
+    }),
+    validity_days: Type.Integer({ minimum: 1 }),
+    wholesale_price: Type.Object(Money.properties, {
+      additionalProperties: false,
+      description: "What the partner pays: the wallet is debited this amount.",
+    }),
+    retail_price: Type.Object(Money.properties, {
+      additionalProperties: false,
+      description: "The recommended price to the end user.",
+    }),
+    coverage: Type.Enum(["country", "regional", "global"], {
+      description: "country: one destination; regional: a region's destinations; global: every destination.",
+    }),
+    region: Type.Union([Type.String(), Type.Null()], {
+      description: "The region a regional package covers.",
+    }),
+  },
+  { additionalProperties: false, description: "A catalog package and its B2B price." },
+);
 /** The contract's Package object, plus coverage and region. Field order is the wire order. */
-export type Package = {
-  package_id: string;
-  external_package_id: string;
-  name: string;
-  destination_codes: string[];
-  data_mb: number | null;
-  validity_days: number;
-  wholesale_price: Money;
-  retail_price: Money;
-  coverage: Coverage;
-  region: string | null;
+export type Package = Static<typeof Package>;
+
+export const CACHE_HEADERS = {
+  ETag: { type: "string", description: "Strong validator of the body; send it back in If-None-Match." },
+  "Cache-Control": { type: "string", description: "`private, max-age=60`." },
 };
 
-export type DestinationPackages = {
-  destination_code: string;
-  destination_name: string;
-  data: Package[];
-};
+export const DestinationPackagesResponse = Type.Object(
+  {
+    destination_code: Type.String({ pattern: "^[A-Z]{2}$" }),
+    destination_name: Type.String(),
+    data: Type.Array(Package, {
+      description: "Active packages: country packages by data size, then regional, then global.",
+    }),
+  },
+  {
+    additionalProperties: false,
+    description: "The destination and its packages.",
+    headers: CACHE_HEADERS,
+  },
+);
+
+export type DestinationPackages = Static<typeof DestinationPackagesResponse>;
 
 /** The UTF-8 bytes of the JSON answer, encoded once: a string would be re-encoded at every send. */
 export type DestinationPackagesBody = { body: Buffer; etag: string };

@@ -1,6 +1,6 @@
 // Checks of command-line values, before anything touches the database. Each says what was expected,
 // because an operator typing at a terminal is the reader; each bounds its input.
-import { MAX_AMOUNT_MINOR } from "../wallet/ledger.sql.ts";
+import { MAX_AMOUNT_MINOR } from "../ledger/accounts.ts";
 import { CliError } from "./command.ts";
 
 // The shapes of src/shared/ids.ts (prefix + 22 base64url characters), with the admin API's slack.

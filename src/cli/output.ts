@@ -2,7 +2,9 @@
 // Every value shown comes from the database or the command line, so control characters are
 // replaced: a partner named with terminal escape sequences must not repaint the operator's screen.
 
-export type Money = { amount_minor: number; currency: string };
+import type { MoneyBody } from "../shared/schemas.ts";
+
+export type Money = MoneyBody;
 
 /** A cell longer than this is cut with an ellipsis so one long value cannot wreck a table. */
 const MAX_CELL_CHARS = 120;

@@ -1,9 +1,9 @@
 // `partners create|list|show`: the same use cases as the operator API (src/partners/).
 
+import { walletOf } from "../ledger/accounts.ts";
 import { createPartner } from "../partners/create-partner.ts";
-import { type KeySummary, listKeys, listPartners } from "../partners/partners.sql.ts";
+import { findPartner, type KeySummary, partnerKeys, recentPartners } from "../partners/list-partners.ts";
 import { ApiError } from "../shared/errors.ts";
-import { walletOf } from "../wallet/ledger.sql.ts";
 import { limit, partnerId, partnerName } from "./args.ts";
 import type { CliContext, Command, CommandOutput } from "./command.ts";
 import { fields, formatMoney, money, table, timestamp } from "./output.ts";
@@ -34,7 +34,7 @@ async function create(ctx: CliContext, name: string): Promise<CommandOutput> {
 }
 
 async function list(ctx: CliContext, max: number): Promise<CommandOutput> {
-  const rows = await listPartners(ctx.db, max);
+  const rows = await recentPartners(ctx.db, max);
   const partners = rows.map((row) => ({ ...row, created_at: timestamp(row.created_at) }));
   const text =
     partners.length === 0
@@ -57,14 +57,10 @@ function keyRows(keys: KeySummary[]) {
 }
 
 async function show(ctx: CliContext, partner_id: string): Promise<CommandOutput> {
-  const partner = await ctx.db
-    .selectFrom("partners")
-    .select(["partner_id", "name", "created_at"])
-    .where("partner_id", "=", partner_id)
-    .executeTakeFirst();
+  const partner = await findPartner(ctx.db, partner_id);
   const wallet = await walletOf(ctx.db, partner_id);
   if (!partner || !wallet) throw new ApiError("partner_not_found", `No partner ${partner_id}.`);
-  const keys = keyRows(await listKeys(ctx.db, partner_id));
+  const keys = keyRows(await partnerKeys(ctx.db, partner_id));
   const json = {
     partner_id,
     name: partner.name,

@@ -1,8 +1,8 @@
 // `wallet credit|balance|ledger`: a partner's prepaid wallet, from the double-entry ledger.
 import type { Config } from "../config.ts";
+import { ensureOperatorAccounts, type LedgerEntry, walletEntries, walletOf } from "../ledger/accounts.ts";
 import { ApiError } from "../shared/errors.ts";
 import { creditWallet } from "../wallet/credit-wallet.ts";
-import { ensureOperatorAccounts, type LedgerEntry, walletEntries, walletOf } from "../wallet/ledger.sql.ts";
 import { amountMinor, creditReference, limit, partnerId } from "./args.ts";
 import type { CliContext, Command, CommandArgs, CommandOutput } from "./command.ts";
 import { fields, formatMoney, money, table, timestamp } from "./output.ts";

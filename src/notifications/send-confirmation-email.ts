@@ -1,9 +1,10 @@
 // The graphile-worker task `send_confirmation_email` (spec section 6): the confirmation email of
 // a completed new-eSIM order, delivered at least once and, in all but one crash window, exactly once.
 //
-// The job is added by addConfirmationEmailJobSql() inside the transaction that marks the order
+// The job is added by addConfirmationEmailJob() inside the transaction that marks the order
 // completed, so it exists if and only if the order completed. The task:
-//   1. loads the order, its first purchase and the package name;
+//   1. loads the order, its first purchase and the package name, through the function the
+//      orders domain gives it (`findOrder`: notifications never read the orders' tables);
 //   2. stops if `email_deliveries` already has the order (a delivered email is never sent again);
 //   3. renders, then in one transaction: takes a per-order advisory lock (two jobs for one order
 //      never send side by side), checks `email_deliveries` again, sends, records the delivery.
@@ -11,15 +12,18 @@
 // exponential backoff (exp(min(attempt, 10)) seconds: with 25 attempts about four days in all).
 
 import type { JobHelpers } from "graphile-worker";
+import { CompiledQuery, type Selectable } from "kysely";
 import type pg from "pg";
+import type { Executor } from "../db/executor.ts";
 import { inTransaction } from "../db/pool.ts";
+import type { Database } from "../db/schema.ts";
 import type { Mailer } from "./mailer.ts";
 import { renderConfirmationEmail } from "./render-confirmation-email.ts";
 
 export const SEND_CONFIRMATION_EMAIL_TASK = "send_confirmation_email";
 
 /**
- * Recommended and used by addConfirmationEmailJobSql: 25 attempts span about four days of
+ * Recommended and used by addConfirmationEmailJob: 25 attempts span about four days of
  * backoff, enough to ride out an SMTP relay outage over a weekend. A job that still fails stays
  * in graphile_worker's jobs with its last_error for an operator to see.
  */
@@ -27,7 +31,22 @@ export const CONFIRMATION_EMAIL_MAX_ATTEMPTS = 25;
 
 export type ConfirmationEmailPayload = { order_id: string };
 
-export type SendConfirmationEmailDeps = { pool: pg.Pool; mailer: Mailer };
+/** What the email needs of an order; purchase fields are null when it has no first purchase. */
+export type OrderForEmail = Pick<
+  Selectable<Database["orders"]>,
+  "type" | "status" | "email" | "first_name"
+> & {
+  [K in "iccid" | "smdp_address" | "activation_code" | "start_date"]:
+    | Selectable<Database["purchases"]>[K]
+    | null;
+} & { package_name: string | null };
+
+export type SendConfirmationEmailDeps = {
+  pool: pg.Pool;
+  mailer: Mailer;
+  /** The order by id, or null (orders/order-for-email.ts). */
+  findOrder: (order_id: string) => Promise<OrderForEmail | null>;
+};
 
 export type SendConfirmationEmailOutcome = "sent" | "already_delivered";
 
@@ -51,16 +70,6 @@ select graphile_worker.add_job(
   job_key_mode := 'replace'
 )`;
 
-const LOAD_ORDER_SQL = `
-select o.type, o.status, o.email, o.first_name,
-       p.iccid, p.smdp_address, p.activation_code, p.start_date::text as start_date,
-       k.name as package_name,
-       exists (select 1 from email_deliveries d where d.order_id = o.order_id) as delivered
-from orders o
-left join purchases p on p.order_id = o.order_id and p.position = 0
-left join packages k on k.package_id = p.package_id
-where o.order_id = $1`;
-
 // Transaction-scoped, so it is released by commit or rollback whatever happens to this process.
 const TRY_LOCK_SQL = `
 select pg_try_advisory_xact_lock(hashtextextended('confirmation-email:' || $1::text, 0)) as locked`;
@@ -72,20 +81,7 @@ insert into email_deliveries (order_id, message_id, recipient)
 values ($1, $2, $3)
 on conflict (order_id) do nothing`;
 
-type OrderRow = {
-  type: string;
-  status: string;
-  email: string;
-  first_name: string;
-  iccid: string | null;
-  smdp_address: string | null;
-  activation_code: string | null;
-  start_date: string | null;
-  package_name: string | null;
-  delivered: boolean;
-};
-
-type LoadedOrder = Omit<OrderRow, "iccid" | "smdp_address" | "activation_code" | "package_name"> & {
+type LoadedOrder = Omit<OrderForEmail, "iccid" | "smdp_address" | "activation_code" | "package_name"> & {
   iccid: string;
   smdp_address: string;
   activation_code: string;
@@ -99,6 +95,12 @@ type LoadedOrder = Omit<OrderRow, "iccid" | "smdp_address" | "activation_code" |
 export async function addConfirmationEmailJobSql(executor: SqlExecutor, order_id: string): Promise<void> {
   assertOrderId(order_id);
   await executor.query(ADD_CONFIRMATION_EMAIL_JOB_SQL, [order_id]);
+}
+
+/** The same, in a Kysely transaction: how the order's completion adds it (orders/finish.ts). */
+export async function addConfirmationEmailJob(trx: Executor, order_id: string): Promise<void> {
+  assertOrderId(order_id);
+  await trx.executeQuery(CompiledQuery.raw(ADD_CONFIRMATION_EMAIL_JOB_SQL, [order_id]));
 }
 
 /** A graphile-worker Task; register it as `taskList: { send_confirmation_email: ... }`. */
@@ -117,8 +119,8 @@ export async function sendConfirmationEmail(
   order_id: string,
   logger: Logger,
 ): Promise<SendConfirmationEmailOutcome> {
-  const order = await loadOrder(deps.pool, order_id);
-  if (order.delivered) return "already_delivered";
+  if (await isDelivered(deps.pool, order_id)) return "already_delivered";
+  const order = await loadOrder(deps, order_id);
   const email = await renderConfirmationEmail({
     order_id,
     first_name: order.first_name,
@@ -162,9 +164,8 @@ function assertOrderId(order_id: string): void {
 // The job is added in the transaction that completes a new-eSIM order, so anything else here is
 // a bug. It throws rather than dropping the job: a failing job keeps its last_error in
 // graphile_worker's jobs, where an operator sees it, instead of an email silently never sent.
-async function loadOrder(pool: pg.Pool, order_id: string): Promise<LoadedOrder> {
-  const { rows } = await pool.query<OrderRow>(LOAD_ORDER_SQL, [order_id]);
-  const row = rows[0];
+async function loadOrder(deps: SendConfirmationEmailDeps, order_id: string): Promise<LoadedOrder> {
+  const row = await deps.findOrder(order_id);
   if (!row) throw new Error(`order ${order_id} not found`);
   if (row.type !== "esim") throw new Error(`order ${order_id} is a ${row.type} order, not esim`);
   if (row.status !== "completed") throw new Error(`order ${order_id} is ${row.status}, not completed`);
@@ -183,7 +184,7 @@ async function lockOrderEmail(client: pg.PoolClient, order_id: string): Promise<
     throw new Error(`confirmation email for order ${order_id} is being sent by another job`);
 }
 
-async function isDelivered(client: pg.PoolClient, order_id: string): Promise<boolean> {
+async function isDelivered(client: pg.Pool | pg.PoolClient, order_id: string): Promise<boolean> {
   const { rows } = await client.query<{ delivered: boolean }>(DELIVERED_SQL, [order_id]);
   return rows[0]?.delivered === true;
 }

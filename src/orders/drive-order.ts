@@ -7,22 +7,21 @@ import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
 import type { CarrierOutcome, ProvisionedProfile, TopUpResult } from "../carrier/carrier.ts";
 import type { Database } from "../db/schema.ts";
+import { resolveHold } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
-import { resolveHold } from "../wallet/ledger.sql.ts";
 import { esimProfile } from "./esims.sql.ts";
+import type { OrderFinish } from "./finish.ts";
+import type { OrderRow } from "./order.ts";
 import {
-  addConfirmationEmailJob,
   claimLease,
   insertEsim,
   insertPurchase,
   markCompleted,
   markFailed,
-  type OrderRow,
   orderById,
   releaseLease,
 } from "./orders.sql.ts";
-import { storeOutcomeForOrder } from "./stored-outcome.ts";
 
 /** A little longer than one carrier call: nobody else drives the order meanwhile. */
 export function leaseMs(ctx: AppContext): number {
@@ -59,7 +58,7 @@ async function complete(
   trx: Transaction<Database>,
   order: OrderRow,
   value: ProvisionedProfile | TopUpResult,
-  ttl_hours: number,
+  finish: OrderFinish,
 ) {
   const iccid = order.type === "esim" ? (value as ProvisionedProfile).iccid : order.iccid!;
   if (!(await markCompleted(trx, order.order_id, iccid))) return;
@@ -88,31 +87,29 @@ async function complete(
     start_date: order.start_date,
   });
   assert.ok(await resolveHold(trx, order.order_id, "posted"), "a pending order has a pending hold to post");
-  // Spec section 6: new eSIMs only, and only here, so only on the first completion.
-  if (order.type === "esim") await addConfirmationEmailJob(trx, order.order_id);
-  // Only top-ups are created under an Idempotency-Key; a new eSIM is keyed by its cart.
-  if (order.type === "topup") await storeOutcomeForOrder(trx, order.order_id, ttl_hours);
+  // Only here, so only on the first completion.
+  await finish.completed(trx, order.order_id);
 }
 
-async function fail(trx: Transaction<Database>, order: OrderRow, reason: string, ttl_hours: number) {
+async function fail(trx: Transaction<Database>, order: OrderRow, reason: string, finish: OrderFinish) {
   if (!(await markFailed(trx, order.order_id, "carrier_error", reason))) return;
   assert.ok(await resolveHold(trx, order.order_id, "voided"), "a pending order has a pending hold to void");
-  // Only top-ups are created under an Idempotency-Key; a new eSIM is keyed by its cart.
-  if (order.type === "topup") await storeOutcomeForOrder(trx, order.order_id, ttl_hours);
+  await finish.failed(trx, order.order_id);
 }
 
-/** Calls the carrier for an order whose lease the caller holds, records the outcome, returns the order. */
-export async function driveOrder(ctx: AppContext, order: OrderRow): Promise<OrderRow> {
+/**
+ * Calls the carrier for an order whose lease the caller holds, records the outcome with the
+ * steps `finish` adds for this order's type, and returns the order.
+ */
+export async function driveOrder(ctx: AppContext, order: OrderRow, finish: OrderFinish): Promise<OrderRow> {
   assert.equal(order.status, "pending");
   const outcome = await askCarrier(ctx, order);
   crashPoint("after_carrier_answer");
   if (outcome.kind === "ok") {
-    const ttl_hours = ctx.config.idempotency_ttl_hours;
-    await ctx.db.transaction().execute((trx) => complete(trx, order, outcome.value, ttl_hours));
+    await ctx.db.transaction().execute((trx) => complete(trx, order, outcome.value, finish));
     crashPoint("after_completion_commit");
   } else if (outcome.kind === "refused") {
-    const ttl_hours = ctx.config.idempotency_ttl_hours;
-    await ctx.db.transaction().execute((trx) => fail(trx, order, outcome.reason, ttl_hours));
+    await ctx.db.transaction().execute((trx) => fail(trx, order, outcome.reason, finish));
   } else {
     // Unknown outcome: let the next retry (or the resolver) ask again at once with the same reference.
     await releaseLease(ctx.db, order.order_id, order.lease_token);
@@ -123,7 +120,11 @@ export async function driveOrder(ctx: AppContext, order: OrderRow): Promise<Orde
 }
 
 /** Drives an abandoned pending order if nobody holds its lease; null when someone else is driving it. */
-export async function driveIfAbandoned(ctx: AppContext, order_id: string): Promise<OrderRow | null> {
+export async function driveIfAbandoned(
+  ctx: AppContext,
+  order_id: string,
+  finish: OrderFinish,
+): Promise<OrderRow | null> {
   const claimed = await claimLease(ctx.db, order_id, leaseMs(ctx));
-  return claimed ? driveOrder(ctx, claimed) : null;
+  return claimed ? driveOrder(ctx, claimed, finish) : null;
 }

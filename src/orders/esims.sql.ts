@@ -1,17 +1,10 @@
-// SQL of provisioned eSIMs, read by top-ups.
-import { type Kysely, sql, type Transaction } from "kysely";
+// SQL of provisioned eSIMs: the profile a top-up order is completed with, and the one a
+// top-up's ICCID must name (partner-esim.ts).
+import { type Selectable, sql } from "kysely";
+import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
 
-type Executor = Kysely<Database> | Transaction<Database>;
-
-export type EsimRow = {
-  iccid: string;
-  partner_id: string;
-  order_id: string;
-  package_id: string;
-  smdp_address: string;
-  activation_code: string;
-};
+export type EsimRow = Omit<Selectable<Database["esims"]>, "created_at">;
 
 export async function esimProfile(db: Executor, iccid: string): Promise<EsimRow | null> {
   const result = await sql<EsimRow>`
@@ -19,10 +12,4 @@ export async function esimProfile(db: Executor, iccid: string): Promise<EsimRow 
     db,
   );
   return result.rows[0] ?? null;
-}
-
-/** The partner's eSIM, or null: another partner's eSIM is indistinguishable from an unknown one. */
-export async function partnerEsim(db: Executor, partner_id: string, iccid: string): Promise<EsimRow | null> {
-  const esim = await esimProfile(db, iccid);
-  return esim && esim.partner_id === partner_id ? esim : null;
 }

@@ -1,9 +1,10 @@
 // Partner use case: the partner's orders, newest first, with an opaque keyset cursor.
 import type { Kysely } from "kysely";
+import { type Static, Type } from "typebox";
 import type { Database } from "../db/schema.ts";
 import { ApiError } from "../shared/errors.ts";
 import { pageOfOrders, purchasesOf } from "./orders.sql.ts";
-import { type OrderBody, renderOrder } from "./render-order.ts";
+import { Order, renderOrder } from "./render-order.ts";
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -22,7 +23,18 @@ function decodeCursor(cursor: string): number {
   return Number(match[1]);
 }
 
-export type OrderPage = { data: OrderBody[]; has_more: boolean; next_cursor: string | null };
+export const OrderPage = Type.Object(
+  {
+    data: Type.Array(Order),
+    has_more: Type.Boolean(),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: "Pass as `cursor` for the next page.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export type OrderPage = Static<typeof OrderPage>;
 
 export async function listOrders(
   db: Kysely<Database>,

@@ -1,28 +1,11 @@
 // SQL of orders: creation as pending, completion, failure, and the reads that render them.
 
 import { randomBytes } from "node:crypto";
-import { CompiledQuery, type Kysely, type Selectable, sql, type Transaction } from "kysely";
+import { type RawBuilder, sql, type Transaction } from "kysely";
+import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
-import { addConfirmationEmailJobSql } from "../notifications/send-confirmation-email.ts";
-
-type Executor = Kysely<Database> | Transaction<Database>;
-
-/** An order as read from the database (the row type of src/db/schema.ts, so the two cannot drift). */
-export type OrderRow = Selectable<Database["orders"]>;
-
-export type PurchaseRow = Selectable<Database["purchases"]>;
-
-export type NewOrder = Omit<
-  OrderRow,
-  | "seq"
-  | "status"
-  | "failure_code"
-  | "failure_detail"
-  | "created_at"
-  | "resolved_at"
-  | "lease_until"
-  | "lease_token"
->;
+import type { OrderForEmail } from "../notifications/send-confirmation-email.ts";
+import type { NewOrder, OrderRow, PurchaseRow } from "./order.ts";
 
 function newLeaseToken(): string {
   return randomBytes(12).toString("base64url");
@@ -175,14 +158,6 @@ export async function addResolveJob(
       max_attempts := 10)`.execute(trx);
 }
 
-/** The confirmation email job, added with notifications' own SQL on this transaction's connection. */
-export async function addConfirmationEmailJob(trx: Transaction<Database>, order_id: string): Promise<void> {
-  await addConfirmationEmailJobSql(
-    { query: (text, values) => trx.executeQuery(CompiledQuery.raw(text, values ?? [])) },
-    order_id,
-  );
-}
-
 /**
  * Gives up the lease after an unknown carrier outcome, so the next retry may ask again at once;
  * only while this holder still holds it (a slower holder must not free a lease taken since).
@@ -195,6 +170,48 @@ export async function releaseLease(
   await sql`
     update orders set lease_until = null, lease_token = null
     where order_id = ${order_id} and status = 'pending' and lease_token = ${lease_token}`.execute(db);
+}
+
+/** An order with its first purchase (null purchase fields when it has none), for the confirmation email. */
+export async function orderWithFirstPurchase(
+  db: Executor,
+  order_id: string,
+): Promise<(Omit<OrderForEmail, "package_name"> & { package_id: string | null }) | null> {
+  const result = await sql<Omit<OrderForEmail, "package_name"> & { package_id: string | null }>`
+    select o.type, o.status, o.email, o.first_name,
+           p.package_id, p.iccid, p.smdp_address, p.activation_code, p.start_date::text as start_date
+    from orders o
+    left join purchases p on p.order_id = o.order_id and p.position = 0
+    where o.order_id = ${order_id}`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+/** `exists` an order made from the cart whose key is `cart_key` (the unique index on orders.cart_key). */
+export function orderOfCartExists(cart_key: RawBuilder<unknown>): RawBuilder<boolean> {
+  return sql<boolean>`exists (select 1 from orders o where o.cart_key = ${cart_key})`;
+}
+
+/** Sums of completed orders' totals, per currency. */
+export async function completedTotals(
+  db: Executor,
+): Promise<Array<{ currency: string; total_minor: number }>> {
+  const result = await sql<{ currency: string; total_minor: number }>`
+    select currency, sum(total_minor)::bigint as total_minor from orders
+    where status = 'completed' group by currency`.execute(db);
+  return result.rows;
+}
+
+/** Every order's status, in insertion order, a page at a time (keyset on seq). */
+export async function statusesAfter(
+  db: Executor,
+  after_seq: number,
+  limit: number,
+): Promise<Array<Pick<OrderRow, "seq" | "order_id" | "status">>> {
+  const result = await sql<Pick<OrderRow, "seq" | "order_id" | "status">>`
+    select seq, order_id, status from orders where seq > ${after_seq} order by seq limit ${limit}`.execute(
+    db,
+  );
+  return result.rows;
 }
 
 /** For /metrics: uses the partial index on pending orders, so it stays cheap however many orders exist. */

@@ -1,9 +1,9 @@
 // The Order object of the contract, rendered from the database. Deterministic: the same order
 // renders to the same bytes, which is what lets a retried submit return the identical body.
-import { Type } from "typebox";
+import { type Static, Type } from "typebox";
 import { Money, money } from "../shared/schemas.ts";
 import { rfc3339 } from "../shared/time.ts";
-import type { OrderRow, PurchaseRow } from "./orders.sql.ts";
+import type { OrderRow, PurchaseRow } from "./order.ts";
 
 export const Purchase = Type.Object(
   {
@@ -32,22 +32,7 @@ export const Order = Type.Object(
   { additionalProperties: false },
 );
 
-export type OrderBody = {
-  orderID: string;
-  type: "esim" | "topup";
-  status: "pending" | "completed" | "failed";
-  client_reference: string | null;
-  total: { amount_minor: number; currency: string };
-  created_at: string;
-  purchases: Array<{
-    package_id: string;
-    iccid: string;
-    qr_code: string;
-    activation_code: string;
-    smdp_address: string;
-    start_date: string | null;
-  }>;
-};
+export type OrderBody = Static<typeof Order>;
 
 export function renderOrder(order: OrderRow, purchases: PurchaseRow[]): OrderBody {
   return {

@@ -7,6 +7,7 @@
 import type { JobHelpers, Task } from "graphile-worker";
 import type { AppContext } from "../shared/context.ts";
 import { driveIfAbandoned } from "./drive-order.ts";
+import type { FinishByType } from "./finish.ts";
 import { orderById } from "./orders.sql.ts";
 
 export const RESOLVE_PENDING_ORDER_TASK = "resolve_pending_order";
@@ -35,10 +36,15 @@ function backoffMs(payload: Payload): number {
   return Math.min(MAX_RETRY_DELAY_MS, 1_000 * 2 ** Math.min(payload.attempt + 1, 12));
 }
 
-async function resolveOnce(ctx: AppContext, helpers: JobHelpers, payload: Payload): Promise<void> {
+async function resolveOnce(
+  ctx: AppContext,
+  finishers: FinishByType,
+  helpers: JobHelpers,
+  payload: Payload,
+): Promise<void> {
   const order = await orderById(ctx.db, payload.order_id);
   if (order?.status !== "pending") return;
-  const driven = await driveIfAbandoned(ctx, payload.order_id);
+  const driven = await driveIfAbandoned(ctx, payload.order_id, finishers[order.type]);
   if (driven === null) {
     // Someone (a retrying client) is driving it right now: look again shortly.
     await reschedule(helpers, payload, BUSY_RETRY_DELAY_MS);
@@ -48,11 +54,15 @@ async function resolveOnce(ctx: AppContext, helpers: JobHelpers, payload: Payloa
   if (driven.status === "pending") await reschedule(helpers, payload, backoffMs(payload));
 }
 
-export function resolvePendingOrderTask(ctx: AppContext): Task {
+/**
+ * `finishers`: the finishing steps of each order type (orders/finish.ts), given by the server,
+ * which knows every domain that creates orders.
+ */
+export function resolvePendingOrderTask(ctx: AppContext, finishers: FinishByType): Task {
   return async (raw, helpers) => {
     const payload = parsePayload(raw);
     try {
-      await resolveOnce(ctx, helpers, payload);
+      await resolveOnce(ctx, finishers, helpers, payload);
     } catch (error) {
       // An unexpected failure (the database away, a bug) must not spend the job's attempts and
       // strand the order: schedule the next look ourselves. If even that fails, throwing lets

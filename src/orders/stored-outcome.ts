@@ -1,11 +1,12 @@
 // The HTTP outcome of an order, as exact bytes. The submit routes send these bytes, and a
 // top-up's Idempotency-Key stores them when the order reaches a final state (in the same
-// transaction), so a replay is byte for byte what the first attempt answered or would have.
-import { type Kysely, sql, type Transaction } from "kysely";
-import type { Database } from "../db/schema.ts";
+// transaction, topups/finish-topup.ts), so a replay is byte for byte what the first attempt
+// answered or would have.
+import type { Executor } from "../db/executor.ts";
 import { ApiError } from "../shared/errors.ts";
 import { problemBody } from "../shared/problem.ts";
-import { type OrderRow, orderById, purchasesOf } from "./orders.sql.ts";
+import type { OrderRow } from "./order.ts";
+import { orderById, purchasesOf } from "./orders.sql.ts";
 import { renderOrder } from "./render-order.ts";
 
 export type HttpOutcome = { status: number; content_type: string; body: string };
@@ -22,7 +23,7 @@ export function failureError(order: OrderRow): ApiError {
 }
 
 export async function outcomeOf(
-  db: Kysely<Database> | Transaction<Database>,
+  db: Executor,
   order: OrderRow,
   request_id: string,
 ): Promise<HttpOutcome | null> {
@@ -38,28 +39,12 @@ export async function outcomeOf(
   return { status: 200, content_type: JSON_TYPE, body: JSON.stringify(renderOrder(order, purchases)) };
 }
 
-/**
- * Stores the final outcome on the Idempotency-Key that created the order, if one did. The key is
- * then kept at least `ttl_hours` from now: an order that stayed pending long still leaves its
- * client a whole retention period to retry and get this outcome.
- */
-export async function storeOutcomeForOrder(
-  trx: Transaction<Database>,
+/** The outcome of an order as it stands in `db` now, answering the request `request_id`. */
+export async function currentOutcome(
+  db: Executor,
   order_id: string,
-  ttl_hours: number,
-): Promise<void> {
-  const key = await sql<{ request_id: string }>`
-    select request_id from idempotency_keys where order_id = ${order_id} and state = 'running' for update`.execute(
-    trx,
-  );
-  const row = key.rows[0];
-  if (!row) return;
-  const order = await orderById(trx, order_id);
-  const outcome = order ? await outcomeOf(trx, order, row.request_id) : null;
-  if (!outcome) return;
-  await sql`
-    update idempotency_keys
-    set state = 'completed', response_status = ${outcome.status}, response_body = ${outcome.body},
-        expires_at = greatest(expires_at, now() + make_interval(hours => ${ttl_hours}))
-    where order_id = ${order_id} and state = 'running'`.execute(trx);
+  request_id: string,
+): Promise<HttpOutcome | null> {
+  const order = await orderById(db, order_id);
+  return order ? outcomeOf(db, order, request_id) : null;
 }

@@ -2,15 +2,18 @@
 // Idempotent by cart_key: the cart row lock serializes concurrent submits, and the unique
 // orders.cart_key means one cart is at most one order, whatever retries arrive and where.
 
-import { lockCart } from "../carts/carts.sql.ts";
+import { lockCart } from "../carts/lock-cart.ts";
+import { holdFunds } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
-import { holdFunds } from "../wallet/ledger.sql.ts";
-import { driveIfAbandoned, driveOrder, leaseMs } from "./drive-order.ts";
+import { createPendingOrder } from "./create-pending-order.ts";
+import { driveIfAbandoned, driveOrder } from "./drive-order.ts";
 import { checkEndUser, type EndUser } from "./end-user.ts";
-import { addResolveJob, insertPendingOrder, type OrderRow, orderByCart, orderById } from "./orders.sql.ts";
+import { FINISH_ESIM } from "./finish.ts";
+import type { OrderRow } from "./order.ts";
+import { orderByCart, orderById } from "./orders.sql.ts";
 
 export type SubmitInput = EndUser & { cart_key: string; client_reference: string | null };
 
@@ -45,39 +48,33 @@ async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput):
       );
     }
     const order_id = newId("order");
-    await insertPendingOrder(
-      trx,
-      {
-        order_id,
-        partner_id,
-        type: "esim",
-        cart_key: cart.cart_key,
-        package_id: cart.package_id,
-        external_package_id: cart.external_package_id,
-        data_mb: cart.data_mb,
-        validity_days: cart.validity_days,
-        start_date: cart.start_date,
-        total_minor: cart.total_minor,
-        currency: cart.currency,
-        client_reference: input.client_reference,
-        email: input.email,
-        phone: input.phone,
-        first_name: input.first_name,
-        last_name: input.last_name,
-        iccid: null,
-      },
-      leaseMs(ctx),
-    );
     if (!(await holdFunds(trx, partner_id, order_id, cart.total_minor, cart.currency))) {
-      // Throwing rolls back the order too: a 402 leaves no trace but the unchanged cart.
+      // Throwing rolls back the transaction: a 402 leaves no trace but the unchanged cart.
       throw new ApiError(
         "insufficient_balance",
         "The wallet balance does not cover this cart. Nothing was charged.",
       );
     }
-    await addResolveJob(trx, order_id, ctx.config.resolve_after_ms);
-    const order = await orderById(trx, order_id);
-    return { kind: "created", order: order! };
+    const order = await createPendingOrder(ctx, trx, {
+      order_id,
+      partner_id,
+      type: "esim",
+      cart_key: cart.cart_key,
+      package_id: cart.package_id,
+      external_package_id: cart.external_package_id,
+      data_mb: cart.data_mb,
+      validity_days: cart.validity_days,
+      start_date: cart.start_date,
+      total_minor: cart.total_minor,
+      currency: cart.currency,
+      client_reference: input.client_reference,
+      email: input.email,
+      phone: input.phone,
+      first_name: input.first_name,
+      last_name: input.last_name,
+      iccid: null,
+    });
+    return { kind: "created", order };
   });
 }
 
@@ -87,11 +84,11 @@ export async function submitOrder(ctx: AppContext, partner_id: string, raw: Subm
   const reserved = await reserve(ctx, partner_id, input);
   if (reserved.kind === "created") {
     crashPoint("after_pending_commit");
-    return driveOrder(ctx, reserved.order);
+    return driveOrder(ctx, reserved.order, FINISH_ESIM);
   }
   if (reserved.order.status !== "pending") return reserved.order;
   // A retry of a pending order: drive it if its first attempt is gone, else tell the client to wait.
-  const driven = await driveIfAbandoned(ctx, reserved.order.order_id);
+  const driven = await driveIfAbandoned(ctx, reserved.order.order_id, FINISH_ESIM);
   if (driven) return driven;
   // The lease was held, or the order finished between our read and the claim: answer what it is now.
   const now = await orderById(ctx.db, reserved.order.order_id);

@@ -1,13 +1,24 @@
 // Operator use case: a new partner, its wallet and its first API key, in one transaction.
 import type { Kysely } from "kysely";
+import { type Static, Type } from "typebox";
 import type { AppEnv } from "../config.ts";
 import type { Database } from "../db/schema.ts";
+import { openWallet } from "../ledger/accounts.ts";
 import { newId } from "../shared/ids.ts";
-import { openWallet } from "../wallet/ledger.sql.ts";
 import { generateApiKey } from "./api-keys.ts";
 import { insertApiKey, insertPartner } from "./partners.sql.ts";
 
-export type CreatedPartner = { partner_id: string; name: string; api_key: string; key_id: string };
+export const CreatedPartner = Type.Object(
+  {
+    partner_id: Type.String(),
+    name: Type.String(),
+    api_key: Type.String({ description: "Shown once. Only its hash is stored." }),
+    key_id: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+export type CreatedPartner = Static<typeof CreatedPartner>;
 
 export async function createPartner(
   db: Kysely<Database>,

@@ -1,5 +1,6 @@
 // Operator use case: another key for a partner (key rotation: issue the new, then revoke the old).
 import type { Kysely } from "kysely";
+import { type Static, Type } from "typebox";
 import type { AppEnv } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import { ApiError } from "../shared/errors.ts";
@@ -7,13 +8,20 @@ import { newId } from "../shared/ids.ts";
 import { generateApiKey } from "./api-keys.ts";
 import { insertApiKey, partnerExists } from "./partners.sql.ts";
 
+export const IssuedApiKey = Type.Object(
+  { api_key: Type.String({ description: "Shown once." }), key_id: Type.String() },
+  { additionalProperties: false },
+);
+
+export type IssuedApiKey = Static<typeof IssuedApiKey>;
+
 /** A partner may hold this many keys (active or revoked); rotation needs two, never thousands. */
 const MAX_KEYS_PER_PARTNER = 100;
 
 export async function issueApiKey(
   db: Kysely<Database>,
   input: { partner_id: string; app_env: AppEnv },
-): Promise<{ api_key: string; key_id: string }> {
+): Promise<IssuedApiKey> {
   const key = generateApiKey(input.app_env);
   const key_id = newId("key");
   await db.transaction().execute(async (trx) => {

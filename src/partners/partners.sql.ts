@@ -1,8 +1,7 @@
 // SQL of the partners domain: partners and their API keys.
-import { type Kysely, sql, type Transaction } from "kysely";
+import { type Selectable, sql } from "kysely";
+import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 export async function insertPartner(db: Executor, partner_id: string, name: string): Promise<void> {
   await sql`insert into partners (partner_id, name) values (${partner_id}, ${name})`.execute(db);
@@ -24,7 +23,9 @@ export async function partnerExists(db: Executor, partner_id: string): Promise<b
   return result.rows.length === 1;
 }
 
-export type KeyRecord = { key_id: string; partner_id: string; revoked: boolean };
+type ApiKeyRow = Selectable<Database["api_keys"]>;
+
+export type KeyRecord = Pick<ApiKeyRow, "key_id" | "partner_id"> & { revoked: boolean };
 
 export async function findKeyByHash(db: Executor, key_hash: Buffer): Promise<KeyRecord | null> {
   const result = await sql<KeyRecord>`
@@ -51,7 +52,7 @@ export async function touchKeys(db: Executor, key_ids: string[]): Promise<void> 
     where key_id = any(${key_ids}::text[])`.execute(db);
 }
 
-export type PartnerSummary = { partner_id: string; name: string; created_at: Date };
+export type PartnerSummary = Selectable<Database["partners"]>;
 
 export async function listPartners(db: Executor, limit: number): Promise<PartnerSummary[]> {
   const result = await sql<PartnerSummary>`
@@ -59,13 +60,16 @@ export async function listPartners(db: Executor, limit: number): Promise<Partner
   return result.rows;
 }
 
-export type KeySummary = {
-  key_id: string;
-  key_hint: string;
-  created_at: Date;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-};
+export async function partnerById(db: Executor, partner_id: string): Promise<PartnerSummary | null> {
+  const result = await sql<PartnerSummary>`
+    select partner_id, name, created_at from partners where partner_id = ${partner_id}`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+export type KeySummary = Pick<
+  ApiKeyRow,
+  "key_id" | "key_hint" | "created_at" | "revoked_at" | "last_used_at"
+>;
 
 export async function listKeys(db: Executor, partner_id: string): Promise<KeySummary[]> {
   const result = await sql<KeySummary>`

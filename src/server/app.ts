@@ -9,9 +9,9 @@ import Fastify, { type FastifyServerOptions, LogController } from "fastify";
 import { sql } from "kysely";
 import { cartRoutes } from "../carts/routes.ts";
 import { catalogRoutes } from "../catalog/routes.ts";
-import { pendingOrderStats } from "../orders/orders.sql.ts";
+import { pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
-import { adminRoutes } from "../partners/admin-routes.ts";
+import { partnerAdminRoutes } from "../partners/admin-routes.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
@@ -22,7 +22,7 @@ import {
   writeClientError,
 } from "../shared/problem.ts";
 import { topupRoutes } from "../topups/routes.ts";
-import { walletRoutes } from "../wallet/routes.ts";
+import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
 import { Authenticator, isAdmin } from "./auth.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { RateLimiter } from "./rate-limit.ts";
@@ -51,10 +51,14 @@ const SECURITY_HEADERS = {
   "x-xss-protection": "0",
 } as const;
 
-export type PartnerRoutes = (app: App, ctx: AppContext) => Promise<void>;
+/** A domain's list of endpoints, registered on the scope (/v1 or /admin) it is given. */
+export type DomainRoutes = (app: App, ctx: AppContext) => Promise<void>;
 
 /** The partner API, mounted under /v1 behind authentication and the rate limit. */
-const PARTNER_ROUTES: PartnerRoutes[] = [catalogRoutes, cartRoutes, orderRoutes, topupRoutes, walletRoutes];
+const PARTNER_ROUTES: DomainRoutes[] = [catalogRoutes, cartRoutes, orderRoutes, topupRoutes, walletRoutes];
+
+/** The operator API, mounted under /admin behind ADMIN_TOKEN. */
+const ADMIN_ROUTES: DomainRoutes[] = [partnerAdminRoutes, walletAdminRoutes];
 
 export type BuiltApp = { app: App; authenticator: Authenticator; metrics: Metrics };
 
@@ -65,7 +69,18 @@ export type BuildOptions = {
 };
 
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<BuiltApp> {
-  const app = Fastify({
+  const app = createFastify(ctx, options);
+  const metrics = createMetrics(() => pendingOrders(ctx.db));
+  const authenticator = new Authenticator(ctx.db, ctx.config.app_env);
+  await registerConventions(app, metrics);
+  await app.register(serviceRoutes, { ctx, metrics, checkDatabase: () => sql`select 1`.execute(ctx.db) });
+  await registerPartnerApi(app, ctx, authenticator);
+  await registerAdminApi(app, ctx);
+  return { app, authenticator, metrics };
+}
+
+function createFastify(ctx: AppContext, options: BuildOptions): App {
+  return Fastify({
     ...(options.loggerInstance
       ? { loggerInstance: options.loggerInstance }
       : { logger: options.logger ?? loggerOptions(ctx.config.log_level) }),
@@ -91,13 +106,10 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     keepAliveTimeout: 72_000,
     requestTimeout: ctx.config.carrier_timeout_ms + 30_000,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+}
 
-  const metrics = createMetrics(() => pendingOrderStats(ctx.db));
-  const authenticator = new Authenticator(ctx.db, ctx.config.app_env);
-  const limiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
-  // The same budget, per client address, for requests whose key is refused.
-  const failedAuthLimiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
-
+/** What every response shares: problem+json errors, security headers, the OpenAPI document, one log line. */
+async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   app.decorateRequest("partner", null);
   // Only JSON bodies: Fastify's default text/plain parser would let a string reach schema validation.
   app.removeContentTypeParser("text/plain");
@@ -129,9 +141,13 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       "request",
     );
   });
+}
 
-  await app.register(serviceRoutes, { ctx, metrics, checkDatabase: () => sql`select 1`.execute(ctx.db) });
-
+/** The partner API under /v1: every route behind the API key and the per-key rate limit. */
+async function registerPartnerApi(app: App, ctx: AppContext, authenticator: Authenticator): Promise<void> {
+  const limiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
+  // The same budget, per client address, for requests whose key is refused.
+  const failedAuthLimiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
   await app.register(
     async (v1) => {
       v1.addHook("onRequest", async (request, reply) => {
@@ -150,7 +166,10 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     },
     { prefix: "/v1" },
   );
+}
 
+/** The operator API under /admin, behind ADMIN_TOKEN; without one it does not exist. */
+async function registerAdminApi(app: App, ctx: AppContext): Promise<void> {
   await app.register(
     async (admin) => {
       admin.addHook("onRequest", async (request, reply) => {
@@ -168,12 +187,10 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
           );
         }
       });
-      await adminRoutes(admin as App, ctx);
+      for (const routes of ADMIN_ROUTES) await routes(admin as App, ctx);
     },
     { prefix: "/admin" },
   );
-
-  return { app, authenticator, metrics };
 }
 
 /** Log options: JSON lines, and error serialization that drops database details (they can echo values). */

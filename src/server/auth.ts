@@ -8,8 +8,8 @@ import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { AppEnv } from "../config.ts";
 import type { Database } from "../db/schema.ts";
+import { findApiKey, recordKeysUsed } from "../partners/api-key-lookup.ts";
 import { hashApiKey, keyEnvironment } from "../partners/api-keys.ts";
-import { findKeyByHash, touchKeys } from "../partners/partners.sql.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { AuthenticatedPartner } from "../shared/http-types.ts";
 
@@ -47,7 +47,7 @@ export class Authenticator {
     if (this.#used.size === 0) return;
     const key_ids = [...this.#used];
     this.#used.clear();
-    await touchKeys(this.#db, key_ids).catch(() => undefined);
+    await recordKeysUsed(this.#db, key_ids).catch(() => undefined);
   }
 
   onKeyRevoked(key_id: string): void {
@@ -85,7 +85,7 @@ export class Authenticator {
     const now = Date.now();
     const cached = this.#cache.get(hash);
     if (cached && cached.expires_at_ms > now) return cached.partner;
-    const record = await findKeyByHash(this.#db, hashApiKey(api_key));
+    const record = await findApiKey(this.#db, api_key);
     const partner =
       record && !record.revoked ? { partner_id: record.partner_id, key_id: record.key_id } : null;
     // Full: forget the oldest entry (Map keeps insertion order), so a flood of unknown keys

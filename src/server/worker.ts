@@ -17,6 +17,9 @@ import {
   SEND_CONFIRMATION_EMAIL_TASK,
   sendConfirmationEmailTask,
 } from "../notifications/send-confirmation-email.ts";
+import { cartHasOrder } from "../orders/cart-has-order.ts";
+import { FINISH_ESIM } from "../orders/finish.ts";
+import { orderForEmail } from "../orders/order-for-email.ts";
 import {
   REQUEUE_PENDING_ORDERS_CRONTAB,
   REQUEUE_PENDING_ORDERS_TASK,
@@ -25,6 +28,7 @@ import {
   resolvePendingOrderTask,
 } from "../orders/resolve-pending-order.ts";
 import type { AppContext } from "../shared/context.ts";
+import { finishTopUp } from "../topups/finish-topup.ts";
 import {
   PURGE_IDEMPOTENCY_KEYS_CRONTAB,
   PURGE_IDEMPOTENCY_KEYS_TASK,
@@ -35,10 +39,18 @@ export type WorkerDeps = { ctx: AppContext; mailer: Mailer; log: Pino; extraTask
 
 export function taskList(deps: WorkerDeps): TaskList {
   return {
-    [SEND_CONFIRMATION_EMAIL_TASK]: sendConfirmationEmailTask({ pool: deps.ctx.pool, mailer: deps.mailer }),
-    [RESOLVE_PENDING_ORDER_TASK]: resolvePendingOrderTask(deps.ctx),
+    [SEND_CONFIRMATION_EMAIL_TASK]: sendConfirmationEmailTask({
+      pool: deps.ctx.pool,
+      mailer: deps.mailer,
+      findOrder: (order_id) => orderForEmail(deps.ctx.db, order_id),
+    }),
+    // The resolver drives any order: it finishes each as the domain that created it would.
+    [RESOLVE_PENDING_ORDER_TASK]: resolvePendingOrderTask(deps.ctx, {
+      esim: FINISH_ESIM,
+      topup: finishTopUp(deps.ctx.config.idempotency_ttl_hours),
+    }),
     [REQUEUE_PENDING_ORDERS_TASK]: requeuePendingOrdersTask(deps.ctx),
-    [PURGE_EXPIRED_CARTS_TASK]: purgeExpiredCartsTask(deps.ctx.db),
+    [PURGE_EXPIRED_CARTS_TASK]: purgeExpiredCartsTask(deps.ctx.db, cartHasOrder),
     [PURGE_IDEMPOTENCY_KEYS_TASK]: purgeIdempotencyKeysTask(deps.ctx),
     ...deps.extraTasks,
   };

@@ -1,6 +1,6 @@
 // Schemas shared by several routes. Each route file holds its own request and response
 // schemas; only the shapes every domain speaks (Money, Problem) live here.
-import { type TSchema, Type } from "typebox";
+import { type Static, type TSchema, Type } from "typebox";
 import { ERROR_CODES, type ErrorCode } from "./errors.ts";
 
 /**
@@ -19,7 +19,9 @@ export const Money = Type.Object(
   { additionalProperties: false, description: "An amount of money. Never a float." },
 );
 
-export function money(amount_minor: number, currency: string): { amount_minor: number; currency: string } {
+export type MoneyBody = Static<typeof Money>;
+
+export function money(amount_minor: number, currency: string): MoneyBody {
   return { amount_minor, currency };
 }
 
@@ -88,3 +90,9 @@ type ProblemResponse = { description: string; content: { "application/problem+js
 
 export const PARTNER_SECURITY: Security = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
 export const ADMIN_SECURITY: Security = [{ adminToken: [] }];
+/** What every operator route can answer besides its own codes. */
+export const ADMIN_ERRORS = ["unauthorized", "not_found"] as const;
+
+/** A prefixed id in a path (newId in ids.ts), e.g. `ptr_...`. */
+export const PrefixedId = (prefix: string) =>
+  Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]{16,64}$`, maxLength: 80 });

@@ -1,23 +1,19 @@
 // SQL of the idempotency_keys table (migration 0001): one row per (partner, Idempotency-Key),
 // created 'running' in the same transaction as the top-up order it leads to, and made
 // 'completed' with the exact response bytes when that order reaches a final state
-// (orders/stored-outcome.ts, in the completion's own transaction) or when the wallet was short.
-import { type Kysely, sql, type Transaction } from "kysely";
+// (finish-topup.ts, in the completion's own transaction) or when the wallet was short.
+import { type Selectable, sql, type Transaction } from "kysely";
+import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
-
-export type Executor = Kysely<Database> | Transaction<Database>;
 
 export type KeyRef = { partner_id: string; idempotency_key: string };
 
 export type NewKey = KeyRef & { fingerprint: Buffer; request_id: string; ttl_hours: number };
 
-export type KeyRow = {
-  fingerprint: Buffer;
-  state: "running" | "completed";
-  order_id: string | null;
-  request_id: string;
-  response_status: number | null;
-  response_body: string | null;
+export type KeyRow = Pick<
+  Selectable<Database["idempotency_keys"]>,
+  "fingerprint" | "state" | "order_id" | "request_id" | "response_status" | "response_body"
+> & {
   /**
    * Judged by the database clock, like expires_at was written. Only a completed key expires: a
    * running key guards an order whose outcome is not known yet, however long that takes.
@@ -71,6 +67,35 @@ export async function linkKeyToOrder(
       and state = 'running' and order_id is null`.execute(trx);
   if (Number(updated.numAffectedRows) !== 1)
     throw new Error("linkKeyToOrder: the claimed key is not running");
+}
+
+/** The request id of the running key that created this order, row-locked; null when none did. */
+export async function lockRunningKeyOfOrder(
+  trx: Transaction<Database>,
+  order_id: string,
+): Promise<{ request_id: string } | null> {
+  const key = await sql<{ request_id: string }>`
+    select request_id from idempotency_keys where order_id = ${order_id} and state = 'running' for update`.execute(
+    trx,
+  );
+  return key.rows[0] ?? null;
+}
+
+/**
+ * Stores the order's final outcome on its running key, and keeps the key at least `ttl_hours`
+ * from now: an order that stayed pending long still leaves its client a whole retention period.
+ */
+export async function completeKeyOfOrder(
+  trx: Transaction<Database>,
+  order_id: string,
+  outcome: { status: number; body: string },
+  ttl_hours: number,
+): Promise<void> {
+  await sql`
+    update idempotency_keys
+    set state = 'completed', response_status = ${outcome.status}, response_body = ${outcome.body},
+        expires_at = greatest(expires_at, now() + make_interval(hours => ${ttl_hours}))
+    where order_id = ${order_id} and state = 'running'`.execute(trx);
 }
 
 /** Stores a final outcome that no order carries (402: the order was never created). */

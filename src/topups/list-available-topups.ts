@@ -1,25 +1,47 @@
 // Partner use case: the top-ups offered for one of the partner's eSIMs (spec 4.4).
 import type { Kysely } from "kysely";
+import { type Static, Type } from "typebox";
 import type { Database } from "../db/schema.ts";
-import { money } from "../shared/schemas.ts";
+import { Money, money } from "../shared/schemas.ts";
 import { requirePartnerEsim, requireValidIccid } from "./topup-esim.ts";
-import { type TopUpOfferRow, topUpOffer } from "./topup-offer.ts";
+import { MAX_TOPUP_ROWS, type TopUpOfferRow, topUpOffer } from "./topup-offer.ts";
 
-type Money = { amount_minor: number; currency: string };
+export const TopUpRow = Type.Object(
+  {
+    package_id: Type.String({ description: "Send it unchanged to `POST /orders/submit-topup`." }),
+    external_package_id: Type.String({ description: "The carrier's id; send it unchanged too." }),
+    name: Type.String(),
+    data_mb: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+      description:
+        "Data added, in megabytes. null would mean unlimited; unlimited packages are not offered as top-ups.",
+    }),
+    validity_days: Type.Integer({ minimum: 1 }),
+    wholesale_price: Type.Object(Money.properties, {
+      additionalProperties: false,
+      description: "What the wallet is debited for this top-up.",
+    }),
+    coverage: Type.Enum(["country", "regional", "global"]),
+    region: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false, description: "A package that can top up this eSIM." },
+);
+
+export const AvailableTopUps = Type.Object(
+  {
+    iccid: Type.String(),
+    data: Type.Array(TopUpRow, {
+      maxItems: MAX_TOPUP_ROWS,
+      description:
+        "Active, metered packages covering every destination of the eSIM's original package: country " +
+        "packages, then regional, then global; within each by data size, validity and id.",
+    }),
+  },
+  { additionalProperties: false },
+);
 
 /** The contract's TopUpRow, plus coverage and region. Field order is the wire order. */
-export type TopUpRowBody = {
-  package_id: string;
-  external_package_id: string;
-  name: string;
-  data_mb: number | null;
-  validity_days: number;
-  wholesale_price: Money;
-  coverage: "country" | "regional" | "global";
-  region: string | null;
-};
-
-export type AvailableTopUps = { iccid: string; data: TopUpRowBody[] };
+export type TopUpRowBody = Static<typeof TopUpRow>;
+export type AvailableTopUps = Static<typeof AvailableTopUps>;
 
 function toTopUpRow(row: TopUpOfferRow): TopUpRowBody {
   return {

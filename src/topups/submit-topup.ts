@@ -5,7 +5,7 @@
 //      pending order, its resolver job and the Idempotency-Key row;
 //   3. provision with the carrier, the order id as reference: driveOrder, no transaction held;
 //   4. record the order and debit: the completion transaction posts the hold, inserts the
-//      purchase and stores the outcome on the Idempotency-Key (all in drive-order.ts).
+//      purchase (drive-order.ts) and stores the outcome on the Idempotency-Key (finish-topup.ts).
 //
 // With an Idempotency-Key the key is claimed first thing in phase 1's transaction, so:
 // - a 400/404/422 thrown later in that transaction rolls the key back with everything else;
@@ -19,16 +19,18 @@
 import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { driveIfAbandoned, driveOrder, leaseMs } from "../orders/drive-order.ts";
+import { holdFunds } from "../ledger/transfers.ts";
+import { createPendingOrder } from "../orders/create-pending-order.ts";
+import { driveIfAbandoned, driveOrder } from "../orders/drive-order.ts";
 import { checkEndUser, type EndUser } from "../orders/end-user.ts";
-import { addResolveJob, insertPendingOrder, type OrderRow, orderById } from "../orders/orders.sql.ts";
+import type { OrderRow } from "../orders/order.ts";
 import { inProgress } from "../orders/submit-order.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { problemBody } from "../shared/problem.ts";
-import { holdFunds } from "../wallet/ledger.sql.ts";
+import { finishTopUp } from "./finish-topup.ts";
 import {
   completeKeyWithoutOrder,
   insertRunningKey,
@@ -136,33 +138,26 @@ async function createOrder(
     await completeKeyWithoutOrder(trx, key, { status: 402, body });
     return { kind: "stored", stored: { status: 402, body, replayed: false } };
   }
-  await insertPendingOrder(
-    trx,
-    {
-      order_id,
-      partner_id,
-      type: "topup",
-      cart_key: null,
-      package_id: row.package_id,
-      external_package_id: row.external_package_id,
-      data_mb: row.data_mb,
-      validity_days: row.validity_days,
-      start_date: null,
-      total_minor: row.wholesale_minor,
-      currency: row.currency,
-      client_reference: input.client_reference,
-      email: input.email,
-      phone: input.phone,
-      first_name: input.first_name,
-      last_name: input.last_name,
-      iccid: esim.iccid,
-    },
-    leaseMs(ctx),
-  );
-  await addResolveJob(trx, order_id, ctx.config.resolve_after_ms);
+  const order = await createPendingOrder(ctx, trx, {
+    order_id,
+    partner_id,
+    type: "topup",
+    cart_key: null,
+    package_id: row.package_id,
+    external_package_id: row.external_package_id,
+    data_mb: row.data_mb,
+    validity_days: row.validity_days,
+    start_date: null,
+    total_minor: row.wholesale_minor,
+    currency: row.currency,
+    client_reference: input.client_reference,
+    email: input.email,
+    phone: input.phone,
+    first_name: input.first_name,
+    last_name: input.last_name,
+    iccid: esim.iccid,
+  });
   if (key !== null) await linkKeyToOrder(trx, key, order_id);
-  const order = await orderById(trx, order_id);
-  assert.ok(order, "the order inserted in this transaction exists");
   return { kind: "created", order };
 }
 
@@ -189,7 +184,7 @@ async function reserve(
  * expired), else 409. Once final, the key holds the outcome: answer its bytes.
  */
 async function continueRunning(ctx: AppContext, key: KeyRef, order_id: string): Promise<TopUpOutcome> {
-  const driven = await driveIfAbandoned(ctx, order_id);
+  const driven = await driveIfAbandoned(ctx, order_id, finishTopUp(ctx.config.idempotency_ttl_hours));
   const stored = await storedResponse(ctx.db, key);
   if (stored !== null) return { kind: "stored", stored: { ...stored, replayed: true } };
   if (driven === null) throw inProgress(order_id);
@@ -212,5 +207,6 @@ export async function submitTopUp(
     return continueRunning(ctx, { partner_id, idempotency_key: claim.idempotency_key }, reserved.order_id);
   }
   crashPoint("after_pending_commit");
-  return { kind: "order", order: await driveOrder(ctx, reserved.order) };
+  const finish = finishTopUp(ctx.config.idempotency_ttl_hours);
+  return { kind: "order", order: await driveOrder(ctx, reserved.order, finish) };
 }

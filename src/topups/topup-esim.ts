@@ -1,9 +1,9 @@
 // Step 1 of both top-up endpoints (spec 4.5 "validate the iccid"): the ICCID's shape, then
 // whether it is one of this partner's eSIMs.
 import { isValidIccid } from "../carrier/luhn.ts";
-import { type EsimRow, partnerEsim } from "../orders/esims.sql.ts";
+import type { Executor } from "../db/executor.ts";
+import { type EsimRow, partnerEsim } from "../orders/partner-esim.ts";
 import { ApiError } from "../shared/errors.ts";
-import type { Executor } from "./idempotency-keys.sql.ts";
 
 /** 400 invalid_iccid unless 19-20 digits starting 89 with a valid Luhn check digit. */
 export function requireValidIccid(iccid: string, field = "iccid"): string {

@@ -15,48 +15,20 @@
 //    good; partners sell those as a new eSIM.
 // 4. Stable order, as in discovery: country packages, then regional, then global; within each by
 //    data size, validity and package_id. At most MAX_TOPUP_ROWS rows.
-import { type Kysely, sql, type Transaction } from "kysely";
-import type { Database } from "../db/schema.ts";
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import { type CoveringPackage, coveringMeteredPackages } from "../catalog/find-packages.ts";
+import type { Executor } from "../db/executor.ts";
 
 /** More than any eSIM is offered (about 15 with the default catalog); a bound on the response. */
 export const MAX_TOPUP_ROWS = 500;
 
-export type TopUpOfferRow = {
-  package_id: string;
-  external_package_id: string;
-  name: string;
-  data_mb: number;
-  validity_days: number;
-  wholesale_minor: number;
-  currency: string;
-  coverage: "country" | "regional" | "global";
-  region: string | null;
-};
+export type TopUpOfferRow = CoveringPackage;
 
 /**
- * The packages offered as top-ups for an eSIM whose original package is `original_package_id`.
- * Relational division: join each candidate's destinations to the original's and keep the
- * candidates that matched all of them.
+ * The packages offered as top-ups for an eSIM whose original package is `original_package_id`:
+ * rules 1 to 4 above, which the catalog's query applies (covering, active, metered, ordered).
  */
 export async function topUpOffer(db: Executor, original_package_id: string): Promise<TopUpOfferRow[]> {
-  const result = await sql<TopUpOfferRow>`
-    with original as (
-      select destination_code from package_destinations where package_id = ${original_package_id}
-    )
-    select p.package_id, p.external_package_id, p.name, p.data_mb, p.validity_days,
-           p.wholesale_minor, p.currency, p.coverage, p.region
-    from packages p
-    join package_destinations pd on pd.package_id = p.package_id
-    join original o on o.destination_code = pd.destination_code
-    where p.active and p.data_mb is not null
-    group by p.package_id
-    having count(*) = (select count(*) from original)
-    order by case p.coverage when 'country' then 0 when 'regional' then 1 else 2 end,
-             p.data_mb, p.validity_days, p.package_id
-    limit ${MAX_TOPUP_ROWS}`.execute(db);
-  return result.rows;
+  return coveringMeteredPackages(db, original_package_id, MAX_TOPUP_ROWS);
 }
 
 /** The offered row matching both ids, or null: the pair must be exactly a row of the offer. */

@@ -1,72 +1,42 @@
 // The ledger's invariants, checked from the transfers themselves. Used by the tests, the
-// chaos run and the operator CLI; an empty list of breaches means the books balance.
-import { type Kysely, sql } from "kysely";
+// chaos run and the operator CLI; an empty list of breaches means the books balance. One
+// function per invariant; the audit runs them in order, in one read-only snapshot, so the
+// checks that compare the ledger with the orders see both as of the same moment.
+import type { Kysely } from "kysely";
+import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
+import {
+  countAccountsAndTransfers,
+  operatorBalances,
+  purchaseTransferStates,
+  transfersStayInTheirCurrency,
+  walletsNeverNegative,
+  walletTotalsMatchTransfers,
+} from "../ledger/invariants.ts";
+import { completedOrderTotals, orderStatusPage } from "../orders/order-totals.ts";
 
 export type LedgerAudit = { breaches: string[]; accounts: number; transfers: number };
 
-export async function auditLedger(db: Kysely<Database>): Promise<LedgerAudit> {
+type Invariant = (db: Executor) => Promise<string[]>;
+
+/** Findings reported per check that lists rows; the first ones are enough to investigate. */
+const MAX_FINDINGS = 100;
+/** Orders read per statement while comparing them with their transfers. */
+const ORDER_BATCH = 1_000;
+
+/**
+ * The operator's revenue equals what completed orders cost, and its funding account paid out
+ * exactly the wallet credits: the derived balances of the accounts without running totals.
+ */
+async function operatorBooksBalance(db: Executor): Promise<string[]> {
+  const balances = await operatorBalances(db);
+  const completed = await completedOrderTotals(db);
   const breaches: string[] = [];
-
-  // Each wallet's running totals equal what its transfers say.
-  const drift = await sql<{ account_id: string; column: string; stored: number; derived: number }>`
-    with derived as (
-      select a.account_id,
-             a.posted_credits_minor, a.posted_debits_minor, a.pending_debits_minor,
-             coalesce(sum(t.amount_minor) filter (where t.credit_account_id = a.account_id and t.state = 'posted'), 0)::bigint as credits,
-             coalesce(sum(t.amount_minor) filter (where t.debit_account_id = a.account_id and t.state = 'posted'), 0)::bigint as debits,
-             coalesce(sum(t.amount_minor) filter (where t.debit_account_id = a.account_id and t.state = 'pending'), 0)::bigint as pending
-      from ledger_accounts a
-      left join ledger_transfers t on t.credit_account_id = a.account_id or t.debit_account_id = a.account_id
-      where a.kind = 'partner_wallet'
-      group by a.account_id
-    )
-    select account_id, 'posted_credits_minor' as column, posted_credits_minor as stored, credits as derived from derived where posted_credits_minor <> credits
-    union all
-    select account_id, 'posted_debits_minor', posted_debits_minor, debits from derived where posted_debits_minor <> debits
-    union all
-    select account_id, 'pending_debits_minor', pending_debits_minor, pending from derived where pending_debits_minor <> pending`.execute(
-    db,
-  );
-  for (const row of drift.rows) {
-    breaches.push(`${row.account_id}: ${row.column} is ${row.stored} but its transfers say ${row.derived}`);
-  }
-
-  // Double entry: every transfer moves money between two accounts of its own currency, so the
-  // accounts sum to zero by construction; what can go wrong is a transfer across currencies.
-  const crossCurrency = await sql<{ transfer_id: string }>`
-    select t.transfer_id from ledger_transfers t
-    join ledger_accounts d on d.account_id = t.debit_account_id
-    join ledger_accounts c on c.account_id = t.credit_account_id
-    where d.currency <> t.currency or c.currency <> t.currency
-    limit 100`.execute(db);
-  for (const row of crossCurrency.rows) breaches.push(`transfer ${row.transfer_id} crosses currencies`);
-
-  // The operator's revenue equals what completed orders cost, and its funding account paid out
-  // exactly the wallet credits: the derived balances of the accounts without running totals.
-  const operator = await sql<{
-    currency: string;
-    revenue: number;
-    completed: number;
-    funding: number;
-    credited: number;
-  }>`
-    select a.currency,
-           coalesce((select sum(amount_minor) from ledger_transfers t
-                     where t.credit_account_id = a.account_id and t.state = 'posted'), 0)::bigint as revenue,
-           coalesce((select sum(total_minor) from orders o
-                     where o.status = 'completed' and o.currency = a.currency), 0)::bigint as completed,
-           coalesce((select sum(amount_minor) from ledger_transfers t join ledger_accounts f
-                       on f.account_id = t.debit_account_id and f.kind = 'operator_funding'
-                     where t.currency = a.currency and t.state = 'posted'), 0)::bigint as funding,
-           coalesce((select sum(amount_minor) from ledger_transfers t
-                     where t.kind = 'wallet_credit' and t.state = 'posted' and t.currency = a.currency), 0)::bigint
-             as credited
-    from ledger_accounts a where a.kind = 'operator_revenue'`.execute(db);
-  for (const row of operator.rows) {
-    if (row.revenue !== row.completed) {
+  for (const row of balances) {
+    const orders_total = completed.get(row.currency) ?? 0;
+    if (row.revenue !== orders_total) {
       breaches.push(
-        `revenue in ${row.currency} is ${row.revenue} but completed orders total ${row.completed}`,
+        `revenue in ${row.currency} is ${row.revenue} but completed orders total ${orders_total}`,
       );
     }
     if (row.funding !== row.credited) {
@@ -75,29 +45,49 @@ export async function auditLedger(db: Kysely<Database>): Promise<LedgerAudit> {
       );
     }
   }
+  return breaches;
+}
 
-  const negative = await sql<{ account_id: string; available: number }>`
-    select account_id, posted_credits_minor - posted_debits_minor - pending_debits_minor as available
-    from ledger_accounts where kind = 'partner_wallet'
-      and posted_credits_minor - posted_debits_minor - pending_debits_minor < 0`.execute(db);
-  for (const row of negative.rows) breaches.push(`${row.account_id}: available balance ${row.available} < 0`);
+const EXPECTED_STATE = { completed: "posted", failed: "voided", pending: "pending" } as const;
 
-  // Every purchase transfer belongs to exactly one order, and its state matches the order's.
-  const mismatched = await sql<{ order_id: string; status: string; state: string | null }>`
-    select o.order_id, o.status, t.state
-    from orders o left join ledger_transfers t on t.reference = o.order_id and t.kind = 'purchase'
-    where t.state is null
-       or (o.status = 'completed' and t.state <> 'posted')
-       or (o.status = 'failed' and t.state <> 'voided')
-       or (o.status = 'pending' and t.state <> 'pending')
-    limit 100`.execute(db);
-  for (const row of mismatched.rows) {
-    breaches.push(`order ${row.order_id} is ${row.status} but its transfer is ${row.state ?? "missing"}`);
+/** Every order has exactly one purchase transfer (a unique index), in the state its status says. */
+async function purchaseTransfersFollowOrders(db: Executor): Promise<string[]> {
+  const breaches: string[] = [];
+  let after_seq = 0;
+  while (breaches.length < MAX_FINDINGS) {
+    const orders = await orderStatusPage(db, after_seq, ORDER_BATCH);
+    const states = await purchaseTransferStates(
+      db,
+      orders.map((order) => order.order_id),
+    );
+    for (const order of orders) {
+      const state = states.get(order.order_id);
+      if (state === EXPECTED_STATE[order.status]) continue;
+      breaches.push(`order ${order.order_id} is ${order.status} but its transfer is ${state ?? "missing"}`);
+    }
+    if (orders.length < ORDER_BATCH) break;
+    after_seq = orders.at(-1)!.seq;
   }
+  return breaches.slice(0, MAX_FINDINGS);
+}
 
-  const counts = await sql<{ accounts: number; transfers: number }>`
-    select (select count(*) from ledger_accounts)::int as accounts, (select count(*) from ledger_transfers)::int as transfers`.execute(
-    db,
-  );
-  return { breaches, accounts: counts.rows[0]?.accounts ?? 0, transfers: counts.rows[0]?.transfers ?? 0 };
+/** In report order. */
+const INVARIANTS: readonly Invariant[] = [
+  walletTotalsMatchTransfers,
+  transfersStayInTheirCurrency,
+  operatorBooksBalance,
+  walletsNeverNegative,
+  purchaseTransfersFollowOrders,
+];
+
+export async function auditLedger(db: Kysely<Database>): Promise<LedgerAudit> {
+  return db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .setAccessMode("read only")
+    .execute(async (trx) => {
+      const breaches: string[] = [];
+      for (const invariant of INVARIANTS) breaches.push(...(await invariant(trx)));
+      return { breaches, ...(await countAccountsAndTransfers(trx)) };
+    });
 }

@@ -1,8 +1,9 @@
 // Operator use case: credit a partner's prepaid wallet (a bank transfer arrived).
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
+import type { WalletBalance } from "../ledger/accounts.ts";
+import { creditWallet as creditLedger } from "../ledger/transfers.ts";
 import { ApiError } from "../shared/errors.ts";
-import { creditWallet as creditWalletSql, type WalletBalance } from "./ledger.sql.ts";
 
 export async function creditWallet(
   db: Kysely<Database>,
@@ -10,7 +11,7 @@ export async function creditWallet(
 ): Promise<{ balance: WalletBalance; credited: boolean }> {
   const outcome = await db
     .transaction()
-    .execute((trx) => creditWalletSql(trx, input.partner_id, input.amount_minor, input.reference));
+    .execute((trx) => creditLedger(trx, input.partner_id, input.amount_minor, input.reference));
   if (outcome === null) throw new ApiError("partner_not_found", `No partner ${input.partner_id}.`);
   if (outcome.kind === "reference_conflict") {
     throw new ApiError(

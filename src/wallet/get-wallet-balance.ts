@@ -1,8 +1,8 @@
 // Partner use case: the wallet balance (GET /v1/profile/wallet).
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
+import { type WalletBalance, walletOf } from "../ledger/accounts.ts";
 import { ApiError } from "../shared/errors.ts";
-import { type WalletBalance, walletOf } from "./ledger.sql.ts";
 
 export async function getWalletBalance(db: Kysely<Database>, partner_id: string): Promise<WalletBalance> {
   const wallet = await walletOf(db, partner_id);

@@ -1,40 +1,7 @@
-// GET /v1/profile/wallet: the partner's prepaid balance.
-import { Type } from "typebox";
-import type { AppContext } from "../shared/context.ts";
-import type { App } from "../shared/http-types.ts";
-import { errorResponses, Money, money, PARTNER_SECURITY } from "../shared/schemas.ts";
-import { getWalletBalance } from "./get-wallet-balance.ts";
+// The wallet's endpoints, in this order: for partners under /v1, for the operator under /admin.
+import { routesOf } from "../shared/endpoint.ts";
+import { creditWalletRoute } from "./credit-wallet.route.ts";
+import { getWalletRoute } from "./get-wallet.route.ts";
 
-export const WalletResponse = Type.Object(
-  {
-    balance: Money,
-    pending: Type.Object(Money.properties, {
-      additionalProperties: false,
-      description: "Held by purchases the carrier has not confirmed yet; not spendable, not yet charged.",
-    }),
-  },
-  { additionalProperties: false },
-);
-
-export async function walletRoutes(app: App, ctx: AppContext): Promise<void> {
-  app.get(
-    "/profile/wallet",
-    {
-      schema: {
-        operationId: "getWallet",
-        summary: "Your prepaid wallet balance",
-        description: "`balance` is what you can spend now: credits minus completed purchases and holds.",
-        tags: ["Wallet"],
-        security: PARTNER_SECURITY,
-        response: { 200: WalletResponse, ...errorResponses("unauthorized", "wrong_environment") },
-      },
-    },
-    async (request) => {
-      const wallet = await getWalletBalance(ctx.db, request.partner!.partner_id);
-      return {
-        balance: money(wallet.available_minor, wallet.currency),
-        pending: money(wallet.pending_debits_minor, wallet.currency),
-      };
-    },
-  );
-}
+export const walletRoutes = routesOf([getWalletRoute]);
+export const walletAdminRoutes = routesOf([creditWalletRoute]);

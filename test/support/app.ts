@@ -6,9 +6,9 @@ import { HttpCarrier } from "../../src/carrier/http-carrier.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { createKysely } from "../../src/db/pool.ts";
 import type { Database } from "../../src/db/schema.ts";
+import { ensureOperatorAccounts } from "../../src/ledger/accounts.ts";
 import { type BuildOptions, type BuiltApp, buildApp } from "../../src/server/app.ts";
 import type { AppContext } from "../../src/shared/context.ts";
-import { ensureOperatorAccounts } from "../../src/wallet/ledger.sql.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";

@@ -26,12 +26,12 @@ import { startSimulator } from "../../src/carrier/simulator/server.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { createKysely } from "../../src/db/pool.ts";
 import type { Database } from "../../src/db/schema.ts";
+import { ensureOperatorAccounts } from "../../src/ledger/accounts.ts";
 import { generateApiKey } from "../../src/partners/api-keys.ts";
 import { type BuildOptions, buildApp } from "../../src/server/app.ts";
 import type { AppContext } from "../../src/shared/context.ts";
 import { ERROR_CODES } from "../../src/shared/errors.ts";
 import type { App } from "../../src/shared/http-types.ts";
-import { ensureOperatorAccounts } from "../../src/wallet/ledger.sql.ts";
 
 export const FUZZ_ADMIN_TOKEN = "fuzz-admin-token-0123456789abcdef";
 /** Per request: a hung request is a failure, not a hung run. */

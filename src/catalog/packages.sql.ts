@@ -1,0 +1,68 @@
+// SQL of single packages, as other domains read them: a package to put in a cart, the packages
+// that cover another's destinations (top-ups), a package's name (the confirmation email).
+// Private to src/catalog/; find-packages.ts is how the rest of the service calls it.
+import { type Selectable, sql } from "kysely";
+import type { Executor } from "../db/executor.ts";
+import type { Database } from "../db/schema.ts";
+
+type PackageRow = Selectable<Database["packages"]>;
+
+export type CartablePackage = Pick<
+  PackageRow,
+  "package_id" | "external_package_id" | "data_mb" | "validity_days" | "wholesale_minor" | "currency"
+>;
+
+export async function selectActivePackage(db: Executor, package_id: string): Promise<CartablePackage | null> {
+  const result = await sql<CartablePackage>`
+    select package_id, external_package_id, data_mb, validity_days, wholesale_minor, currency from packages
+    where package_id = ${package_id} and active`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+export type CoveringPackage = Pick<
+  PackageRow,
+  | "package_id"
+  | "external_package_id"
+  | "name"
+  | "validity_days"
+  | "wholesale_minor"
+  | "currency"
+  | "coverage"
+  | "region"
+> & { data_mb: number };
+
+/**
+ * Active metered packages whose destinations include every destination of `original_package_id`.
+ * Relational division: join each candidate's destinations to the original's and keep the
+ * candidates that matched all of them. Country packages, then regional, then global; within each
+ * by data size, validity and package_id.
+ */
+export async function selectCoveringMeteredPackages(
+  db: Executor,
+  original_package_id: string,
+  limit: number,
+): Promise<CoveringPackage[]> {
+  const result = await sql<CoveringPackage>`
+    with original as (
+      select destination_code from package_destinations where package_id = ${original_package_id}
+    )
+    select p.package_id, p.external_package_id, p.name, p.data_mb, p.validity_days,
+           p.wholesale_minor, p.currency, p.coverage, p.region
+    from packages p
+    join package_destinations pd on pd.package_id = p.package_id
+    join original o on o.destination_code = pd.destination_code
+    where p.active and p.data_mb is not null
+    group by p.package_id
+    having count(*) = (select count(*) from original)
+    order by case p.coverage when 'country' then 0 when 'regional' then 1 else 2 end,
+             p.data_mb, p.validity_days, p.package_id
+    limit ${limit}`.execute(db);
+  return result.rows;
+}
+
+export async function selectPackageName(db: Executor, package_id: string): Promise<string | null> {
+  const result = await sql<{
+    name: string;
+  }>`select name from packages where package_id = ${package_id}`.execute(db);
+  return result.rows[0]?.name ?? null;
+}

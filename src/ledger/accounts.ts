@@ -1,0 +1,67 @@
+// The ledger's accounts (design.md "Money"): each partner has a wallet account; the operator has
+// a funding account and a revenue account per currency. Partner wallets keep running totals
+// because the balance check needs them under row lock; the operator accounts are derived from
+// transfers so no single row is updated by everyone.
+import assert from "node:assert/strict";
+import type { Executor } from "../db/executor.ts";
+import { newId } from "../shared/ids.ts";
+import {
+  insertOperatorAccount,
+  insertWallet,
+  type LedgerEntry,
+  type OperatorKind,
+  operatorAccountId,
+  selectWallet,
+  selectWalletEntries,
+  type WalletTotals,
+} from "./ledger.sql.ts";
+
+export type { LedgerEntry };
+
+/** Largest single amount we accept: far below 2^53, so sums of many stay exact in JS numbers. */
+export const MAX_AMOUNT_MINOR = 1_000_000_000_00;
+
+export type WalletBalance = Omit<WalletTotals, "account_id"> & {
+  /** What the partner can spend now: posted credits minus posted and pending debits. */
+  available_minor: number;
+};
+
+export type WalletRow = WalletBalance & { account_id: string };
+
+export async function ensureOperatorAccounts(db: Executor, currency: string): Promise<void> {
+  for (const kind of ["operator_funding", "operator_revenue"] as const) {
+    await insertOperatorAccount(db, kind, currency);
+  }
+}
+
+export async function openWallet(db: Executor, partner_id: string, currency: string): Promise<string> {
+  const account_id = newId("account");
+  await insertWallet(db, account_id, partner_id, currency);
+  return account_id;
+}
+
+export async function operatorAccount(db: Executor, kind: OperatorKind, currency: string): Promise<string> {
+  const account_id = await operatorAccountId(db, kind, currency);
+  assert.ok(
+    account_id,
+    `operator account ${kind} ${currency} is missing (ensureOperatorAccounts runs at start-up)`,
+  );
+  return account_id;
+}
+
+function toBalance(row: WalletTotals): WalletRow {
+  const available_minor = row.posted_credits_minor - row.posted_debits_minor - row.pending_debits_minor;
+  assert.ok(available_minor >= 0, "a wallet's available balance is never negative");
+  return { ...row, available_minor };
+}
+
+/** The partner's wallet and its balance, row-locked until the transaction ends when `lock`. */
+export async function walletOf(db: Executor, partner_id: string, lock = false): Promise<WalletRow | null> {
+  const row = await selectWallet(db, partner_id, lock);
+  return row ? toBalance(row) : null;
+}
+
+/** The wallet's transfers, newest first. */
+export async function walletEntries(db: Executor, partner_id: string, limit: number): Promise<LedgerEntry[]> {
+  return selectWalletEntries(db, partner_id, limit);
+}

@@ -1,0 +1,57 @@
+// The ledger's own invariants, each checked from the transfers themselves and returned as
+// findings (an empty list: it holds). wallet/audit-ledger.ts runs them beside the checks that
+// compare the ledger with the orders it charged for.
+import type { Executor } from "../db/executor.ts";
+import {
+  crossCurrencyTransfers,
+  ledgerSize,
+  negativeWallets,
+  type OperatorTotals,
+  operatorTotals,
+  purchaseStates,
+  walletDrift,
+} from "./audit.sql.ts";
+
+export type { OperatorTotals };
+
+/** Each wallet's running totals equal what its transfers say. */
+export async function walletTotalsMatchTransfers(db: Executor): Promise<string[]> {
+  const drift = await walletDrift(db);
+  return drift.map(
+    (row) => `${row.account_id}: ${row.column} is ${row.stored} but its transfers say ${row.derived}`,
+  );
+}
+
+/**
+ * Double entry: every transfer moves money between two accounts of its own currency, so the
+ * accounts sum to zero by construction; what can go wrong is a transfer across currencies.
+ */
+export async function transfersStayInTheirCurrency(db: Executor): Promise<string[]> {
+  const rows = await crossCurrencyTransfers(db);
+  return rows.map((row) => `transfer ${row.transfer_id} crosses currencies`);
+}
+
+export async function walletsNeverNegative(db: Executor): Promise<string[]> {
+  const rows = await negativeWallets(db);
+  return rows.map((row) => `${row.account_id}: available balance ${row.available} < 0`);
+}
+
+/** The derived balances of the operator accounts, which keep no running totals, per currency. */
+export async function operatorBalances(db: Executor): Promise<OperatorTotals[]> {
+  return operatorTotals(db);
+}
+
+/** The state of the purchase transfer of each order id given; an order without one is absent. */
+export async function purchaseTransferStates(
+  db: Executor,
+  order_ids: string[],
+): Promise<Map<string, "pending" | "posted" | "voided">> {
+  const rows = await purchaseStates(db, order_ids);
+  return new Map(rows.map((row) => [row.reference, row.state]));
+}
+
+export async function countAccountsAndTransfers(
+  db: Executor,
+): Promise<{ accounts: number; transfers: number }> {
+  return ledgerSize(db);
+}

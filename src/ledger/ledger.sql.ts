@@ -1,0 +1,175 @@
+// SQL of the double-entry ledger (migration 0001: ledger_accounts, ledger_transfers). Private to
+// src/ledger/: the rest of the service moves money through accounts.ts and transfers.ts, which
+// add the assertions, and reads the books through invariants.ts.
+import { type Selectable, sql, type Transaction } from "kysely";
+import type { Executor } from "../db/executor.ts";
+import type { Database } from "../db/schema.ts";
+import { newId } from "../shared/ids.ts";
+
+export type OperatorKind = "operator_funding" | "operator_revenue";
+
+export type WalletTotals = Pick<
+  Selectable<Database["ledger_accounts"]>,
+  "account_id" | "currency" | "posted_credits_minor" | "posted_debits_minor" | "pending_debits_minor"
+>;
+
+export async function insertOperatorAccount(
+  db: Executor,
+  kind: OperatorKind,
+  currency: string,
+): Promise<void> {
+  await sql`
+    insert into ledger_accounts (account_id, kind, currency)
+    values (${newId("account")}, ${kind}, ${currency})
+    on conflict (kind, currency) where partner_id is null do nothing`.execute(db);
+}
+
+export async function insertWallet(
+  db: Executor,
+  account_id: string,
+  partner_id: string,
+  currency: string,
+): Promise<void> {
+  await sql`
+    insert into ledger_accounts (account_id, kind, partner_id, currency)
+    values (${account_id}, 'partner_wallet', ${partner_id}, ${currency})`.execute(db);
+}
+
+export async function operatorAccountId(
+  db: Executor,
+  kind: OperatorKind,
+  currency: string,
+): Promise<string | null> {
+  const result = await sql<{ account_id: string }>`
+    select account_id from ledger_accounts where kind = ${kind} and currency = ${currency} and partner_id is null`.execute(
+    db,
+  );
+  return result.rows[0]?.account_id ?? null;
+}
+
+export async function selectWallet(
+  db: Executor,
+  partner_id: string,
+  lock: boolean,
+): Promise<WalletTotals | null> {
+  const result = await sql<WalletTotals>`
+    select account_id, currency, posted_credits_minor, posted_debits_minor, pending_debits_minor
+    from ledger_accounts where partner_id = ${partner_id} and kind = 'partner_wallet'
+    ${lock ? sql`for update` : sql``}`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+/** A posted wallet credit; false when this wallet already has a credit with this reference. */
+export async function insertWalletCredit(
+  trx: Transaction<Database>,
+  credit: { transfer_id: string; funding: string; wallet: string; amount_minor: number; currency: string },
+  reference: string,
+): Promise<boolean> {
+  const inserted = await sql<{ transfer_id: string }>`
+    insert into ledger_transfers
+      (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference, resolved_at)
+    values (${credit.transfer_id}, ${credit.funding}, ${credit.wallet}, ${credit.amount_minor}, ${credit.currency},
+            'wallet_credit', 'posted', ${reference}, now())
+    on conflict (credit_account_id, reference) where kind = 'wallet_credit' do nothing
+    returning transfer_id`.execute(trx);
+  return inserted.rows.length > 0;
+}
+
+export async function walletCreditOf(
+  trx: Transaction<Database>,
+  account_id: string,
+  reference: string,
+): Promise<{ transfer_id: string; amount_minor: number } | null> {
+  const existing = await sql<{ transfer_id: string; amount_minor: number }>`
+    select transfer_id, amount_minor from ledger_transfers
+    where credit_account_id = ${account_id} and reference = ${reference} and kind = 'wallet_credit'`.execute(
+    trx,
+  );
+  return existing.rows[0] ?? null;
+}
+
+export async function addPostedCredit(
+  trx: Transaction<Database>,
+  account_id: string,
+  amount_minor: number,
+): Promise<void> {
+  await sql`
+    update ledger_accounts set posted_credits_minor = posted_credits_minor + ${amount_minor}
+    where account_id = ${account_id}`.execute(trx);
+}
+
+/** Holds `amount_minor` on the wallet only if its available balance covers it; null when it does not. */
+export async function holdOnWallet(
+  trx: Transaction<Database>,
+  partner_id: string,
+  amount_minor: number,
+): Promise<{ account_id: string; currency: string } | null> {
+  const held = await sql<{ account_id: string; currency: string }>`
+    update ledger_accounts
+    set pending_debits_minor = pending_debits_minor + ${amount_minor}
+    where partner_id = ${partner_id} and kind = 'partner_wallet'
+      and posted_credits_minor - posted_debits_minor - pending_debits_minor >= ${amount_minor}
+    returning account_id, currency`.execute(trx);
+  return held.rows[0] ?? null;
+}
+
+export async function insertPendingPurchase(
+  trx: Transaction<Database>,
+  transfer: { wallet: string; revenue: string; amount_minor: number; currency: string; order_id: string },
+): Promise<void> {
+  await sql`
+    insert into ledger_transfers
+      (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference)
+    values (${newId("transfer")}, ${transfer.wallet}, ${transfer.revenue}, ${transfer.amount_minor},
+            ${transfer.currency}, 'purchase', 'pending', ${transfer.order_id})`.execute(trx);
+}
+
+/** pending -> posted or voided, once; null when the order has no pending purchase transfer. */
+export async function resolvePendingPurchase(
+  trx: Transaction<Database>,
+  order_id: string,
+  outcome: "posted" | "voided",
+): Promise<{ debit_account_id: string; amount_minor: number } | null> {
+  const resolved = await sql<{ debit_account_id: string; amount_minor: number }>`
+    update ledger_transfers set state = ${outcome}, resolved_at = now()
+    where reference = ${order_id} and kind = 'purchase' and state = 'pending'
+    returning debit_account_id, amount_minor`.execute(trx);
+  return resolved.rows[0] ?? null;
+}
+
+/** Moves a resolved hold out of the wallet's pending debits (into its posted debits when posted). */
+export async function releaseHold(
+  trx: Transaction<Database>,
+  account_id: string,
+  amount_minor: number,
+  posted: boolean,
+): Promise<number> {
+  const moved = await sql`
+    update ledger_accounts
+    set pending_debits_minor = pending_debits_minor - ${amount_minor},
+        posted_debits_minor = posted_debits_minor + ${posted ? amount_minor : 0}
+    where account_id = ${account_id}`.execute(trx);
+  return Number(moved.numAffectedRows);
+}
+
+export type LedgerEntry = Pick<
+  Selectable<Database["ledger_transfers"]>,
+  "transfer_id" | "kind" | "state" | "amount_minor" | "currency" | "reference" | "created_at" | "resolved_at"
+> & { direction: "credit" | "debit" };
+
+export async function selectWalletEntries(
+  db: Executor,
+  partner_id: string,
+  limit: number,
+): Promise<LedgerEntry[]> {
+  const result = await sql<LedgerEntry>`
+    select t.transfer_id, t.kind, t.state,
+           case when t.credit_account_id = a.account_id then 'credit' else 'debit' end as direction,
+           t.amount_minor, t.currency, t.reference, t.created_at, t.resolved_at
+    from ledger_accounts a
+    join ledger_transfers t on t.credit_account_id = a.account_id or t.debit_account_id = a.account_id
+    where a.partner_id = ${partner_id} and a.kind = 'partner_wallet'
+    order by t.created_at desc, t.transfer_id desc
+    limit ${limit}`.execute(db);
+  return result.rows;
+}

@@ -1,0 +1,25 @@
+// What other parts of the service read about orders in bulk: totals and statuses for the ledger
+// audit (wallet/audit-ledger.ts), pending counts for /metrics.
+import type { Executor } from "../db/executor.ts";
+import type { OrderRow } from "./order.ts";
+import { completedTotals, pendingOrderStats, statusesAfter } from "./orders.sql.ts";
+
+/** What completed orders cost, per currency: what the operator's revenue must have received. */
+export async function completedOrderTotals(db: Executor): Promise<Map<string, number>> {
+  const rows = await completedTotals(db);
+  return new Map(rows.map((row) => [row.currency, row.total_minor]));
+}
+
+/** Up to `limit` orders after `after_seq` (0: from the first), in insertion order. */
+export async function orderStatusPage(
+  db: Executor,
+  after_seq: number,
+  limit: number,
+): Promise<Array<Pick<OrderRow, "seq" | "order_id" | "status">>> {
+  return statusesAfter(db, after_seq, limit);
+}
+
+/** How many orders are pending and how old the oldest is, cheaply (a partial index). */
+export async function pendingOrders(db: Executor): Promise<{ count: number; oldest_age_seconds: number }> {
+  return pendingOrderStats(db);
+}

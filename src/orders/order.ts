@@ -1,0 +1,22 @@
+// The order as the rest of the service sees it: the row types of src/db/schema.ts, so the two
+// cannot drift. The SQL that reads and writes them is orders.sql.ts, private to this folder.
+import type { Selectable } from "kysely";
+import type { Database } from "../db/schema.ts";
+
+/** An order as read from the database. */
+export type OrderRow = Selectable<Database["orders"]>;
+
+export type PurchaseRow = Selectable<Database["purchases"]>;
+
+/** What the caller of createPendingOrder decides; the rest is the order's state. */
+export type NewOrder = Omit<
+  OrderRow,
+  | "seq"
+  | "status"
+  | "failure_code"
+  | "failure_detail"
+  | "created_at"
+  | "resolved_at"
+  | "lease_until"
+  | "lease_token"
+>;

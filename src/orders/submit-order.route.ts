@@ -1,0 +1,77 @@
+// POST /v1/orders/submit (spec 4.3): pay for a cart from the wallet and provision the eSIM.
+import { Type } from "typebox";
+import { endpoint } from "../shared/endpoint.ts";
+import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
+import { CompletedOutcomes } from "./completed-outcomes.ts";
+import { checkEndUser, EndUserFields } from "./end-user.ts";
+import { Order } from "./render-order.ts";
+import { sendBytes, sendOutcome } from "./send-outcome.ts";
+import { outcomeOf } from "./stored-outcome.ts";
+import { submitOrder } from "./submit-order.ts";
+
+const SubmitBody = Type.Object(
+  {
+    cart_key: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: NO_CONTROL_CHARACTERS,
+      description: "From POST /orders/cart. Retrying with it is safe.",
+    }),
+    ...EndUserFields,
+  },
+  { additionalProperties: false },
+);
+
+export const submitOrderRoute = endpoint({
+  method: "POST",
+  url: "/orders/submit",
+  schema: {
+    operationId: "submitOrder",
+    summary: "Submit a cart: pay from the wallet and provision the eSIM",
+    description:
+      "Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, " +
+      "without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs.",
+    tags: ["Orders"],
+    security: PARTNER_SECURITY,
+    body: SubmitBody,
+    response: {
+      200: Order,
+      ...errorResponses(
+        "unauthorized",
+        "wrong_environment",
+        "insufficient_balance",
+        "cart_not_found",
+        "request_in_progress",
+        "cart_expired",
+        "invalid_start_date",
+        "carrier_error",
+        "carrier_unavailable",
+      ),
+    },
+  },
+  handler: (ctx) => {
+    // Per registration, so per process: see completed-outcomes.ts.
+    const completed = new CompletedOutcomes();
+    return async (request, reply) => {
+      const { body } = request;
+      const partner_id = request.partner!.partner_id;
+      const input = {
+        cart_key: body.cart_key,
+        email: body.email,
+        phone: body.phone,
+        first_name: body.first_name,
+        last_name: body.last_name,
+        client_reference: body.client_reference ?? null,
+      };
+      // The checks submitOrder starts with, first: a retry is refused or answered alike either way.
+      checkEndUser(input);
+      const replayed = completed.find(partner_id, input.cart_key);
+      if (replayed !== null) return sendBytes(reply, replayed);
+      const order = await submitOrder(ctx, partner_id, input);
+      const outcome = await outcomeOf(ctx.db, order, String(request.id));
+      if (outcome !== null && order.status === "completed")
+        completed.remember(partner_id, input.cart_key, outcome);
+      return sendOutcome(reply, order, outcome);
+    };
+  },
+});

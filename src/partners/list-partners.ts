@@ -1,0 +1,19 @@
+// Operator use cases (the CLI, the sandbox start-up hint): partners and their keys, read only.
+import type { Executor } from "../db/executor.ts";
+import { type KeySummary, listKeys, listPartners, type PartnerSummary, partnerById } from "./partners.sql.ts";
+
+export type { KeySummary, PartnerSummary };
+
+/** The newest `limit` partners. */
+export async function recentPartners(db: Executor, limit: number): Promise<PartnerSummary[]> {
+  return listPartners(db, limit);
+}
+
+export async function findPartner(db: Executor, partner_id: string): Promise<PartnerSummary | null> {
+  return partnerById(db, partner_id);
+}
+
+/** The partner's keys, oldest first, revoked ones included. */
+export async function partnerKeys(db: Executor, partner_id: string): Promise<KeySummary[]> {
+  return listKeys(db, partner_id);
+}

@@ -1,0 +1,36 @@
+// GET /v1/profile/wallet: the partner's prepaid balance.
+import { Type } from "typebox";
+import { endpoint } from "../shared/endpoint.ts";
+import { errorResponses, Money, money, PARTNER_SECURITY } from "../shared/schemas.ts";
+import { getWalletBalance } from "./get-wallet-balance.ts";
+
+export const WalletResponse = Type.Object(
+  {
+    balance: Money,
+    pending: Type.Object(Money.properties, {
+      additionalProperties: false,
+      description: "Held by purchases the carrier has not confirmed yet; not spendable, not yet charged.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const getWalletRoute = endpoint({
+  method: "GET",
+  url: "/profile/wallet",
+  schema: {
+    operationId: "getWallet",
+    summary: "Your prepaid wallet balance",
+    description: "`balance` is what you can spend now: credits minus completed purchases and holds.",
+    tags: ["Wallet"],
+    security: PARTNER_SECURITY,
+    response: { 200: WalletResponse, ...errorResponses("unauthorized", "wrong_environment") },
+  },
+  handler: (ctx) => async (request) => {
+    const wallet = await getWalletBalance(ctx.db, request.partner!.partner_id);
+    return {
+      balance: money(wallet.available_minor, wallet.currency),
+      pending: money(wallet.pending_debits_minor, wallet.currency),
+    };
+  },
+});
