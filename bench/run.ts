@@ -17,10 +17,11 @@ import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.ts";
-import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { createKysely, createPool, type Pool } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
+import { request, requestBytes } from "../test/support/http.ts";
+import { startOwnPostgres } from "../test/support/postgres.ts";
 import { profileMarkdown } from "./cpu-profile-top.ts";
 import { InspectorSession } from "./support/inspector.ts";
 import {
@@ -53,9 +54,7 @@ import {
   type CartLine,
   createCarts,
   createPartners,
-  getBytes,
   type Partner,
-  postJson,
   submitCarts,
   writeCartFile,
 } from "./support/setup.ts";
@@ -509,7 +508,7 @@ async function quiesce(ctx: Context): Promise<void> {
 
 async function discovery(ctx: Context): Promise<{ service: number; bare: number }> {
   const key = ctx.partners[0]!.api_key;
-  const fetched = await getBytes(ctx.service.url, DISCOVERY_PATH, key);
+  const fetched = await requestBytes(ctx.service.url, DISCOVERY_PATH, key);
   if (fetched.status !== 200) throw new Error(`discovery answered ${fetched.status}`);
   const body_file = path.join(ctx.tmp, "discovery-body.json");
   await writeFile(body_file, fetched.body);
@@ -530,7 +529,7 @@ async function discovery(ctx: Context): Promise<{ service: number; bare: number 
 
   ctx.bare = await startBareServer({ body_file, log_dir: ctx.tmp, node_flags: [] });
   try {
-    const check = await getBytes(ctx.bare.url, DISCOVERY_PATH, key);
+    const check = await requestBytes(ctx.bare.url, DISCOVERY_PATH, key);
     if (!check.body.equals(fetched.body)) throw new Error("the bare server does not send the same bytes");
     const bare = wrkOptions(ctx, ctx.bare.url, { env });
     await warmUp(bare, ctx.options.warmup_s);
@@ -766,7 +765,10 @@ async function replay(ctx: Context, discovery_per_s: number | null): Promise<voi
 }
 
 async function slowCarrier(ctx: Context, concurrency: number, purchase_per_s: number | null): Promise<void> {
-  await postJson(ctx.simulator.url, "/control", ctx.simulator_key, { latency_ms: SLOW_CARRIER_MS });
+  await request(ctx.simulator.url, "POST", "/control", {
+    key: ctx.simulator_key,
+    body: { latency_ms: SLOW_CARRIER_MS },
+  });
   try {
     const bound = concurrency / (SLOW_CARRIER_MS / 1000);
     const run = await submitRun(ctx, `slow${concurrency}`, concurrency, 0.8 * bound, bound * 1.02);
@@ -798,14 +800,17 @@ async function slowCarrier(ctx: Context, concurrency: number, purchase_per_s: nu
       "no database connection or lock is held while the carrier answers",
     );
   } finally {
-    await postJson(ctx.simulator.url, "/control", ctx.simulator_key, { latency_ms: 0 });
+    await request(ctx.simulator.url, "POST", "/control", { key: ctx.simulator_key, body: { latency_ms: 0 } });
   }
 }
 
 type TopUpTarget = { api_key: string; iccid: string; package_id: string; external_package_id: string };
 
 async function topUpAvailable(ctx: Context): Promise<boolean> {
-  const probe = await postJson(ctx.service.url, "/v1/orders/submit-topup", ctx.partners[0]!.api_key, {});
+  const probe = await request(ctx.service.url, "POST", "/v1/orders/submit-topup", {
+    key: ctx.partners[0]!.api_key,
+    body: {},
+  });
   // An unknown route is 404 not_found; a known one refuses the empty body with 400 (or 422).
   return probe.status !== 404;
 }
@@ -831,7 +836,7 @@ async function topUpTargets(ctx: Context): Promise<TopUpTarget[]> {
   const keys = new Map(ctx.partners.map((partner) => [partner.partner_id, partner.api_key]));
   // The offer is the same for every eSIM of the same package: ask the service once.
   const first = rows[0]!;
-  const offer = await getBytes(
+  const offer = await requestBytes(
     ctx.service.url,
     `/v1/orders/available-topups/${first.iccid}`,
     keys.get(first.partner_id)!,
@@ -980,21 +985,15 @@ async function main(): Promise<void> {
   process.once("SIGTERM", () => void cleanup().then(() => process.exit(143)));
 
   try {
-    const pg_dir = path.join(tmp, "pg");
-    const pg_port = await freePort();
-    let embedded = await startEmbeddedPostgres({ dir: pg_dir, port: pg_port });
-    if (options.profile) {
-      // Statement counts per answer (pg_stat_statements) with the profiles; a restart loads it.
-      const setup = createPool(embedded.url, 1, "bench-harness");
-      await setup.query("alter system set shared_preload_libraries = 'pg_stat_statements'");
-      await setup.end();
-      await embedded.stop();
-      embedded = await startEmbeddedPostgres({ dir: pg_dir, port: pg_port });
-    }
+    // Not migrated here: the service migrates and seeds it at start, with its own tree's migrations.
+    const embedded = await startOwnPostgres({
+      dataDir: path.join(tmp, "pg"),
+      migrate: false,
+      // Statement counts per answer (pg_stat_statements) with the profiles.
+      preload: options.profile ? ["pg_stat_statements"] : [],
+    });
     stops.push(embedded.stop);
-    const postmaster_pid = Number(
-      (await readFile(path.join(pg_dir, "postmaster.pid"), "utf8")).split("\n")[0],
-    );
+    const postmaster_pid = (await embedded.postmasterPid()) ?? undefined;
     const pool = createPool(embedded.url, 4, "bench-harness");
     stops.push(() => pool.end());
     if (options.profile) await pool.query("create extension if not exists pg_stat_statements");

@@ -14,6 +14,7 @@ import { generateApiKey } from "../src/partners/api-keys.ts";
 import { loggerOptions } from "../src/server/app.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
+import { endUser } from "./support/fixtures.ts";
 import { startSimulatorProcess } from "./support/simulator.ts";
 import {
   call,
@@ -36,7 +37,7 @@ const EMAILS = [
   "leak-probe@example.com",
   "Bad.Address@",
 ];
-const END_USER = { email: EMAILS[0]!, phone: PHONES[0]!, first_name: "Ana", last_name: "Lima" };
+const END_USER = endUser({ email: EMAILS[0]!, phone: PHONES[0]! });
 
 function parseLines(text: string): { lines: Line[]; raw: string[] } {
   const raw = text.split("\n").filter((line) => line.trim() !== "");
