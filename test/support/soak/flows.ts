@@ -59,38 +59,20 @@ export function flows(meter: Meter, cluster: Cluster, partners: Partner[], packa
     remember(p.orders, order.body.orderID);
     remember(p.iccids, order.body.purchases[0].iccid);
   };
+  /** A GET by a random partner; `path` draws its own randomness before the partner is picked. */
+  const read = (name: string, weight: number, path: (rng: Rng) => string, kind = name): Flow => ({
+    name,
+    weight,
+    requests: 1,
+    run: async (rng) => {
+      const target = path(rng);
+      await timed(meter, cluster, rng, kind, 200, "GET", target, { key: partner(rng).api_key });
+    },
+  });
   return [
-    {
-      name: "discovery",
-      weight: 35,
-      requests: 1,
-      run: async (rng) => {
-        const code = rng.pick(DESTINATIONS);
-        await timed(meter, cluster, rng, "discovery", 200, "GET", `/v1/esim/destination/${code}/packages`, {
-          key: partner(rng).api_key,
-        });
-      },
-    },
-    {
-      name: "wallet",
-      weight: 15,
-      requests: 1,
-      run: async (rng) => {
-        await timed(meter, cluster, rng, "wallet", 200, "GET", "/v1/profile/wallet", {
-          key: partner(rng).api_key,
-        });
-      },
-    },
-    {
-      name: "list orders",
-      weight: 12,
-      requests: 1,
-      run: async (rng) => {
-        await timed(meter, cluster, rng, "list", 200, "GET", "/v1/profile/orders?limit=20", {
-          key: partner(rng).api_key,
-        });
-      },
-    },
+    read("discovery", 35, (rng) => `/v1/esim/destination/${rng.pick(DESTINATIONS)}/packages`),
+    read("wallet", 15, () => "/v1/profile/wallet"),
+    read("list orders", 12, () => "/v1/profile/orders?limit=20", "list"),
     {
       name: "get order",
       weight: 8,
