@@ -26,6 +26,8 @@ export type RequestOptions = {
   key?: string;
   /** Serialised as JSON with `content-type: application/json` unless the headers name another type. */
   body?: unknown;
+  /** Sent as it is instead of `body` (malformed JSON on purpose); name its content type in the headers. */
+  raw_body?: string;
   headers?: Record<string, string>;
   timeout_ms?: number;
 };
@@ -76,7 +78,7 @@ export async function request(
   options: RequestOptions = {},
 ): Promise<Answer> {
   const headers = requestHeaders(options);
-  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const payload = options.raw_body ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   if (typeof target !== "string") {
     const response = await target.inject({ method, url: path, headers, payload });
     const answered = new Headers();

@@ -5,6 +5,7 @@ import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { after } from "node:test";
 import type { FaultSettings } from "../../src/carrier/simulator/faults.ts";
+import { request } from "./http.ts";
 import { type NodeChild, spawnNode, unref, waitForOutput } from "./processes.ts";
 
 export type { FaultSettings };
@@ -103,7 +104,7 @@ export async function startSimulatorProcess(
 }
 
 function handle(url: string, apiKey: string, running: NodeChild): SimulatorProcess {
-  const request = (method: string, path: string, body?: object) =>
+  const send = (method: string, path: string, body?: object) =>
     simulatorRequest(url, apiKey, method, path, body);
   return {
     url,
@@ -113,36 +114,28 @@ function handle(url: string, apiKey: string, running: NodeChild): SimulatorProce
     stderr: running.output,
     stop: () => running.stop(STOP_GRACE_MS),
     kill: running.kill,
-    control: (settings) => request("POST", "/control", settings) as Promise<FaultSettings>,
+    control: (settings) => send("POST", "/control", settings) as Promise<FaultSettings>,
     audit: (query = {}) => {
       const search = new URLSearchParams();
       if (query.since !== undefined) search.set("since", query.since);
       if (query.limit !== undefined) search.set("limit", String(query.limit));
-      return request("GET", `/audit?${search}`) as Promise<SimulatorAudit>;
+      return send("GET", `/audit?${search}`) as Promise<SimulatorAudit>;
     },
     profile: async (iccid) => {
-      const response = await fetch(`${url}/profiles/${encodeURIComponent(iccid)}`, {
-        headers: { authorization: `Bearer ${apiKey}` },
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
-      if (response.status === 404) return null;
-      if (!response.ok) throw new Error(`GET /profiles/${iccid}: HTTP ${response.status}`);
-      return (await response.json()) as SimulatorProfile;
+      const path = `/profiles/${encodeURIComponent(iccid)}`;
+      const answer = await request(url, "GET", path, { key: apiKey, timeout_ms: REQUEST_TIMEOUT_MS });
+      if (answer.status === 404) return null;
+      if (answer.status < 200 || answer.status > 299)
+        throw new Error(`GET /profiles/${iccid}: HTTP ${answer.status}`);
+      return answer.body as SimulatorProfile;
     },
   };
 }
 
 async function simulatorRequest(url: string, apiKey: string, method: string, path: string, body?: object) {
-  const response = await fetch(url + path, {
-    method,
-    headers: {
-      authorization: `Bearer ${apiKey}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${text}`);
-  return JSON.parse(text) as unknown;
+  const answer = await request(url, method, path, { key: apiKey, body, timeout_ms: REQUEST_TIMEOUT_MS });
+  if (answer.status < 200 || answer.status > 299) {
+    throw new Error(`${method} ${path}: HTTP ${answer.status} ${JSON.stringify(answer.body)}`);
+  }
+  return answer.body as unknown;
 }
