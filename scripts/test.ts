@@ -4,14 +4,12 @@
 // template database, and every test file clones its own database from it (test/support/db.ts),
 // so test files never see each other's rows.
 import { spawn } from "node:child_process";
-import { rm } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { seedDefaultCatalogIfEmpty } from "../src/catalog/seed-catalog.ts";
-import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createPool } from "../src/db/pool.ts";
-import { freePort } from "../test/support/ports.ts";
+import { startOwnPostgres } from "../test/support/postgres.ts";
 
 const TEMPLATE = "esim_test_template";
 
@@ -29,18 +27,15 @@ async function main(): Promise<number> {
   const started = Date.now();
   let adminUrl = process.env.DATABASE_URL ?? null;
   let stopDatabase: () => Promise<void> = async () => {};
-  const dataDir = path.resolve(".test-data", `pg-${process.pid}`);
   if (!adminUrl) {
-    const embedded = await startEmbeddedPostgres({
-      dir: dataDir,
-      port: await freePort(),
+    // Not migrated here: the template below is.
+    const embedded = await startOwnPostgres({
+      dataDir: path.resolve(".test-data", `pg-${process.pid}`),
+      migrate: false,
       log: console.error,
     });
     adminUrl = embedded.url;
-    stopDatabase = async () => {
-      await embedded.stop();
-      await rm(dataDir, { recursive: true, force: true });
-    };
+    stopDatabase = embedded.stop;
   }
   try {
     const admin = new pg.Client({ connectionString: adminUrl });

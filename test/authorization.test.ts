@@ -13,7 +13,9 @@ import { luhnCheckDigit } from "../src/carrier/luhn.ts";
 import { generateApiKey } from "../src/partners/api-keys.ts";
 import { ADMIN_TOKEN, createTestApp, type TestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
+import { END_USER } from "./support/fixtures.ts";
 import { changedTables, operationsOf, snapshotTables } from "./support/fuzz.ts";
+import { type Answer, bearer, type Json, request } from "./support/http.ts";
 import { startSimulatorProcess } from "./support/simulator.ts";
 
 const database = await createTestDatabase({ catalog: true });
@@ -25,32 +27,18 @@ const disabled = await createTestApp({ admin_token: null }, { database, carrier 
 const doc = (await sandbox.app.inject({ url: "/openapi.json" })).json();
 const operations = operationsOf(doc).filter((op) => op.documented);
 
-const END_USER = { email: "ana@example.com", phone: "+14155550123", first_name: "Ana", last_name: "Lima" };
 const PACKAGE = "fr-1gb-7d";
 
-type Json = Record<string, any>;
-type Answer = { status: number; body: Json; headers: Record<string, unknown> };
-
-async function call(
+/** One request to one of the apps, in-process (test/support/http.ts with the app as target). */
+function call(
   app: TestApp,
   method: string,
   url: string,
   options: { headers?: Record<string, string>; payload?: Json } = {},
 ): Promise<Answer> {
-  const response = await app.app.inject({
-    method: method as "GET",
-    url,
-    headers: options.headers,
-    ...(options.payload ? { payload: options.payload } : {}),
-  });
-  return {
-    status: response.statusCode,
-    body: response.body ? response.json() : {},
-    headers: response.headers,
-  };
+  return request(app.app, method, url, { headers: options.headers, body: options.payload });
 }
 
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const admin = bearer(ADMIN_TOKEN);
 
 /** A partner with a funded wallet, an open cart, a bought eSIM and a top-up under an Idempotency-Key. */
@@ -258,7 +246,7 @@ const COLUMNS: Array<{ column: Column; app: TestApp; headers: Record<string, str
 function assertAnswer(answer: Answer, expected: Expected, cell: string): void {
   assert.equal(answer.status, expected.status, `${cell}: ${JSON.stringify(answer.body)}`);
   if (expected.code) {
-    assert.match(String(answer.headers["content-type"]), /^application\/problem\+json/, cell);
+    assert.match(String(answer.headers.get("content-type")), /^application\/problem\+json/, cell);
     assert.equal(answer.body.code, expected.code, cell);
   }
 }
@@ -351,7 +339,7 @@ test("an Idempotency-Key is per partner: the same key string gets the other part
   });
   assert.equal(own.status, 200, JSON.stringify(own.body));
   assert.notEqual(own.body.orderID, owner.stored_topup_order);
-  assert.equal(own.headers["idempotent-replayed"], undefined);
+  assert.equal(own.headers.get("idempotent-replayed"), null);
   assert.equal(own.body.purchases[0].iccid, intruder.iccid);
   // Its key now holds its own outcome; the owner's still replays the owner's.
   const intruderReplay = await call(sandbox, "POST", "/v1/orders/submit-topup", {
@@ -365,7 +353,7 @@ test("an Idempotency-Key is per partner: the same key string gets the other part
   });
   assert.equal(ownerReplay.status, 200);
   assert.equal(ownerReplay.body.orderID, owner.stored_topup_order);
-  assert.equal(ownerReplay.headers["idempotent-replayed"], "true");
+  assert.equal(ownerReplay.headers.get("idempotent-replayed"), "true");
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-// The chaos run in small (scripts/chaos.ts with a short budget): two API processes SIGKILLed
-// and restarted under a stream of purchases, top-ups and client retries while the carrier's
+// The chaos run in small (test/support/chaos/, the engine of `npm run chaos`, with a short
+// budget): two API processes SIGKILLed and restarted under a stream of purchases, top-ups and client retries while the carrier's
 // faults change; afterwards the whole-system audit must pass. Then the audit itself is put to
 // the test: each invariant it claims to check, broken on purpose in this throwaway database,
 // must show up as the named breach.
@@ -8,8 +8,9 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { sql } from "kysely";
-import { CHAOS_SERVICE_ENV, CHAOS_SIMULATOR_ENV, formatChaosReport, runChaos } from "../scripts/chaos.ts";
 import { type AuditResult, auditSystem, formatAudit } from "./support/audit.ts";
+import { CHAOS_SERVICE_ENV, CHAOS_SIMULATOR_ENV } from "./support/chaos/options.ts";
+import { formatChaosReport, runChaos } from "./support/chaos/run.ts";
 import { type Cluster, startCluster } from "./support/cluster.ts";
 import { createTestDatabase } from "./support/db.ts";
 

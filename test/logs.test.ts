@@ -14,6 +14,8 @@ import { generateApiKey } from "../src/partners/api-keys.ts";
 import { loggerOptions } from "../src/server/app.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
+import { endUser } from "./support/fixtures.ts";
+import { request as send } from "./support/http.ts";
 import { startSimulatorProcess } from "./support/simulator.ts";
 import {
   call,
@@ -36,7 +38,7 @@ const EMAILS = [
   "leak-probe@example.com",
   "Bad.Address@",
 ];
-const END_USER = { email: EMAILS[0]!, phone: PHONES[0]!, first_name: "Ana", last_name: "Lima" };
+const END_USER = endUser({ email: EMAILS[0]!, phone: PHONES[0]! });
 
 function parseLines(text: string): { lines: Line[]; raw: string[] } {
   const raw = text.split("\n").filter((line) => line.trim() !== "");
@@ -111,24 +113,20 @@ test("an app logs one line per request, with ids, and no keys, emails or phone n
     } = {},
   ) => {
     const request_id = `logs-${sequence++}`;
-    const response = await app.app.inject({
-      method: method as "GET",
-      url,
-      headers: {
-        "x-request-id": request_id,
-        ...(options.key ? { authorization: `Bearer ${options.key}` } : {}),
-        ...options.headers,
-      },
-      ...(options.payload ? { payload: options.payload } : {}),
+    const answer = await send(app.app, method, url, {
+      key: options.key,
+      headers: { "x-request-id": request_id, ...options.headers },
+      // A string is a body sent as it is (malformed JSON on purpose).
+      ...(typeof options.payload === "string" ? { raw_body: options.payload } : { body: options.payload }),
     });
     const route = url.split("?")[0]!;
     sent.push({
       request_id,
       partner_id: options.partner_id ?? null,
-      status: response.statusCode,
+      status: answer.status,
       route: routeOf(method, route),
     });
-    return { status: response.statusCode, body: response.body ? (response.json() as Json) : {} };
+    return { status: answer.status, body: answer.body as Json };
   };
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 

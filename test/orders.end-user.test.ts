@@ -3,8 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { checkEndUser } from "../src/orders/end-user.ts";
-
-const END_USER = { email: "ana@example.com", phone: "+14155550123", first_name: "Ana", last_name: "Lima" };
+import { END_USER } from "./support/fixtures.ts";
 
 test("a valid phone number passes, again and again", () => {
   for (let i = 0; i < 3; i++) assert.equal(checkEndUser(END_USER).phone, "+14155550123");

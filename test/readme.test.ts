@@ -45,11 +45,13 @@ test("the README walk-through works when pasted into a shell", async () => {
     lines.some((line) => line.includes('"amount_minor":10000')),
     "the wallet was credited",
   );
-  // The confirmation email is sent by a background job: give it a moment.
+  // The confirmation email is sent by a background job: give it a moment. It is written to a
+  // dot-named temporary file first and renamed: wait until no such file is left half-written.
   let mail: string[] = [];
-  for (let i = 0; i < 50 && mail.length === 0; i++) {
+  const settled = () => mail.length > 0 && !mail.some((name) => name.startsWith("."));
+  for (let i = 0; i < 50 && !settled(); i++) {
     mail = await readdir(path.join(data_dir, "mail")).catch(() => []);
-    if (mail.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    if (!settled()) await new Promise((resolve) => setTimeout(resolve, 100));
   }
   assert.deepEqual(mail, [`confirmation.${order.orderID}.eml`]);
 });

@@ -510,17 +510,23 @@ test("without a key, two identical requests are two top-ups", async () => {
   assert.deepEqual(await keyRows(partner.partner_id), []);
 });
 
-test("a 503 is not stored: the key stays running on the pending order and a retry finishes that top-up", async () => {
-  const partner = await partnerWithEsim(100_00);
+/** A top-up under a new key while the carrier is down: its answer, and the key and body to retry with. */
+async function topUpWhileCarrierDown(
+  partner: Partner,
+): Promise<{ key: string; body: Json; unavailable: Raw }> {
   const key = crypto.randomUUID();
   const body = topUpBody(partner.iccid);
   await world.simulator.control({ down: true });
-  let unavailable: Raw;
   try {
-    unavailable = await topUp(api, partner.api_key, body, key);
+    return { key, body, unavailable: await topUp(api, partner.api_key, body, key) };
   } finally {
     await world.simulator.control({ down: false });
   }
+}
+
+test("a 503 is not stored: the key stays running on the pending order and a retry finishes that top-up", async () => {
+  const partner = await partnerWithEsim(100_00);
+  const { key, body, unavailable } = await topUpWhileCarrierDown(partner);
   assert.equal(unavailable.status, 503);
   assert.equal(unavailable.body.code, "carrier_unavailable");
   assert.ok(Number(unavailable.headers.get("retry-after")) >= 1);
@@ -543,15 +549,7 @@ test("a 503 is not stored: the key stays running on the pending order and a retr
 
 test("a key whose top-up is still pending never expires: past its 24 hours a retry still finishes that top-up", async () => {
   const partner = await partnerWithEsim(100_00);
-  const key = crypto.randomUUID();
-  const body = topUpBody(partner.iccid);
-  await world.simulator.control({ down: true });
-  let unavailable: Raw;
-  try {
-    unavailable = await topUp(api, partner.api_key, body, key);
-  } finally {
-    await world.simulator.control({ down: false });
-  }
+  const { key, body, unavailable } = await topUpWhileCarrierDown(partner);
   assert.equal(unavailable.status, 503);
   assert.equal(unavailable.body.order_id, (await topUpOrders(partner.partner_id))[0]!.order_id);
   // A day passes with the outcome unknown: the key must still lead to that order, not a new one.

@@ -1,8 +1,9 @@
 // The load generators, each a process of its own: wrk (HTTP, Lua scripts in bench/lua) and
 // pgbench (SQL, bench/pgbench). Each runs under `sh`, which prints its own /proc stat after the
 // generator exits: the shell's cutime/cstime are then exactly the CPU the generator used.
-import { spawn } from "node:child_process";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import path from "node:path";
+import type { Readable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseStat, TICKS_PER_S } from "./proc.ts";
 
@@ -42,6 +43,18 @@ export type PgbenchResult = { tps: number; transactions: number; failed: number;
 
 type Generated = { stdout: string; stderr: string; cpu_ticks: number };
 
+/** Everything a child writes, read once it has exited. */
+function collect(child: ChildProcessByStdio<null, Readable, Readable>): { stdout: string; stderr: string } {
+  const output = { stdout: "", stderr: "" };
+  child.stdout.on("data", (chunk: Buffer) => {
+    output.stdout += chunk.toString("utf8");
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    output.stderr += chunk.toString("utf8");
+  });
+  return output;
+}
+
 /** Runs `command args...` under sh and returns its output and the CPU it used. */
 async function runMeasured(command: string, args: string[], env: Record<string, string>): Promise<Generated> {
   const script = `"$@"; rc=$?; echo "BENCH_CHILD_STAT $(cat /proc/$$/stat)" >&2; exit $rc`;
@@ -49,15 +62,9 @@ async function runMeasured(command: string, args: string[], env: Record<string, 
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString("utf8");
-  });
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8");
-  });
+  const output = collect(child);
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const { stdout, stderr } = output;
   const stat = CHILD_STAT.exec(stderr);
   if (code !== 0 || !stat) {
     throw new Error(`${command} ${args.join(" ")} failed (exit ${code}):\n${stdout}\n${stderr}`);
@@ -76,25 +83,9 @@ export type WrkOptions = {
 };
 
 export async function runWrk(options: WrkOptions): Promise<WrkResult> {
-  const args = [
-    `-t${options.threads}`,
-    `-c${options.connections}`,
-    `-d${options.duration_s}s`,
-    // Far above any latency we expect: a slow answer is measured, not counted as a timeout.
-    "--timeout",
-    "60s",
-    "-s",
-    path.join(LUA_DIR, options.script),
-    options.url,
-  ];
-  const run = await runMeasured("wrk", args, {
-    BENCH_LUA_DIR: LUA_DIR,
-    BENCH_THREADS: String(options.threads),
-    ...options.env,
-  });
-  const line = /^BENCH_RESULT (\{.*\})$/m.exec(run.stdout);
-  if (!line) throw new Error(`wrk printed no result:\n${run.stdout}\n${run.stderr}`);
-  return { ...(JSON.parse(line[1]!) as Omit<WrkResult, "cpu_ticks">), cpu_ticks: run.cpu_ticks };
+  // Far above any latency we expect: a slow answer is measured, not counted as a timeout.
+  const run = await runMeasured("wrk", wrkArgs(options, ["--timeout", "60s"]), wrkEnv(options));
+  return { ...wrkResult(run), cpu_ticks: run.cpu_ticks };
 }
 
 /**
@@ -103,29 +94,11 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
  * the duration or a signal does.
  */
 export async function runWrkUntil(options: WrkOptions, enough: () => Promise<boolean>): Promise<WrkResult> {
-  const child = spawn(
-    "wrk",
-    [
-      `-t${options.threads}`,
-      `-c${options.connections}`,
-      `-d${options.duration_s}s`,
-      "-s",
-      path.join(LUA_DIR, options.script),
-      options.url,
-    ],
-    {
-      env: { ...process.env, BENCH_LUA_DIR: LUA_DIR, BENCH_THREADS: String(options.threads), ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString("utf8");
+  const child = spawn("wrk", wrkArgs(options, []), {
+    env: { ...process.env, ...wrkEnv(options) },
+    stdio: ["ignore", "pipe", "pipe"],
   });
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8");
-  });
+  const output = collect(child);
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   let running = true;
   void exited.then(() => {
@@ -139,9 +112,30 @@ export async function runWrkUntil(options: WrkOptions, enough: () => Promise<boo
     }
   }
   await exited;
-  const line = /^BENCH_RESULT (\{.*\})$/m.exec(stdout);
-  if (!line) throw new Error(`wrk printed no result:\n${stdout}\n${stderr}`);
-  return { ...(JSON.parse(line[1]!) as Omit<WrkResult, "cpu_ticks">), cpu_ticks: 0 };
+  return { ...wrkResult(output), cpu_ticks: 0 };
+}
+
+function wrkArgs(options: WrkOptions, extra: string[]): string[] {
+  return [
+    `-t${options.threads}`,
+    `-c${options.connections}`,
+    `-d${options.duration_s}s`,
+    ...extra,
+    "-s",
+    path.join(LUA_DIR, options.script),
+    options.url,
+  ];
+}
+
+function wrkEnv(options: WrkOptions): Record<string, string> {
+  return { BENCH_LUA_DIR: LUA_DIR, BENCH_THREADS: String(options.threads), ...options.env };
+}
+
+/** The summary line the Lua scripts' done() prints. */
+function wrkResult(output: { stdout: string; stderr: string }): Omit<WrkResult, "cpu_ticks"> {
+  const line = /^BENCH_RESULT (\{.*\})$/m.exec(output.stdout);
+  if (!line) throw new Error(`wrk printed no result:\n${output.stdout}\n${output.stderr}`);
+  return JSON.parse(line[1]!) as Omit<WrkResult, "cpu_ticks">;
 }
 
 export type PgbenchOptions = {

@@ -1,48 +1,10 @@
 // The data a run needs, made the way a partner and an operator make it: over HTTP, through the
-// service (partners and credits through /admin, carts through /v1/orders/cart).
+// service (partners and credits through /admin, carts through /v1/orders/cart), with the fixtures
+// of the tests (test/support/fixtures.ts).
 import { writeFile } from "node:fs/promises";
+import { createCart, createPartner, inParallel, submitCart } from "../../test/support/fixtures.ts";
 
 export type Partner = { partner_id: string; api_key: string };
-
-const REQUEST_TIMEOUT_MS = 30_000;
-
-async function call(
-  url: string,
-  method: string,
-  path: string,
-  bearer: string,
-  body?: unknown,
-): Promise<{ status: number; body: any }> {
-  const response = await fetch(url + path, {
-    method,
-    headers: {
-      authorization: `Bearer ${bearer}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null };
-}
-
-/** Runs `task(i)` for i in [0, count) with at most `concurrency` at a time, in order of i. */
-export async function inParallel<T>(
-  count: number,
-  concurrency: number,
-  task: (index: number) => Promise<T>,
-): Promise<T[]> {
-  const results = new Array<T>(count);
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const index = next++;
-      results[index] = await task(index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
-  return results;
-}
 
 export async function createPartners(
   url: string,
@@ -51,18 +13,12 @@ export async function createPartners(
   credit_minor: number,
 ): Promise<Partner[]> {
   return inParallel(count, 16, async (index) => {
-    const created = await call(url, "POST", "/admin/partners", admin_token, {
+    const { partner_id, api_key } = await createPartner(url, {
+      admin_token,
       name: `bench partner ${index}`,
+      credit_minor,
+      reference: (id) => `bench-seed-${id}`,
     });
-    if (created.status !== 201)
-      throw new Error(`create partner: ${created.status} ${JSON.stringify(created.body)}`);
-    const { partner_id, api_key } = created.body as Partner;
-    const credited = await call(url, "POST", `/admin/partners/${partner_id}/wallet/credits`, admin_token, {
-      amount_minor: credit_minor,
-      reference: `bench-seed-${partner_id}`,
-    });
-    if (credited.status !== 201)
-      throw new Error(`credit: ${credited.status} ${JSON.stringify(credited.body)}`);
     return { partner_id, api_key };
   });
 }
@@ -81,9 +37,8 @@ export async function createCarts(
 ): Promise<CartLine[]> {
   return inParallel(count, 32, async (index) => {
     const partner = partners[index % partners.length]!;
-    const cart = await call(url, "POST", "/v1/orders/cart", partner.api_key, { package_id });
-    if (cart.status !== 201) throw new Error(`cart: ${cart.status} ${JSON.stringify(cart.body)}`);
-    return { api_key: partner.api_key, cart_key: cart.body.cart_key as string };
+    const cart = await createCart(url, partner.api_key, package_id);
+    return { api_key: partner.api_key, cart_key: cart.cart_key as string };
   });
 }
 
@@ -91,52 +46,11 @@ export async function writeCartFile(file: string, carts: CartLine[]): Promise<vo
   await writeFile(file, carts.map((cart) => `${cart.api_key} ${cart.cart_key}\n`).join(""));
 }
 
-export const END_USER = {
-  email: "ana@example.com",
-  phone: "+14155550123",
-  first_name: "Ana",
-  last_name: "Lima",
-};
-
 /** Submits carts outside any measurement (to have completed orders to replay or top up). */
 export async function submitCarts(url: string, carts: CartLine[], concurrency: number): Promise<number> {
   const statuses = await inParallel(carts.length, concurrency, async (index) => {
     const cart = carts[index]!;
-    const answer = await call(url, "POST", "/v1/orders/submit", cart.api_key, {
-      cart_key: cart.cart_key,
-      ...END_USER,
-    });
-    return answer.status;
+    return (await submitCart(url, cart.api_key, cart.cart_key)).status;
   });
   return statuses.filter((status) => status === 200).length;
-}
-
-/** GET as a partner; the raw body bytes and status. */
-export async function getBytes(
-  url: string,
-  path: string,
-  api_key: string,
-): Promise<{ status: number; body: Buffer }> {
-  const response = await fetch(url + path, {
-    headers: { authorization: `Bearer ${api_key}` },
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  return { status: response.status, body: Buffer.from(await response.arrayBuffer()) };
-}
-
-export async function postJson(
-  url: string,
-  path: string,
-  bearer: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: any }> {
-  const response = await fetch(url + path, {
-    method: "POST",
-    headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json", ...headers },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null };
 }

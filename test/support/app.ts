@@ -10,6 +10,8 @@ import { ensureOperatorAccounts } from "../../src/ledger/accounts.ts";
 import { type BuildOptions, type BuiltApp, buildApp } from "../../src/server/app.ts";
 import type { AppContext } from "../../src/shared/context.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
+import { createPartner as createPartnerFixture } from "./fixtures.ts";
+import { bearer } from "./http.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
@@ -51,26 +53,13 @@ export async function createTestApp(
   await built.app.ready();
   after(() => built.app.close());
 
-  const auth = (api_key: string) => ({ authorization: `Bearer ${api_key}` });
-  const createPartner = async (name = "Acme Travel", credit_minor = 0) => {
-    const created = await built.app.inject({
-      method: "POST",
-      url: "/admin/partners",
-      headers: { authorization: `Bearer ${config.admin_token}` },
-      payload: { name },
+  const auth = bearer;
+  const createPartner = (name = "Acme Travel", credit_minor = 0) =>
+    createPartnerFixture(built.app, {
+      admin_token: config.admin_token!,
+      name,
+      credit_minor,
+      reference: (partner_id) => `initial-${partner_id}`,
     });
-    if (created.statusCode !== 201) throw new Error(`create partner: ${created.statusCode} ${created.body}`);
-    const partner = created.json() as { partner_id: string; api_key: string; key_id: string };
-    if (credit_minor > 0) {
-      const credited = await built.app.inject({
-        method: "POST",
-        url: `/admin/partners/${partner.partner_id}/wallet/credits`,
-        headers: { authorization: `Bearer ${config.admin_token}` },
-        payload: { amount_minor: credit_minor, reference: `initial-${partner.partner_id}` },
-      });
-      if (credited.statusCode !== 201) throw new Error(`credit: ${credited.statusCode} ${credited.body}`);
-    }
-    return partner;
-  };
   return { ...built, ctx, db, database, createPartner, auth };
 }

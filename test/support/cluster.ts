@@ -7,26 +7,20 @@
 // temporary directory, migrates it and seeds the default catalog, as `npm start` does; stop()
 // stops that PostgreSQL and removes the directory. With `databaseUrl` (e.g. a test file's own
 // database cloned from the migrated template) it uses that database as it is.
-import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import type { Kysely } from "kysely";
 import type pg from "pg";
-import { seedDefaultCatalogIfEmpty } from "../../src/catalog/seed-catalog.ts";
-import { startEmbeddedPostgres } from "../../src/db/embedded.ts";
-import { migrate } from "../../src/db/migrate.ts";
 import { createKysely, createPool } from "../../src/db/pool.ts";
 import type { Database } from "../../src/db/schema.ts";
+import { createPartner as createPartnerFixture } from "./fixtures.ts";
+import { startOwnPostgres } from "./postgres.ts";
 import { type ServiceProcess, startServiceProcess } from "./service.ts";
-
-export type { ServiceProcess };
-
 import { type SimulatorProcess, startSimulatorProcess } from "./simulator.ts";
 import { startSmtpServer, type TestSmtpServer } from "./smtp.ts";
 
+export type { Answer } from "./http.ts";
+export { request, TransportError } from "./http.ts";
 export { freePort } from "./ports.ts";
-
-import { freePort } from "./ports.ts";
+export type { ServiceProcess };
 
 export const CLUSTER_ADMIN_TOKEN = "cluster-admin-token-0123456789";
 
@@ -90,32 +84,6 @@ export function stopClustersOnExit(): void {
   );
 }
 
-type OwnDatabase = { url: string; dataDir: string; stop: () => Promise<void> };
-
-/** An embedded PostgreSQL in a fresh temporary directory, migrated and seeded like `npm start`. */
-async function startOwnDatabase(log: (message: string) => void): Promise<OwnDatabase> {
-  const root = await mkdtemp(path.join(os.tmpdir(), "esim-cluster-"));
-  // As root the cluster runs as the `postgres` user (embedded.ts), which must reach the directory.
-  await chmod(root, 0o755);
-  const dataDir = path.join(root, "pg");
-  const embedded = await startEmbeddedPostgres({ dir: dataDir, port: await freePort(), log });
-  const pool = createPool(embedded.url, 2, "esim-cluster-setup");
-  try {
-    await migrate(pool);
-    await seedDefaultCatalogIfEmpty(pool, "USD");
-  } finally {
-    await pool.end();
-  }
-  return {
-    url: embedded.url,
-    dataDir,
-    stop: async () => {
-      await embedded.stop();
-      await rm(root, { recursive: true, force: true });
-    },
-  };
-}
-
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const log = options.log ?? (() => undefined);
   const stack: { name: string; close: () => Promise<unknown> }[] = [];
@@ -128,12 +96,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   runningClusters.add(stopAll);
   try {
     let databaseUrl = options.databaseUrl ?? null;
-    let dataDir: string | null = null;
+    let postgresPid = async (): Promise<number | null> => null;
     if (databaseUrl === null) {
-      const own = await startOwnDatabase(log);
+      const own = await startOwnPostgres({ log });
       stack.push({ name: "PostgreSQL", close: own.stop });
       databaseUrl = own.url;
-      dataDir = own.dataDir;
+      postgresPid = own.postmasterPid;
       log(`PostgreSQL ready at ${own.url.replace(/:[^:@/]+@/, ":***@")} in ${own.dataDir}`);
     }
     const pool = createPool(databaseUrl, DRIVER_POOL_MAX, "esim-cluster-driver");
@@ -184,12 +152,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       smtp,
       services,
       env,
-      postgresPid: async () => {
-        if (dataDir === null) return null;
-        const text = await readFile(path.join(dataDir, "postmaster.pid"), "utf8").catch(() => null);
-        const pid = Number(text?.split("\n")[0]);
-        return Number.isInteger(pid) && pid > 0 ? pid : null;
-      },
+      postgresPid,
       liveUrls: () => services.filter((s): s is ServiceProcess => s !== null).map((s) => s.url),
       startService,
       killService,
@@ -201,75 +164,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   }
 }
 
-// A tiny HTTP client for drivers: JSON in and out, a deadline on every call, never throws on a
-// status. Transport failures (refused connection, reset, our own timeout) are thrown as
-// TransportError so a caller can tell "the process is gone" from "the process said no".
-
-export type Answer = { status: number; body: any; headers: Headers };
-
-export class TransportError extends Error {
-  readonly kind: "client_timeout" | "connection_error";
-  constructor(kind: "client_timeout" | "connection_error", message: string) {
-    super(message);
-    this.name = "TransportError";
-    this.kind = kind;
-  }
-}
-
-export async function request(
-  url: string,
-  method: string,
-  urlPath: string,
-  options: { key?: string; body?: unknown; headers?: Record<string, string>; timeout_ms?: number } = {},
-): Promise<Answer> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.key) headers.authorization = `Bearer ${options.key}`;
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  try {
-    const response = await fetch(`${url}${urlPath}`, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: AbortSignal.timeout(options.timeout_ms ?? 30_000),
-    });
-    const text = await response.text();
-    let body: any = {};
-    try {
-      body = text ? JSON.parse(text) : {};
-    } catch {
-      body = { unparsed: text.slice(0, 200) };
-    }
-    return { status: response.status, body, headers: response.headers };
-  } catch (error) {
-    const name = (error as { name?: string }).name;
-    if (name === "TimeoutError" || name === "AbortError") {
-      throw new TransportError("client_timeout", `${method} ${urlPath}: gave up waiting`);
-    }
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new TransportError(
-      "connection_error",
-      `${method} ${urlPath}: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
-    );
-  }
-}
-
 /** Creates a partner through the operator API and credits it once; returns its id and key. */
 export async function createPartner(
   url: string,
   name: string,
   credit_minor: number,
 ): Promise<{ partner_id: string; api_key: string }> {
-  const admin = { authorization: `Bearer ${CLUSTER_ADMIN_TOKEN}` };
-  const created = await request(url, "POST", "/admin/partners", { headers: admin, body: { name } });
-  if (created.status !== 201)
-    throw new Error(`create partner: ${created.status} ${JSON.stringify(created.body)}`);
-  const partner_id: string = created.body.partner_id;
-  if (credit_minor > 0) {
-    const credited = await request(url, "POST", `/admin/partners/${partner_id}/wallet/credits`, {
-      headers: admin,
-      body: { amount_minor: credit_minor, reference: `seed-${partner_id}` },
-    });
-    if (credited.status !== 201) throw new Error(`credit partner: ${credited.status}`);
-  }
-  return { partner_id, api_key: created.body.api_key };
+  const { partner_id, api_key } = await createPartnerFixture(url, {
+    admin_token: CLUSTER_ADMIN_TOKEN,
+    name,
+    credit_minor,
+  });
+  return { partner_id, api_key };
 }

@@ -1,11 +1,12 @@
 // The carrier simulator as a separate child process, for tests that need real network faults
 // between the API and the carrier: a refused connection when it is stopped, a process killed
 // mid-call, a timeout that is a real socket waiting.
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createInterface } from "node:readline";
 import { after } from "node:test";
 import type { FaultSettings } from "../../src/carrier/simulator/faults.ts";
+import { request } from "./http.ts";
+import { type NodeChild, spawnNode, unref, waitForOutput } from "./processes.ts";
 
 export type { FaultSettings };
 
@@ -34,6 +35,7 @@ export type SimulatorProcess = {
   url: string;
   apiKey: string;
   process: ChildProcessWithoutNullStreams;
+  pid: number;
   /** SIGTERM and wait for the exit (SIGKILL after 5 s). Idempotent; resolves to the exit code. */
   stop: () => Promise<number | null>;
   /** SIGKILL, like a crash, and wait for the exit. */
@@ -43,7 +45,7 @@ export type SimulatorProcess = {
   audit: (query?: { since?: string; limit?: number }) => Promise<SimulatorAudit>;
   /** GET /profiles/:iccid, or null when the simulator has no such profile. */
   profile: (iccid: string) => Promise<SimulatorProfile | null>;
-  /** The last lines the process wrote to stderr, for assertion messages. */
+  /** The last lines the process wrote (stdout and stderr), for assertion messages. */
   stderr: () => string;
 };
 
@@ -60,21 +62,26 @@ export type StartSimulatorProcessOptions = {
    * forget, the simulator still exits when the test process does (it watches its stdin).
    */
   stopAfterTests?: boolean;
+  /** The checkout whose simulator runs (this one by default; the benchmark may name another). */
+  cwd?: string;
+  /** Copy the process's output to this file. */
+  log_file?: string;
 };
 
 const START_TIMEOUT_MS = 15_000;
 const STOP_GRACE_MS = 5_000;
 const REQUEST_TIMEOUT_MS = 10_000;
-const STDERR_TAIL_CHARS = 8_000;
-const LISTENING = /^carrier simulator listening on (http:\/\/\S+)$/;
+const OUTPUT_TAIL_CHARS = 8_000;
+const LISTENING = /^carrier simulator listening on (http:\/\/\S+)$/m;
 
 export async function startSimulatorProcess(
   options: StartSimulatorProcessOptions,
 ): Promise<SimulatorProcess> {
   const apiKey = options.apiKey ?? `sim_${randomBytes(16).toString("hex")}`;
-  const child = spawn(process.execPath, ["src/carrier/simulator/main.ts"], {
+  const running = spawnNode({
+    name: "carrier simulator",
+    script: "src/carrier/simulator/main.ts",
     env: {
-      ...process.env,
       SIMULATOR_PORT: "0",
       SIMULATOR_HOST: "127.0.0.1",
       SIMULATOR_EXIT_ON_STDIN_CLOSE: "1",
@@ -82,131 +89,53 @@ export async function startSimulatorProcess(
       DATABASE_URL: options.databaseUrl,
       CARRIER_API_KEY: apiKey,
     },
-    stdio: ["pipe", "pipe", "pipe"],
+    cwd: options.cwd,
+    log_file: options.log_file,
+    keep_chars: OUTPUT_TAIL_CHARS,
   });
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const url = await waitForListening(child, exited, () => stderr);
+  const url = await waitForOutput(running, LISTENING, START_TIMEOUT_MS);
   // The test process must be free to exit even if nobody stops the simulator; closing our end of
   // its stdin then tells it to shut down.
-  unrefChild(child);
+  unref(running);
 
-  const simulator = handle({ url, apiKey, child, exited, stderr: () => stderr });
+  const simulator = handle(url, apiKey, running);
   if (options.stopAfterTests) after(() => simulator.stop());
   return simulator;
 }
 
-async function waitForListening(
-  child: ChildProcessWithoutNullStreams,
-  exited: Promise<number | null>,
-  stderr: () => string,
-): Promise<string> {
-  const lines = createInterface({ input: child.stdout });
-  const listening = new Promise<string>((resolve) => {
-    lines.on("line", (line) => {
-      const match = LISTENING.exec(line.trim());
-      if (match) resolve(match[1]!);
-    });
-  });
-  const failed = exited.then((code) => {
-    throw new Error(`carrier simulator exited with code ${code} before listening:\n${stderr()}`);
-  });
-  const timer = AbortSignal.timeout(START_TIMEOUT_MS);
-  const timedOut = new Promise<never>((_, reject) =>
-    timer.addEventListener("abort", () =>
-      reject(new Error(`carrier simulator did not listen within ${START_TIMEOUT_MS} ms:\n${stderr()}`)),
-    ),
-  );
-  try {
-    return await Promise.race([listening, failed, timedOut]);
-  } catch (error) {
-    child.kill("SIGKILL");
-    throw error;
-  } finally {
-    lines.close();
-    child.stdout.resume();
-  }
-}
-
-function unrefChild(child: ChildProcessWithoutNullStreams): void {
-  child.unref();
-  for (const stream of [child.stdin, child.stdout, child.stderr]) {
-    (stream as unknown as { unref?: () => void }).unref?.();
-  }
-}
-
-function handle(parts: {
-  url: string;
-  apiKey: string;
-  child: ChildProcessWithoutNullStreams;
-  exited: Promise<number | null>;
-  stderr: () => string;
-}): SimulatorProcess {
-  const { url, apiKey, child, exited } = parts;
-  let stopping: Promise<number | null> | null = null;
-  const request = (method: string, path: string, body?: object) =>
+function handle(url: string, apiKey: string, running: NodeChild): SimulatorProcess {
+  const send = (method: string, path: string, body?: object) =>
     simulatorRequest(url, apiKey, method, path, body);
   return {
     url,
     apiKey,
-    process: child,
-    stderr: parts.stderr,
-    stop: () => {
-      stopping ??= terminate(child, exited);
-      return stopping;
-    },
-    kill: () => {
-      child.ref();
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      stopping ??= exited;
-      return exited;
-    },
-    control: (settings) => request("POST", "/control", settings) as Promise<FaultSettings>,
+    process: running.process,
+    pid: running.pid,
+    stderr: running.output,
+    stop: () => running.stop(STOP_GRACE_MS),
+    kill: running.kill,
+    control: (settings) => send("POST", "/control", settings) as Promise<FaultSettings>,
     audit: (query = {}) => {
       const search = new URLSearchParams();
       if (query.since !== undefined) search.set("since", query.since);
       if (query.limit !== undefined) search.set("limit", String(query.limit));
-      return request("GET", `/audit?${search}`) as Promise<SimulatorAudit>;
+      return send("GET", `/audit?${search}`) as Promise<SimulatorAudit>;
     },
     profile: async (iccid) => {
-      const response = await fetch(`${url}/profiles/${encodeURIComponent(iccid)}`, {
-        headers: { authorization: `Bearer ${apiKey}` },
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
-      if (response.status === 404) return null;
-      if (!response.ok) throw new Error(`GET /profiles/${iccid}: HTTP ${response.status}`);
-      return (await response.json()) as SimulatorProfile;
+      const path = `/profiles/${encodeURIComponent(iccid)}`;
+      const answer = await request(url, "GET", path, { key: apiKey, timeout_ms: REQUEST_TIMEOUT_MS });
+      if (answer.status === 404) return null;
+      if (answer.status < 200 || answer.status > 299)
+        throw new Error(`GET /profiles/${iccid}: HTTP ${answer.status}`);
+      return answer.body as SimulatorProfile;
     },
   };
 }
 
-async function terminate(child: ChildProcessWithoutNullStreams, exited: Promise<number | null>) {
-  if (child.exitCode !== null || child.signalCode !== null) return exited;
-  // Unref'd at start: ref it again so this process waits for the exit it is awaiting.
-  child.ref();
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
-  try {
-    return await exited;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 async function simulatorRequest(url: string, apiKey: string, method: string, path: string, body?: object) {
-  const response = await fetch(url + path, {
-    method,
-    headers: {
-      authorization: `Bearer ${apiKey}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${text}`);
-  return JSON.parse(text) as unknown;
+  const answer = await request(url, method, path, { key: apiKey, body, timeout_ms: REQUEST_TIMEOUT_MS });
+  if (answer.status < 200 || answer.status > 299) {
+    throw new Error(`${method} ${path}: HTTP ${answer.status} ${JSON.stringify(answer.body)}`);
+  }
+  return answer.body as unknown;
 }

@@ -2,6 +2,8 @@
 // SMTP server and one or more real service processes, with small helpers that speak HTTP.
 import { after } from "node:test";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
+import { balance, createCart, createPartner, END_USER, PACKAGE_ID, submitCart } from "./fixtures.ts";
+import { type Answer, type Json, type RequestOptions, request } from "./http.ts";
 import { type ServiceProcess, startServiceProcess } from "./service.ts";
 import { type SimulatorProcess, startSimulatorProcess } from "./simulator.ts";
 import { startSmtpServer, type TestSmtpServer } from "./smtp.ts";
@@ -55,76 +57,41 @@ export async function createWorld(
   return { database, simulator, smtp, services, env, startService };
 }
 
-export type Json = Record<string, any>;
-export type Answer = { status: number; body: Json; headers: Headers };
+export type { Answer, Json };
+export { END_USER };
 
-export async function call(
+/** One HTTP call to a service process (test/support/http.ts). */
+export function call(
   url: string,
   method: string,
   path: string,
-  options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+  options: RequestOptions = {},
 ): Promise<Answer> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.key) headers.authorization = `Bearer ${options.key}`;
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : {}, headers: response.headers };
+  return request(url, method, path, options);
 }
 
-export async function newPartner(
+export function newPartner(
   url: string,
   credit_minor: number,
   name = "Acme Travel",
 ): Promise<{ partner_id: string; api_key: string }> {
-  const created = await call(url, "POST", "/admin/partners", {
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    body: { name },
-  });
-  if (created.status !== 201) throw new Error(`partner: ${created.status} ${JSON.stringify(created.body)}`);
-  if (credit_minor > 0) {
-    const credited = await call(url, "POST", `/admin/partners/${created.body.partner_id}/wallet/credits`, {
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-      body: { amount_minor: credit_minor, reference: `seed-${created.body.partner_id}` },
-    });
-    if (credited.status !== 201) throw new Error(`credit: ${credited.status}`);
-  }
-  return { partner_id: created.body.partner_id, api_key: created.body.api_key };
+  return createPartner(url, { admin_token: ADMIN_TOKEN, name, credit_minor });
 }
 
-export const END_USER = {
-  email: "ana@example.com",
-  phone: "+14155550123",
-  first_name: "Ana",
-  last_name: "Lima",
-};
-
-export async function newCart(
+export function newCart(
   url: string,
   key: string,
-  package_id = "fr-1gb-7d",
+  package_id = PACKAGE_ID,
   start_date?: string,
 ): Promise<Json> {
-  const cart = await call(url, "POST", "/v1/orders/cart", {
-    key,
-    body: { package_id, ...(start_date ? { start_date } : {}) },
-  });
-  if (cart.status !== 201) throw new Error(`cart: ${cart.status} ${JSON.stringify(cart.body)}`);
-  return cart.body;
+  return createCart(url, key, package_id, start_date);
 }
 
 export function submit(url: string, key: string, cart_key: string, overrides: Json = {}): Promise<Answer> {
-  return call(url, "POST", "/v1/orders/submit", { key, body: { cart_key, ...END_USER, ...overrides } });
+  return submitCart(url, key, cart_key, overrides);
 }
 
-export async function balance(url: string, key: string): Promise<number> {
-  return (await call(url, "GET", "/v1/profile/wallet", { key })).body.balance.amount_minor;
-}
+export { balance };
 
 export async function waitFor<T>(
   what: string,

@@ -1,0 +1,138 @@
+// The purchase's limit: its minimal SQL (bench/pgbench/purchase.sql) run by pgbench against the
+// same PostgreSQL, in the same transactions, one partner and wallet per client.
+import { execFileSync } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import {
+  type Context,
+  ms,
+  PACKAGE_ID,
+  PGBENCH_MAX_TPS,
+  PURCHASE_CONCURRENCY,
+  type ScenarioResult,
+  WRK_THREADS,
+} from "../support/context.ts";
+import { runPgbench } from "../support/load.ts";
+import { measured } from "../support/measure.ts";
+import { perOk, record } from "../support/runner.ts";
+
+export async function operatorAccount(ctx: Context, kind: string): Promise<string> {
+  const result = await ctx.pool.query<{ account_id: string }>(
+    "select account_id from ledger_accounts where kind = $1 and partner_id is null and currency = 'USD'",
+    [kind],
+  );
+  if (!result.rows[0]) throw new Error(`no ${kind} account`);
+  return result.rows[0].account_id;
+}
+
+export async function pgbenchPurchase(ctx: Context): Promise<number> {
+  const { duration_s, warmup_s } = ctx.options;
+  const pkg = (
+    await ctx.pool.query<{
+      wholesale_minor: number;
+      external_package_id: string;
+      data_mb: number;
+      validity_days: number;
+    }>(
+      "select wholesale_minor, external_package_id, data_mb, validity_days from packages where package_id = $1",
+      [PACKAGE_ID],
+    )
+  ).rows[0]!;
+  const price = pkg.wholesale_minor;
+  const warm_carts = Math.ceil((PGBENCH_MAX_TPS * warmup_s) / PURCHASE_CONCURRENCY);
+  const carts_per_client = warm_carts + Math.ceil((PGBENCH_MAX_TPS * duration_s) / PURCHASE_CONCURRENCY);
+  execFileSync(
+    "psql",
+    [
+      "--quiet",
+      "--no-psqlrc",
+      "-v",
+      "ON_ERROR_STOP=1",
+      "-v",
+      `clients=${PURCHASE_CONCURRENCY}`,
+      "-v",
+      `carts_per_client=${carts_per_client}`,
+      "-v",
+      `price=${price}`,
+      "-v",
+      `funding=${await operatorAccount(ctx, "operator_funding")}`,
+      "-v",
+      `external=${pkg.external_package_id}`,
+      "-v",
+      `data_mb=${pkg.data_mb}`,
+      "-v",
+      `validity_days=${pkg.validity_days}`,
+      "-f",
+      path.join(import.meta.dirname, "..", "pgbench", "setup.sql"),
+      ctx.database_url,
+    ],
+    { stdio: ["ignore", "ignore", "inherit"] },
+  );
+  const variables = {
+    price,
+    external: pkg.external_package_id,
+    data_mb: pkg.data_mb,
+    validity_days: pkg.validity_days,
+    revenue: await operatorAccount(ctx, "operator_revenue"),
+  };
+  const base = {
+    database_url: ctx.database_url,
+    script: path.join(import.meta.dirname, "..", "pgbench", "purchase.sql"),
+    clients: PURCHASE_CONCURRENCY,
+    threads: WRK_THREADS,
+  };
+  if (warmup_s > 0) await runPgbench({ ...base, duration_s: warmup_s, variables: { ...variables, n: 0 } });
+  const log_prefix = path.join(ctx.tmp, "pgbench-log");
+  const run = await measured(ctx, "pgbench", () =>
+    runPgbench({ ...base, duration_s, variables: { ...variables, n: warm_carts }, log_prefix }),
+  );
+  const latencies = await pgbenchLatencies(ctx.tmp, "pgbench-log");
+  const result: ScenarioResult = {
+    name: "purchase SQL (pgbench)",
+    target: "",
+    generator: "pgbench",
+    concurrency: PURCHASE_CONCURRENCY,
+    seconds: Math.round(run.seconds * 10) / 10,
+    requests: run.result.transactions,
+    requests_per_s: Math.round(run.result.tps),
+    ok_per_s: Math.round(run.result.tps),
+    p50_ms: latencies.p50_ms,
+    p99_ms: latencies.p99_ms,
+    non_2xx: run.result.failed,
+    socket_errors: 0,
+    notes: [
+      "non-2xx = failed transactions",
+      ...(run.statements !== null
+        ? [
+            `${Math.round((10 * run.statements) / Math.max(1, run.result.transactions)) / 10} SQL statements per transaction`,
+          ]
+        : []),
+    ],
+    cpu_percent: run.cpu,
+    cpu_us_per_ok: perOk(run.ticks, run.result.transactions),
+    busiest_others: run.busiest,
+    load_average_before: run.load,
+  };
+  record(ctx, result);
+  return run.result.tps;
+}
+
+/** Percentiles from pgbench's per-transaction logs (field 3 is the latency in microseconds). */
+export async function pgbenchLatencies(
+  dir: string,
+  prefix: string,
+): Promise<{ p50_ms: number | null; p99_ms: number | null }> {
+  const latencies: number[] = [];
+  for (const name of await readdir(dir)) {
+    if (!name.startsWith(prefix)) continue;
+    for (const line of (await readFile(path.join(dir, name), "utf8")).split("\n")) {
+      const fields = line.split(" ");
+      if (fields.length >= 3) latencies.push(Number(fields[2]));
+    }
+  }
+  if (latencies.length === 0) return { p50_ms: null, p99_ms: null };
+  latencies.sort((a, b) => a - b);
+  const at = (p: number) =>
+    ms(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!);
+  return { p50_ms: at(50), p99_ms: at(99) };
+}

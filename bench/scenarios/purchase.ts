@@ -1,0 +1,26 @@
+// Purchase: prepared carts submitted once each under load, against the pgbench rate of its SQL.
+
+import { queuedJobs, submitRun } from "../support/carts.ts";
+import { type Context, PURCHASE_CONCURRENCY } from "../support/context.ts";
+import { ratioOf, record, wrkScenario } from "../support/runner.ts";
+
+export async function purchase(ctx: Context, pgbench_tps: number | null): Promise<number> {
+  // The target rate: carts for its warm-up; the warm-up rate sizes the measured run.
+  const expected = (pgbench_tps ?? 1_000) / 2;
+  const run = await submitRun(ctx, "purchase", PURCHASE_CONCURRENCY, expected, Number.POSITIVE_INFINITY);
+  const result = wrkScenario("purchase (service)", "≥ 0.5 × pgbench", PURCHASE_CONCURRENCY, run, true);
+  result.notes.push(
+    `${run.emails_sent} confirmation emails sent during the run, ${await queuedJobs(ctx)} still queued at the end`,
+  );
+  result.notes.push(
+    `${run.completed} orders completed in the database during the run for ${run.result.s2xx} answers 200 ` +
+      `(the difference: requests in flight when wrk stopped)`,
+  );
+  record(ctx, result, {
+    name: "purchase: purchases/s / pgbench purchase SQL tx/s",
+    value: ratioOf(result.ok_per_s, pgbench_tps),
+    target: 0.5,
+    explain: "the same purchases through HTTP, the carrier and the jobs vs. their bare SQL",
+  });
+  return result.ok_per_s;
+}

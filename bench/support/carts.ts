@@ -1,0 +1,156 @@
+// Carts for the purchase runs, made by wrk and handed out partners interleaved; submits under
+// load; and between scenarios, the jobs one leaves behind worked off before the next starts.
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { type Context, log, PACKAGE_ID, PURCHASE_CONCURRENCY, WRK_THREADS } from "./context.ts";
+import { runWrk, runWrkUntil, type WrkResult } from "./load.ts";
+import { measured } from "./measure.ts";
+import { wrkOptions } from "./runner.ts";
+import { type CartLine, writeCartFile } from "./setup.ts";
+
+/**
+ * `count` new carts, made by wrk (twice as fast as fetch from this process) going round the
+ * partners, then read back from the database and written one a line, partners interleaved.
+ */
+export async function cartFile(
+  ctx: Context,
+  name: string,
+  count: number,
+): Promise<{ file: string; carts: CartLine[] }> {
+  const started = performance.now();
+  const since = (await ctx.pool.query<{ now: Date }>("select now()")).rows[0]!.now;
+  const partners_file = path.join(ctx.tmp, "partner-keys.txt");
+  await writeFile(partners_file, ctx.partners.map((partner) => `${partner.api_key}\n`).join(""));
+  const keys = new Map(ctx.partners.map((partner) => [partner.partner_id, partner.api_key]));
+  const fresh = `select partner_id, cart_key from carts c
+     where created_at >= $1 and partner_id = any($2::text[])
+       and not exists (select 1 from orders o where o.cart_key = c.cart_key)`;
+  const params = [since, [...keys.keys()]];
+  const made = await runWrkUntil(
+    {
+      url: ctx.service.url,
+      script: "make-carts.lua",
+      connections: PURCHASE_CONCURRENCY,
+      threads: WRK_THREADS,
+      // A cap only: the run is interrupted as soon as the carts are there.
+      duration_s: Math.max(30, Math.ceil(count / 50)),
+      env: {
+        BENCH_PARTNERS: partners_file,
+        // A few more than needed: requests in flight when a thread stops itself may be lost.
+        BENCH_COUNT: String(count + PURCHASE_CONCURRENCY),
+        BENCH_PACKAGE: PACKAGE_ID,
+      },
+    },
+    async () =>
+      Number(
+        (await ctx.pool.query<{ n: string }>(`select count(*) as n from (${fresh}) f`, params)).rows[0]!.n,
+      ) >= count,
+  );
+  if (made.s4xx + made.s5xx + made.sother > 0) throw new Error(`making carts: ${JSON.stringify(made)}`);
+  const rows = (
+    await ctx.pool.query<{ partner_id: string; cart_key: string }>(
+      `${fresh} order by created_at, cart_key`,
+      params,
+    )
+  ).rows;
+  if (rows.length < count) throw new Error(`asked for ${count} carts for ${name}, found ${rows.length}`);
+  // Round the partners: consecutive lines, and so requests in flight, hold different wallets.
+  const by_partner = new Map<string, string[]>();
+  for (const row of rows)
+    by_partner.set(row.partner_id, [...(by_partner.get(row.partner_id) ?? []), row.cart_key]);
+  const carts: CartLine[] = [];
+  for (let round = 0; carts.length < rows.length; round++) {
+    for (const [partner_id, cart_keys] of by_partner) {
+      const cart_key = cart_keys[round];
+      if (cart_key !== undefined) carts.push({ api_key: keys.get(partner_id)!, cart_key });
+    }
+  }
+  const file = path.join(ctx.tmp, `${name}.carts`);
+  await writeCartFile(file, carts);
+  log(`${carts.length} carts for ${name} in ${Math.round(performance.now() - started)} ms`);
+  return { file, carts };
+}
+
+/**
+ * Submits prepared carts under load: a warm-up on its own carts measures the rate, then the
+ * measured run gets carts for twice that rate (at most `bound_per_s`), each submitted once.
+ */
+export async function submitRun(
+  ctx: Context,
+  name: string,
+  concurrency: number,
+  expected_per_s: number,
+  bound_per_s: number,
+): Promise<Awaited<ReturnType<typeof measured<WrkResult>>> & { emails_sent: number; completed: number }> {
+  const { warmup_s, duration_s } = ctx.options;
+  const base = wrkOptions(ctx, ctx.service.url, { script: "submit.lua", connections: concurrency });
+  let rate = expected_per_s;
+  if (warmup_s > 0) {
+    const warm = await cartFile(
+      ctx,
+      `${name}-warmup`,
+      Math.ceil(Math.min(bound_per_s, expected_per_s) * warmup_s) + 2 * concurrency,
+    );
+    const result = await runWrk({ ...base, duration_s: warmup_s, env: { BENCH_CARTS: warm.file } });
+    rate = result.s2xx / (result.duration_us / 1e6);
+    log(`${name} warm-up: ${Math.round(rate)}/s${result.exhausted > 0 ? " (its carts ran out)" : ""}`);
+    // Carts that ran out during the warm-up make its rate a floor, not an estimate.
+    if (result.exhausted > 0) rate = Math.max(rate, expected_per_s) * 1.5;
+  }
+  const count = Math.ceil(Math.min(bound_per_s, 2 * rate + 100) * duration_s) + 2 * concurrency;
+  const { file } = await cartFile(ctx, name, count);
+  const emails_before = await emailsSent(ctx);
+  const completed_before = await completedOrders(ctx);
+  const run = await measured(ctx, name, () => runWrk({ ...base, env: { BENCH_CARTS: file } }));
+  const emails_sent = (await emailsSent(ctx)) - emails_before;
+  // Requests still in flight when wrk stops complete a moment later; wait for them before counting.
+  await delay(1_000);
+  const completed = (await completedOrders(ctx)) - completed_before;
+  return { ...run, emails_sent, completed };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Between scenarios: the jobs one leaves behind (confirmation emails) are worked off before the
+// next starts, so each measures its own work. Within a run they are part of its cost.
+
+export const MAX_QUIESCE_S = 45;
+
+export async function emailsSent(ctx: Context): Promise<number> {
+  return Number(
+    (await ctx.pool.query<{ n: string }>("select count(*) as n from email_deliveries")).rows[0]!.n,
+  );
+}
+
+export async function queuedJobs(ctx: Context): Promise<number> {
+  const result = await ctx.pool.query<{ n: string }>(
+    "select count(*) as n from graphile_worker.jobs where run_at <= now() and task_identifier <> 'resolve_pending_order'",
+  );
+  return Number(result.rows[0]!.n);
+}
+
+export async function quiesce(ctx: Context): Promise<void> {
+  const started = performance.now();
+  const initial = await queuedJobs(ctx);
+  if (initial === 0) return;
+  while ((await queuedJobs(ctx)) > 0) {
+    if (performance.now() - started > MAX_QUIESCE_S * 1000) {
+      ctx.notes.push(`jobs still queued after waiting ${MAX_QUIESCE_S} s between scenarios`);
+      break;
+    }
+    await delay(250);
+  }
+  const waited_ms = performance.now() - started;
+  const message =
+    `${initial} queued confirmation emails sent in ${Math.round(waited_ms)} ms ` +
+    `(${Math.round(initial / (waited_ms / 1000))}/s) before the next scenario`;
+  ctx.notes.push(message);
+  log(message);
+}
+
+export async function completedOrders(ctx: Context): Promise<number> {
+  const result = await ctx.pool.query<{ count: string }>(
+    "select count(*) from orders where status = 'completed' and partner_id not like 'ptr_pgb_%'",
+  );
+  return Number(result.rows[0]!.count);
+}

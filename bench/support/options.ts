@@ -1,0 +1,29 @@
+// The command line of `npm run bench`.
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { type Options, SCENARIOS, type ScenarioName } from "./context.ts";
+
+export function parseOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: "string", default: "15" },
+      warmup: { type: "string", default: "3" },
+      only: { type: "string" },
+      profile: { type: "boolean", default: false },
+      "service-dir": { type: "string" },
+    },
+  });
+  const only = values.only ? values.only.split(",").map((name) => name.trim()) : [...SCENARIOS];
+  for (const name of only) {
+    if (!(SCENARIOS as readonly string[]).includes(name)) {
+      throw new Error(`--only: unknown scenario ${name}; known: ${SCENARIOS.join(", ")}`);
+    }
+  }
+  return {
+    duration_s: Number(values.duration),
+    warmup_s: Number(values.warmup),
+    only: new Set(only as ScenarioName[]),
+    profile: values.profile,
+    service_dir: path.resolve(values["service-dir"] ?? process.cwd()),
+  };
+}

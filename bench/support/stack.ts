@@ -1,0 +1,110 @@
+// What a benchmark run starts before its first scenario: an embedded PostgreSQL (not migrated:
+// the service migrates it with its own tree's migrations), the carrier simulator, the service,
+// and the partners; with --profile, the service's inspector and pg_stat_statements.
+import path from "node:path";
+import { createPool } from "../../src/db/pool.ts";
+import { startOwnPostgres } from "../../test/support/postgres.ts";
+import { type Context, log, type Options, PARTNER_CREDIT_MINOR, PARTNERS, RESULTS_DIR } from "./context.ts";
+import { InspectorSession } from "./inspector.ts";
+import { freePort, type Running, startService, startSimulator } from "./processes.ts";
+import { createPartners } from "./setup.ts";
+
+/** Everything started is pushed on `stops`, to be stopped in reverse order by the caller. */
+export async function startStack(
+  options: Options,
+  tmp: string,
+  stops: (() => Promise<unknown>)[],
+): Promise<Context> {
+  const embedded = await startOwnPostgres({
+    dataDir: path.join(tmp, "pg"),
+    migrate: false,
+    // Statement counts per answer (pg_stat_statements) with the profiles.
+    preload: options.profile ? ["pg_stat_statements"] : [],
+  });
+  stops.push(embedded.stop);
+  const postmaster_pid = (await embedded.postmasterPid()) ?? undefined;
+  const pool = createPool(embedded.url, 4, "bench-harness");
+  stops.push(() => pool.end());
+  if (options.profile) await pool.query("create extension if not exists pg_stat_statements");
+
+  const simulator_key = `sim_${crypto.randomUUID()}`;
+  const simulator = await startSimulator({
+    database_url: embedded.url,
+    api_key: simulator_key,
+    log_dir: tmp,
+    cwd: options.service_dir,
+  });
+  stops.push(simulator.stop);
+  const admin_token = `bench-admin-${crypto.randomUUID()}`;
+  const inspect_port = options.profile ? await freePort() : 0;
+  const service = await startBenchService(options, tmp, {
+    database_url: embedded.url,
+    admin_token,
+    simulator,
+    simulator_key,
+    inspect_port,
+  });
+  stops.push(service.stop);
+  log(
+    `service ${service.url} (pid ${service.pid}), simulator ${simulator.url}, PostgreSQL pid ${postmaster_pid}`,
+  );
+
+  const partners = await createPartners(service.url, admin_token, PARTNERS, PARTNER_CREDIT_MINOR);
+  log(`${partners.length} partners, each credited ${PARTNER_CREDIT_MINOR} minor units`);
+
+  const inspector = options.profile ? await InspectorSession.connect(inspect_port) : null;
+  if (inspector) stops.push(async () => inspector.close());
+  return {
+    tmp,
+    inspector,
+    profile_dir: path.join(RESULTS_DIR, "profiles", new Date().toISOString().replace(/[:.]/g, "-")),
+    database_url: embedded.url,
+    postmaster_pid,
+    pool,
+    service,
+    simulator,
+    simulator_key,
+    bare: null,
+    admin_token,
+    partners,
+    options,
+    results: [],
+    ratios: [],
+    notes: [],
+  };
+}
+
+function startBenchService(
+  options: Options,
+  tmp: string,
+  to: {
+    database_url: string;
+    admin_token: string;
+    simulator: Running;
+    simulator_key: string;
+    inspect_port: number;
+  },
+): Promise<Running> {
+  return startService({
+    log_dir: tmp,
+    cwd: options.service_dir,
+    // Loopback only, and only when asked: the inspector lets the harness profile one run at a time.
+    node_flags: options.profile ? [`--inspect=127.0.0.1:${to.inspect_port}`] : [],
+    env: {
+      APP_ENV: "sandbox",
+      DATABASE_URL: to.database_url,
+      DATA_DIR: path.join(tmp, "data"),
+      LOG_LEVEL: "warn",
+      ADMIN_TOKEN: to.admin_token,
+      CARRIER_URL: to.simulator.url,
+      CARRIER_API_KEY: to.simulator_key,
+      // Far above the slow carrier's 250 ms plus queueing: a benchmark measures, it does not time out.
+      CARRIER_TIMEOUT_MS: "30000",
+      // A completed order's resolver job finds nothing to do; pushed past the end of the run so
+      // one scenario's leftovers do not run inside the next one's measurement.
+      RESOLVE_AFTER_MS: "900000",
+      RATE_LIMIT_PER_SECOND: "1000000",
+      RATE_LIMIT_BURST: "1000000",
+    },
+  });
+}

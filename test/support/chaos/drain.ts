@@ -1,0 +1,78 @@
+// After the stream: faults cleared, processes restarted clean, pending orders and emails settled.
+
+import { startSlot, withSlot } from "./faults.ts";
+import { type Run, sleep } from "./state.ts";
+
+export async function drain(run: Run): Promise<void> {
+  const { cluster } = run;
+  await cluster.simulator.control({
+    latency_ms: 0,
+    refuse_share: 0,
+    timeout_share: 0,
+    fail_share: 0,
+    down: false,
+  });
+  // Processes armed with a crash point would die on the resolver's next purchase: start them clean.
+  for (let slot = 0; slot < cluster.services.length; slot++) {
+    await withSlot(run, slot, async () => {
+      if (run.armed.has(slot) || cluster.services[slot] === null) await startSlot(run, slot, null);
+    });
+  }
+  const started = Date.now();
+  const deadline = started + run.options.drain_timeout_s * 1000;
+  let last_log = 0;
+  for (;;) {
+    const state = await cluster.pool.query<{
+      pending: number;
+      emails: number;
+      esims: number;
+      delivered: number;
+    }>(`
+      select (select count(*) from orders where status = 'pending')::int as pending,
+             (select count(*) from graphile_worker.jobs where task_identifier = 'send_confirmation_email')::int as emails,
+             (select count(*) from orders where type = 'esim' and status = 'completed')::int as esims,
+             (select count(*) from email_deliveries)::int as delivered`);
+    const { pending, emails, esims, delivered } = state.rows[0]!;
+    const settled =
+      pending === 0 && emails === 0 && delivered >= esims && cluster.smtp.messages.length >= esims;
+    if (settled) break;
+    if (Date.now() - last_log > 5_000) {
+      run.options.log(
+        `  draining: ${pending} pending orders, ${emails} email jobs queued, ${delivered}/${esims} emails delivered`,
+      );
+      last_log = Date.now();
+    }
+    if (Date.now() > deadline) {
+      run.options.log(
+        `  drain timed out after ${run.options.drain_timeout_s} s; the audit will say what is left`,
+      );
+      await describeStuckJobs(run);
+      break;
+    }
+    await sleep(500);
+  }
+  run.stats.drain_s = Math.round((Date.now() - started) / 100) / 10;
+}
+
+/** The jobs still queued after a drain timed out, for the report: why is something not done? */
+export async function describeStuckJobs(run: Run): Promise<void> {
+  const jobs = await run.cluster.pool.query<{
+    task_identifier: string;
+    payload: unknown;
+    attempts: number;
+    max_attempts: number;
+    locked_by: string | null;
+    locked_at: Date | null;
+    run_at: Date;
+    last_error: string | null;
+  }>(`
+    select task_identifier, key as payload, attempts, max_attempts, locked_by, locked_at, run_at, last_error
+    from graphile_worker.jobs order by run_at limit 20`);
+  for (const job of jobs.rows) {
+    run.options.log(
+      `  stuck job ${job.task_identifier} ${JSON.stringify(job.payload)}: attempts ${job.attempts}/${job.max_attempts}, ` +
+        `${job.locked_by ? `locked by ${job.locked_by} since ${job.locked_at?.toISOString()}` : "not locked"}, ` +
+        `run_at ${job.run_at.toISOString()}${job.last_error ? `, last error ${job.last_error.split("\n")[0]}` : ""}`,
+    );
+  }
+}

@@ -1,0 +1,117 @@
+// The faults of a chaos run: the killer (SIGKILLs and restarts, sometimes armed with a crash
+// point), the supervisor that restarts a process that died by itself, and the carrier's weather.
+import { CRASH_POINTS } from "../../../src/shared/crash-points.ts";
+import type { ServiceProcess } from "../cluster.ts";
+import { createRng, type Rng } from "../rng.ts";
+import { type Run, sleep } from "./state.ts";
+
+/** Serialises restarts of one slot: a kill and a supervisor restart never overlap. */
+export function withSlot<T>(run: Run, slot: number, work: () => Promise<T>): Promise<T> {
+  const previous = run.slotLocks[slot] ?? Promise.resolve();
+  const next = previous.then(work, work);
+  run.slotLocks[slot] = next.catch(() => undefined);
+  return next;
+}
+
+export const START_ATTEMPTS = 3;
+
+export async function startSlot(run: Run, slot: number, rng: Rng | null): Promise<void> {
+  const point = rng && run.options.crash_points && rng.chance(0.25) ? rng.pick(CRASH_POINTS) : null;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const service = await run.cluster.startService(slot, point ? { CRASH_AT: point } : {});
+      run.stats.restarts += 1;
+      if (point) {
+        run.armed.add(slot);
+        run.stats.armed_restarts += 1;
+      } else {
+        run.armed.delete(slot);
+      }
+      watch(run, slot, service);
+      return;
+    } catch (error) {
+      // A start can fail on a machine this busy (the start timeout); a second try is what an operator does.
+      if (attempt >= START_ATTEMPTS) throw error;
+      run.options.log(
+        `  API process ${slot} did not start (${(error as Error).message.split("\n")[0]}); again`,
+      );
+    }
+  }
+}
+
+/** Restarts a process that died by itself (at a crash point) rather than by our hand. */
+export function watch(run: Run, slot: number, service: ServiceProcess): void {
+  service.process.once("exit", () => {
+    // Our kills empty the slot first; a process that leaves its slot occupied died by itself.
+    if (run.cluster.services[slot] !== service || run.stopping) return;
+    run.stats.crash_point_deaths += 1;
+    run.cluster.services[slot] = null;
+    const rng = createRng(run.options.seed, `supervisor-${slot}-${run.stats.crash_point_deaths}`);
+    void withSlot(run, slot, () => startSlot(run, slot, run.streaming ? rng : null)).catch((error) =>
+      run.breach(`restarting API process ${slot} failed: ${(error as Error).message}`),
+    );
+  });
+}
+
+export async function killer(run: Run): Promise<void> {
+  const rng = createRng(run.options.seed, "killer");
+  const slots = run.cluster.services.length;
+  for (let i = 0; i < run.options.kills; i++) {
+    const at = (i + 0.2 + 0.6 * rng.next()) / run.options.kills;
+    while (run.progress() < at) await sleep(25);
+    const slot = rng.int(0, slots - 1);
+    const restart_delay_ms = rng.int(100, 1500);
+    await withSlot(run, slot, async () => {
+      await run.cluster.killService(slot);
+      run.stats.kills += 1;
+      run.options.log(
+        `  kill ${run.stats.kills}: API process ${slot} (SIGKILL), restart in ${restart_delay_ms} ms`,
+      );
+      await sleep(restart_delay_ms);
+      await startSlot(run, slot, rng);
+    });
+  }
+}
+
+export async function faultChanger(run: Run): Promise<void> {
+  const rng = createRng(run.options.seed, "faults");
+  while (run.streaming) {
+    const roll = rng.next();
+    const settings =
+      roll < 0.25
+        ? { latency_ms: rng.int(0, 50), refuse_share: 0, timeout_share: 0, fail_share: 0, down: false }
+        : roll < 0.45
+          ? { latency_ms: rng.int(100, 400), refuse_share: 0, timeout_share: 0, fail_share: 0, down: false }
+          : roll < 0.65
+            ? {
+                latency_ms: rng.int(0, 100),
+                refuse_share: rng.int(10, 30) / 100,
+                timeout_share: 0,
+                fail_share: 0,
+                down: false,
+              }
+            : roll < 0.85
+              ? {
+                  latency_ms: rng.int(0, 100),
+                  refuse_share: 0.05,
+                  timeout_share: rng.int(10, 30) / 100,
+                  fail_share: 0,
+                  down: false,
+                }
+              : roll < 0.95
+                ? {
+                    latency_ms: 0,
+                    refuse_share: 0,
+                    timeout_share: 0.1,
+                    fail_share: rng.int(20, 50) / 100,
+                    down: false,
+                  }
+                : { latency_ms: 0, refuse_share: 0, timeout_share: 0, fail_share: 0, down: true };
+    await run.cluster.simulator.control(settings);
+    run.stats.fault_changes += 1;
+    // An outage is short; other weather lasts a few seconds.
+    const hold_ms = settings.down ? rng.int(800, 2000) : rng.int(2000, 5000);
+    const until = Date.now() + hold_ms;
+    while (run.streaming && Date.now() < until) await sleep(50);
+  }
+}

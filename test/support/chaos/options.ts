@@ -1,0 +1,50 @@
+// The chaos run's options, their defaults, and the environment of its processes (scripts/chaos.ts
+// is the command line; test/chaos.test.ts runs it in small).
+import type { Cluster } from "../cluster.ts";
+import { endUser } from "../fixtures.ts";
+
+export type ChaosOptions = {
+  seed: number;
+  duration_s: number;
+  operations: number;
+  kills: number;
+  clients: number;
+  drain_timeout_s: number;
+  crash_points: boolean;
+  /** Use this database instead of an embedded PostgreSQL of the cluster's own. */
+  databaseUrl?: string;
+  /** Run against this cluster (not stopped at the end) instead of starting one. */
+  cluster?: Cluster;
+  log: (line: string) => void;
+};
+
+export const CHAOS_DEFAULTS: Omit<ChaosOptions, "seed" | "log"> = {
+  duration_s: 120,
+  operations: 100_000,
+  kills: 12,
+  clients: 6,
+  drain_timeout_s: 120,
+  crash_points: true,
+};
+
+/** Environment of the API processes: short carrier timeout and resolver delay, so a run settles fast. */
+export const CHAOS_SERVICE_ENV = {
+  CARRIER_TIMEOUT_MS: "1000",
+  RESOLVE_AFTER_MS: "1500",
+  LOG_LEVEL: "info",
+  DB_POOL_MAX: "10",
+  // A job locked by a SIGKILLed process is unlocked after this long (src/server/worker.ts), not 4 hours.
+  STALE_JOB_AFTER_MS: "6000",
+};
+/** A slow carrier call (slow@carrier.test, timeout_share) outlives the API's carrier timeout. */
+export const CHAOS_SIMULATOR_ENV = { SIMULATOR_SLOW_MS: "2500" };
+
+export const RICH_PARTNERS = 4;
+export const THIN_PARTNERS = 2;
+export const RICH_CREDIT_MINOR = 10_000_000;
+/** A client gives up on one logical operation after this long and leaves it to reconciliation. */
+export const OPERATION_DEADLINE_MS = 45_000;
+export const LONG_CLIENT_TIMEOUT_MS = 15_000;
+export const MAX_WAIT_FOR_LIVE_PROCESS_MS = 60_000;
+/** The end user of every body; each purchase and top-up names an email of its own (endUserEmail). */
+export const CHAOS_END_USER = endUser({ first_name: "Chaos", last_name: "Monkey" });

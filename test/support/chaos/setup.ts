@@ -1,0 +1,44 @@
+// Before the stream: partners (rich and thin wallets) and the packages they buy.
+import { createPartner } from "../cluster.ts";
+import { request } from "../http.ts";
+import { RICH_CREDIT_MINOR, RICH_PARTNERS, THIN_PARTNERS } from "./options.ts";
+import type { Run } from "./state.ts";
+
+export async function setup(run: Run): Promise<void> {
+  const url = run.cluster.liveUrls()[0]!;
+  for (let i = 0; i < RICH_PARTNERS + THIN_PARTNERS; i++) {
+    const thin = i >= RICH_PARTNERS;
+    const name = `chaos-${thin ? "thin" : "rich"}-${i}`;
+    // Thin wallets are topped up after discovery, once prices are known.
+    const created = await createPartner(url, name, thin ? 0 : RICH_CREDIT_MINOR);
+    run.partners.push({ name, ...created, thin, credit_minor: thin ? 0 : RICH_CREDIT_MINOR, iccids: [] });
+  }
+  const key = run.partners[0]!.api_key;
+  for (const code of ["FR", "DE", "JP", "US"]) {
+    const found = await request(url, "GET", `/v1/esim/destination/${code}/packages`, { key });
+    if (found.status !== 200) throw new Error(`discovery ${code}: ${found.status}`);
+    for (const pkg of found.body.data as {
+      package_id: string;
+      data_mb: number | null;
+      wholesale_price: { amount_minor: number };
+    }[]) {
+      if (pkg.data_mb !== null && pkg.data_mb <= 5_000) {
+        run.packages.push({ package_id: pkg.package_id, price_minor: pkg.wholesale_price.amount_minor });
+      }
+    }
+  }
+  if (run.packages.length === 0) throw new Error("discovery found no metered packages");
+  const cheapest = Math.min(...run.packages.map((p) => p.price_minor));
+  for (const partner of run.partners.filter((p) => p.thin)) {
+    // Room for about three purchases: then 402s, and a race between concurrent holds.
+    partner.credit_minor = cheapest * 3 + 1;
+    const credited = await request(url, "POST", `/admin/partners/${partner.partner_id}/wallet/credits`, {
+      headers: { authorization: `Bearer ${run.cluster.env.ADMIN_TOKEN}` },
+      body: { amount_minor: partner.credit_minor, reference: `seed-${partner.partner_id}` },
+    });
+    if (credited.status !== 201) throw new Error(`credit ${partner.name}: ${credited.status}`);
+  }
+  // Top-ups are in the stream when the service offers the route (a 400, not a 404 not_found).
+  const probe = await request(url, "POST", "/v1/orders/submit-topup", { key, body: {} });
+  run.stats.topups_available = !(probe.status === 404 && probe.body.code === "not_found");
+}

@@ -1,0 +1,117 @@
+// What a chaos run did and saw: its operations, partners, counters and breaches.
+import type { AuditResult } from "../audit.ts";
+import type { Cluster } from "../cluster.ts";
+import type { ChaosOptions } from "./options.ts";
+
+export type Final = "completed" | "failed" | "insufficient" | "unresolved";
+
+export type Operation = {
+  op: number;
+  kind: "purchase" | "topup";
+  partner: Partner;
+  client_reference: string;
+  cart_key: string | null;
+  idempotency_key: string | null;
+  body: Record<string, unknown> | null;
+  final: Final;
+  /** Every orderID a 200 (or a 502's detail) named for this operation. */
+  order_ids: Set<string>;
+};
+
+export type Partner = {
+  name: string;
+  partner_id: string;
+  api_key: string;
+  thin: boolean;
+  credit_minor: number;
+  iccids: string[];
+};
+
+export type PackageChoice = { package_id: string; price_minor: number };
+
+export type ChaosStats = {
+  requests: Record<string, number>;
+  operations: Record<string, number>;
+  outcomes: Record<string, number>;
+  kills: number;
+  restarts: number;
+  crash_point_deaths: number;
+  armed_restarts: number;
+  fault_changes: number;
+  retries: number;
+  client_timeouts: number;
+  duplicate_submits: number;
+  replays_checked: number;
+  key_reuses_checked: number;
+  reconciled: number;
+  topups_available: boolean;
+  stream_s: number;
+  drain_s: number;
+};
+
+export type ChaosReport = {
+  seed: number;
+  options: Omit<ChaosOptions, "log" | "cluster">;
+  stats: ChaosStats;
+  client_breaches: string[];
+  audit: AuditResult;
+  passed: boolean;
+};
+
+export class Run {
+  readonly stats: ChaosStats = {
+    requests: {},
+    operations: {},
+    outcomes: {},
+    kills: 0,
+    restarts: 0,
+    crash_point_deaths: 0,
+    armed_restarts: 0,
+    fault_changes: 0,
+    retries: 0,
+    client_timeouts: 0,
+    duplicate_submits: 0,
+    replays_checked: 0,
+    key_reuses_checked: 0,
+    reconciled: 0,
+    topups_available: false,
+    stream_s: 0,
+    drain_s: 0,
+  };
+  readonly breaches: string[] = [];
+  readonly operations: Operation[] = [];
+  readonly partners: Partner[] = [];
+  packages: PackageChoice[] = [];
+  started_ops = 0;
+  stream_started_at = 0;
+  streaming = true;
+  readonly cluster: Cluster;
+  readonly options: ChaosOptions;
+  /** Slots whose current process was started with CRASH_AT. */
+  readonly armed = new Set<number>();
+  /** One restart at a time per slot. */
+  readonly slotLocks: Promise<unknown>[] = [];
+  stopping = false;
+
+  constructor(cluster: Cluster, options: ChaosOptions) {
+    this.cluster = cluster;
+    this.options = options;
+  }
+
+  count(bucket: Record<string, number>, key: string): void {
+    bucket[key] = (bucket[key] ?? 0) + 1;
+  }
+
+  breach(message: string): void {
+    if (this.breaches.length < 200) this.breaches.push(message);
+  }
+
+  progress(): number {
+    const elapsed = (Date.now() - this.stream_started_at) / 1000;
+    return Math.max(this.started_ops / this.options.operations, elapsed / this.options.duration_s);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

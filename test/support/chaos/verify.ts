@@ -1,0 +1,77 @@
+// After the drain: what clients were told, reconciled and checked against the books.
+import { createRng } from "../rng.ts";
+import { observe, send, sendUntilAnswered } from "./client.ts";
+import type { Run } from "./state.ts";
+
+/** Learns the outcome of operations the client gave up on, and replays a sample of the others. */
+export async function reconcile(run: Run): Promise<void> {
+  const rng = createRng(run.options.seed, "reconcile");
+  for (const operation of run.operations) {
+    if (operation.final !== "unresolved") continue;
+    run.stats.reconciled += 1;
+    const path = operation.kind === "purchase" ? "/v1/orders/submit" : "/v1/orders/submit-topup";
+    const headers: Record<string, string> =
+      operation.idempotency_key === null ? {} : { "idempotency-key": operation.idempotency_key };
+    const sent = await send(run, rng, "POST", path, {
+      key: operation.partner.api_key,
+      body: operation.body,
+      headers,
+    });
+    const final = sent.answer ? observe(run, operation, sent.answer, path) : null;
+    if (final) operation.final = final;
+    else run.breach(`${operation.kind} op ${operation.op}: still no final answer after the drain`);
+  }
+}
+
+/** What every client was told must be what the books say. */
+export async function crossCheck(run: Run): Promise<void> {
+  const orders = await run.cluster.pool.query<{
+    order_id: string;
+    partner_id: string;
+    status: string;
+    client_reference: string | null;
+    total_minor: number;
+  }>("select order_id, partner_id, status, client_reference, total_minor from orders");
+  const byReference = new Map<string, typeof orders.rows>();
+  for (const order of orders.rows) {
+    const key = `${order.partner_id} ${order.client_reference}`;
+    byReference.set(key, [...(byReference.get(key) ?? []), order]);
+  }
+  for (const operation of run.operations) {
+    const what = `${operation.kind} op ${operation.op} (${operation.client_reference})`;
+    const found = byReference.get(`${operation.partner.partner_id} ${operation.client_reference}`) ?? [];
+    const told = [...operation.order_ids];
+    if (operation.final === "insufficient") {
+      if (found.length > 0)
+        run.breach(`${what}: told 402 but order ${found[0]!.order_id} exists (${found[0]!.status})`);
+      continue;
+    }
+    if (operation.final === "unresolved") continue; // reported by reconcile
+    const order = found[0];
+    if (!order) {
+      run.breach(`${what}: told ${operation.final} (${told.join(", ")}) but no order exists`);
+      continue;
+    }
+    if (order.status !== operation.final)
+      run.breach(`${what}: told ${operation.final} but order ${order.order_id} is ${order.status}`);
+    if (told.length > 0 && !told.includes(order.order_id)) {
+      run.breach(`${what}: told order ${told.join(", ")} but the books have ${order.order_id}`);
+    }
+  }
+  // Each wallet, as the API shows it: credit minus completed orders, nothing held.
+  const rng = createRng(run.options.seed, "cross-check");
+  for (const partner of run.partners) {
+    const spent = orders.rows
+      .filter((o) => o.partner_id === partner.partner_id && o.status === "completed")
+      .reduce((sum, o) => sum + o.total_minor, 0);
+    const wallet = await sendUntilAnswered(run, rng, "GET", "/v1/profile/wallet", { key: partner.api_key });
+    const available = wallet.body.balance?.amount_minor;
+    const pending = wallet.body.pending?.amount_minor;
+    if (available !== partner.credit_minor - spent || pending !== 0) {
+      run.breach(
+        `wallet of ${partner.name}: shows ${available} available and ${pending} pending, expected ` +
+          `${partner.credit_minor - spent} (credited ${partner.credit_minor}, completed orders ${spent}) and 0`,
+      );
+    }
+  }
+}
