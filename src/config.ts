@@ -27,6 +27,8 @@ export type Config = {
   currency: string;
   rate_limit_per_second: number;
   rate_limit_burst: number;
+  /** Failed authentications (refused keys, wrong tokens) per client address per minute. */
+  auth_failures_per_minute: number;
   db_pool_max: number;
   cart_ttl_minutes: number;
   idempotency_ttl_hours: number;
@@ -117,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
     currency,
     rate_limit_per_second: integer(env, "RATE_LIMIT_PER_SECOND", 50, 1, 1_000_000),
     rate_limit_burst: integer(env, "RATE_LIMIT_BURST", 100, 1, 1_000_000),
+    auth_failures_per_minute: integer(env, "AUTH_FAILURES_PER_MINUTE", 300, 1, 1_000_000),
     db_pool_max: integer(env, "DB_POOL_MAX", 20, 2, 500),
     cart_ttl_minutes: integer(env, "CART_TTL_MINUTES", 30, 1, 24 * 60),
     idempotency_ttl_hours: integer(env, "IDEMPOTENCY_TTL_HOURS", 24, 24, 24 * 30),

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { sql } from "kysely";
+import { addressKey } from "../src/server/rate-limit.ts";
 import { createTestApp } from "./support/app.ts";
 
 const app = await createTestApp();
@@ -117,10 +119,13 @@ test("rate limits announce RateLimit-* headers and answer 429 rate_limited with 
 });
 
 test("requests whose key is refused are limited per client address", async () => {
-  const limited = await createTestApp(
-    { rate_limit_per_second: 2, rate_limit_burst: 3 },
-    { database: app.database },
-  );
+  const limited = await createTestApp({ auth_failures_per_minute: 3 }, { database: app.database });
+  // A key that worked here before is never held back by its address's failures.
+  const warm = await limited.app.inject({
+    url: "/v1/profile/wallet",
+    headers: limited.auth(partner.api_key),
+  });
+  assert.equal(warm.statusCode, 200);
   const statuses: number[] = [];
   for (let i = 0; i < 5; i++) {
     const guess = `sand_${"x".repeat(40)}${i}`;
@@ -169,4 +174,77 @@ test("an unexpected error is a 500 internal_error that leaks no internals", asyn
   });
   const body = assertProblem(response, 500, "internal_error");
   assert.doesNotMatch(JSON.stringify(body), /ledger|relation|select|stack/i);
+});
+
+test("a flood of random well-formed keys costs at most the address's failure budget in key lookups", async () => {
+  let lookups = 0;
+  const counted = await createTestApp(
+    { rate_limit_per_second: 2, rate_limit_burst: 3, auth_failures_per_minute: 3 },
+    {
+      database: app.database,
+      onQuery: (text) => {
+        if (/from api_keys where key_hash/.test(text)) lookups++;
+      },
+    },
+  );
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < 300; i++) {
+    const guess = `sand_${randomBytes(32).toString("base64url")}`;
+    const answer = await counted.app.inject({ url: "/v1/profile/wallet", headers: counted.auth(guess) });
+    statuses.set(answer.statusCode, (statuses.get(answer.statusCode) ?? 0) + 1);
+  }
+  assert.equal(statuses.get(401), 3, "the budget of failures is answered 401");
+  assert.equal(statuses.get(429), 297, "the rest is refused before any lookup");
+  assert.equal(lookups, 3, "one lookup per failure the budget allowed, none for the refused rest");
+});
+
+test("unknown keys do not take the cache slots of real keys: a real key stays cached through a flood", async () => {
+  let lookups = 0;
+  const counted = await createTestApp(
+    {},
+    {
+      database: app.database,
+      onQuery: (text) => {
+        if (/from api_keys where key_hash/.test(text)) lookups++;
+      },
+    },
+  );
+  assert.equal(
+    (await counted.app.inject({ url: "/v1/profile/wallet", headers: counted.auth(partner.api_key) }))
+      .statusCode,
+    200,
+  );
+  // More unknown keys than the cache holds (10,000), each from an address of its own, within the
+  // 5 s a cached key lives.
+  const started = Date.now();
+  for (let batch = 0; batch < 101; batch++) {
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, j) => {
+        const i = batch * 100 + j;
+        return counted.app.inject({
+          url: "/v1/profile/wallet",
+          headers: counted.auth(`sand_${randomBytes(32).toString("base64url")}`),
+          remoteAddress: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+        });
+      }),
+    );
+    assert.ok(answers.every((answer) => answer.statusCode === 401));
+  }
+  const flood_ms = Date.now() - started;
+  const before = lookups;
+  const real = await counted.app.inject({
+    url: "/v1/profile/wallet",
+    headers: counted.auth(partner.api_key),
+  });
+  assert.equal(real.statusCode, 200);
+  assert.equal(lookups - before, 0, `the real key was answered from the cache (flood: ${flood_ms} ms)`);
+});
+
+test("failure budgets are per IPv4 address and per IPv6 /64, so one IPv6 client has one budget", () => {
+  assert.equal(addressKey("203.0.113.7"), "203.0.113.7");
+  assert.equal(addressKey("::ffff:203.0.113.7"), "::ffff:203.0.113.7");
+  assert.equal(addressKey("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+  assert.equal(addressKey("2001:db8:1:2:bbbb:cccc:dddd:eeee"), "2001:db8:1:2::/64");
+  assert.equal(addressKey("2001:db8::1"), "2001:db8:0:0::/64");
+  assert.equal(addressKey("::1"), "0:0:0:0::/64");
 });

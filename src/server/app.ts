@@ -93,10 +93,10 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   const metrics = createMetrics(() => pendingOrderStats(ctx.db));
-  const authenticator = new Authenticator(ctx.db, ctx.config.app_env);
+  const authenticator = new Authenticator(ctx.db, ctx.config.app_env, {
+    failures: RateLimiter.forFailures(ctx.config.auth_failures_per_minute),
+  });
   const limiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
-  // The same budget, per client address, for requests whose key is refused.
-  const failedAuthLimiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
 
   app.decorateRequest("partner", null);
   // Only JSON bodies: Fastify's default text/plain parser would let a string reach schema validation.
@@ -135,12 +135,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await app.register(
     async (v1) => {
       v1.addHook("onRequest", async (request, reply) => {
-        request.partner = await authenticator.authenticate(request).catch((error: unknown) => {
-          // Failed authentications are limited per client address: guessing keys, or a client
-          // stuck on a revoked one, cannot turn into a query per request against the database.
-          if (error instanceof ApiError && error.status === 401) failedAuthLimiter.take(request.ip);
-          throw error;
-        });
+        request.partner = await authenticator.authenticate(request);
         const decision = limiter.take(request.partner.key_id);
         reply.header("ratelimit-limit", String(decision.limit));
         reply.header("ratelimit-remaining", String(decision.remaining));

@@ -12,25 +12,41 @@ import { hashApiKey, keyEnvironment } from "../partners/api-keys.ts";
 import { findKeyByHash, touchKeys } from "../partners/partners.sql.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { AuthenticatedPartner } from "../shared/http-types.ts";
+import { addressKey, type RateLimiter } from "./rate-limit.ts";
 
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX_ENTRIES = 10_000;
 const MAX_KEY_LENGTH = 200;
 const TOUCH_INTERVAL_MS = 10_000;
 
-type CacheEntry = { partner: AuthenticatedPartner | null; expires_at_ms: number };
+type CacheEntry = { partner: AuthenticatedPartner; expires_at_ms: number };
+
+export type AuthenticatorOptions = {
+  /** Failed authentications per client address, checked before a key costs a lookup. */
+  failures: RateLimiter;
+};
+
+/** The client as the authenticator sees it: its headers and its address. */
+export type AuthRequest = Pick<FastifyRequest, "headers" | "ip">;
 
 export class Authenticator {
   readonly #db: Kysely<Database>;
   readonly #app_env: AppEnv;
+  readonly #failures: RateLimiter;
+  /**
+   * Keys that authenticated here, and only those: an unknown key is never cached, so a flood of
+   * made-up keys cannot push real keys out. An entry past its TTL stays until evicted, marking the
+   * key as one that was real, so its refresh is not held back by the address's failure budget.
+   */
   readonly #cache = new Map<string, CacheEntry>();
   /** Keys used since the last flush: last-used times are written in batches, off the request path. */
   readonly #used = new Set<string>();
   #timer: NodeJS.Timeout | null = null;
 
-  constructor(db: Kysely<Database>, app_env: AppEnv) {
+  constructor(db: Kysely<Database>, app_env: AppEnv, options: AuthenticatorOptions) {
     this.#db = db;
     this.#app_env = app_env;
+    this.#failures = options.failures;
   }
 
   start(): void {
@@ -52,55 +68,70 @@ export class Authenticator {
 
   onKeyRevoked(key_id: string): void {
     for (const [hash, entry] of this.#cache) {
-      if (entry.partner?.key_id === key_id) this.#cache.delete(hash);
+      if (entry.partner.key_id === key_id) this.#cache.delete(hash);
     }
   }
 
-  async authenticate(request: FastifyRequest): Promise<AuthenticatedPartner> {
+  async authenticate(request: AuthRequest): Promise<AuthenticatedPartner> {
     const api_key = presentedKey(request);
     if (api_key === null) {
-      throw new ApiError(
-        "unauthorized",
-        "Send your API key as `Authorization: Bearer <API_KEY>` or `X-API-Key`.",
+      throw this.#refused(
+        request,
+        new ApiError(
+          "unauthorized",
+          "Send your API key as `Authorization: Bearer <API_KEY>` or `X-API-Key`.",
+        ),
       );
     }
     const env = keyEnvironment(api_key);
-    if (env === null) throw new ApiError("unauthorized", "The API key is not valid.");
+    if (env === null) throw this.#refused(request, new ApiError("unauthorized", "The API key is not valid."));
     if (env !== this.#app_env) {
-      throw new ApiError(
-        "wrong_environment",
-        `This is a ${env} key; this is the ${this.#app_env} environment. Use the ${env} base URL, or a ${this.#app_env} key.`,
+      throw this.#refused(
+        request,
+        new ApiError(
+          "wrong_environment",
+          `This is a ${env} key; this is the ${this.#app_env} environment. Use the ${env} base URL, or a ${this.#app_env} key.`,
+        ),
       );
     }
-    const partner = await this.#lookup(api_key);
-    if (partner === null) throw new ApiError("unauthorized", "The API key is unknown or revoked.");
+    const partner = await this.#lookup(api_key, request);
     this.#used.add(partner.key_id);
     return partner;
   }
 
-  async #lookup(api_key: string): Promise<AuthenticatedPartner | null> {
-    // Keyed by the key itself (already in this process's memory for the request): a cache hit
-    // costs no SHA-256. Only a miss hashes it, to look it up by hash in the database.
-    const hash = api_key;
+  /** Counts a failure against the client's address: 429 instead when its budget is spent. */
+  #refused(request: AuthRequest, error: ApiError): ApiError {
+    this.#failures.take(addressKey(request.ip));
+    return error;
+  }
+
+  async #lookup(api_key: string, request: AuthRequest): Promise<AuthenticatedPartner> {
     const now = Date.now();
-    const cached = this.#cache.get(hash);
+    const cached = this.#cache.get(api_key);
     if (cached && cached.expires_at_ms > now) return cached.partner;
+    // A key never seen to work here takes a failure token before its lookup, so an address out of
+    // failures costs no query; the token is given back when the key is real.
+    const address = addressKey(request.ip);
+    if (!cached) this.#failures.take(address);
     const record = await findKeyByHash(this.#db, hashApiKey(api_key));
-    const partner =
-      record && !record.revoked ? { partner_id: record.partner_id, key_id: record.key_id } : null;
-    // Full: forget the oldest entry (Map keeps insertion order), so a flood of unknown keys
-    // cannot push every real key out at once.
+    if (!record || record.revoked) {
+      this.#cache.delete(api_key);
+      throw new ApiError("unauthorized", "The API key is unknown or revoked.");
+    }
+    if (!cached) this.#failures.refund(address);
+    const partner = { partner_id: record.partner_id, key_id: record.key_id };
+    // Full: forget the oldest entry (Map keeps insertion order).
     if (this.#cache.size >= CACHE_MAX_ENTRIES) {
       const oldest = this.#cache.keys().next().value;
       if (oldest !== undefined) this.#cache.delete(oldest);
     }
-    this.#cache.delete(hash);
-    this.#cache.set(hash, { partner, expires_at_ms: now + CACHE_TTL_MS });
+    this.#cache.delete(api_key);
+    this.#cache.set(api_key, { partner, expires_at_ms: now + CACHE_TTL_MS });
     return partner;
   }
 }
 
-function presentedKey(request: FastifyRequest): string | null {
+function presentedKey(request: AuthRequest): string | null {
   const authorization = request.headers.authorization;
   if (typeof authorization === "string" && authorization.length > 0) {
     const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
