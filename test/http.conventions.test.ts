@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { sql } from "kysely";
+import { hashApiKey } from "../src/partners/api-keys.ts";
 import { addressKey } from "../src/server/rate-limit.ts";
 import { createTestApp } from "./support/app.ts";
 
@@ -198,46 +199,31 @@ test("a flood of random well-formed keys costs at most the address's failure bud
   assert.equal(lookups, 3, "one lookup per failure the budget allowed, none for the refused rest");
 });
 
-test("unknown keys do not take the cache slots of real keys: a real key stays cached through a flood", async () => {
-  let lookups = 0;
-  const counted = await createTestApp(
-    {},
-    {
-      database: app.database,
-      onQuery: (text) => {
-        if (/from api_keys where key_hash/.test(text)) lookups++;
-      },
-    },
-  );
-  assert.equal(
-    (await counted.app.inject({ url: "/v1/profile/wallet", headers: counted.auth(partner.api_key) }))
-      .statusCode,
-    200,
-  );
-  // More unknown keys than the cache holds (10,000), each from an address of its own, within the
-  // 5 s a cached key lives.
-  const started = Date.now();
-  for (let batch = 0; batch < 101; batch++) {
+test("unknown keys do not take the cache slots of real keys: after a flood the cache holds only the real key", async () => {
+  const flooded = await createTestApp({}, { database: app.database });
+  const real = await flooded.app.inject({
+    url: "/v1/profile/wallet",
+    headers: flooded.auth(partner.api_key),
+  });
+  assert.equal(real.statusCode, 200);
+  // Unknown keys, each from an address of its own, so no failure budget runs out.
+  for (let batch = 0; batch < 10; batch++) {
     const answers = await Promise.all(
-      Array.from({ length: 100 }, (_, j) => {
-        const i = batch * 100 + j;
-        return counted.app.inject({
+      Array.from({ length: 50 }, (_, j) =>
+        flooded.app.inject({
           url: "/v1/profile/wallet",
-          headers: counted.auth(`sand_${randomBytes(32).toString("base64url")}`),
-          remoteAddress: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
-        });
-      }),
+          headers: flooded.auth(`sand_${randomBytes(32).toString("base64url")}`),
+          remoteAddress: `10.0.${batch}.${j}`,
+        }),
+      ),
     );
     assert.ok(answers.every((answer) => answer.statusCode === 401));
   }
-  const flood_ms = Date.now() - started;
-  const before = lookups;
-  const real = await counted.app.inject({
-    url: "/v1/profile/wallet",
-    headers: counted.auth(partner.api_key),
-  });
-  assert.equal(real.statusCode, 200);
-  assert.equal(lookups - before, 0, `the real key was answered from the cache (flood: ${flood_ms} ms)`);
+  // Entries past their TTL stay until evicted, so this holds however long the flood took.
+  assert.deepEqual(
+    [...flooded.authenticator.cachedKeyHashes()],
+    [hashApiKey(partner.api_key).toString("base64url")],
+  );
 });
 
 test("failure budgets are per IPv4 address and per IPv6 /64, so one IPv6 client has one budget", () => {

@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { sql } from "kysely";
-import { generateApiKey } from "../src/partners/api-keys.ts";
+import { type KyselyPlugin, sql } from "kysely";
+import { listenForInvalidations } from "../src/db/invalidations.ts";
+import { generateApiKey, hashApiKey } from "../src/partners/api-keys.ts";
+import { Authenticator } from "../src/server/auth.ts";
+import { RateLimiter } from "../src/server/rate-limit.ts";
+import type { ApiError } from "../src/shared/errors.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 
 const app = await createTestApp();
@@ -181,4 +185,75 @@ test("the operator API needs ADMIN_TOKEN and does not exist without one", async 
   });
   assert.equal(hidden.statusCode, 404);
   assert.equal(hidden.json().code, "not_found");
+});
+
+test("a lookup that read a key just before its revocation cannot cache it after the revocation's notice", async () => {
+  const partner = await app.createPartner();
+  // The authenticator's own queries pass through this plugin: while `gate` is set, a finished query
+  // waits there, after its row was read and before the authenticator sees it.
+  let gate: Promise<void> | null = null;
+  let onPaused = () => {};
+  const pausing: KyselyPlugin = {
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      if (gate) {
+        onPaused();
+        await gate;
+      }
+      return args.result;
+    },
+  };
+  const authenticator = new Authenticator(app.db.withPlugin(pausing), "sandbox", {
+    failures: RateLimiter.forFailures(1_000),
+  });
+  let noticed = (_key_id: string) => {};
+  const listener = await listenForInvalidations(app.database.url, {
+    api_key_revoked: (key_id) => {
+      authenticator.onKeyRevoked(key_id);
+      noticed(key_id);
+    },
+  });
+  try {
+    const request = { headers: { authorization: `Bearer ${partner.api_key}` }, ip: "192.0.2.1" };
+    let release = () => {};
+    gate = new Promise((resolve) => {
+      release = resolve;
+    });
+    const paused = new Promise<void>((resolve) => {
+      onPaused = resolve;
+    });
+    const racing = authenticator.authenticate(request as never);
+    await paused; // the lookup has read the key, still valid
+    const notice = new Promise<string>((resolve) => {
+      noticed = resolve;
+    });
+    const revoke = await app.app.inject({
+      method: "DELETE",
+      url: `/admin/api-keys/${partner.key_id}`,
+      headers: admin,
+    });
+    assert.equal(revoke.statusCode, 204);
+    assert.equal(await notice, partner.key_id, "the revocation's notice arrived while the lookup was paused");
+    gate = null;
+    release();
+    assert.equal((await racing).key_id, partner.key_id, "read before the revocation committed");
+    await assert.rejects(
+      authenticator.authenticate(request as never),
+      (error: ApiError) => error.code === "unauthorized",
+      "the key revoked meanwhile was not cached as valid",
+    );
+  } finally {
+    await listener.close();
+  }
+});
+
+test("the key cache holds SHA-256 hashes of keys, never the keys", async () => {
+  const partner = await app.createPartner();
+  const authenticator = new Authenticator(app.db, "sandbox", { failures: RateLimiter.forFailures(1_000) });
+  const request = { headers: { authorization: `Bearer ${partner.api_key}` }, ip: "192.0.2.1" };
+  await authenticator.authenticate(request as never);
+  const held = [...authenticator.cachedKeyHashes()];
+  assert.equal(held.length, 1);
+  assert.equal(held[0], hashApiKey(partner.api_key).toString("base64url"));
+  assert.ok(!held.some((entry) => entry.includes(partner.api_key)));
 });

@@ -1,8 +1,9 @@
 // Partner authentication: `Authorization: Bearer <key>` or `X-API-Key: <key>`.
-// Keys are looked up by their SHA-256 through a unique index, then cached per process for a
-// few seconds so a hot path (catalog discovery) does not pay a query per request. Revocation
-// still takes effect at once: the revoking transaction NOTIFYs every process, which drops
-// the key here (see onKeyRevoked); the short TTL bounds the damage of a missed notification.
+// Keys are looked up by their SHA-256 through a unique index, then cached per process (by that
+// hash, never the key) for a few seconds so a hot path (catalog discovery) does not pay a query
+// per request. Revocation still takes effect at once: the revoking transaction NOTIFYs every
+// process, which drops the key here (see onKeyRevoked, and its generation counter for a lookup
+// racing the revocation); the short TTL bounds the damage of a missed notification.
 import { timingSafeEqual as cryptoTimingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
@@ -41,6 +42,8 @@ export class Authenticator {
   readonly #cache = new Map<string, CacheEntry>();
   /** Keys used since the last flush: last-used times are written in batches, off the request path. */
   readonly #used = new Set<string>();
+  /** Bumped by every revocation notice; a lookup caches only if none arrived while it ran. */
+  #generation = 0;
   #timer: NodeJS.Timeout | null = null;
 
   constructor(db: Kysely<Database>, app_env: AppEnv, options: AuthenticatorOptions) {
@@ -66,10 +69,20 @@ export class Authenticator {
     await touchKeys(this.#db, key_ids).catch(() => undefined);
   }
 
+  /**
+   * A revocation notice: drop the key, and bump the generation so that a lookup which read the
+   * key before the revocation committed, and finishes after this notice, does not cache it.
+   */
   onKeyRevoked(key_id: string): void {
+    this.#generation++;
     for (const [hash, entry] of this.#cache) {
       if (entry.partner.key_id === key_id) this.#cache.delete(hash);
     }
+  }
+
+  /** What the cache holds: SHA-256 hashes (base64url), never keys. For tests and diagnostics. */
+  cachedKeyHashes(): IterableIterator<string> {
+    return this.#cache.keys();
   }
 
   async authenticate(request: AuthRequest): Promise<AuthenticatedPartner> {
@@ -106,28 +119,38 @@ export class Authenticator {
   }
 
   async #lookup(api_key: string, request: AuthRequest): Promise<AuthenticatedPartner> {
+    // Keyed by the key's hash: a heap dump of this process holds no usable keys.
+    const key_hash = hashApiKey(api_key);
+    const slot = key_hash.toString("base64url");
     const now = Date.now();
-    const cached = this.#cache.get(api_key);
+    const cached = this.#cache.get(slot);
     if (cached && cached.expires_at_ms > now) return cached.partner;
     // A key never seen to work here takes a failure token before its lookup, so an address out of
     // failures costs no query; the token is given back when the key is real.
     const address = addressKey(request.ip);
     if (!cached) this.#failures.take(address);
-    const record = await findKeyByHash(this.#db, hashApiKey(api_key));
+    const generation = this.#generation;
+    const record = await findKeyByHash(this.#db, key_hash);
     if (!record || record.revoked) {
-      this.#cache.delete(api_key);
+      this.#cache.delete(slot);
       throw new ApiError("unauthorized", "The API key is unknown or revoked.");
     }
     if (!cached) this.#failures.refund(address);
     const partner = { partner_id: record.partner_id, key_id: record.key_id };
+    // A revocation noticed since the read may be this key's: answer this request (it read the key
+    // before the revocation committed) but do not cache what may now be stale.
+    if (generation === this.#generation) this.#remember(slot, partner, now);
+    return partner;
+  }
+
+  #remember(slot: string, partner: AuthenticatedPartner, now: number): void {
     // Full: forget the oldest entry (Map keeps insertion order).
     if (this.#cache.size >= CACHE_MAX_ENTRIES) {
       const oldest = this.#cache.keys().next().value;
       if (oldest !== undefined) this.#cache.delete(oldest);
     }
-    this.#cache.delete(api_key);
-    this.#cache.set(api_key, { partner, expires_at_ms: now + CACHE_TTL_MS });
-    return partner;
+    this.#cache.delete(slot);
+    this.#cache.set(slot, { partner, expires_at_ms: now + CACHE_TTL_MS });
   }
 }
 
