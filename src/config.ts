@@ -89,6 +89,17 @@ function url(env: Env, name: string, protocols: readonly string[]): string | nul
   return raw;
 }
 
+/** A token sent as `Authorization: Bearer <token>`: one header token, so no space or control character. */
+function bearerToken(env: Env, name: string): string | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  if (!/^[\x21-\x7e]*$/.test(value)) {
+    throw new ConfigError(name, "must be printable ASCII without spaces or control characters");
+  }
+  if (value.length < 16) throw new ConfigError(name, "must be at least 16 characters");
+  return value;
+}
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -97,10 +108,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[A-Z]{3}$/.test(currency))
     throw new ConfigError("CURRENCY", `expected an ISO 4217 code such as USD, got "${currency}"`);
 
-  const admin_token = text(env, "ADMIN_TOKEN");
-  if (admin_token !== null && admin_token.length < 16) {
-    throw new ConfigError("ADMIN_TOKEN", "must be at least 16 characters");
-  }
+  const admin_token = bearerToken(env, "ADMIN_TOKEN");
 
   const config: Config = {
     port: integer(env, "PORT", 3000, 0, 65535),

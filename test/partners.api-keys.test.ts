@@ -257,3 +257,28 @@ test("the key cache holds SHA-256 hashes of keys, never the keys", async () => {
   assert.equal(held[0], hashApiKey(partner.api_key).toString("base64url"));
   assert.ok(!held.some((entry) => entry.includes(partner.api_key)));
 });
+
+test("wrong operator tokens are throttled per client address: 429 with Retry-After, even for the right token", async () => {
+  const limited = await createTestApp({ auth_failures_per_minute: 3 }, { database: app.database });
+  const attempt = (token: string, remoteAddress = "198.51.100.7") =>
+    limited.app.inject({
+      method: "POST",
+      url: "/admin/partners",
+      headers: { authorization: `Bearer ${token}` },
+      payload: { name: "Throttled" },
+      remoteAddress,
+    });
+  const statuses: number[] = [];
+  for (let i = 0; i < 5; i++)
+    statuses.push((await attempt(`wrong-operator-token-${i}-0123456789`)).statusCode);
+  assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
+  const throttled = await attempt(ADMIN_TOKEN);
+  assert.equal(throttled.statusCode, 429, "a guess that happens to be right is not told apart");
+  assert.equal(throttled.json().code, "rate_limited");
+  assert.ok(Number(throttled.headers["retry-after"]) >= 1);
+  assert.equal(
+    (await attempt(ADMIN_TOKEN, "198.51.100.8")).statusCode,
+    201,
+    "other addresses are not held back",
+  );
+});

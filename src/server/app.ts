@@ -23,7 +23,7 @@ import {
 } from "../shared/problem.ts";
 import { topupRoutes } from "../topups/routes.ts";
 import { walletRoutes } from "../wallet/routes.ts";
-import { Authenticator, isAdmin } from "./auth.ts";
+import { Authenticator, requireToken } from "./auth.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
@@ -97,6 +97,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     failures: RateLimiter.forFailures(ctx.config.auth_failures_per_minute),
   });
   const limiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
+  // Wrong operator and metrics tokens, per client address.
+  const operatorFailures = RateLimiter.forFailures(ctx.config.auth_failures_per_minute);
 
   app.decorateRequest("partner", null);
   // Only JSON bodies: Fastify's default text/plain parser would let a string reach schema validation.
@@ -156,12 +158,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
             new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`),
           );
         }
-        if (!isAdmin(request, ctx.config.admin_token)) {
-          return sendProblem(
-            reply,
-            new ApiError("unauthorized", "Send `Authorization: Bearer <ADMIN_TOKEN>`."),
-          );
-        }
+        requireToken(request, ctx.config.admin_token, operatorFailures, "ADMIN_TOKEN");
       });
       await adminRoutes(admin as App, ctx);
     },

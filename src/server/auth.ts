@@ -167,15 +167,26 @@ function presentedKey(request: AuthRequest): string | null {
   return null;
 }
 
-/** Operator authentication: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time. */
-export function isAdmin(request: FastifyRequest, admin_token: string): boolean {
+/**
+ * Operator credentials (ADMIN_TOKEN, METRICS_TOKEN): `Authorization: Bearer <token>`, compared in
+ * constant time. Every attempt takes a failure token from the client's address first and a right
+ * token gives it back: past the budget even the right token is 429, so guessing learns nothing.
+ */
+export function requireToken(request: AuthRequest, token: string, failures: RateLimiter, name: string): void {
+  const address = addressKey(request.ip);
+  failures.take(address);
+  if (!tokenMatches(request, token)) {
+    throw new ApiError("unauthorized", `Send \`Authorization: Bearer <${name}>\`.`);
+  }
+  failures.refund(address);
+}
+
+function tokenMatches(request: AuthRequest, token: string): boolean {
   const authorization = request.headers.authorization;
   if (typeof authorization !== "string") return false;
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
   if (!match?.[1]) return false;
-  const given = hashApiKey(match[1]);
-  const expected = hashApiKey(admin_token);
-  return cryptoEqual(given, expected);
+  return cryptoEqual(hashApiKey(match[1]), hashApiKey(token));
 }
 
 function cryptoEqual(a: Buffer, b: Buffer): boolean {
