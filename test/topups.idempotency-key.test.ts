@@ -6,6 +6,7 @@ import { ApiError } from "../src/shared/errors.ts";
 import {
   canonicalJson,
   decodeSfString,
+  idempotencyKeyHeader,
   parseIdempotencyKey,
   requestFingerprint,
 } from "../src/topups/idempotency-key.ts";
@@ -90,4 +91,12 @@ test("canonical JSON is valid JSON of the same value, for any JSON value", () =>
       assert.equal(canonicalJson(JSON.parse(text)), text);
     }),
   );
+});
+
+test("repeated Idempotency-Key header lines are seen as repeated, whatever their case, and refused", () => {
+  assert.equal(idempotencyKeyHeader(["Host", "x", "Idempotency-Key", "a"]), "a");
+  assert.equal(idempotencyKeyHeader(["Host", "x"]), undefined);
+  const twice = idempotencyKeyHeader(["idempotency-key", "a", "Host", "x", "IDEMPOTENCY-KEY", "b"]);
+  assert.deepEqual(twice, ["a", "b"]);
+  assert.throws(() => parseIdempotencyKey(twice), /sent once/);
 });

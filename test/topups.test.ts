@@ -2,6 +2,7 @@
 // carrier simulator as its own process. Every test buys a real eSIM first, then asserts on what
 // matters: balances, ledger transfers, the carrier's records and the idempotency_keys rows.
 import assert from "node:assert/strict";
+import http from "node:http";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { luhnCheckDigit } from "../src/carrier/luhn.ts";
@@ -698,4 +699,60 @@ test("the OpenAPI document describes both top-up operations and the Idempotency-
   for (const status of ["200", "402", "409", "422", "502", "503"])
     assert.ok(submitTopUp.responses[status], status);
   assert.match(submitTopUp.description, /idempotency_key_reused/);
+});
+
+/** POST /v1/orders/submit-topup over node's http client, which sends each value of an array header as a line of its own. */
+function topUpWithHeaderLines(url: string, api_key: string, body: Json, keys: string[]): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      `${url}/v1/orders/submit-topup`,
+      {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${api_key}`,
+          "content-type": "application/json",
+          "Idempotency-Key": keys,
+        },
+        timeout: 30_000,
+      },
+      (response) => {
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk) => {
+          text += chunk;
+        });
+        response.on("end", () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            text,
+            body: text ? JSON.parse(text) : {},
+            headers: new Headers(response.headers as Record<string, string>),
+          }),
+        );
+      },
+    );
+    request.on("error", reject);
+    request.end(JSON.stringify(body));
+  });
+}
+
+test("two Idempotency-Key header lines are 400 invalid_request, so a retry with one of them cannot buy a second top-up", async () => {
+  const partner = await partnerWithEsim(100_00);
+  const body = topUpBody(partner.iccid);
+  const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
+  const twice = await topUpWithHeaderLines(api, partner.api_key, body, [a, b]);
+  assert.equal(twice.status, 400, twice.text);
+  assert.equal(twice.body.code, "invalid_request");
+  assert.equal(twice.body.errors[0].field, "Idempotency-Key");
+  const single = await topUpWithHeaderLines(api, partner.api_key, body, [a]);
+  assert.equal(single.status, 200, "one line is one key");
+  const retry = await topUp(api2, partner.api_key, body, a);
+  assert.equal(retry.status, 200);
+  assert.equal(retry.headers.get("idempotent-replayed"), "true");
+  assert.equal(await balance(api, partner.api_key), 100_00 - prices.topup, "one top-up paid");
+  assert.equal((await topUpOrders(partner.partner_id)).length, 1);
+  assert.deepEqual(
+    (await keyRows(partner.partner_id)).map((row) => row.idempotency_key),
+    [a],
+  );
 });

@@ -50,6 +50,19 @@ export function decodeSfString(value: string): string | null {
 }
 
 /**
+ * Every value of the header as sent, from the raw header lines: Node joins repeated headers it does
+ * not know with ", ", so `Idempotency-Key: a` and `Idempotency-Key: b` would read as the one key
+ * `a, b`, and a retry with `a` alone would be a new top-up. More than one line is refused.
+ */
+export function idempotencyKeyHeader(raw_headers: readonly string[]): string | string[] | undefined {
+  const values: string[] = [];
+  for (let index = 0; index + 1 < raw_headers.length; index += 2) {
+    if (raw_headers[index]!.toLowerCase() === "idempotency-key") values.push(raw_headers[index + 1]!);
+  }
+  return values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
+}
+
+/**
  * The key a header value names, or null when there is no header. A value that starts with a double
  * quote is a structured-field string, so `"abc"` and `abc` name the same key; anything else is the
  * key itself. Throws 400 invalid_request (field `Idempotency-Key`) for a malformed value.

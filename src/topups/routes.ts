@@ -13,6 +13,7 @@ import type { App } from "../shared/http-types.ts";
 import { sendProblem } from "../shared/problem.ts";
 import { errorResponses, Money, PARTNER_SECURITY } from "../shared/schemas.ts";
 import {
+  idempotencyKeyHeader,
   MAX_HEADER_LENGTH,
   MAX_KEY_LENGTH,
   parseIdempotencyKey,
@@ -86,7 +87,7 @@ const SubmitTopUpHeaders = Type.Object({
         `Optional, recommended: a unique key per top-up attempt, such as a UUID; reuse it on retries. ` +
         `1-${MAX_KEY_LENGTH} printable ASCII characters (0x20-0x7E, no space at either end), bare or as an ` +
         'RFC 8941 quoted string (`"abc"`, with `\\"` and `\\\\` escapes; `"abc"` and `abc` are the same key). ' +
-        "Scoped to your partner account.",
+        "Scoped to your partner account. Send it once: two `Idempotency-Key` header lines are 400 `invalid_request`.",
     }),
   ),
 });
@@ -194,7 +195,7 @@ export async function topupRoutes(app: App, ctx: AppContext): Promise<void> {
     },
     async (request, reply) => {
       const { body } = request;
-      const idempotency_key = parseIdempotencyKey(request.headers["idempotency-key"]);
+      const idempotency_key = parseIdempotencyKey(idempotencyKeyHeader(request.raw.rawHeaders));
       const claim =
         idempotency_key === null
           ? null
