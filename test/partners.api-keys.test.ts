@@ -282,3 +282,26 @@ test("wrong operator tokens are throttled per client address: 429 with Retry-Aft
     "other addresses are not held back",
   );
 });
+
+test("150 concurrent key issues for one partner stop at exactly 100 keys; the rest are 409 api_key_limit_reached", async () => {
+  const partner = await app.createPartner("Key collector");
+  const answers = await Promise.all(
+    Array.from({ length: 150 }, () =>
+      app.app.inject({
+        method: "POST",
+        url: `/admin/partners/${partner.partner_id}/api-keys`,
+        headers: admin,
+      }),
+    ),
+  );
+  const keys = await sql<{ n: number }>`
+    select count(*)::int as n from api_keys where partner_id = ${partner.partner_id}`.execute(app.db);
+  assert.equal(keys.rows[0]!.n, 100, "the first key and 99 more");
+  assert.equal(answers.filter((answer) => answer.statusCode === 201).length, 99);
+  const refused = answers.filter((answer) => answer.statusCode !== 201);
+  assert.equal(refused.length, 51);
+  for (const answer of refused) {
+    assert.equal(answer.statusCode, 409);
+    assert.equal(answer.json().code, "api_key_limit_reached");
+  }
+});

@@ -81,7 +81,10 @@ export async function adminRoutes(app: App, ctx: AppContext): Promise<void> {
         tags: ["Operator"],
         security: ADMIN_SECURITY,
         params: Type.Object({ partner_id: Id("ptr") }),
-        response: { 201: IssuedKey, ...errorResponses(...ADMIN_ERRORS, "partner_not_found") },
+        response: {
+          201: IssuedKey,
+          ...errorResponses(...ADMIN_ERRORS, "partner_not_found", "api_key_limit_reached"),
+        },
       },
     },
     async (request, reply) => {
