@@ -1,5 +1,6 @@
 // The Idempotency-Key header and the request fingerprint: pure functions, no database.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { test } from "node:test";
 import fc from "fast-check";
 import { ApiError } from "../src/shared/errors.ts";
@@ -7,6 +8,7 @@ import {
   canonicalJson,
   decodeSfString,
   idempotencyKeyHeader,
+  legacyFingerprint,
   parseIdempotencyKey,
   requestFingerprint,
 } from "../src/topups/idempotency-key.ts";
@@ -99,4 +101,17 @@ test("repeated Idempotency-Key header lines are seen as repeated, whatever their
   const twice = idempotencyKeyHeader(["idempotency-key", "a", "Host", "x", "IDEMPOTENCY-KEY", "b"]);
   assert.deepEqual(twice, ["a", "b"]);
   assert.throws(() => parseIdempotencyKey(twice), /sent once/);
+});
+
+test("the stored fingerprint is tagged with its version, so it never equals the previous release's for any body", () => {
+  const path = "/v1/orders/submit-topup";
+  const body = { iccid: "8901", client_reference: null };
+  assert.notDeepEqual(requestFingerprint("POST", path, body), legacyFingerprint("POST", path, body));
+  assert.deepEqual(
+    legacyFingerprint("POST", path, body),
+    createHash("sha256")
+      .update(`POST\n${path}\n${canonicalJson(body)}`)
+      .digest(),
+    "the previous release's fingerprint, computed as it did",
+  );
 });

@@ -17,10 +17,10 @@ import {
   MAX_HEADER_LENGTH,
   MAX_KEY_LENGTH,
   parseIdempotencyKey,
-  requestFingerprint,
+  requestFingerprints,
 } from "./idempotency-key.ts";
 import { listAvailableTopUps } from "./list-available-topups.ts";
-import { type StoredOutcome, submitTopUp } from "./submit-topup.ts";
+import { normaliseTopUp, type StoredOutcome, submitTopUp } from "./submit-topup.ts";
 import { MAX_TOPUP_ROWS } from "./topup-offer.ts";
 
 /**
@@ -97,7 +97,8 @@ const SUBMIT_DESCRIPTION = [
     "and debits the wallet. No confirmation email is sent for top-ups.",
   "**Idempotency-Key** (recommended). Without it every request is a new top-up. With it, per partner:",
   [
-    "- same key, same request (method, path and JSON body; key order and whitespace do not matter): the " +
+    "- same key, same request (method, path and JSON body; key order and whitespace do not matter, nor an " +
+      "absent `client_reference` against `null`, nor spaces around names and email, which are trimmed): the " +
       "stored outcome again, byte for byte, with `Idempotent-Replayed: true`; no second top-up, no second debit;",
     "- same key, different request: 422 `idempotency_key_reused`, nothing charged;",
     "- same key while the first request is still running: 409 `request_in_progress` with `Retry-After`;",
@@ -195,30 +196,18 @@ export async function topupRoutes(app: App, ctx: AppContext): Promise<void> {
     },
     async (request, reply) => {
       const { body } = request;
+      const input = normaliseTopUp(body);
       const idempotency_key = parseIdempotencyKey(idempotencyKeyHeader(request.raw.rawHeaders));
+      const path = request.routeOptions.url ?? request.url;
       const claim =
         idempotency_key === null
           ? null
           : {
               idempotency_key,
-              fingerprint: requestFingerprint(request.method, request.routeOptions.url ?? request.url, body),
+              ...requestFingerprints(request.method, path, body, input),
               request_id: String(request.id),
             };
-      const outcome = await submitTopUp(
-        ctx,
-        request.partner!.partner_id,
-        {
-          iccid: body.iccid,
-          package_id: body.package_id,
-          external_package_id: body.external_package_id,
-          email: body.email,
-          phone: body.phone,
-          first_name: body.first_name,
-          last_name: body.last_name,
-          client_reference: body.client_reference ?? null,
-        },
-        claim,
-      );
+      const outcome = await submitTopUp(ctx, request.partner!.partner_id, input, claim);
       if (outcome.kind === "stored") return sendStored(reply, outcome.stored);
       if (outcome.order.status === "pending") return sendPending(reply, outcome.order, claim !== null);
       return sendOrderOutcome(ctx, reply, outcome.order);
