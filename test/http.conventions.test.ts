@@ -234,3 +234,45 @@ test("failure budgets are per IPv4 address and per IPv6 /64, so one IPv6 client 
   assert.equal(addressKey("2001:db8::1"), "2001:db8:0:0::/64");
   assert.equal(addressKey("::1"), "0:0:0:0::/64");
 });
+
+test("lone UTF-16 surrogates and bytes that are not UTF-8 are 400 invalid_request, never stored as U+FFFD", async () => {
+  const admin = { authorization: "Bearer test-admin-token-0123456789", "content-type": "application/json" };
+  const refused = [
+    '{"name":"Acme \\ud800 Travel"}',
+    '{"name":"Acme \\udc00"}',
+    '{"name":"Acme \\ud83d"}',
+    '{"name":"Acme","\\ud800":1}',
+    Buffer.concat([Buffer.from('{"name":"Acme '), Buffer.of(0xed, 0xa0, 0x80), Buffer.from('"}')]),
+    Buffer.concat([Buffer.from('{"name":"Acme '), Buffer.of(0xff), Buffer.from('"}')]),
+  ];
+  for (const payload of refused) {
+    const answer = await app.app.inject({ method: "POST", url: "/admin/partners", headers: admin, payload });
+    assertProblem(answer, 400, "invalid_request");
+  }
+  const cart = await app.app.inject({
+    method: "POST",
+    url: "/v1/orders/cart",
+    headers: { ...app.auth(partner.api_key), "content-type": "application/json" },
+    payload: '{"package_id":"fr-1gb-7d","start_date":"\\udfff"}',
+  });
+  assertProblem(cart, 400, "invalid_request");
+  const query = await app.app.inject({
+    url: "/v1/profile/orders?client_reference=booking%ED%A0%80",
+    headers: app.auth(partner.api_key),
+  });
+  assertProblem(query, 400, "invalid_request");
+  const path = await app.app.inject({ url: "/v1/orders/ord_%ED%A0%80", headers: app.auth(partner.api_key) });
+  assertProblem(path, 400, "invalid_request");
+  const stored = await sql<{ n: number }>`
+    select count(*)::int as n from partners where name like ${"%\ufffd%"}`.execute(app.db);
+  assert.equal(stored.rows[0]!.n, 0, "nothing was stored with a replacement character");
+  // A surrogate pair is one character, not a lone surrogate: an emoji is welcome.
+  const emoji = await app.app.inject({
+    method: "POST",
+    url: "/admin/partners",
+    headers: admin,
+    payload: '{"name":"Acme \\ud83d\\ude00"}',
+  });
+  assert.equal(emoji.statusCode, 201);
+  assert.equal(emoji.json().name, "Acme \u{1f600}");
+});

@@ -21,6 +21,7 @@ import {
   sendProblem,
   writeClientError,
 } from "../shared/problem.ts";
+import { refuseMalformedText } from "../shared/well-formed-text.ts";
 import { topupRoutes } from "../topups/routes.ts";
 import { walletRoutes } from "../wallet/routes.ts";
 import { Authenticator, requireToken } from "./auth.ts";
@@ -103,6 +104,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   app.decorateRequest("partner", null);
   // Only JSON bodies: Fastify's default text/plain parser would let a string reach schema validation.
   app.removeContentTypeParser("text/plain");
+  refuseMalformedText(app);
   registerProblemHandlers(app);
   // Every response carries these; set once, first, in a callback hook (no promise per request).
   app.addHook("onRequest", (request, reply, done) => {
