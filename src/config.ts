@@ -16,6 +16,8 @@ export type Config = {
   embedded_pg_port: number;
   /** Absent: the operator API answers 404 and only the CLI can manage partners. */
   admin_token: string | null;
+  /** Absent: /metrics is open (keep it internal); set: it needs `Authorization: Bearer <token>`. */
+  metrics_token: string | null;
   /** Absent: confirmation emails are written as .eml files under `<data_dir>/mail/`. */
   smtp_url: string | null;
   mail_from: string;
@@ -118,6 +120,7 @@ export function loadConfig(env: Env = process.env): Config {
     data_dir: text(env, "DATA_DIR") ?? ".data",
     embedded_pg_port: integer(env, "EMBEDDED_PG_PORT", 54329, 1024, 65535),
     admin_token,
+    metrics_token: bearerToken(env, "METRICS_TOKEN"),
     smtp_url: url(env, "SMTP_URL", ["smtp:", "smtps:"]),
     mail_from: text(env, "MAIL_FROM") ?? "eSIM Orders <orders@esim.example>",
     carrier_url: url(env, "CARRIER_URL", ["http:", "https:"]),

@@ -88,3 +88,17 @@ test("an ADMIN_TOKEN that no Authorization header can carry stops start-up namin
     "padded-operator-token-0123",
   );
 });
+
+test("METRICS_TOKEN is off by default; one with a space or under 16 characters stops start-up", () => {
+  assert.equal(loadConfig({}).metrics_token, null);
+  assert.equal(
+    loadConfig({ METRICS_TOKEN: "metrics-token-0123456789" }).metrics_token,
+    "metrics-token-0123456789",
+  );
+  for (const token of ["metrics token 0123456789", "short"]) {
+    assert.throws(
+      () => loadConfig({ METRICS_TOKEN: token }),
+      (error: Error) => error instanceof ConfigError && /^METRICS_TOKEN: /.test(error.message),
+    );
+  }
+});

@@ -276,3 +276,70 @@ test("lone UTF-16 surrogates and bytes that are not UTF-8 are 400 invalid_reques
   assert.equal(emoji.statusCode, 201);
   assert.equal(emoji.json().name, "Acme \u{1f600}");
 });
+
+test("/docs and /openapi.json are served from bytes built once, not rebuilt per request", async () => {
+  const served = await createTestApp({}, { database: app.database });
+  const first = {
+    openapi: await served.app.inject({ url: "/openapi.json" }),
+    docs: await served.app.inject({ url: "/docs" }),
+  };
+  let built = 0;
+  const swagger = served.app.swagger.bind(served.app);
+  (served.app as unknown as { swagger: typeof swagger }).swagger = ((...args: Parameters<typeof swagger>) => {
+    built++;
+    return swagger(...args);
+  }) as typeof swagger;
+  for (let i = 0; i < 20; i++) {
+    const openapi = await served.app.inject({ url: "/openapi.json" });
+    assert.equal(openapi.body, first.openapi.body);
+    assert.match(String(openapi.headers["content-type"]), /^application\/json/);
+    const docs = await served.app.inject({ url: "/docs" });
+    assert.equal(docs.body, first.docs.body);
+    assert.match(String(docs.headers["content-type"]), /^text\/html/);
+  }
+  assert.equal(built, 0, "the document was not asked for again");
+});
+
+test("/readyz and /metrics cost one database query per second, however many ask at once", async () => {
+  const queries = { ready: 0, pending: 0 };
+  const probed = await createTestApp(
+    {},
+    {
+      database: app.database,
+      onQuery: (text) => {
+        if (/^select 1$/.test(text.trim())) queries.ready++;
+        if (/from orders where status = 'pending'/.test(text)) queries.pending++;
+      },
+    },
+  );
+  const burst = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => probed.app.inject({ url: i % 2 === 0 ? "/readyz" : "/metrics" })),
+  );
+  assert.ok(burst.every((answer) => answer.statusCode === 200));
+  for (let i = 0; i < 10; i++) {
+    assert.equal((await probed.app.inject({ url: "/readyz" })).statusCode, 200);
+    assert.equal((await probed.app.inject({ url: "/metrics" })).statusCode, 200);
+  }
+  assert.ok(queries.ready >= 1 && queries.ready <= 2, `readiness queries: ${queries.ready}`);
+  assert.ok(queries.pending >= 1 && queries.pending <= 2, `pending-order queries: ${queries.pending}`);
+});
+
+test("with METRICS_TOKEN set, /metrics without that bearer token is 401 problem+json", async () => {
+  const token = "metrics-token-0123456789";
+  const guarded = await createTestApp({ metrics_token: token }, { database: app.database });
+  assertProblem(await guarded.app.inject({ url: "/metrics" }), 401, "unauthorized");
+  assertProblem(
+    await guarded.app.inject({
+      url: "/metrics",
+      headers: { authorization: "Bearer wrong-token-0123456789" },
+    }),
+    401,
+    "unauthorized",
+  );
+  const scraped = await guarded.app.inject({
+    url: "/metrics",
+    headers: { authorization: `Bearer ${token}` },
+  });
+  assert.equal(scraped.statusCode, 200);
+  assert.match(scraped.body, /http_request_duration_seconds/);
+});

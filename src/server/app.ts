@@ -28,6 +28,7 @@ import { Authenticator, requireToken } from "./auth.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
+import { sharedProbe } from "./shared-probe.ts";
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -93,7 +94,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     requestTimeout: ctx.config.carrier_timeout_ms + 30_000,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  const metrics = createMetrics(() => pendingOrderStats(ctx.db));
+  const metrics = createMetrics(sharedProbe(() => pendingOrderStats(ctx.db)));
   const authenticator = new Authenticator(ctx.db, ctx.config.app_env, {
     failures: RateLimiter.forFailures(ctx.config.auth_failures_per_minute),
   });
@@ -134,7 +135,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     );
   });
 
-  await app.register(serviceRoutes, { ctx, metrics, checkDatabase: () => sql`select 1`.execute(ctx.db) });
+  const checkDatabase = sharedProbe(() => sql`select 1`.execute(ctx.db));
+  await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: operatorFailures });
 
   await app.register(
     async (v1) => {
