@@ -38,7 +38,10 @@ export function loneSurrogateAt(value: unknown, root: string): string | null {
   return null;
 }
 
-/** Percent-escapes in a query that do not decode as UTF-8 (`%ED%A0%80`, `%FF`), which the parser keeps as text. */
+/**
+ * Percent-escapes in a query that do not decode as UTF-8 (`%ED%A0%80`, an encoded lone surrogate;
+ * `%FF`), which the query parser would keep as literal text.
+ */
 function badQueryEncoding(url: string): boolean {
   const start = url.indexOf("?");
   if (start === -1 || !url.includes("%", start)) return false;
@@ -51,7 +54,8 @@ function badQueryEncoding(url: string): boolean {
 }
 
 function checkParameters(request: FastifyRequest): ApiError | null {
-  if (badQueryEncoding(request.url)) {
+  // Only where a route reads its query (it has a schema, and documents 400): /healthz ignores it.
+  if (request.routeOptions.schema?.querystring !== undefined && badQueryEncoding(request.url)) {
     return refused("query", "has a percent-encoding that is not UTF-8");
   }
   for (const [root, value] of [
