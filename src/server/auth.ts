@@ -130,7 +130,11 @@ export class Authenticator {
     const address = addressKey(request.ip);
     if (!cached) this.#failures.take(address);
     const generation = this.#generation;
-    const record = await findKeyByHash(this.#db, key_hash);
+    const record = await findKeyByHash(this.#db, key_hash).catch((error: unknown) => {
+      // The database failed, not the key: a client must not lose its budget to an outage.
+      if (!cached) this.#failures.refund(address);
+      throw error;
+    });
     if (!record || record.revoked) {
       this.#cache.delete(slot);
       throw new ApiError("unauthorized", "The API key is unknown or revoked.");

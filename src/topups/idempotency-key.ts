@@ -102,41 +102,34 @@ export function canonicalJson(value: unknown, depth = 0): string {
 }
 
 /**
- * The fingerprint stored with a key: SHA-256 of a version tag, the method, the route path and the
- * canonical JSON of the request as the service will act on it (normalised: see normaliseTopUp),
- * so a retry that reorders keys, changes whitespace, or differs only in what the service treats as
- * equal is the same request; one that changes any value the service uses is another request,
- * refused with 422 under the same key.
+ * SHA-256 of method, route path and the canonical JSON of a body. Parsed, not raw: a retry that
+ * reorders keys or changes whitespace is the same request; one that changes any value (even
+ * `client_reference`) is another request, refused with 422 under the same key.
  */
-export function requestFingerprint(method: string, path: string, request: unknown): Buffer {
-  return createHash("sha256")
-    .update(`${FINGERPRINT_VERSION}\n${method.toUpperCase()}\n${path}\n${canonicalJson(request)}`, "utf8")
-    .digest();
-}
-
-const FINGERPRINT_VERSION = "v2";
-
-/**
- * The fingerprint the previous release stored (no version tag, the parsed body as sent). Keys it
- * stored keep answering their request until they expire: a retry matches either fingerprint. A v1
- * match needs the canonical body the old release hashed, so it never matches another request.
- * Remove once a release with v2 has run longer than IDEMPOTENCY_TTL_HOURS (and no v1 key runs).
- */
-export function legacyFingerprint(method: string, path: string, body: unknown): Buffer {
+export function requestFingerprint(method: string, path: string, body: unknown): Buffer {
   return createHash("sha256")
     .update(`${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`, "utf8")
     .digest();
 }
 
-/** Both fingerprints of one request, for IdempotencyClaim. */
+/**
+ * The fingerprints of one request. Stored: that of the request as the service acts on it (its
+ * normalised body, null fields left out, so an absent field and null are one request), which for a
+ * body sent already normalised is exactly what the previous release stored, so old and new
+ * processes agree during a rolling deploy. Also matched, never stored: that of the body as sent,
+ * which is what the previous release stored, so its keys keep answering their requests. Two equal
+ * hashes of either kind mean two bodies that normalise alike, so the fallback never lets another
+ * request through. It can go once no key from before this release is left (IDEMPOTENCY_TTL_HOURS).
+ */
 export function requestFingerprints(
   method: string,
   path: string,
   body: unknown,
-  normalised: unknown,
+  normalised: Record<string, unknown>,
 ): { fingerprint: Buffer; legacy_fingerprint: Buffer } {
+  const present = Object.fromEntries(Object.entries(normalised).filter(([, value]) => value !== null));
   return {
-    fingerprint: requestFingerprint(method, path, normalised),
-    legacy_fingerprint: legacyFingerprint(method, path, body),
+    fingerprint: requestFingerprint(method, path, present),
+    legacy_fingerprint: requestFingerprint(method, path, body),
   };
 }

@@ -63,8 +63,8 @@ export type IdempotencyClaim = {
 
 /**
  * The request as this use case acts on it: an absent client_reference is null, names and email are
- * trimmed (as checkEndUser stores them). Its fingerprint is the key's, so two bodies the service
- * treats alike are one request.
+ * trimmed (as checkEndUser stores them). The key's fingerprint is taken of it, so two bodies the
+ * service treats alike are one request.
  */
 export function normaliseTopUp(
   body: Omit<TopUpInput, "client_reference"> & { client_reference?: string | null },
