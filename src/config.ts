@@ -16,6 +16,8 @@ export type Config = {
   embedded_pg_port: number;
   /** Absent: the operator API answers 404 and only the CLI can manage partners. */
   admin_token: string | null;
+  /** Absent: /metrics is open (keep it internal); set: it needs `Authorization: Bearer <token>`. */
+  metrics_token: string | null;
   /** Absent: confirmation emails are written as .eml files under `<data_dir>/mail/`. */
   smtp_url: string | null;
   mail_from: string;
@@ -27,6 +29,8 @@ export type Config = {
   currency: string;
   rate_limit_per_second: number;
   rate_limit_burst: number;
+  /** Failed authentications (refused keys, wrong tokens) per client address per minute. */
+  auth_failures_per_minute: number;
   db_pool_max: number;
   cart_ttl_minutes: number;
   idempotency_ttl_hours: number;
@@ -87,14 +91,22 @@ function url(env: Env, name: string, protocols: readonly string[]): string | nul
   return raw;
 }
 
+/** A token sent as `Authorization: Bearer <token>`: one header token, so no space or control character. */
+function bearerToken(env: Env, name: string): string | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  if (!/^[\x21-\x7e]*$/.test(value)) {
+    throw new ConfigError(name, "must be printable ASCII without spaces or control characters");
+  }
+  if (value.length < 16) throw new ConfigError(name, "must be at least 16 characters");
+  return value;
+}
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 /** Where the service runs and what it talks to (database, mail). */
 function readServer(env: Env, app_env: AppEnv) {
-  const admin_token = text(env, "ADMIN_TOKEN");
-  if (admin_token !== null && admin_token.length < 16) {
-    throw new ConfigError("ADMIN_TOKEN", "must be at least 16 characters");
-  }
+  const admin_token = bearerToken(env, "ADMIN_TOKEN");
   return {
     port: integer(env, "PORT", 3000, 0, 65535),
     host: text(env, "HOST") ?? "0.0.0.0",
@@ -103,6 +115,7 @@ function readServer(env: Env, app_env: AppEnv) {
     data_dir: text(env, "DATA_DIR") ?? ".data",
     embedded_pg_port: integer(env, "EMBEDDED_PG_PORT", 54329, 1024, 65535),
     admin_token,
+    metrics_token: bearerToken(env, "METRICS_TOKEN"),
     smtp_url: url(env, "SMTP_URL", ["smtp:", "smtps:"]),
     mail_from: text(env, "MAIL_FROM") ?? "eSIM Orders <orders@esim.example>",
   };
@@ -121,6 +134,7 @@ function readLimits(env: Env) {
   return {
     rate_limit_per_second: integer(env, "RATE_LIMIT_PER_SECOND", 50, 1, 1_000_000),
     rate_limit_burst: integer(env, "RATE_LIMIT_BURST", 100, 1, 1_000_000),
+    auth_failures_per_minute: integer(env, "AUTH_FAILURES_PER_MINUTE", 300, 1, 1_000_000),
     db_pool_max: integer(env, "DB_POOL_MAX", 20, 2, 500),
     cart_ttl_minutes: integer(env, "CART_TTL_MINUTES", 30, 1, 24 * 60),
     idempotency_ttl_hours: integer(env, "IDEMPOTENCY_TTL_HOURS", 24, 24, 24 * 30),

@@ -68,3 +68,37 @@ test("the service exits with the variable's name when started with a bad value",
   assert.notEqual(result.status, 0);
   assert.match(result.stderr, /PORT: expected a whole number/);
 });
+
+test("an ADMIN_TOKEN that no Authorization header can carry stops start-up naming the variable", () => {
+  for (const token of [
+    "operator token with spaces",
+    "operator-token-with\ttab",
+    "operator-token-with\u0001control",
+    "operator-token-with\u00a0nbsp",
+    "opérateur-token-0123456789",
+  ]) {
+    assert.throws(
+      () => loadConfig({ ADMIN_TOKEN: token }),
+      (error: Error) => error instanceof ConfigError && /^ADMIN_TOKEN: /.test(error.message),
+      JSON.stringify(token),
+    );
+  }
+  assert.equal(
+    loadConfig({ ADMIN_TOKEN: "  padded-operator-token-0123  " }).admin_token,
+    "padded-operator-token-0123",
+  );
+});
+
+test("METRICS_TOKEN is off by default; one with a space or under 16 characters stops start-up", () => {
+  assert.equal(loadConfig({}).metrics_token, null);
+  assert.equal(
+    loadConfig({ METRICS_TOKEN: "metrics-token-0123456789" }).metrics_token,
+    "metrics-token-0123456789",
+  );
+  for (const token of ["metrics token 0123456789", "short"]) {
+    assert.throws(
+      () => loadConfig({ METRICS_TOKEN: token }),
+      (error: Error) => error instanceof ConfigError && /^METRICS_TOKEN: /.test(error.message),
+    );
+  }
+});

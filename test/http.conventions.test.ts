@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { sql } from "kysely";
+import { hashApiKey } from "../src/partners/api-keys.ts";
+import { addressKey } from "../src/server/rate-limit.ts";
 import { createTestApp } from "./support/app.ts";
 
 const app = await createTestApp();
@@ -117,10 +120,13 @@ test("rate limits announce RateLimit-* headers and answer 429 rate_limited with 
 });
 
 test("requests whose key is refused are limited per client address", async () => {
-  const limited = await createTestApp(
-    { rate_limit_per_second: 2, rate_limit_burst: 3 },
-    { database: app.database },
-  );
+  const limited = await createTestApp({ auth_failures_per_minute: 3 }, { database: app.database });
+  // A key that worked here before is never held back by its address's failures.
+  const warm = await limited.app.inject({
+    url: "/v1/profile/wallet",
+    headers: limited.auth(partner.api_key),
+  });
+  assert.equal(warm.statusCode, 200);
   const statuses: number[] = [];
   for (let i = 0; i < 5; i++) {
     const guess = `sand_${"x".repeat(40)}${i}`;
@@ -169,4 +175,171 @@ test("an unexpected error is a 500 internal_error that leaks no internals", asyn
   });
   const body = assertProblem(response, 500, "internal_error");
   assert.doesNotMatch(JSON.stringify(body), /ledger|relation|select|stack/i);
+});
+
+test("a flood of random well-formed keys costs at most the address's failure budget in key lookups", async () => {
+  let lookups = 0;
+  const counted = await createTestApp(
+    { rate_limit_per_second: 2, rate_limit_burst: 3, auth_failures_per_minute: 3 },
+    {
+      database: app.database,
+      onQuery: (text) => {
+        if (/from api_keys where key_hash/.test(text)) lookups++;
+      },
+    },
+  );
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < 300; i++) {
+    const guess = `sand_${randomBytes(32).toString("base64url")}`;
+    const answer = await counted.app.inject({ url: "/v1/profile/wallet", headers: counted.auth(guess) });
+    statuses.set(answer.statusCode, (statuses.get(answer.statusCode) ?? 0) + 1);
+  }
+  assert.equal(statuses.get(401), 3, "the budget of failures is answered 401");
+  assert.equal(statuses.get(429), 297, "the rest is refused before any lookup");
+  assert.equal(lookups, 3, "one lookup per failure the budget allowed, none for the refused rest");
+});
+
+test("unknown keys do not take the cache slots of real keys: after a flood the cache holds only the real key", async () => {
+  const flooded = await createTestApp({}, { database: app.database });
+  const real = await flooded.app.inject({
+    url: "/v1/profile/wallet",
+    headers: flooded.auth(partner.api_key),
+  });
+  assert.equal(real.statusCode, 200);
+  // Unknown keys, each from an address of its own, so no failure budget runs out.
+  for (let batch = 0; batch < 10; batch++) {
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, j) =>
+        flooded.app.inject({
+          url: "/v1/profile/wallet",
+          headers: flooded.auth(`sand_${randomBytes(32).toString("base64url")}`),
+          remoteAddress: `10.0.${batch}.${j}`,
+        }),
+      ),
+    );
+    assert.ok(answers.every((answer) => answer.statusCode === 401));
+  }
+  // Entries past their TTL stay until evicted, so this holds however long the flood took.
+  assert.deepEqual(
+    [...flooded.authenticator.cachedKeyHashes()],
+    [hashApiKey(partner.api_key).toString("base64url")],
+  );
+});
+
+test("failure budgets are per IPv4 address and per IPv6 /64, so one IPv6 client has one budget", () => {
+  assert.equal(addressKey("203.0.113.7"), "203.0.113.7");
+  assert.equal(addressKey("::ffff:203.0.113.7"), "::ffff:203.0.113.7");
+  assert.equal(addressKey("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+  assert.equal(addressKey("2001:db8:1:2:bbbb:cccc:dddd:eeee"), "2001:db8:1:2::/64");
+  assert.equal(addressKey("2001:db8::1"), "2001:db8:0:0::/64");
+  assert.equal(addressKey("::1"), "0:0:0:0::/64");
+});
+
+test("lone UTF-16 surrogates and bytes that are not UTF-8 are 400 invalid_request, never stored as U+FFFD", async () => {
+  const admin = { authorization: "Bearer test-admin-token-0123456789", "content-type": "application/json" };
+  const refused = [
+    '{"name":"Acme \\ud800 Travel"}',
+    '{"name":"Acme \\udc00"}',
+    '{"name":"Acme \\ud83d"}',
+    '{"name":"Acme","\\ud800":1}',
+    Buffer.concat([Buffer.from('{"name":"Acme '), Buffer.of(0xed, 0xa0, 0x80), Buffer.from('"}')]),
+    Buffer.concat([Buffer.from('{"name":"Acme '), Buffer.of(0xff), Buffer.from('"}')]),
+  ];
+  for (const payload of refused) {
+    const answer = await app.app.inject({ method: "POST", url: "/admin/partners", headers: admin, payload });
+    assertProblem(answer, 400, "invalid_request");
+  }
+  const cart = await app.app.inject({
+    method: "POST",
+    url: "/v1/orders/cart",
+    headers: { ...app.auth(partner.api_key), "content-type": "application/json" },
+    payload: '{"package_id":"fr-1gb-7d","start_date":"\\udfff"}',
+  });
+  assertProblem(cart, 400, "invalid_request");
+  const query = await app.app.inject({
+    url: "/v1/profile/orders?client_reference=booking%ED%A0%80",
+    headers: app.auth(partner.api_key),
+  });
+  assertProblem(query, 400, "invalid_request");
+  const path = await app.app.inject({ url: "/v1/orders/ord_%ED%A0%80", headers: app.auth(partner.api_key) });
+  assertProblem(path, 400, "invalid_request");
+  const stored = await sql<{ n: number }>`
+    select count(*)::int as n from partners where name like ${"%\ufffd%"}`.execute(app.db);
+  assert.equal(stored.rows[0]!.n, 0, "nothing was stored with a replacement character");
+  // A surrogate pair is one character, not a lone surrogate: an emoji is welcome.
+  const emoji = await app.app.inject({
+    method: "POST",
+    url: "/admin/partners",
+    headers: admin,
+    payload: '{"name":"Acme \\ud83d\\ude00"}',
+  });
+  assert.equal(emoji.statusCode, 201);
+  assert.equal(emoji.json().name, "Acme \u{1f600}");
+});
+
+test("/docs and /openapi.json are served from bytes built once, not rebuilt per request", async () => {
+  const served = await createTestApp({}, { database: app.database });
+  const first = {
+    openapi: await served.app.inject({ url: "/openapi.json" }),
+    docs: await served.app.inject({ url: "/docs" }),
+  };
+  let built = 0;
+  const swagger = served.app.swagger.bind(served.app);
+  (served.app as unknown as { swagger: typeof swagger }).swagger = ((...args: Parameters<typeof swagger>) => {
+    built++;
+    return swagger(...args);
+  }) as typeof swagger;
+  for (let i = 0; i < 20; i++) {
+    const openapi = await served.app.inject({ url: "/openapi.json" });
+    assert.equal(openapi.body, first.openapi.body);
+    assert.match(String(openapi.headers["content-type"]), /^application\/json/);
+    const docs = await served.app.inject({ url: "/docs" });
+    assert.equal(docs.body, first.docs.body);
+    assert.match(String(docs.headers["content-type"]), /^text\/html/);
+  }
+  assert.equal(built, 0, "the document was not asked for again");
+});
+
+test("/readyz and /metrics cost one database query per second, however many ask at once", async () => {
+  const queries = { ready: 0, pending: 0 };
+  const probed = await createTestApp(
+    {},
+    {
+      database: app.database,
+      onQuery: (text) => {
+        if (/^select 1$/.test(text.trim())) queries.ready++;
+        if (/from orders where status = 'pending'/.test(text)) queries.pending++;
+      },
+    },
+  );
+  const burst = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => probed.app.inject({ url: i % 2 === 0 ? "/readyz" : "/metrics" })),
+  );
+  assert.ok(burst.every((answer) => answer.statusCode === 200));
+  for (let i = 0; i < 10; i++) {
+    assert.equal((await probed.app.inject({ url: "/readyz" })).statusCode, 200);
+    assert.equal((await probed.app.inject({ url: "/metrics" })).statusCode, 200);
+  }
+  assert.ok(queries.ready >= 1 && queries.ready <= 2, `readiness queries: ${queries.ready}`);
+  assert.ok(queries.pending >= 1 && queries.pending <= 2, `pending-order queries: ${queries.pending}`);
+});
+
+test("with METRICS_TOKEN set, /metrics without that bearer token is 401 problem+json", async () => {
+  const token = "metrics-token-0123456789";
+  const guarded = await createTestApp({ metrics_token: token }, { database: app.database });
+  assertProblem(await guarded.app.inject({ url: "/metrics" }), 401, "unauthorized");
+  assertProblem(
+    await guarded.app.inject({
+      url: "/metrics",
+      headers: { authorization: "Bearer wrong-token-0123456789" },
+    }),
+    401,
+    "unauthorized",
+  );
+  const scraped = await guarded.app.inject({
+    url: "/metrics",
+    headers: { authorization: `Bearer ${token}` },
+  });
+  assert.equal(scraped.statusCode, 200);
+  assert.match(scraped.body, /http_request_duration_seconds/);
 });

@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { sql } from "kysely";
-import { generateApiKey } from "../src/partners/api-keys.ts";
+import { type KyselyPlugin, sql } from "kysely";
+import { listenForInvalidations } from "../src/db/invalidations.ts";
+import { generateApiKey, hashApiKey } from "../src/partners/api-keys.ts";
+import { Authenticator } from "../src/server/auth.ts";
+import { RateLimiter } from "../src/server/rate-limit.ts";
+import type { ApiError } from "../src/shared/errors.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 
 const app = await createTestApp();
@@ -181,4 +185,123 @@ test("the operator API needs ADMIN_TOKEN and does not exist without one", async 
   });
   assert.equal(hidden.statusCode, 404);
   assert.equal(hidden.json().code, "not_found");
+});
+
+test("a lookup that read a key just before its revocation cannot cache it after the revocation's notice", async () => {
+  const partner = await app.createPartner();
+  // The authenticator's own queries pass through this plugin: while `gate` is set, a finished query
+  // waits there, after its row was read and before the authenticator sees it.
+  let gate: Promise<void> | null = null;
+  let onPaused = () => {};
+  const pausing: KyselyPlugin = {
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      if (gate) {
+        onPaused();
+        await gate;
+      }
+      return args.result;
+    },
+  };
+  const authenticator = new Authenticator(app.db.withPlugin(pausing), "sandbox", {
+    failures: RateLimiter.forFailures(1_000),
+  });
+  let noticed = (_key_id: string) => {};
+  const listener = await listenForInvalidations(app.database.url, {
+    api_key_revoked: (key_id) => {
+      authenticator.onKeyRevoked(key_id);
+      noticed(key_id);
+    },
+  });
+  try {
+    const request = { headers: { authorization: `Bearer ${partner.api_key}` }, ip: "192.0.2.1" };
+    let release = () => {};
+    gate = new Promise((resolve) => {
+      release = resolve;
+    });
+    const paused = new Promise<void>((resolve) => {
+      onPaused = resolve;
+    });
+    const racing = authenticator.authenticate(request as never);
+    await paused; // the lookup has read the key, still valid
+    const notice = new Promise<string>((resolve) => {
+      noticed = resolve;
+    });
+    const revoke = await app.app.inject({
+      method: "DELETE",
+      url: `/admin/api-keys/${partner.key_id}`,
+      headers: admin,
+    });
+    assert.equal(revoke.statusCode, 204);
+    assert.equal(await notice, partner.key_id, "the revocation's notice arrived while the lookup was paused");
+    gate = null;
+    release();
+    assert.equal((await racing).key_id, partner.key_id, "read before the revocation committed");
+    await assert.rejects(
+      authenticator.authenticate(request as never),
+      (error: ApiError) => error.code === "unauthorized",
+      "the key revoked meanwhile was not cached as valid",
+    );
+  } finally {
+    await listener.close();
+  }
+});
+
+test("the key cache holds SHA-256 hashes of keys, never the keys", async () => {
+  const partner = await app.createPartner();
+  const authenticator = new Authenticator(app.db, "sandbox", { failures: RateLimiter.forFailures(1_000) });
+  const request = { headers: { authorization: `Bearer ${partner.api_key}` }, ip: "192.0.2.1" };
+  await authenticator.authenticate(request as never);
+  const held = [...authenticator.cachedKeyHashes()];
+  assert.equal(held.length, 1);
+  assert.equal(held[0], hashApiKey(partner.api_key).toString("base64url"));
+  assert.ok(!held.some((entry) => entry.includes(partner.api_key)));
+});
+
+test("wrong operator tokens are throttled per client address: 429 with Retry-After, even for the right token", async () => {
+  const limited = await createTestApp({ auth_failures_per_minute: 3 }, { database: app.database });
+  const attempt = (token: string, remoteAddress = "198.51.100.7") =>
+    limited.app.inject({
+      method: "POST",
+      url: "/admin/partners",
+      headers: { authorization: `Bearer ${token}` },
+      payload: { name: "Throttled" },
+      remoteAddress,
+    });
+  const statuses: number[] = [];
+  for (let i = 0; i < 5; i++)
+    statuses.push((await attempt(`wrong-operator-token-${i}-0123456789`)).statusCode);
+  assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
+  const throttled = await attempt(ADMIN_TOKEN);
+  assert.equal(throttled.statusCode, 429, "a guess that happens to be right is not told apart");
+  assert.equal(throttled.json().code, "rate_limited");
+  assert.ok(Number(throttled.headers["retry-after"]) >= 1);
+  assert.equal(
+    (await attempt(ADMIN_TOKEN, "198.51.100.8")).statusCode,
+    201,
+    "other addresses are not held back",
+  );
+});
+
+test("150 concurrent key issues for one partner stop at exactly 100 keys; the rest are 409 api_key_limit_reached", async () => {
+  const partner = await app.createPartner("Key collector");
+  const answers = await Promise.all(
+    Array.from({ length: 150 }, () =>
+      app.app.inject({
+        method: "POST",
+        url: `/admin/partners/${partner.partner_id}/api-keys`,
+        headers: admin,
+      }),
+    ),
+  );
+  const keys = await sql<{ n: number }>`
+    select count(*)::int as n from api_keys where partner_id = ${partner.partner_id}`.execute(app.db);
+  assert.equal(keys.rows[0]!.n, 100, "the first key and 99 more");
+  assert.equal(answers.filter((answer) => answer.statusCode === 201).length, 99);
+  const refused = answers.filter((answer) => answer.statusCode !== 201);
+  assert.equal(refused.length, 51);
+  for (const answer of refused) {
+    assert.equal(answer.statusCode, 409);
+    assert.equal(answer.json().code, "api_key_limit_reached");
+  }
 });

@@ -1,14 +1,18 @@
 // The Idempotency-Key header and the request fingerprint: pure functions, no database.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { test } from "node:test";
 import fc from "fast-check";
 import { ApiError } from "../src/shared/errors.ts";
 import {
   canonicalJson,
   decodeSfString,
+  idempotencyKeyHeader,
   parseIdempotencyKey,
   requestFingerprint,
+  requestFingerprints,
 } from "../src/topups/idempotency-key.ts";
+import { normaliseTopUp } from "../src/topups/submit-topup.ts";
 
 function assertMalformed(header: string) {
   assert.throws(
@@ -89,5 +93,47 @@ test("canonical JSON is valid JSON of the same value, for any JSON value", () =>
       assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(value)));
       assert.equal(canonicalJson(JSON.parse(text)), text);
     }),
+  );
+});
+
+test("repeated Idempotency-Key header lines are seen as repeated, whatever their case, and refused", () => {
+  assert.equal(idempotencyKeyHeader(["Host", "x", "Idempotency-Key", "a"]), "a");
+  assert.equal(idempotencyKeyHeader(["Host", "x"]), undefined);
+  const twice = idempotencyKeyHeader(["idempotency-key", "a", "Host", "x", "IDEMPOTENCY-KEY", "b"]);
+  assert.deepEqual(twice, ["a", "b"]);
+  assert.throws(() => parseIdempotencyKey(twice), /sent once/);
+});
+
+test("the stored fingerprint is the normalised body's: null and absent, padded and trimmed names are one request", () => {
+  const path = "/v1/orders/submit-topup";
+  const body = {
+    iccid: "8901260000000000014",
+    package_id: "fr-3gb-15d",
+    external_package_id: "CARRIER-FR-3GB-15D",
+    email: "ana@example.com",
+    phone: "+14155550123",
+    first_name: "Ana",
+    last_name: "Lima",
+  };
+  const stored = (sent: Record<string, unknown>) =>
+    requestFingerprints("POST", path, sent, normaliseTopUp(sent as typeof body)).fingerprint;
+  assert.deepEqual(
+    stored(body),
+    createHash("sha256")
+      .update(`POST\n${path}\n${canonicalJson(body)}`)
+      .digest(),
+    "a body sent normalised has the fingerprint the previous release stored for it",
+  );
+  assert.deepEqual(stored({ ...body, client_reference: null }), stored(body));
+  assert.deepEqual(stored({ ...body, first_name: " Ana\u00a0", email: " ana@example.com" }), stored(body));
+  assert.notDeepEqual(stored({ ...body, client_reference: "b-1" }), stored(body));
+  assert.notDeepEqual(stored({ ...body, first_name: "Anna" }), stored(body));
+  const padded = { ...body, first_name: " Ana " };
+  assert.deepEqual(
+    requestFingerprints("POST", path, padded, normaliseTopUp(padded)).legacy_fingerprint,
+    createHash("sha256")
+      .update(`POST\n${path}\n${canonicalJson(padded)}`)
+      .digest(),
+    "the body as sent, as the previous release fingerprinted it",
   );
 });

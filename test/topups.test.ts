@@ -2,11 +2,14 @@
 // carrier simulator as its own process. Every test buys a real eSIM first, then asserts on what
 // matters: balances, ledger transfers, the carrier's records and the idempotency_keys rows.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import http from "node:http";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { luhnCheckDigit } from "../src/carrier/luhn.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
+import { canonicalJson } from "../src/topups/idempotency-key.ts";
 import { purgeExpiredIdempotencyKeys } from "../src/topups/purge-idempotency-keys.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import {
@@ -696,4 +699,100 @@ test("the OpenAPI document describes both top-up operations and the Idempotency-
   for (const status of ["200", "402", "409", "422", "502", "503"])
     assert.ok(submitTopUp.responses[status], status);
   assert.match(submitTopUp.description, /idempotency_key_reused/);
+});
+
+/** POST /v1/orders/submit-topup over node's http client, which sends each value of an array header as a line of its own. */
+function topUpWithHeaderLines(url: string, api_key: string, body: Json, keys: string[]): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      `${url}/v1/orders/submit-topup`,
+      {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${api_key}`,
+          "content-type": "application/json",
+          "Idempotency-Key": keys,
+        },
+        timeout: 30_000,
+      },
+      (response) => {
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk) => {
+          text += chunk;
+        });
+        response.on("end", () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            text,
+            body: text ? JSON.parse(text) : {},
+            headers: new Headers(response.headers as Record<string, string>),
+          }),
+        );
+      },
+    );
+    request.on("error", reject);
+    request.end(JSON.stringify(body));
+  });
+}
+
+test("two Idempotency-Key header lines are 400 invalid_request, so a retry with one of them cannot buy a second top-up", async () => {
+  const partner = await partnerWithEsim(100_00);
+  const body = topUpBody(partner.iccid);
+  const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
+  const twice = await topUpWithHeaderLines(api, partner.api_key, body, [a, b]);
+  assert.equal(twice.status, 400, twice.text);
+  assert.equal(twice.body.code, "invalid_request");
+  assert.equal(twice.body.errors[0].field, "Idempotency-Key");
+  const single = await topUpWithHeaderLines(api, partner.api_key, body, [a]);
+  assert.equal(single.status, 200, "one line is one key");
+  const retry = await topUp(api2, partner.api_key, body, a);
+  assert.equal(retry.status, 200);
+  assert.equal(retry.headers.get("idempotent-replayed"), "true");
+  assert.equal(await balance(api, partner.api_key), 100_00 - prices.topup, "one top-up paid");
+  assert.equal((await topUpOrders(partner.partner_id)).length, 1);
+  assert.deepEqual(
+    (await keyRows(partner.partner_id)).map((row) => row.idempotency_key),
+    [a],
+  );
+});
+
+test("client_reference null or absent, and names padded with the spaces the service trims, are one request under one key", async () => {
+  const partner = await partnerWithEsim(100_00);
+  const key = crypto.randomUUID();
+  const first = await topUp(api, partner.api_key, topUpBody(partner.iccid), key);
+  assert.equal(first.status, 200, first.text);
+  for (const overrides of [
+    { client_reference: null },
+    { first_name: ` ${END_USER.first_name}  ` },
+    { last_name: `\u00a0${END_USER.last_name}`, client_reference: null },
+  ]) {
+    const retry = await topUp(api2, partner.api_key, topUpBody(partner.iccid, overrides), key);
+    assert.equal(retry.status, 200, `${JSON.stringify(overrides)}: ${retry.text}`);
+    assert.equal(retry.text, first.text, "the stored outcome, byte for byte");
+    assert.equal(retry.headers.get("idempotent-replayed"), "true");
+  }
+  assert.equal(await balance(api, partner.api_key), 100_00 - prices.topup, "one top-up paid");
+  assert.equal((await topUpOrders(partner.partner_id)).length, 1);
+});
+
+test("a key stored before the fingerprint was normalised still replays its request after the upgrade", async () => {
+  const partner = await partnerWithEsim(100_00);
+  const key = crypto.randomUUID();
+  const body = topUpBody(partner.iccid, { client_reference: null, first_name: " Ana " });
+  const first = await topUp(api, partner.api_key, body, key);
+  assert.equal(first.status, 200, first.text);
+  // What the previous release stored: the hash of the parsed body as it was sent, untagged.
+  const stored = createHash("sha256")
+    .update(`POST\n/v1/orders/submit-topup\n${canonicalJson(body)}`)
+    .digest();
+  await sql`
+    update idempotency_keys set fingerprint = ${stored}
+    where partner_id = ${partner.partner_id} and idempotency_key = ${key}`.execute(db);
+  const retry = await topUp(api2, partner.api_key, body, key);
+  assert.equal(retry.status, 200, retry.text);
+  assert.equal(retry.text, first.text);
+  const other = await topUp(api2, partner.api_key, topUpBody(partner.iccid, { client_reference: "x" }), key);
+  assert.equal(other.status, 422, "another request is still another request");
+  assert.equal((await topUpOrders(partner.partner_id)).length, 1);
 });

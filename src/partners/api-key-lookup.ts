@@ -1,14 +1,13 @@
 // What the authentication hook (server/auth.ts) asks of the partners domain: whose key a
 // presented API key is, and the batched record of which keys were used.
 import type { Executor } from "../db/executor.ts";
-import { hashApiKey } from "./api-keys.ts";
 import { findKeyByHash, type KeyRecord, touchKeys } from "./partners.sql.ts";
 
 export type { KeyRecord };
 
-/** The key record of a presented API key (by its SHA-256, through a unique index), or null. */
-export async function findApiKey(db: Executor, api_key: string): Promise<KeyRecord | null> {
-  return findKeyByHash(db, hashApiKey(api_key));
+/** The key record of a presented API key by its SHA-256 (`hashApiKey`, a unique index), or null. */
+export async function findApiKey(db: Executor, key_hash: Buffer): Promise<KeyRecord | null> {
+  return findKeyByHash(db, key_hash);
 }
 
 /** Sets last_used_at on these keys to now. */

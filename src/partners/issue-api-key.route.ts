@@ -13,7 +13,10 @@ export const issueApiKeyRoute = endpoint({
     tags: ["Operator"],
     security: ADMIN_SECURITY,
     params: Type.Object({ partner_id: PrefixedId("ptr") }),
-    response: { 201: IssuedApiKey, ...errorResponses(...ADMIN_ERRORS, "partner_not_found") },
+    response: {
+      201: IssuedApiKey,
+      ...errorResponses(...ADMIN_ERRORS, "partner_not_found", "api_key_limit_reached"),
+    },
   },
   handler: (ctx) => async (request, reply) => {
     const issued = await issueApiKey(ctx.db, {

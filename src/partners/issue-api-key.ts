@@ -6,7 +6,7 @@ import type { Database } from "../db/schema.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { generateApiKey } from "./api-keys.ts";
-import { insertApiKey, partnerExists } from "./partners.sql.ts";
+import { countKeys, insertApiKey, lockPartner } from "./partners.sql.ts";
 
 export const IssuedApiKey = Type.Object(
   { api_key: Type.String({ description: "Shown once." }), key_id: Type.String() },
@@ -25,16 +25,16 @@ export async function issueApiKey(
   const key = generateApiKey(input.app_env);
   const key_id = newId("key");
   await db.transaction().execute(async (trx) => {
-    if (!(await partnerExists(trx, input.partner_id))) {
+    // Counted under the partner's row lock: concurrent issues for one partner wait for each other,
+    // so each counts the keys the previous one committed and the cap holds.
+    if (!(await lockPartner(trx, input.partner_id))) {
       throw new ApiError("partner_not_found", `No partner ${input.partner_id}.`);
     }
-    const count = await trx
-      .selectFrom("api_keys")
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .where("partner_id", "=", input.partner_id)
-      .executeTakeFirstOrThrow();
-    if (Number(count.n) >= MAX_KEYS_PER_PARTNER) {
-      throw new ApiError("invalid_request", `A partner can hold at most ${MAX_KEYS_PER_PARTNER} keys.`);
+    if ((await countKeys(trx, input.partner_id)) >= MAX_KEYS_PER_PARTNER) {
+      throw new ApiError(
+        "api_key_limit_reached",
+        `A partner can hold at most ${MAX_KEYS_PER_PARTNER} keys, revoked ones included.`,
+      );
     }
     await insertApiKey(trx, {
       key_id,

@@ -16,11 +16,21 @@ export async function insertApiKey(
     values (${key.key_id}, ${key.partner_id}, ${key.key_hash}, ${key.key_hint})`.execute(db);
 }
 
-export async function partnerExists(db: Executor, partner_id: string): Promise<boolean> {
+/**
+ * Locks the partner's row until the transaction ends, so changes that must see every other one
+ * (counting its keys before adding one) run one at a time per partner. False: no such partner.
+ */
+export async function lockPartner(db: Executor, partner_id: string): Promise<boolean> {
   const result = await sql<{
     found: number;
-  }>`select 1 as found from partners where partner_id = ${partner_id}`.execute(db);
+  }>`select 1 as found from partners where partner_id = ${partner_id} for update`.execute(db);
   return result.rows.length === 1;
+}
+
+export async function countKeys(db: Executor, partner_id: string): Promise<number> {
+  const result = await sql<{ n: number }>`
+    select count(*)::int as n from api_keys where partner_id = ${partner_id}`.execute(db);
+  return result.rows[0]?.n ?? 0;
 }
 
 type ApiKeyRow = Selectable<Database["api_keys"]>;

@@ -21,12 +21,14 @@ import {
   sendProblem,
   writeClientError,
 } from "../shared/problem.ts";
+import { refuseMalformedText } from "../shared/well-formed-text.ts";
 import { topupRoutes } from "../topups/routes.ts";
 import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
-import { Authenticator, isAdmin } from "./auth.ts";
+import { Authenticator, requireToken } from "./auth.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
+import { sharedProbe } from "./shared-probe.ts";
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -70,12 +72,17 @@ export type BuildOptions = {
 
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<BuiltApp> {
   const app = createFastify(ctx, options);
-  const metrics = createMetrics(() => pendingOrders(ctx.db));
-  const authenticator = new Authenticator(ctx.db, ctx.config.app_env);
+  const metrics = createMetrics(sharedProbe(() => pendingOrders(ctx.db)));
+  const authenticator = new Authenticator(ctx.db, ctx.config.app_env, {
+    failures: RateLimiter.forFailures(ctx.config.auth_failures_per_minute),
+  });
+  // Wrong operator and metrics tokens, per client address.
+  const operatorFailures = RateLimiter.forFailures(ctx.config.auth_failures_per_minute);
   await registerConventions(app, metrics);
-  await app.register(serviceRoutes, { ctx, metrics, checkDatabase: () => sql`select 1`.execute(ctx.db) });
+  const checkDatabase = sharedProbe(() => sql`select 1`.execute(ctx.db));
+  await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: operatorFailures });
   await registerPartnerApi(app, ctx, authenticator);
-  await registerAdminApi(app, ctx);
+  await registerAdminApi(app, ctx, operatorFailures);
   return { app, authenticator, metrics };
 }
 
@@ -113,6 +120,7 @@ async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   app.decorateRequest("partner", null);
   // Only JSON bodies: Fastify's default text/plain parser would let a string reach schema validation.
   app.removeContentTypeParser("text/plain");
+  refuseMalformedText(app);
   registerProblemHandlers(app);
   // Every response carries these; set once, first, in a callback hook (no promise per request).
   app.addHook("onRequest", (request, reply, done) => {
@@ -146,17 +154,10 @@ async function registerConventions(app: App, metrics: Metrics): Promise<void> {
 /** The partner API under /v1: every route behind the API key and the per-key rate limit. */
 async function registerPartnerApi(app: App, ctx: AppContext, authenticator: Authenticator): Promise<void> {
   const limiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
-  // The same budget, per client address, for requests whose key is refused.
-  const failedAuthLimiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
   await app.register(
     async (v1) => {
       v1.addHook("onRequest", async (request, reply) => {
-        request.partner = await authenticator.authenticate(request).catch((error: unknown) => {
-          // Failed authentications are limited per client address: guessing keys, or a client
-          // stuck on a revoked one, cannot turn into a query per request against the database.
-          if (error instanceof ApiError && error.status === 401) failedAuthLimiter.take(request.ip);
-          throw error;
-        });
+        request.partner = await authenticator.authenticate(request);
         const decision = limiter.take(request.partner.key_id);
         reply.header("ratelimit-limit", String(decision.limit));
         reply.header("ratelimit-remaining", String(decision.remaining));
@@ -169,7 +170,7 @@ async function registerPartnerApi(app: App, ctx: AppContext, authenticator: Auth
 }
 
 /** The operator API under /admin, behind ADMIN_TOKEN; without one it does not exist. */
-async function registerAdminApi(app: App, ctx: AppContext): Promise<void> {
+async function registerAdminApi(app: App, ctx: AppContext, failures: RateLimiter): Promise<void> {
   await app.register(
     async (admin) => {
       admin.addHook("onRequest", async (request, reply) => {
@@ -180,12 +181,7 @@ async function registerAdminApi(app: App, ctx: AppContext): Promise<void> {
             new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`),
           );
         }
-        if (!isAdmin(request, ctx.config.admin_token)) {
-          return sendProblem(
-            reply,
-            new ApiError("unauthorized", "Send `Authorization: Bearer <ADMIN_TOKEN>`."),
-          );
-        }
+        requireToken(request, ctx.config.admin_token, failures, "ADMIN_TOKEN");
       });
       for (const routes of ADMIN_ROUTES) await routes(admin as App, ctx);
     },

@@ -1,8 +1,9 @@
 // Partner authentication: `Authorization: Bearer <key>` or `X-API-Key: <key>`.
-// Keys are looked up by their SHA-256 through a unique index, then cached per process for a
-// few seconds so a hot path (catalog discovery) does not pay a query per request. Revocation
-// still takes effect at once: the revoking transaction NOTIFYs every process, which drops
-// the key here (see onKeyRevoked); the short TTL bounds the damage of a missed notification.
+// Keys are looked up by their SHA-256 through a unique index, then cached per process (by that
+// hash, never the key) for a few seconds so a hot path (catalog discovery) does not pay a query
+// per request. Revocation still takes effect at once: the revoking transaction NOTIFYs every
+// process, which drops the key here (see onKeyRevoked, and its generation counter for a lookup
+// racing the revocation); the short TTL bounds the damage of a missed notification.
 import { timingSafeEqual as cryptoTimingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
@@ -12,25 +13,43 @@ import { findApiKey, recordKeysUsed } from "../partners/api-key-lookup.ts";
 import { hashApiKey, keyEnvironment } from "../partners/api-keys.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { AuthenticatedPartner } from "../shared/http-types.ts";
+import { addressKey, type RateLimiter } from "./rate-limit.ts";
 
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX_ENTRIES = 10_000;
 const MAX_KEY_LENGTH = 200;
 const TOUCH_INTERVAL_MS = 10_000;
 
-type CacheEntry = { partner: AuthenticatedPartner | null; expires_at_ms: number };
+type CacheEntry = { partner: AuthenticatedPartner; expires_at_ms: number };
+
+export type AuthenticatorOptions = {
+  /** Failed authentications per client address, checked before a key costs a lookup. */
+  failures: RateLimiter;
+};
+
+/** The client as the authenticator sees it: its headers and its address. */
+export type AuthRequest = Pick<FastifyRequest, "headers" | "ip">;
 
 export class Authenticator {
   readonly #db: Kysely<Database>;
   readonly #app_env: AppEnv;
+  readonly #failures: RateLimiter;
+  /**
+   * Keys that authenticated here, and only those: an unknown key is never cached, so a flood of
+   * made-up keys cannot push real keys out. An entry past its TTL stays until evicted, marking the
+   * key as one that was real, so its refresh is not held back by the address's failure budget.
+   */
   readonly #cache = new Map<string, CacheEntry>();
   /** Keys used since the last flush: last-used times are written in batches, off the request path. */
   readonly #used = new Set<string>();
+  /** Bumped by every revocation notice; a lookup caches only if none arrived while it ran. */
+  #generation = 0;
   #timer: NodeJS.Timeout | null = null;
 
-  constructor(db: Kysely<Database>, app_env: AppEnv) {
+  constructor(db: Kysely<Database>, app_env: AppEnv, options: AuthenticatorOptions) {
     this.#db = db;
     this.#app_env = app_env;
+    this.#failures = options.failures;
   }
 
   start(): void {
@@ -50,57 +69,96 @@ export class Authenticator {
     await recordKeysUsed(this.#db, key_ids).catch(() => undefined);
   }
 
+  /**
+   * A revocation notice: drop the key, and bump the generation so that a lookup which read the
+   * key before the revocation committed, and finishes after this notice, does not cache it.
+   */
   onKeyRevoked(key_id: string): void {
+    this.#generation++;
     for (const [hash, entry] of this.#cache) {
-      if (entry.partner?.key_id === key_id) this.#cache.delete(hash);
+      if (entry.partner.key_id === key_id) this.#cache.delete(hash);
     }
   }
 
-  async authenticate(request: FastifyRequest): Promise<AuthenticatedPartner> {
+  /** What the cache holds: SHA-256 hashes (base64url), never keys. For tests and diagnostics. */
+  cachedKeyHashes(): IterableIterator<string> {
+    return this.#cache.keys();
+  }
+
+  async authenticate(request: AuthRequest): Promise<AuthenticatedPartner> {
     const api_key = presentedKey(request);
     if (api_key === null) {
-      throw new ApiError(
-        "unauthorized",
-        "Send your API key as `Authorization: Bearer <API_KEY>` or `X-API-Key`.",
+      throw this.#refused(
+        request,
+        new ApiError(
+          "unauthorized",
+          "Send your API key as `Authorization: Bearer <API_KEY>` or `X-API-Key`.",
+        ),
       );
     }
     const env = keyEnvironment(api_key);
-    if (env === null) throw new ApiError("unauthorized", "The API key is not valid.");
+    if (env === null) throw this.#refused(request, new ApiError("unauthorized", "The API key is not valid."));
     if (env !== this.#app_env) {
-      throw new ApiError(
-        "wrong_environment",
-        `This is a ${env} key; this is the ${this.#app_env} environment. Use the ${env} base URL, or a ${this.#app_env} key.`,
+      throw this.#refused(
+        request,
+        new ApiError(
+          "wrong_environment",
+          `This is a ${env} key; this is the ${this.#app_env} environment. Use the ${env} base URL, or a ${this.#app_env} key.`,
+        ),
       );
     }
-    const partner = await this.#lookup(api_key);
-    if (partner === null) throw new ApiError("unauthorized", "The API key is unknown or revoked.");
+    const partner = await this.#lookup(api_key, request);
     this.#used.add(partner.key_id);
     return partner;
   }
 
-  async #lookup(api_key: string): Promise<AuthenticatedPartner | null> {
-    // Keyed by the key itself (already in this process's memory for the request): a cache hit
-    // costs no SHA-256. Only a miss hashes it, to look it up by hash in the database.
-    const hash = api_key;
+  /** Counts a failure against the client's address: 429 instead when its budget is spent. */
+  #refused(request: AuthRequest, error: ApiError): ApiError {
+    this.#failures.take(addressKey(request.ip));
+    return error;
+  }
+
+  async #lookup(api_key: string, request: AuthRequest): Promise<AuthenticatedPartner> {
+    // Keyed by the key's hash: a heap dump of this process holds no usable keys.
+    const key_hash = hashApiKey(api_key);
+    const slot = key_hash.toString("base64url");
     const now = Date.now();
-    const cached = this.#cache.get(hash);
+    const cached = this.#cache.get(slot);
     if (cached && cached.expires_at_ms > now) return cached.partner;
-    const record = await findApiKey(this.#db, api_key);
-    const partner =
-      record && !record.revoked ? { partner_id: record.partner_id, key_id: record.key_id } : null;
-    // Full: forget the oldest entry (Map keeps insertion order), so a flood of unknown keys
-    // cannot push every real key out at once.
+    // A key never seen to work here takes a failure token before its lookup, so an address out of
+    // failures costs no query; the token is given back when the key is real.
+    const address = addressKey(request.ip);
+    if (!cached) this.#failures.take(address);
+    const generation = this.#generation;
+    const record = await findApiKey(this.#db, key_hash).catch((error: unknown) => {
+      // The database failed, not the key: a client must not lose its budget to an outage.
+      if (!cached) this.#failures.refund(address);
+      throw error;
+    });
+    if (!record || record.revoked) {
+      this.#cache.delete(slot);
+      throw new ApiError("unauthorized", "The API key is unknown or revoked.");
+    }
+    if (!cached) this.#failures.refund(address);
+    const partner = { partner_id: record.partner_id, key_id: record.key_id };
+    // A revocation noticed since the read may be this key's: answer this request (it read the key
+    // before the revocation committed) but do not cache what may now be stale.
+    if (generation === this.#generation) this.#remember(slot, partner, now);
+    return partner;
+  }
+
+  #remember(slot: string, partner: AuthenticatedPartner, now: number): void {
+    // Full: forget the oldest entry (Map keeps insertion order).
     if (this.#cache.size >= CACHE_MAX_ENTRIES) {
       const oldest = this.#cache.keys().next().value;
       if (oldest !== undefined) this.#cache.delete(oldest);
     }
-    this.#cache.delete(hash);
-    this.#cache.set(hash, { partner, expires_at_ms: now + CACHE_TTL_MS });
-    return partner;
+    this.#cache.delete(slot);
+    this.#cache.set(slot, { partner, expires_at_ms: now + CACHE_TTL_MS });
   }
 }
 
-function presentedKey(request: FastifyRequest): string | null {
+function presentedKey(request: AuthRequest): string | null {
   const authorization = request.headers.authorization;
   if (typeof authorization === "string" && authorization.length > 0) {
     const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
@@ -113,15 +171,26 @@ function presentedKey(request: FastifyRequest): string | null {
   return null;
 }
 
-/** Operator authentication: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time. */
-export function isAdmin(request: FastifyRequest, admin_token: string): boolean {
+/**
+ * Operator credentials (ADMIN_TOKEN, METRICS_TOKEN): `Authorization: Bearer <token>`, compared in
+ * constant time. Every attempt takes a failure token from the client's address first and a right
+ * token gives it back: past the budget even the right token is 429, so guessing learns nothing.
+ */
+export function requireToken(request: AuthRequest, token: string, failures: RateLimiter, name: string): void {
+  const address = addressKey(request.ip);
+  failures.take(address);
+  if (!tokenMatches(request, token)) {
+    throw new ApiError("unauthorized", `Send \`Authorization: Bearer <${name}>\`.`);
+  }
+  failures.refund(address);
+}
+
+function tokenMatches(request: AuthRequest, token: string): boolean {
   const authorization = request.headers.authorization;
   if (typeof authorization !== "string") return false;
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
   if (!match?.[1]) return false;
-  const given = hashApiKey(match[1]);
-  const expected = hashApiKey(admin_token);
-  return cryptoEqual(given, expected);
+  return cryptoEqual(hashApiKey(match[1]), hashApiKey(token));
 }
 
 function cryptoEqual(a: Buffer, b: Buffer): boolean {

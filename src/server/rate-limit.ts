@@ -9,14 +9,43 @@ type Bucket = { tokens: number; updated_ms: number };
 
 export type RateDecision = { limit: number; remaining: number; reset_s: number };
 
+/**
+ * The bucket of a client address. An IPv6 client usually holds a whole /64, so the /64 is the
+ * client: per single address, it would have 2^64 budgets.
+ */
+export function addressKey(ip: string): string {
+  if (!ip.includes(":") || ip.startsWith("::ffff:")) return ip;
+  const [head = "", tail = ""] = ip.split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === "" ? [] : tail.split(":");
+  const groups = ip.includes("::")
+    ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right]
+    : left;
+  return `${groups.slice(0, 4).join(":")}::/64`;
+}
+
 export class RateLimiter {
   readonly #rate_per_s: number;
   readonly #burst: number;
+  readonly #detail: string;
   readonly #buckets = new Map<string, Bucket>();
 
-  constructor(rate_per_s: number, burst: number) {
+  constructor(rate_per_s: number, burst: number, detail?: string) {
     this.#rate_per_s = rate_per_s;
     this.#burst = burst;
+    this.#detail = detail ?? `Slow down: at most ${rate_per_s} requests per second per key.`;
+  }
+
+  /**
+   * Failed authentications per client address: AUTH_FAILURES_PER_MINUTE, all of it usable at once.
+   * A token is taken before the work a failure would cost and refunded when it was no failure.
+   */
+  static forFailures(per_minute: number): RateLimiter {
+    return new RateLimiter(
+      per_minute / 60,
+      per_minute,
+      `Too many failed authentications from this address: at most ${per_minute} per minute.`,
+    );
   }
 
   /** Takes one token for `key`; throws 429 `rate_limited` with Retry-After when none is left. */
@@ -33,20 +62,22 @@ export class RateLimiter {
     const reset_s = Math.ceil((this.#burst - bucket.tokens) / this.#rate_per_s);
     if (bucket.tokens < 1) {
       const retry_s = Math.max(1, Math.ceil((1 - bucket.tokens) / this.#rate_per_s));
-      throw new ApiError(
-        "rate_limited",
-        `Slow down: at most ${this.#rate_per_s} requests per second per key.`,
-        {
-          headers: {
-            "retry-after": String(retry_s),
-            "ratelimit-limit": String(this.#burst),
-            "ratelimit-remaining": "0",
-            "ratelimit-reset": String(retry_s),
-          },
+      throw new ApiError("rate_limited", this.#detail, {
+        headers: {
+          "retry-after": String(retry_s),
+          "ratelimit-limit": String(this.#burst),
+          "ratelimit-remaining": "0",
+          "ratelimit-reset": String(retry_s),
         },
-      );
+      });
     }
     bucket.tokens -= 1;
     return { limit: this.#burst, remaining: Math.floor(bucket.tokens), reset_s };
+  }
+
+  /** Gives back a token taken for something that turned out not to count (a key that was valid). */
+  refund(key: string): void {
+    const bucket = this.#buckets.get(key);
+    if (bucket) bucket.tokens = Math.min(this.#burst, bucket.tokens + 1);
   }
 }

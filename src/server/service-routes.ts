@@ -5,8 +5,10 @@ import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
 import { errorResponses } from "../shared/schemas.ts";
+import { requireToken } from "./auth.ts";
 import { renderDocsPage } from "./docs-page.ts";
 import type { Metrics } from "./metrics.ts";
+import type { RateLimiter } from "./rate-limit.ts";
 
 export function openapiOptions(): SwaggerOptions {
   return {
@@ -60,7 +62,13 @@ const Health = Type.Object({ status: Type.String() }, { additionalProperties: fa
 
 export async function serviceRoutes(
   app: App,
-  options: { ctx: AppContext; metrics: Metrics; checkDatabase: () => Promise<unknown> },
+  options: {
+    ctx: AppContext;
+    metrics: Metrics;
+    checkDatabase: () => Promise<unknown>;
+    /** Wrong METRICS_TOKENs, per client address. */
+    failures: RateLimiter;
+  },
 ): Promise<void> {
   app.get(
     "/healthz",
@@ -97,17 +105,26 @@ export async function serviceRoutes(
     },
   );
 
-  app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {
+  app.get("/metrics", { schema: { hide: true } }, async (request, reply) => {
+    const token = options.ctx.config.metrics_token;
+    if (token !== null) requireToken(request, token, options.failures, "METRICS_TOKEN");
     reply.type(options.metrics.registry.contentType);
     return options.metrics.registry.metrics();
   });
 
-  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  // Both documents are the same bytes until the process ends: built on first use, then sent as is.
+  let openapi: Buffer | null = null;
+  let docs: Buffer | null = null;
+
+  app.get("/openapi.json", { schema: { hide: true } }, async (_request, reply) => {
+    openapi ??= Buffer.from(JSON.stringify(app.swagger()));
+    return reply.type("application/json; charset=utf-8").send(openapi);
+  });
 
   app.get("/docs", { schema: { hide: true } }, async (_request, reply) => {
     // One self-contained page: no scripts, fonts or styles from other hosts, works offline.
     reply.header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:");
-    reply.type("text/html; charset=utf-8");
-    return renderDocsPage(app.swagger() as unknown as Record<string, unknown>);
+    docs ??= Buffer.from(renderDocsPage(app.swagger() as unknown as Record<string, unknown>));
+    return reply.type("text/html; charset=utf-8").send(docs);
   });
 }

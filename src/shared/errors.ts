@@ -20,6 +20,7 @@ export const ERROR_CODES = {
     status: 409,
     title: "The credit reference was already used with another amount.",
   },
+  api_key_limit_reached: { status: 409, title: "The partner holds as many API keys as it may." },
   request_in_progress: { status: 409, title: "The same request is still being processed." },
   cart_expired: { status: 410, title: "The cart has expired." },
   payload_too_large: { status: 413, title: "The request body is larger than 64 KiB." },

@@ -50,6 +50,19 @@ export function decodeSfString(value: string): string | null {
 }
 
 /**
+ * Every value of the header as sent, from the raw header lines: Node joins repeated headers it does
+ * not know with ", ", so `Idempotency-Key: a` and `Idempotency-Key: b` would read as the one key
+ * `a, b`, and a retry with `a` alone would be a new top-up. More than one line is refused.
+ */
+export function idempotencyKeyHeader(raw_headers: readonly string[]): string | string[] | undefined {
+  const values: string[] = [];
+  for (let index = 0; index + 1 < raw_headers.length; index += 2) {
+    if (raw_headers[index]!.toLowerCase() === "idempotency-key") values.push(raw_headers[index + 1]!);
+  }
+  return values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
+}
+
+/**
  * The key a header value names, or null when there is no header. A value that starts with a double
  * quote is a structured-field string, so `"abc"` and `abc` name the same key; anything else is the
  * key itself. Throws 400 invalid_request (field `Idempotency-Key`) for a malformed value.
@@ -89,12 +102,34 @@ export function canonicalJson(value: unknown, depth = 0): string {
 }
 
 /**
- * SHA-256 of method, route path and the canonical JSON of the parsed body. Parsed, not raw: a
- * retry that reorders keys or changes whitespace is the same request; one that changes any
- * value (even `client_reference`) is another request, refused with 422 under the same key.
+ * SHA-256 of method, route path and the canonical JSON of a body. Parsed, not raw: a retry that
+ * reorders keys or changes whitespace is the same request; one that changes any value (even
+ * `client_reference`) is another request, refused with 422 under the same key.
  */
 export function requestFingerprint(method: string, path: string, body: unknown): Buffer {
   return createHash("sha256")
     .update(`${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`, "utf8")
     .digest();
+}
+
+/**
+ * The fingerprints of one request. Stored: that of the request as the service acts on it (its
+ * normalised body, null fields left out, so an absent field and null are one request), which for a
+ * body sent already normalised is exactly what the previous release stored, so old and new
+ * processes agree during a rolling deploy. Also matched, never stored: that of the body as sent,
+ * which is what the previous release stored, so its keys keep answering their requests. Two equal
+ * hashes of either kind mean two bodies that normalise alike, so the fallback never lets another
+ * request through. It can go once no key from before this release is left (IDEMPOTENCY_TTL_HOURS).
+ */
+export function requestFingerprints(
+  method: string,
+  path: string,
+  body: unknown,
+  normalised: Record<string, unknown>,
+): { fingerprint: Buffer; legacy_fingerprint: Buffer } {
+  const present = Object.fromEntries(Object.entries(normalised).filter(([, value]) => value !== null));
+  return {
+    fingerprint: requestFingerprint(method, path, present),
+    legacy_fingerprint: requestFingerprint(method, path, body),
+  };
 }

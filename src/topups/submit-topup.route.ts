@@ -14,12 +14,13 @@ import { sendProblem } from "../shared/problem.ts";
 import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { ICCID_DESCRIPTION, ICCID_MAX_LENGTH } from "./iccid-param.ts";
 import {
+  idempotencyKeyHeader,
   MAX_HEADER_LENGTH,
   MAX_KEY_LENGTH,
   parseIdempotencyKey,
-  requestFingerprint,
+  requestFingerprints,
 } from "./idempotency-key.ts";
-import { type StoredOutcome, submitTopUp } from "./submit-topup.ts";
+import { normaliseTopUp, type StoredOutcome, submitTopUp } from "./submit-topup.ts";
 
 const SubmitTopUpBody = Type.Object(
   {
@@ -43,7 +44,7 @@ const SubmitTopUpHeaders = Type.Object({
         `Optional, recommended: a unique key per top-up attempt, such as a UUID; reuse it on retries. ` +
         `1-${MAX_KEY_LENGTH} printable ASCII characters (0x20-0x7E, no space at either end), bare or as an ` +
         'RFC 8941 quoted string (`"abc"`, with `\\"` and `\\\\` escapes; `"abc"` and `abc` are the same key). ' +
-        "Scoped to your partner account.",
+        "Scoped to your partner account. Send it once: two `Idempotency-Key` header lines are 400 `invalid_request`.",
     }),
   ),
 });
@@ -53,7 +54,8 @@ const SUBMIT_DESCRIPTION = [
     "and debits the wallet. No confirmation email is sent for top-ups.",
   "**Idempotency-Key** (recommended). Without it every request is a new top-up. With it, per partner:",
   [
-    "- same key, same request (method, path and JSON body; key order and whitespace do not matter): the " +
+    "- same key, same request (method, path and JSON body; key order and whitespace do not matter, nor an " +
+      "absent `client_reference` against `null`, nor spaces around names and email, which are trimmed): the " +
       "stored outcome again, byte for byte, with `Idempotent-Replayed: true`; no second top-up, no second debit;",
     "- same key, different request: 422 `idempotency_key_reused`, nothing charged;",
     "- same key while the first request is still running: 409 `request_in_progress` with `Retry-After`;",
@@ -125,30 +127,18 @@ export const submitTopUpRoute = endpoint({
   },
   handler: (ctx) => async (request, reply) => {
     const { body } = request;
-    const idempotency_key = parseIdempotencyKey(request.headers["idempotency-key"]);
+    const input = normaliseTopUp(body);
+    const idempotency_key = parseIdempotencyKey(idempotencyKeyHeader(request.raw.rawHeaders));
+    const path = request.routeOptions.url ?? request.url;
     const claim =
       idempotency_key === null
         ? null
         : {
             idempotency_key,
-            fingerprint: requestFingerprint(request.method, request.routeOptions.url ?? request.url, body),
+            ...requestFingerprints(request.method, path, body, input),
             request_id: String(request.id),
           };
-    const outcome = await submitTopUp(
-      ctx,
-      request.partner!.partner_id,
-      {
-        iccid: body.iccid,
-        package_id: body.package_id,
-        external_package_id: body.external_package_id,
-        email: body.email,
-        phone: body.phone,
-        first_name: body.first_name,
-        last_name: body.last_name,
-        client_reference: body.client_reference ?? null,
-      },
-      claim,
-    );
+    const outcome = await submitTopUp(ctx, request.partner!.partner_id, input, claim);
     if (outcome.kind === "stored") return sendStored(reply, outcome.stored);
     if (outcome.order.status === "pending") return sendPending(reply, outcome.order, claim !== null);
     return sendOrderOutcome(ctx, reply, outcome.order);

@@ -52,8 +52,36 @@ export type TopUpInput = EndUser & {
   client_reference: string | null;
 };
 
-/** The Idempotency-Key of this request, parsed, with the fingerprint of the request it came with. */
-export type IdempotencyClaim = { idempotency_key: string; fingerprint: Buffer; request_id: string };
+/**
+ * The Idempotency-Key of this request, parsed, with the fingerprint of the request it came with
+ * (stored), and the previous release's fingerprint of it (matched, never stored).
+ */
+export type IdempotencyClaim = {
+  idempotency_key: string;
+  fingerprint: Buffer;
+  legacy_fingerprint: Buffer;
+  request_id: string;
+};
+
+/**
+ * The request as this use case acts on it: an absent client_reference is null, names and email are
+ * trimmed (as checkEndUser stores them). The key's fingerprint is taken of it, so two bodies the
+ * service treats alike are one request.
+ */
+export function normaliseTopUp(
+  body: Omit<TopUpInput, "client_reference"> & { client_reference?: string | null },
+): TopUpInput {
+  return {
+    iccid: body.iccid,
+    package_id: body.package_id,
+    external_package_id: body.external_package_id,
+    email: body.email.trim(),
+    phone: body.phone,
+    first_name: body.first_name.trim(),
+    last_name: body.last_name.trim(),
+    client_reference: body.client_reference ?? null,
+  };
+}
 
 /** Exact bytes to send: a stored outcome, or a 402 stored just now. */
 export type StoredOutcome = { status: number; body: string; replayed: boolean };
@@ -87,8 +115,11 @@ async function claimKey(trx: Transaction<Database>, key: NewKey): Promise<Claim>
 }
 
 /** What an unexpired key answers: 422 for another request, its stored outcome, or its order. */
-function answerExisting(row: KeyRow, fingerprint: Buffer): Phase1 {
-  if (!row.fingerprint.equals(fingerprint)) {
+function answerExisting(
+  row: KeyRow,
+  claim: Pick<IdempotencyClaim, "fingerprint" | "legacy_fingerprint">,
+): Phase1 {
+  if (!row.fingerprint.equals(claim.fingerprint) && !row.fingerprint.equals(claim.legacy_fingerprint)) {
     throw new ApiError(
       "idempotency_key_reused",
       "This Idempotency-Key was used with a different request (method, path or body). Nothing was charged; " +
@@ -168,12 +199,12 @@ async function reserve(
   input: TopUpInput,
   claim: IdempotencyClaim | null,
 ): Promise<Phase1> {
-  const key: NewKey | null =
+  const key: (NewKey & Pick<IdempotencyClaim, "legacy_fingerprint">) | null =
     claim === null ? null : { partner_id, ...claim, ttl_hours: ctx.config.idempotency_ttl_hours };
   return ctx.db.transaction().execute(async (trx) => {
     if (key !== null) {
       const claimed = await claimKey(trx, key);
-      if (claimed.kind === "existing") return answerExisting(claimed.row, key.fingerprint);
+      if (claimed.kind === "existing") return answerExisting(claimed.row, key);
     }
     return createOrder(ctx, trx, partner_id, input, key);
   });

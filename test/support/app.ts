@@ -1,10 +1,9 @@
 // A real application over a real database for HTTP tests (fastify.inject or a listening port).
 import { after } from "node:test";
-import type { Kysely } from "kysely";
+import { Kysely, PostgresDialect } from "kysely";
 import type { Carrier } from "../../src/carrier/carrier.ts";
 import { HttpCarrier } from "../../src/carrier/http-carrier.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
-import { createKysely } from "../../src/db/pool.ts";
 import type { Database } from "../../src/db/schema.ts";
 import { ensureOperatorAccounts } from "../../src/ledger/accounts.ts";
 import { type BuildOptions, type BuiltApp, buildApp } from "../../src/server/app.ts";
@@ -30,7 +29,12 @@ export type TestApp = BuiltApp & {
 
 export async function createTestApp(
   overrides: Partial<Config> = {},
-  options: BuildOptions & { carrier?: Carrier; database?: TestDatabase } = {},
+  options: BuildOptions & {
+    carrier?: Carrier;
+    database?: TestDatabase;
+    /** Sees the SQL of every query the app runs through Kysely: tests count what a request costs. */
+    onQuery?: (sql: string) => void;
+  } = {},
 ): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase({ catalog: true }));
   const config: Config = {
@@ -40,9 +44,14 @@ export async function createTestApp(
     database_url: database.url,
     rate_limit_per_second: 100_000,
     rate_limit_burst: 100_000,
+    auth_failures_per_minute: 100_000,
     ...overrides,
   };
-  const db = createKysely<Database>(database.pool);
+  const onQuery = options.onQuery;
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: database.pool }),
+    ...(onQuery ? { log: (event) => onQuery(event.query.sql) } : {}),
+  });
   await ensureOperatorAccounts(db, config.currency);
   // Tests that never reach the carrier still get the real adapter, pointed at a closed port.
   const carrier =

@@ -122,6 +122,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       APP_ENV: "sandbox",
       RATE_LIMIT_PER_SECOND: "100000",
       RATE_LIMIT_BURST: "100000",
+      AUTH_FAILURES_PER_MINUTE: "100000",
       ...options.env,
     };
     const services: (ServiceProcess | null)[] = Array.from({ length: options.services }, () => null);

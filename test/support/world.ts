@@ -40,6 +40,7 @@ export async function createWorld(
     STALE_JOB_AFTER_MS: "4000",
     RATE_LIMIT_PER_SECOND: "100000",
     RATE_LIMIT_BURST: "100000",
+    AUTH_FAILURES_PER_MINUTE: "100000",
     ...options.env,
   };
   const services: ServiceProcess[] = [];

@@ -34,6 +34,7 @@ export async function startFuzzEnvironment(
     database_url: database.url,
     rate_limit_per_second: 1_000_000,
     rate_limit_burst: 1_000_000,
+    auth_failures_per_minute: 1_000_000,
     carrier_timeout_ms: 2_000,
     ...options.config,
   };
