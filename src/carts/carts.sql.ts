@@ -42,14 +42,18 @@ export async function insertCart(
   return result.rows[0]!;
 }
 
-/** The partner's cart, locked: concurrent submits of one cart serialize here. */
+/**
+ * The partner's cart, locked: concurrent submits of one cart serialize here. "Today" is the UTC
+ * day, written out rather than left to the session's zone (current_date follows TimeZone).
+ */
 export async function lockCart(
   trx: Transaction<Database>,
   cart_key: string,
   partner_id: string,
 ): Promise<(CartRow & { expired: boolean; start_date_passed: boolean | null }) | null> {
   const result = await sql<CartRow & { expired: boolean; start_date_passed: boolean | null }>`
-    select ${CART_COLUMNS}, expires_at <= now() as expired, start_date < current_date as start_date_passed
+    select ${CART_COLUMNS}, expires_at <= now() as expired,
+           start_date < (now() at time zone 'UTC')::date as start_date_passed
     from carts where cart_key = ${cart_key} and partner_id = ${partner_id}
     for update`.execute(trx);
   return result.rows[0] ?? null;
