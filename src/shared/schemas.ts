@@ -58,10 +58,12 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, ProblemRes
     "unsupported_media_type",
     "rate_limited",
     "internal_error",
+    // Any route that reaches the database may find its pool exhausted (src/shared/database-busy.ts).
+    "service_unavailable",
     ...codes,
   ];
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of all) {
+  for (const code of new Set(all)) {
     const status = ERROR_CODES[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
