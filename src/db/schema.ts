@@ -89,6 +89,8 @@ export type Database = {
     iccid: string | null;
     failure_code: string | null;
     failure_detail: string | null;
+    /** What the carrier said when it refused (migration 0003): for the operator, never for partners. */
+    carrier_refusal: string | null;
     lease_until: Date | null;
     lease_token: string | null;
     created_at: Timestamp;

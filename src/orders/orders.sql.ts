@@ -18,6 +18,7 @@ export type NewOrder = Omit<
   | "status"
   | "failure_code"
   | "failure_detail"
+  | "carrier_refusal"
   | "created_at"
   | "resolved_at"
   | "lease_until"
@@ -31,7 +32,7 @@ function newLeaseToken(): string {
 const ORDER_COLUMNS =
   sql.raw(`order_id, seq, partner_id, type, status, cart_key, package_id, external_package_id, data_mb, validity_days,
   start_date, total_minor, currency, client_reference, email, phone, first_name, last_name, iccid,
-  failure_code, failure_detail, lease_until, lease_token, created_at, resolved_at`);
+  failure_code, failure_detail, carrier_refusal, lease_until, lease_token, created_at, resolved_at`);
 
 /** Inserts the order as pending, leased to the request that creates it for `lease_ms`. */
 export async function insertPendingOrder(
@@ -97,14 +98,15 @@ export async function markCompleted(
   return Number(result.numAffectedRows) === 1;
 }
 
+/** pending -> failed, once; `carrier_refusal` is the carrier's own text, kept for the operator. */
 export async function markFailed(
   trx: Transaction<Database>,
   order_id: string,
   failure_code: string,
-  failure_detail: string,
+  carrier_refusal: string,
 ): Promise<boolean> {
   const result = await sql`
-    update orders set status = 'failed', failure_code = ${failure_code}, failure_detail = ${failure_detail.slice(0, 500)},
+    update orders set status = 'failed', failure_code = ${failure_code}, carrier_refusal = ${carrier_refusal.slice(0, 500)},
                       resolved_at = now(), lease_until = null
     where order_id = ${order_id} and status = 'pending'`.execute(trx);
   return Number(result.numAffectedRows) === 1;

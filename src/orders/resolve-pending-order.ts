@@ -45,6 +45,9 @@ async function resolveOnce(ctx: AppContext, helpers: JobHelpers, payload: Payloa
     return;
   }
   helpers.logger.info(`order ${payload.order_id} resolved as ${driven.status}`);
+  if (driven.status === "failed") {
+    helpers.logger.warn(`order ${payload.order_id}: the carrier refused: ${driven.carrier_refusal ?? ""}`);
+  }
   if (driven.status === "pending") await reschedule(helpers, payload, backoffMs(payload));
 }
 

@@ -48,6 +48,13 @@ export async function sendOrderOutcome(
 }
 
 function sendOutcome(reply: FastifyReply, order: OrderRow, outcome: HttpOutcome | null): FastifyReply {
+  if (order.status === "failed") {
+    // The partner gets a fixed detail; the operator sees what the carrier actually said.
+    reply.request.log.warn(
+      { order_id: order.order_id, carrier_refusal: order.carrier_refusal },
+      "carrier refused",
+    );
+  }
   if (outcome === null) {
     return sendProblem(
       reply,

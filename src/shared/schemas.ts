@@ -51,6 +51,15 @@ export const Problem = Type.Object(
 );
 
 /** The problem+json responses of a route, keyed by status, each listing the codes it can carry. */
+/** What a partner may rely on for some codes, written into the OpenAPI description of their status. */
+const CODE_NOTES: Partial<Record<ErrorCode, string>> = {
+  carrier_error:
+    "`carrier_error`: final for this cart or Idempotency-Key, nothing charged; `detail` is always " +
+    '"The carrier declined order <orderID>. Nothing was charged." (the carrier\'s own words are never shown).',
+  service_unavailable:
+    "`service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`.",
+};
+
 export function errorResponses(...codes: ErrorCode[]): Record<number, ProblemResponse> {
   const all: ErrorCode[] = [
     "invalid_request",
@@ -69,7 +78,11 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, ProblemRes
   }
   const responses: Record<number, ProblemResponse> = {};
   for (const [status, statusCodes] of byStatus) {
-    const description = `Problem details. Codes: ${statusCodes.map((c) => `\`${c}\``).join(", ")}.`;
+    const notes = statusCodes.flatMap((code) => CODE_NOTES[code] ?? []);
+    const description = [
+      `Problem details. Codes: ${statusCodes.map((c) => `\`${c}\``).join(", ")}.`,
+      ...notes,
+    ].join(" ");
     responses[status] = {
       description,
       content: {
