@@ -58,3 +58,17 @@ export async function lockCart(
     for update`.execute(trx);
   return result.rows[0] ?? null;
 }
+
+/** Whether this partner's cart was purged after it expired (a tombstone of purge_expired_carts). */
+export async function wasPurgedAfterExpiry(
+  db: Executor,
+  cart_key: string,
+  partner_id: string,
+): Promise<boolean> {
+  const result = await sql<{ found: boolean }>`
+    select exists (
+      select 1 from expired_carts where cart_key = ${cart_key} and partner_id = ${partner_id}) as found`.execute(
+    db,
+  );
+  return result.rows[0]!.found;
+}

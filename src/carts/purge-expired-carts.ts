@@ -1,6 +1,8 @@
 // The `purge_expired_carts` job: carts that expired without becoming an order are only a
 // reservation that lapsed, and nothing reads them again. Deleting them a day after expiry keeps
 // the table the size of recent activity; a cart with an order is kept, since the order names it.
+// Each purged cart leaves a tombstone in expired_carts (migration 0004), so its key still answers
+// 410 cart_expired rather than 404; tombstones are deleted TOMBSTONE_DAYS after the purge.
 import type { Task } from "graphile-worker";
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.ts";
@@ -13,22 +15,33 @@ const BATCH_SIZE = 5_000;
 const MAX_BATCHES = 20;
 /** A lapsed cart is kept this long after expiry, for support questions about a failed checkout. */
 const KEEP_AFTER_EXPIRY = "1 day";
+/** How long a purged cart's key still answers 410 cart_expired. */
+const TOMBSTONE_DAYS = 90;
 
 export async function purgeExpiredCarts(db: Kysely<Database>, batch_size = BATCH_SIZE): Promise<number> {
   let deleted = 0;
   for (let batch = 0; batch < MAX_BATCHES; batch++) {
     // SKIP LOCKED: a cart being submitted right now is locked by its submit and is left alone.
     const result = await sql`
-      delete from carts where cart_key in (
-        select c.cart_key from carts c
-        where c.expires_at < now() - ${KEEP_AFTER_EXPIRY}::interval
-          and not exists (select 1 from orders o where o.cart_key = c.cart_key)
-        limit ${batch_size}
-        for update skip locked)`.execute(db);
+      with purged as (
+        delete from carts where cart_key in (
+          select c.cart_key from carts c
+          where c.expires_at < now() - ${KEEP_AFTER_EXPIRY}::interval
+            and not exists (select 1 from orders o where o.cart_key = c.cart_key)
+          limit ${batch_size}
+          for update skip locked)
+        returning cart_key, partner_id, expires_at)
+      insert into expired_carts (cart_key, partner_id, expired_at)
+      select cart_key, partner_id, expires_at from purged
+      on conflict (cart_key) do nothing`.execute(db);
     const count = Number(result.numAffectedRows);
     deleted += count;
     if (count < batch_size) break;
   }
+  await sql`
+    delete from expired_carts where cart_key in (
+      select cart_key from expired_carts where purged_at < now() - make_interval(days => ${TOMBSTONE_DAYS})
+      limit ${batch_size * MAX_BATCHES})`.execute(db);
   return deleted;
 }
 

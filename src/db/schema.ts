@@ -66,6 +66,8 @@ export type Database = {
     created_at: Timestamp;
     expires_at: Date;
   };
+  /** Tombstones of carts purged after expiry (migration 0004): their keys answer 410, not 404. */
+  expired_carts: { cart_key: string; partner_id: string; expired_at: Date; purged_at: Timestamp };
   orders: {
     order_id: string;
     seq: Generated<number>;
