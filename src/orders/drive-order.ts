@@ -55,7 +55,8 @@ async function askCarrier(
   });
 }
 
-async function complete(
+/** Records a provisioning (or top-up) the carrier confirmed: exactly once, guarded by the status. */
+export async function complete(
   trx: Transaction<Database>,
   order: OrderRow,
   value: ProvisionedProfile | TopUpResult,
@@ -94,8 +95,15 @@ async function complete(
   if (order.type === "topup") await storeOutcomeForOrder(trx, order.order_id, ttl_hours);
 }
 
-async function fail(trx: Transaction<Database>, order: OrderRow, reason: string, ttl_hours: number) {
-  if (!(await markFailed(trx, order.order_id, "carrier_error", reason))) return;
+/** Records a definitive failure and voids the hold: exactly once, guarded by the status. */
+export async function fail(
+  trx: Transaction<Database>,
+  order: OrderRow,
+  reason: string,
+  ttl_hours: number,
+  failure_code = "carrier_error",
+) {
+  if (!(await markFailed(trx, order.order_id, failure_code, reason))) return;
   assert.ok(await resolveHold(trx, order.order_id, "voided"), "a pending order has a pending hold to void");
   // Only top-ups are created under an Idempotency-Key; a new eSIM is keyed by its cart.
   if (order.type === "topup") await storeOutcomeForOrder(trx, order.order_id, ttl_hours);

@@ -199,13 +199,60 @@ export async function releaseLease(
     where order_id = ${order_id} and status = 'pending' and lease_token = ${lease_token}`.execute(db);
 }
 
-/** For /metrics: uses the partial index on pending orders, so it stays cheap however many orders exist. */
-export async function pendingOrderStats(
-  db: Executor,
-): Promise<{ count: number; oldest_age_seconds: number }> {
-  const result = await sql<{ count: number; oldest_age_seconds: number }>`
+export type PendingOrderStats = { count: number; oldest_age_seconds: number; given_up: number };
+
+/**
+ * For /metrics: uses the partial index on pending orders, so it stays cheap however many orders
+ * exist. `given_up`: pending longer than `give_up_hours`, waiting for the operator to settle them.
+ */
+export async function pendingOrderStats(db: Executor, give_up_hours: number): Promise<PendingOrderStats> {
+  const result = await sql<PendingOrderStats>`
     select count(*)::int as count,
-           coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest_age_seconds
+           coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest_age_seconds,
+           (count(*) filter (where created_at < now() - make_interval(hours => ${give_up_hours})))::int as given_up
     from orders where status = 'pending'`.execute(db);
-  return result.rows[0] ?? { count: 0, oldest_age_seconds: 0 };
+  return result.rows[0] ?? { count: 0, oldest_age_seconds: 0, given_up: 0 };
+}
+
+export type PendingOrderSummary = {
+  order_id: string;
+  partner_id: string;
+  type: "esim" | "topup";
+  created_at: Date;
+  age_seconds: number;
+  given_up: boolean;
+  lease_until: Date | null;
+};
+
+/** Pending orders, oldest first, each with its age and whether it is past `give_up_hours`. */
+export async function listPendingOrders(
+  db: Executor,
+  give_up_hours: number,
+  limit: number,
+): Promise<PendingOrderSummary[]> {
+  const result = await sql<PendingOrderSummary>`
+    select order_id, partner_id, type, created_at, lease_until,
+           extract(epoch from now() - created_at)::float8 as age_seconds,
+           created_at < now() - make_interval(hours => ${give_up_hours}) as given_up
+    from orders where status = 'pending'
+    order by created_at limit ${limit}`.execute(db);
+  return result.rows;
+}
+
+/**
+ * Locks a pending order whose lease the caller still holds (token and time). Whoever holds the
+ * lease is the only one driving the order, so a settlement recorded under this lock cannot race a
+ * carrier call: a resolver that wants the lease waits here and then finds the order final.
+ */
+export async function lockOwnLease(
+  trx: Transaction<Database>,
+  order_id: string,
+  lease_token: string | null,
+): Promise<boolean> {
+  const result = await sql`
+    select 1 from orders
+    where order_id = ${order_id} and status = 'pending' and lease_token = ${lease_token}
+      and lease_until > clock_timestamp()
+    for update`.execute(trx);
+  return result.rows.length === 1;
 }

@@ -7,6 +7,7 @@
 import type { JobHelpers, Task } from "graphile-worker";
 import type { AppContext } from "../shared/context.ts";
 import { driveIfAbandoned } from "./drive-order.ts";
+import { flagGivenUpOrders } from "./flag-given-up-orders.ts";
 import { orderById } from "./orders.sql.ts";
 
 export const RESOLVE_PENDING_ORDER_TASK = "resolve_pending_order";
@@ -93,5 +94,6 @@ export function requeuePendingOrdersTask(ctx: AppContext): Task {
       );
     }
     if (result.rows.length > 0) helpers.logger.warn(`requeued ${result.rows.length} pending orders`);
+    await flagGivenUpOrders(ctx, (message) => helpers.logger.error(message));
   };
 }

@@ -92,7 +92,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     requestTimeout: ctx.config.carrier_timeout_ms + 30_000,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  const metrics = createMetrics(() => pendingOrderStats(ctx.db));
+  const metrics = createMetrics(() => pendingOrderStats(ctx.db, ctx.config.pending_give_up_hours));
   const authenticator = new Authenticator(ctx.db, ctx.config.app_env);
   const limiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
   // The same budget, per client address, for requests whose key is refused.
