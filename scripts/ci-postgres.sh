@@ -47,8 +47,10 @@ stop_cluster() {
 }
 trap stop_cluster EXIT
 
-# A free port: bind port 0 on loopback and read what the kernel gave (the system node is enough).
-PORT="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+# A free port: bind port 0 on loopback and read what the kernel gave (npm's Node, else the system's).
+NODE=node_modules/.bin/node
+[ -x "${NODE}" ] || NODE=node
+PORT="$("${NODE}" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 
 # Trust authentication on a loopback-only, throw-away cluster; UTF-8 with the C locale like the
 # embedded cluster, and the connections the suite's parallel test files need.
