@@ -2,7 +2,6 @@
 // for the operator (metric, `orders pending`), who settles it with `orders settle`. Settling asks
 // the carrier first and never contradicts it, and races the resolver safely: exactly once.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
@@ -11,6 +10,7 @@ import { flagGivenUpOrders } from "../src/orders/flag-given-up-orders.ts";
 import { settlePendingOrder } from "../src/orders/settle-pending-order.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { createTestApp } from "./support/app.ts";
+import { type CliRun, runCli } from "./support/cli.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { startSimulatorProcess } from "./support/simulator.ts";
 
@@ -24,32 +24,9 @@ const app = await createTestApp(
 const PRICE_MINOR = 350;
 const partner = await app.createPartner("Acme Travel", 100 * PRICE_MINOR);
 
-type Run = { code: number | null; stdout: string; stderr: string };
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["src/cli/main.ts", ...args], {
-      env: {
-        ...process.env,
-        DATABASE_URL: database.url,
-        APP_ENV: "sandbox",
-        CARRIER_URL: simulator.url,
-        CARRIER_API_KEY: simulator.apiKey,
-        ...env,
-      },
-      timeout: 60_000,
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  const carrierEnv = { CARRIER_URL: simulator.url, CARRIER_API_KEY: simulator.apiKey };
+  return runCli(args, { DATABASE_URL: database.url, APP_ENV: "sandbox", ...carrierEnv, ...env });
 }
 
 /** A pending order whose carrier call never got an answer (the carrier was down for it). */
