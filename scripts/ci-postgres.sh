@@ -5,6 +5,7 @@
 # server fails CI instead of the operator's start-up.
 #
 #   scripts/ci-postgres.sh [VERSION] [npm test arguments...]     VERSION defaults to 15
+#   PG_BIN=/path/to/bin scripts/ci-postgres.sh 14                 PostgreSQL binaries from elsewhere
 #
 # Installs postgresql-VERSION with apt-get when its server binary is missing (needs root), starts
 # a throw-away cluster in a temporary directory on a free loopback port, runs `npm test` with
@@ -14,9 +15,9 @@ cd "$(dirname "$0")/.."
 
 VERSION="${1:-15}"
 shift || true
-BIN="/usr/lib/postgresql/${VERSION}/bin"
+BIN="${PG_BIN:-/usr/lib/postgresql/${VERSION}/bin}"
 
-if [ ! -x "${BIN}/postgres" ]; then
+if [ ! -x "${BIN}/postgres" ] && [ -z "${PG_BIN:-}" ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "ci-postgres: ${BIN}/postgres is missing and installing postgresql-${VERSION} needs root" >&2
     exit 1
