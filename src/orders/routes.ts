@@ -51,8 +51,8 @@ function sendOutcome(reply: FastifyReply, order: OrderRow, outcome: HttpOutcome 
   if (order.status === "failed") {
     // The partner gets a fixed detail; the operator sees what the carrier actually said.
     reply.request.log.warn(
-      { order_id: order.order_id, carrier_refusal: order.carrier_refusal },
-      "carrier refused",
+      { order_id: order.order_id, failure_code: order.failure_code, carrier_refusal: order.carrier_refusal },
+      "order failed",
     );
   }
   if (outcome === null) {
