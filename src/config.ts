@@ -36,6 +36,8 @@ export type Config = {
   idempotency_ttl_hours: number;
   /** How long a pending order waits before the resolver asks the carrier about it. */
   resolve_after_ms: number;
+  /** A pending order this old is flagged for the operator to settle (`orders settle`). */
+  pending_give_up_hours: number;
   worker_concurrency: number;
   /** A job locked this long belongs to a dead process and is unlocked (every task is idempotent). */
   stale_job_after_ms: number;
@@ -140,6 +142,7 @@ function readLimits(env: Env) {
     idempotency_ttl_hours: integer(env, "IDEMPOTENCY_TTL_HOURS", 24, 24, 24 * 30),
     resolve_after_ms: integer(env, "RESOLVE_AFTER_MS", 30_000, 100, 3_600_000),
     worker_concurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 64),
+    pending_give_up_hours: integer(env, "PENDING_GIVE_UP_HOURS", 24, 1, 24 * 30),
     stale_job_after_ms: integer(env, "STALE_JOB_AFTER_MS", 120_000, 1_000, 24 * 3_600_000),
   };
 }
@@ -159,6 +162,10 @@ function checkTogether(config: Config): void {
   }
   if (config.rate_limit_burst < config.rate_limit_per_second) {
     throw new ConfigError("RATE_LIMIT_BURST", "must be at least RATE_LIMIT_PER_SECOND");
+  }
+  if (config.pending_give_up_hours * 3_600_000 <= config.resolve_after_ms) {
+    // Giving up before the resolver has even looked would hand the operator orders it would finish.
+    throw new ConfigError("PENDING_GIVE_UP_HOURS", "must be longer than RESOLVE_AFTER_MS");
   }
   if (config.resolve_after_ms <= config.carrier_timeout_ms) {
     // The resolver must not race a request that is still legitimately waiting on the carrier.

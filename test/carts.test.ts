@@ -110,3 +110,36 @@ test("lapsed carts are purged a day after expiry; carts with an order and fresh 
     [fresh.body.cart_key],
   );
 });
+
+test("a cart purged after expiry answers 410 cart_expired, not 404; a never-issued key stays 404", async () => {
+  const { purgeExpiredCarts } = await import("../src/carts/purge-expired-carts.ts");
+  const { cartHasOrder } = await import("../src/orders/cart-has-order.ts");
+  const lapsed = await cart({ package_id: "fr-1gb-7d" });
+  await sql`update carts set expires_at = now() - interval '2 days' where cart_key = ${lapsed.body.cart_key}`.execute(
+    app.db,
+  );
+  assert.ok((await purgeExpiredCarts(app.db, cartHasOrder)) >= 1);
+  const gone = await sql<{ n: number }>`
+    select count(*)::int as n from carts where cart_key = ${lapsed.body.cart_key}`.execute(app.db);
+  assert.equal(gone.rows[0]!.n, 0, "the lapsed cart itself is purged");
+  const other = await app.createPartner("Other Travel", 10_000);
+  const submit = (cart_key: string, api_key: string) =>
+    app.app.inject({
+      method: "POST",
+      url: "/v1/orders/submit",
+      headers: app.auth(api_key),
+      payload: { cart_key, email: "ana@example.com", phone: "+14155550123", first_name: "A", last_name: "L" },
+    });
+
+  const expired = await submit(lapsed.body.cart_key, partner.api_key);
+  assert.equal(expired.statusCode, 410, expired.body);
+  assert.equal(expired.json().code, "cart_expired");
+  for (const [cart_key, api_key] of [
+    ["cart_neverIssued0000000000", partner.api_key],
+    [lapsed.body.cart_key, other.api_key],
+  ] as const) {
+    const unknown = await submit(cart_key, api_key);
+    assert.equal(unknown.statusCode, 404, `${cart_key}: ${unknown.body}`);
+    assert.equal(unknown.json().code, "cart_not_found");
+  }
+});

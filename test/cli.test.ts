@@ -1,40 +1,20 @@
 // The operator CLI, run as operators run it: a child process over this file's own database.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 import pg from "pg";
+import { type CliRun, runCli } from "./support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "./support/db.ts";
 
 const database = await createTestDatabase();
 const workDir = await mkdtemp(path.join(tmpdir(), "esim-cli-test-"));
 after(() => rm(workDir, { recursive: true, force: true }));
 
-/** One CLI run may take a few seconds (Node start, migrations check); none should take a minute. */
-const CLI_TIMEOUT_MS = 60_000;
-
-type Run = { code: number | null; stdout: string; stderr: string };
-
-function cli(args: string[], db: TestDatabase = database, env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["src/cli/main.ts", ...args], {
-      env: { ...process.env, DATABASE_URL: db.url, APP_ENV: "sandbox", CURRENCY: "USD", ...env },
-      timeout: CLI_TIMEOUT_MS,
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function cli(args: string[], db: TestDatabase = database, env: Record<string, string> = {}): Promise<CliRun> {
+  return runCli(args, { DATABASE_URL: db.url, APP_ENV: "sandbox", CURRENCY: "USD", ...env });
 }
 
 async function cliJson(args: string[], db: TestDatabase = database): Promise<any> {

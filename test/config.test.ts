@@ -10,6 +10,7 @@ test("defaults describe a sandbox on port 3000 with an embedded database", () =>
   assert.equal(config.currency, "USD");
   assert.equal(config.rate_limit_per_second, 50);
   assert.equal(config.rate_limit_burst, 100);
+  assert.equal(config.pending_give_up_hours, 24);
 });
 
 test("a bad value stops start-up with a message naming the variable", () => {
@@ -27,6 +28,9 @@ test("a bad value stops start-up with a message naming the variable", () => {
     [{ RATE_LIMIT_PER_SECOND: "10", RATE_LIMIT_BURST: "5" }, /^RATE_LIMIT_BURST: /],
     [{ IDEMPOTENCY_TTL_HOURS: "1" }, /^IDEMPOTENCY_TTL_HOURS: /],
     [{ WORKER_CONCURRENCY: "11", DB_POOL_MAX: "20" }, /^WORKER_CONCURRENCY: /],
+    [{ PENDING_GIVE_UP_HOURS: "0" }, /^PENDING_GIVE_UP_HOURS: /],
+    [{ PENDING_GIVE_UP_HOURS: "721" }, /^PENDING_GIVE_UP_HOURS: /],
+    [{ PENDING_GIVE_UP_HOURS: "1", RESOLVE_AFTER_MS: "3600000" }, /^PENDING_GIVE_UP_HOURS: /],
   ];
   for (const [env, message] of cases) {
     assert.throws(

@@ -41,7 +41,17 @@ export type CarrierOutcome<T> =
   /** Unknown outcome (timeout, connection refused, 5xx): ask again later with the same reference. */
   | { kind: "unavailable"; reason: string };
 
+/** What the carrier did with a reference, asked without asking it to do anything. */
+export type LookedUpOutcome =
+  | { kind: "ok"; value: ProvisionedProfile | TopUpResult }
+  | { kind: "refused"; reason: string }
+  /** Definitive: the carrier has no record of this reference (never provisioned). */
+  | { kind: "not_found" }
+  | { kind: "unavailable"; reason: string };
+
 export interface Carrier {
   provisionProfile(request: ProvisionRequest): Promise<CarrierOutcome<ProvisionedProfile>>;
   topUp(request: TopUpRequest): Promise<CarrierOutcome<TopUpResult>>;
+  /** The outcome of an earlier reference; never provisions (an operator settling a stuck order). */
+  lookUpOutcome(reference: string): Promise<LookedUpOutcome>;
 }

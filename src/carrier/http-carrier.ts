@@ -1,5 +1,6 @@
 // The Carrier port over HTTP, speaking the protocol of the sandbox carrier simulator
-// (src/carrier/simulator/README.md): POST /profiles and POST /topups, JSON, a bearer token.
+// (src/carrier/simulator/README.md): POST /profiles, POST /topups and GET /outcomes/:reference,
+// JSON, a bearer token.
 //
 // The one decision that matters is which answers are definitive. Only a 200 with a well-formed
 // body is "ok", and only a 422 that says "refused" is "refused" (the caller releases the hold).
@@ -9,6 +10,7 @@
 import type {
   Carrier,
   CarrierOutcome,
+  LookedUpOutcome,
   ProvisionedProfile,
   ProvisionRequest,
   TopUpRequest,
@@ -77,17 +79,32 @@ export class HttpCarrier implements Carrier {
     return { kind: "ok", value: result };
   }
 
-  /** One POST; never throws: every transport failure becomes "unavailable" with a reason. */
-  async #post(path: string, body: object): Promise<HttpAnswer> {
+  async lookUpOutcome(reference: string): Promise<LookedUpOutcome> {
+    const answer = await this.#post(`/outcomes/${encodeURIComponent(reference)}`, null);
+    if (answer.kind === "unavailable") return answer;
+    if (answer.status === 404 && isObject(answer.body) && answer.body.error === "not_found") {
+      return { kind: "not_found" };
+    }
+    if (answer.status !== 200) return notOk(answer.status, answer.body);
+    const body = answer.body;
+    const value =
+      isObject(body) && body.kind === "topup" ? parseLookedUpTopUp(body) : parseProvisionedProfile(body);
+    if (value === null)
+      return { kind: "unavailable", reason: "carrier answered 200 with a malformed outcome" };
+    return { kind: "ok", value };
+  }
+
+  /** One POST (a GET when `body` is null); never throws: every transport failure becomes "unavailable". */
+  async #post(path: string, body: object | null): Promise<HttpAnswer> {
     try {
       const response = await fetch(this.#base_url + path, {
-        method: "POST",
+        method: body === null ? "GET" : "POST",
         headers: {
           authorization: `Bearer ${this.#api_key}`,
-          "content-type": "application/json",
+          ...(body === null ? {} : { "content-type": "application/json" }),
           accept: "application/json",
         },
-        body: JSON.stringify(body),
+        body: body === null ? undefined : JSON.stringify(body),
         // A carrier that redirects is misconfigured; following it could leak the bearer token.
         redirect: "manual",
         signal: AbortSignal.timeout(this.#timeout_ms),
@@ -129,6 +146,10 @@ function parseProvisionedProfile(body: unknown): ProvisionedProfile | null {
 function parseTopUpResult(body: unknown, requested_iccid: string): TopUpResult | null {
   if (!isObject(body) || body.iccid !== requested_iccid) return null;
   return { iccid: requested_iccid };
+}
+
+function parseLookedUpTopUp(body: Record<string, unknown>): TopUpResult | null {
+  return typeof body.iccid === "string" && isValidIccid(body.iccid) ? { iccid: body.iccid } : null;
 }
 
 /** The body as text, or null when it is larger than `limit_bytes` (the rest is never read). */

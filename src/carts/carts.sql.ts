@@ -28,15 +28,33 @@ export async function insertCart(
   return result.rows[0]!;
 }
 
-/** The partner's cart, row-locked until the transaction ends. */
+/**
+ * The partner's cart, row-locked until the transaction ends. "Today" is the UTC day, written out
+ * rather than left to the session's zone (current_date follows TimeZone).
+ */
 export async function selectCartForUpdate(
   trx: Transaction<Database>,
   cart_key: string,
   partner_id: string,
 ): Promise<LockedCart | null> {
   const result = await sql<LockedCart>`
-    select ${CART_COLUMNS}, expires_at <= now() as expired, start_date < current_date as start_date_passed
+    select ${CART_COLUMNS}, expires_at <= now() as expired,
+           start_date < (now() at time zone 'UTC')::date as start_date_passed
     from carts where cart_key = ${cart_key} and partner_id = ${partner_id}
     for update`.execute(trx);
   return result.rows[0] ?? null;
+}
+
+/** Whether this partner's cart was purged after it expired (a tombstone of purge_expired_carts). */
+export async function wasPurgedAfterExpiry(
+  db: Executor,
+  cart_key: string,
+  partner_id: string,
+): Promise<boolean> {
+  const result = await sql<{ found: boolean }>`
+    select exists (
+      select 1 from expired_carts where cart_key = ${cart_key} and partner_id = ${partner_id}) as found`.execute(
+    db,
+  );
+  return result.rows[0]!.found;
 }

@@ -5,17 +5,19 @@ import type { PoolClient } from "../db/pool.ts";
 import type { CatalogPackage, Destination } from "./catalog-package.ts";
 
 /**
- * Advisory lock key of catalog writers ("catalog" in ASCII). Held for the transaction, so a seed
- * and an import, or two processes seeding a new database at once, run one after the other.
+ * Advisory lock key of catalog writers: "catalog" in ASCII, 0x636174616c6f67, written in decimal
+ * and bound as a parameter because PostgreSQL accepts hexadecimal integer literals only from 16
+ * (15 stops with "trailing junk after numeric literal"). Held for the transaction, so a seed and an
+ * import, or two processes seeding a new database at once, run one after the other.
  */
-const CATALOG_LOCK_KEY = "0x636174616c6f67";
+const CATALOG_LOCK_KEY = "27973175172951911";
 
 /** Packages and destination pairs per statement: keeps each statement's parameters a few MB. */
 const MAX_PACKAGES_PER_BATCH = 1_000;
 const MAX_PAIRS_PER_BATCH = 20_000;
 
 export async function lockCatalogWriters(client: PoolClient): Promise<void> {
-  await client.query(`select pg_advisory_xact_lock(${CATALOG_LOCK_KEY}::bigint)`);
+  await client.query("select pg_advisory_xact_lock($1::bigint)", [CATALOG_LOCK_KEY]);
 }
 
 export async function catalogHasPackages(client: PoolClient): Promise<boolean> {

@@ -15,7 +15,7 @@ export type CliContext = {
 };
 
 /** Options some commands take; main.ts refuses an option the chosen command does not declare. */
-export type OptionName = "reference" | "limit";
+export type OptionName = "reference" | "limit" | "completed" | "failed";
 
 export type CommandArgs = {
   positionals: string[];

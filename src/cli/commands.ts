@@ -3,6 +3,7 @@ import { catalogCommands } from "./catalog.ts";
 import type { Command } from "./command.ts";
 import { keyCommands } from "./keys.ts";
 import { ledgerCommands } from "./ledger.ts";
+import { orderCommands } from "./orders.ts";
 import { partnerCommands } from "./partners.ts";
 import { walletCommands } from "./wallet.ts";
 
@@ -12,6 +13,7 @@ export const COMMANDS: readonly Command[] = [
   ...walletCommands,
   ...ledgerCommands,
   ...catalogCommands,
+  ...orderCommands,
 ];
 
 export function findCommand(group: string | undefined, name: string | undefined): Command | undefined {

@@ -25,6 +25,8 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
   reference: { type: "string" },
   limit: { type: "string" },
+  completed: { type: "boolean" },
+  failed: { type: "boolean" },
 } as const;
 
 function parseCommandLine(argv: string[]): Parsed {
@@ -62,7 +64,7 @@ function commandArgs(
     throw usageError(`expected ${command.args.join(" ") || "no arguments"}${hint}`, command);
   }
   const options: CommandArgs["options"] = {};
-  for (const option of ["reference", "limit"] as const) {
+  for (const option of ["reference", "limit", "completed", "failed"] as const) {
     const value = values[option];
     if (value === undefined) continue;
     if (!command.options?.includes(option))

@@ -25,6 +25,10 @@ export function createPool(connectionString: string, max: number, application_na
     idleTimeoutMillis: 30_000,
     statement_timeout: 15_000,
     idle_in_transaction_session_timeout: 30_000,
+    // Every date and time this service compares is UTC (start dates, "today", expiries), whatever
+    // zone the server or the database defaults to: set at connection start, so no session escapes.
+    // graphile-worker, the CLI and the simulator connect through this pool too.
+    options: "-c TimeZone=UTC",
   });
   // An idle client that errors (database restart) must not crash the process.
   pool.on("error", () => undefined);

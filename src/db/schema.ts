@@ -66,6 +66,8 @@ export type Database = {
     created_at: Timestamp;
     expires_at: Date;
   };
+  /** Tombstones of carts purged after expiry (migration 0004): their keys answer 410, not 404. */
+  expired_carts: { cart_key: string; partner_id: string; expired_at: Date; purged_at: Timestamp };
   orders: {
     order_id: string;
     seq: Generated<number>;
@@ -89,6 +91,8 @@ export type Database = {
     iccid: string | null;
     failure_code: string | null;
     failure_detail: string | null;
+    /** What the carrier said when it refused (migration 0003): for the operator, never for partners. */
+    carrier_refusal: string | null;
     lease_until: Date | null;
     lease_token: string | null;
     created_at: Timestamp;

@@ -54,7 +54,8 @@ async function askCarrier(
   });
 }
 
-async function complete(
+/** Records a provisioning (or top-up) the carrier confirmed: exactly once, guarded by the status. */
+export async function complete(
   trx: Transaction<Database>,
   order: OrderRow,
   value: ProvisionedProfile | TopUpResult,
@@ -91,8 +92,15 @@ async function complete(
   await finish.completed(trx, order.order_id);
 }
 
-async function fail(trx: Transaction<Database>, order: OrderRow, reason: string, finish: OrderFinish) {
-  if (!(await markFailed(trx, order.order_id, "carrier_error", reason))) return;
+/** Records a definitive failure and voids the hold: exactly once, guarded by the status. */
+export async function fail(
+  trx: Transaction<Database>,
+  order: OrderRow,
+  reason: string,
+  finish: OrderFinish,
+  failure_code = "carrier_error",
+) {
+  if (!(await markFailed(trx, order.order_id, failure_code, reason))) return;
   assert.ok(await resolveHold(trx, order.order_id, "voided"), "a pending order has a pending hold to void");
   await finish.failed(trx, order.order_id);
 }

@@ -2,7 +2,7 @@
 // audit (wallet/audit-ledger.ts), pending counts for /metrics.
 import type { Executor } from "../db/executor.ts";
 import type { OrderRow } from "./order.ts";
-import { completedTotals, pendingOrderStats, statusesAfter } from "./orders.sql.ts";
+import { completedTotals, type PendingOrderStats, pendingOrderStats, statusesAfter } from "./orders.sql.ts";
 
 /** What completed orders cost, per currency: what the operator's revenue must have received. */
 export async function completedOrderTotals(db: Executor): Promise<Map<string, number>> {
@@ -19,7 +19,10 @@ export async function orderStatusPage(
   return statusesAfter(db, after_seq, limit);
 }
 
+/** Pending orders, oldest first, with their age and whether they are past the give-up age. */
+export { listPendingOrders, type PendingOrderSummary } from "./orders.sql.ts";
+
 /** How many orders are pending and how old the oldest is, cheaply (a partial index). */
-export async function pendingOrders(db: Executor): Promise<{ count: number; oldest_age_seconds: number }> {
-  return pendingOrderStats(db);
+export async function pendingOrders(db: Executor, give_up_hours: number): Promise<PendingOrderStats> {
+  return pendingOrderStats(db, give_up_hours);
 }

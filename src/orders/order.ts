@@ -15,6 +15,7 @@ export type NewOrder = Omit<
   | "status"
   | "failure_code"
   | "failure_detail"
+  | "carrier_refusal"
   | "created_at"
   | "resolved_at"
   | "lease_until"

@@ -14,7 +14,7 @@ function newLeaseToken(): string {
 const ORDER_COLUMNS =
   sql.raw(`order_id, seq, partner_id, type, status, cart_key, package_id, external_package_id, data_mb, validity_days,
   start_date, total_minor, currency, client_reference, email, phone, first_name, last_name, iccid,
-  failure_code, failure_detail, lease_until, lease_token, created_at, resolved_at`);
+  failure_code, failure_detail, carrier_refusal, lease_until, lease_token, created_at, resolved_at`);
 
 /** Inserts the order as pending, leased to the request that creates it for `lease_ms`. */
 export async function insertPendingOrder(
@@ -80,14 +80,15 @@ export async function markCompleted(
   return Number(result.numAffectedRows) === 1;
 }
 
+/** pending -> failed, once; `carrier_refusal` is the carrier's own text, kept for the operator. */
 export async function markFailed(
   trx: Transaction<Database>,
   order_id: string,
   failure_code: string,
-  failure_detail: string,
+  carrier_refusal: string,
 ): Promise<boolean> {
   const result = await sql`
-    update orders set status = 'failed', failure_code = ${failure_code}, failure_detail = ${failure_detail.slice(0, 500)},
+    update orders set status = 'failed', failure_code = ${failure_code}, carrier_refusal = ${carrier_refusal.slice(0, 500)},
                       resolved_at = now(), lease_until = null
     where order_id = ${order_id} and status = 'pending'`.execute(trx);
   return Number(result.numAffectedRows) === 1;
@@ -214,13 +215,60 @@ export async function statusesAfter(
   return result.rows;
 }
 
-/** For /metrics: uses the partial index on pending orders, so it stays cheap however many orders exist. */
-export async function pendingOrderStats(
-  db: Executor,
-): Promise<{ count: number; oldest_age_seconds: number }> {
-  const result = await sql<{ count: number; oldest_age_seconds: number }>`
+export type PendingOrderStats = { count: number; oldest_age_seconds: number; given_up: number };
+
+/**
+ * For /metrics: uses the partial index on pending orders, so it stays cheap however many orders
+ * exist. `given_up`: pending longer than `give_up_hours`, waiting for the operator to settle them.
+ */
+export async function pendingOrderStats(db: Executor, give_up_hours: number): Promise<PendingOrderStats> {
+  const result = await sql<PendingOrderStats>`
     select count(*)::int as count,
-           coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest_age_seconds
+           coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest_age_seconds,
+           (count(*) filter (where created_at < now() - make_interval(hours => ${give_up_hours})))::int as given_up
     from orders where status = 'pending'`.execute(db);
-  return result.rows[0] ?? { count: 0, oldest_age_seconds: 0 };
+  return result.rows[0] ?? { count: 0, oldest_age_seconds: 0, given_up: 0 };
+}
+
+export type PendingOrderSummary = {
+  order_id: string;
+  partner_id: string;
+  type: "esim" | "topup";
+  created_at: Date;
+  age_seconds: number;
+  given_up: boolean;
+  lease_until: Date | null;
+};
+
+/** Pending orders, oldest first, each with its age and whether it is past `give_up_hours`. */
+export async function listPendingOrders(
+  db: Executor,
+  give_up_hours: number,
+  limit: number,
+): Promise<PendingOrderSummary[]> {
+  const result = await sql<PendingOrderSummary>`
+    select order_id, partner_id, type, created_at, lease_until,
+           extract(epoch from now() - created_at)::float8 as age_seconds,
+           created_at < now() - make_interval(hours => ${give_up_hours}) as given_up
+    from orders where status = 'pending'
+    order by created_at limit ${limit}`.execute(db);
+  return result.rows;
+}
+
+/**
+ * Locks a pending order whose lease the caller still holds (token and time). Whoever holds the
+ * lease is the only one driving the order, so a settlement recorded under this lock cannot race a
+ * carrier call: a resolver that wants the lease waits here and then finds the order final.
+ */
+export async function lockOwnLease(
+  trx: Transaction<Database>,
+  order_id: string,
+  lease_token: string | null,
+): Promise<boolean> {
+  const result = await sql`
+    select 1 from orders
+    where order_id = ${order_id} and status = 'pending' and lease_token = ${lease_token}
+      and lease_until > clock_timestamp()
+    for update`.execute(trx);
+  return result.rows.length === 1;
 }

@@ -8,6 +8,7 @@ import type { JobHelpers, Task } from "graphile-worker";
 import type { AppContext } from "../shared/context.ts";
 import { driveIfAbandoned } from "./drive-order.ts";
 import type { FinishByType } from "./finish.ts";
+import { flagGivenUpOrders } from "./flag-given-up-orders.ts";
 import { orderById } from "./orders.sql.ts";
 
 export const RESOLVE_PENDING_ORDER_TASK = "resolve_pending_order";
@@ -51,6 +52,9 @@ async function resolveOnce(
     return;
   }
   helpers.logger.info(`order ${payload.order_id} resolved as ${driven.status}`);
+  if (driven.status === "failed") {
+    helpers.logger.warn(`order ${payload.order_id}: the carrier refused: ${driven.carrier_refusal ?? ""}`);
+  }
   if (driven.status === "pending") await reschedule(helpers, payload, backoffMs(payload));
 }
 
@@ -100,5 +104,6 @@ export function requeuePendingOrdersTask(ctx: AppContext): Task {
       );
     }
     if (result.rows.length > 0) helpers.logger.warn(`requeued ${result.rows.length} pending orders`);
+    await flagGivenUpOrders(ctx, (message) => helpers.logger.error(message));
   };
 }

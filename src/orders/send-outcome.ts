@@ -18,6 +18,13 @@ export async function sendOrderOutcome(
 }
 
 export function sendOutcome(reply: FastifyReply, order: OrderRow, outcome: HttpOutcome | null): FastifyReply {
+  if (order.status === "failed") {
+    // The partner gets a fixed detail; the operator sees what the carrier actually said.
+    reply.request.log.warn(
+      { order_id: order.order_id, failure_code: order.failure_code, carrier_refusal: order.carrier_refusal },
+      "order failed",
+    );
+  }
   if (outcome === null) {
     return sendProblem(
       reply,

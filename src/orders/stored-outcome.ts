@@ -14,12 +14,12 @@ export type HttpOutcome = { status: number; content_type: string; body: string }
 export const JSON_TYPE = "application/json; charset=utf-8";
 export const PROBLEM_TYPE = "application/problem+json; charset=utf-8";
 
-/** The error a final failed order answers with. */
+/**
+ * The error a final failed order answers with. The detail is fixed and documented (README
+ * "Errors"): the carrier's own words (orders.carrier_refusal) go to the operator's logs only.
+ */
 export function failureError(order: OrderRow): ApiError {
-  return new ApiError(
-    "carrier_error",
-    `The carrier refused order ${order.order_id}: ${order.failure_detail ?? "no reason given"}. Nothing was charged.`,
-  );
+  return new ApiError("carrier_error", `The carrier declined order ${order.order_id}. Nothing was charged.`);
 }
 
 export async function outcomeOf(

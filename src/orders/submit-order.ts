@@ -3,6 +3,7 @@
 // orders.cart_key means one cart is at most one order, whatever retries arrive and where.
 
 import { lockCart } from "../carts/lock-cart.ts";
+import { CART_EXPIRED_DETAIL, missingCartError } from "../carts/missing-cart-error.ts";
 import { holdFunds } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
@@ -34,11 +35,11 @@ type Phase1 = { kind: "created" | "existing"; order: OrderRow };
 async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput): Promise<Phase1> {
   return ctx.db.transaction().execute(async (trx) => {
     const cart = await lockCart(trx, input.cart_key, partner_id);
-    if (!cart) throw new ApiError("cart_not_found", "No such cart for this partner.");
+    if (!cart) throw await missingCartError(trx, input.cart_key, partner_id);
     const existing = await orderByCart(trx, cart.cart_key);
     if (existing) return { kind: "existing", order: existing };
     if (cart.expired) {
-      throw new ApiError("cart_expired", "The cart expired; create a new one. Nothing was charged.");
+      throw new ApiError("cart_expired", CART_EXPIRED_DETAIL);
     }
     if (cart.start_date_passed) {
       // A cart made before midnight UTC for "today" and submitted after it: never ask for a past start.

@@ -72,7 +72,7 @@ export type BuildOptions = {
 
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<BuiltApp> {
   const app = createFastify(ctx, options);
-  const metrics = createMetrics(sharedProbe(() => pendingOrders(ctx.db)));
+  const metrics = createMetrics(sharedProbe(() => pendingOrders(ctx.db, ctx.config.pending_give_up_hours)));
   const authenticator = new Authenticator(ctx.db, ctx.config.app_env, {
     failures: RateLimiter.forFailures(ctx.config.auth_failures_per_minute),
   });

@@ -7,7 +7,7 @@ export type Metrics = {
 };
 
 /** What an operator alerts on: orders whose outcome is not known yet, and how old the oldest is. */
-export type PendingOrders = () => Promise<{ count: number; oldest_age_seconds: number }>;
+export type PendingOrders = () => Promise<{ count: number; oldest_age_seconds: number; given_up: number }>;
 
 export function createMetrics(pendingOrders?: PendingOrders): Metrics {
   const registry = new Registry();
@@ -24,7 +24,7 @@ export function createMetrics(pendingOrders?: PendingOrders): Metrics {
   };
   if (pendingOrders) {
     // Read at scrape time from the database, so every process reports the same truth.
-    let last: Promise<{ count: number; oldest_age_seconds: number }> | null = null;
+    let last: ReturnType<PendingOrders> | null = null;
     const read = () => {
       last ??= pendingOrders().finally(() => {
         last = null;
@@ -45,6 +45,14 @@ export function createMetrics(pendingOrders?: PendingOrders): Metrics {
       registers: [registry],
       async collect() {
         this.set((await read()).oldest_age_seconds);
+      },
+    });
+    new Gauge({
+      name: "esim_orders_pending_given_up",
+      help: "Orders pending longer than PENDING_GIVE_UP_HOURS: settle each with `npm run cli -- orders settle`.",
+      registers: [registry],
+      async collect() {
+        this.set((await read()).given_up);
       },
     });
   }

@@ -12,13 +12,14 @@ import {
   PURGE_EXPIRED_CARTS_TASK,
   purgeExpiredCartsTask,
 } from "../carts/purge-expired-carts.ts";
+import type { Config } from "../config.ts";
 import type { Mailer } from "../notifications/mailer.ts";
 import {
   SEND_CONFIRMATION_EMAIL_TASK,
   sendConfirmationEmailTask,
 } from "../notifications/send-confirmation-email.ts";
 import { cartHasOrder } from "../orders/cart-has-order.ts";
-import { FINISH_ESIM } from "../orders/finish.ts";
+import { FINISH_ESIM, type FinishByType } from "../orders/finish.ts";
 import { orderForEmail } from "../orders/order-for-email.ts";
 import {
   REQUEUE_PENDING_ORDERS_CRONTAB,
@@ -37,6 +38,14 @@ import {
 
 export type WorkerDeps = { ctx: AppContext; mailer: Mailer; log: Pino; extraTasks?: TaskList };
 
+/**
+ * The finishing steps of each order type, as the domain that creates such orders defines them:
+ * what the resolver and the operator's settle command hand the order driver.
+ */
+export function orderFinishers(config: Pick<Config, "idempotency_ttl_hours">): FinishByType {
+  return { esim: FINISH_ESIM, topup: finishTopUp(config.idempotency_ttl_hours) };
+}
+
 export function taskList(deps: WorkerDeps): TaskList {
   return {
     [SEND_CONFIRMATION_EMAIL_TASK]: sendConfirmationEmailTask({
@@ -45,10 +54,7 @@ export function taskList(deps: WorkerDeps): TaskList {
       findOrder: (order_id) => orderForEmail(deps.ctx.db, order_id),
     }),
     // The resolver drives any order: it finishes each as the domain that created it would.
-    [RESOLVE_PENDING_ORDER_TASK]: resolvePendingOrderTask(deps.ctx, {
-      esim: FINISH_ESIM,
-      topup: finishTopUp(deps.ctx.config.idempotency_ttl_hours),
-    }),
+    [RESOLVE_PENDING_ORDER_TASK]: resolvePendingOrderTask(deps.ctx, orderFinishers(deps.ctx.config)),
     [REQUEUE_PENDING_ORDERS_TASK]: requeuePendingOrdersTask(deps.ctx),
     [PURGE_EXPIRED_CARTS_TASK]: purgeExpiredCartsTask(deps.ctx.db, cartHasOrder),
     [PURGE_IDEMPOTENCY_KEYS_TASK]: purgeIdempotencyKeysTask(deps.ctx),

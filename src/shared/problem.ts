@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { databaseBusy, isPoolTimeout } from "./database-busy.ts";
 import { ApiError, ERROR_CODES, type ErrorCode, type FieldError, problemType } from "./errors.ts";
 
 export type ProblemBody = {
@@ -64,6 +65,7 @@ function fieldErrors(error: FastifyError): FieldError[] {
 /** Maps anything thrown by a route, hook or Fastify itself to one of the closed set of codes. */
 export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error;
+  if (isPoolTimeout(error)) return databaseBusy();
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const context = fastifyError.validationContext ?? "body";
@@ -99,6 +101,8 @@ export function registerProblemHandlers(app: FastifyInstance): void {
     if (apiError.code === "internal_error") {
       // The only place internals go: the log, tied to the request id the partner was given.
       request.log.error({ err: error }, "unhandled error");
+    } else if (isPoolTimeout(error)) {
+      request.log.warn({ err: error }, "no database connection free in time (DB_POOL_MAX)");
     }
     return sendProblem(reply, apiError);
   });

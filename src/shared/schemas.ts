@@ -53,6 +53,15 @@ export const Problem = Type.Object(
 );
 
 /** The problem+json responses of a route, keyed by status, each listing the codes it can carry. */
+/** What a partner may rely on for some codes, written into the OpenAPI description of their status. */
+const CODE_NOTES: Partial<Record<ErrorCode, string>> = {
+  carrier_error:
+    "`carrier_error`: final for this cart or Idempotency-Key, nothing charged; `detail` is always " +
+    '"The carrier declined order <orderID>. Nothing was charged." (the carrier\'s own words are never shown).',
+  service_unavailable:
+    "`service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`.",
+};
+
 export function errorResponses(...codes: ErrorCode[]): Record<number, ProblemResponse> {
   const all: ErrorCode[] = [
     "invalid_request",
@@ -60,16 +69,22 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, ProblemRes
     "unsupported_media_type",
     "rate_limited",
     "internal_error",
+    // Any route that reaches the database may find its pool exhausted (src/shared/database-busy.ts).
+    "service_unavailable",
     ...codes,
   ];
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of all) {
+  for (const code of new Set(all)) {
     const status = ERROR_CODES[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const responses: Record<number, ProblemResponse> = {};
   for (const [status, statusCodes] of byStatus) {
-    const description = `Problem details. Codes: ${statusCodes.map((c) => `\`${c}\``).join(", ")}.`;
+    const notes = statusCodes.flatMap((code) => CODE_NOTES[code] ?? []);
+    const description = [
+      `Problem details. Codes: ${statusCodes.map((c) => `\`${c}\``).join(", ")}.`,
+      ...notes,
+    ].join(" ");
     responses[status] = {
       description,
       content: {

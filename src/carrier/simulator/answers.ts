@@ -5,6 +5,7 @@ import { type FaultSettings, roll } from "./faults.ts";
 export type SimulatorAnswer =
   | { status: 200; body: object }
   | { status: 400; body: { error: "bad_request"; message: string } }
+  | { status: 404; body: { error: "not_found" } }
   | { status: 422; body: { error: "refused"; reason: string } }
   | { status: 503; body: { error: "unavailable"; reason: string } };
 

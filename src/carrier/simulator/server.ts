@@ -8,6 +8,7 @@ import type pg from "pg";
 import { Type } from "typebox";
 import { type SimulatorAnswer, type SimulatorContext, unavailable } from "./answers.ts";
 import { type FaultSettings, FaultSettingsPatch, initialFaults, patchFaults, roll } from "./faults.ts";
+import { lookUpOutcome } from "./look-up-outcome.ts";
 import { ProvisionProfileBody, profileAnswer, provisionProfile } from "./provision-profile.ts";
 import { ensureSimulatorSchema } from "./schema.ts";
 import {
@@ -116,6 +117,16 @@ function registerCarrierRoutes(app: FastifyInstance, context: SimulatorContext):
       reply,
       underNetworkFaults(context, () => topUp(context, request.body)),
     ),
+  );
+  const ReferenceParams = Type.Object({ reference: Type.String({ minLength: 1, maxLength: 128 }) });
+  app.get<{ Params: { reference: string } }>(
+    "/outcomes/:reference",
+    { schema: { params: ReferenceParams } },
+    (request, reply) =>
+      send(
+        reply,
+        underNetworkFaults(context, () => lookUpOutcome(context.pool, request.params.reference)),
+      ),
   );
 }
 
