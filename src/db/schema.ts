@@ -3,6 +3,17 @@ import type { ColumnType, Generated } from "kysely";
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 
+/** The contract's eSIM statuses (migration 0005): forward only, but a top-up may revive depleted/expired. */
+export type EsimStatus =
+  | "released"
+  | "installed"
+  | "active"
+  | "depleted"
+  | "expired"
+  | "deleted"
+  | "cancelled";
+export type BundleStatus = "queued" | "active" | "depleted" | "expired" | "cancelled";
+
 export type Database = {
   partners: { partner_id: string; name: string; created_at: Timestamp };
   api_keys: {
@@ -105,6 +116,40 @@ export type Database = {
     package_id: string;
     smdp_address: string;
     activation_code: string;
+    created_at: Timestamp;
+    status: Generated<EsimStatus>;
+    installed_at: Date | null;
+    activated_at: Date | null;
+    expires_at: Date | null;
+    deleted_at: Date | null;
+    usage_updated_at: Date | null;
+    next_sync_at: Timestamp;
+    last_synced_at: Date | null;
+    sync_failures: Generated<number>;
+    last_sync_error: string | null;
+    seq: Generated<number>;
+  };
+  esim_bundles: {
+    order_id: string;
+    iccid: string;
+    position: number;
+    package_id: string;
+    name: string;
+    data_mb: number | null;
+    validity_days: number;
+    data_used_mb: Generated<number>;
+    status: Generated<BundleStatus>;
+    activated_at: Date | null;
+    expires_at: Date | null;
+    created_at: Timestamp;
+  };
+  events: {
+    event_id: string;
+    seq: Generated<number>;
+    partner_id: string;
+    type: string;
+    data: unknown;
+    dedup_key: string | null;
     created_at: Timestamp;
   };
   purchases: {

@@ -8,6 +8,7 @@ const PREFIXES = {
   transfer: "trf",
   cart: "cart",
   order: "ord",
+  event: "evt",
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;

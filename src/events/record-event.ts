@@ -1,0 +1,55 @@
+// Recording an event: called by the domain that makes a change, inside the transaction that makes
+// it, so there is no event without its change and no change without its event, whatever crashes
+// when (design.md, "Events are an outbox"). Delivery (webhooks) reads these rows later; nothing
+// here waits on a receiver.
+import assert from "node:assert/strict";
+import type { Transaction } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { newId } from "../shared/ids.ts";
+import { insertEvent } from "./events.sql.ts";
+
+/** The contract's event types ("Webhooks"). */
+export const EVENT_TYPES = [
+  "order.completed",
+  "order.failed",
+  "order.refunded",
+  "esim.installed",
+  "esim.activated",
+  "esim.usage_threshold",
+  "esim.expiring",
+  "esim.expired",
+  "esim.deleted",
+  "wallet.credited",
+  "wallet.balance_low",
+  "webhook.test",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** An event's `data` is stored as JSON; this bounds what one fact may weigh. */
+const MAX_DATA_BYTES = 32 * 1024;
+
+export type EventInput = {
+  partner_id: string;
+  type: EventType;
+  /** The resource as the API would return it now (Order, Esim, or the wallet figures). */
+  data: unknown;
+  /** Set for once-only facts (e.g. `usage:<order_id>:80`): a second record of it is a no-op. */
+  dedup_key?: string;
+};
+
+/**
+ * Records one event in the caller's transaction. Returns its id, or null when `dedup_key` was
+ * already recorded for this partner (nothing inserted).
+ */
+export async function recordEvent(trx: Transaction<Database>, input: EventInput): Promise<string | null> {
+  assert.ok(JSON.stringify(input.data).length <= MAX_DATA_BYTES, "an event's data stays small");
+  const event_id = newId("event");
+  const inserted = await insertEvent(trx, {
+    event_id,
+    partner_id: input.partner_id,
+    type: input.type,
+    data: input.data,
+    dedup_key: input.dedup_key ?? null,
+  });
+  return inserted ? event_id : null;
+}
