@@ -1,0 +1,81 @@
+// SQL of the partner's view of its eSIMs: one eSIM with its bundles in one round trip (by primary
+// key and partner), and pages of them newest first by `seq`. Bundles come as one JSON array, in
+// position order (the original first, then top-ups), so a read is a single indexed query.
+import { sql } from "kysely";
+import type { Executor } from "../db/executor.ts";
+import type { BundleStatus, EsimStatus } from "../db/schema.ts";
+
+/** A bundle as json_agg hands it over: instants are ISO 8601 strings. */
+export type BundleJson = {
+  order_id: string;
+  package_id: string;
+  name: string;
+  data_mb: number | null;
+  data_used_mb: number;
+  validity_days: number;
+  status: BundleStatus;
+  activated_at: string | null;
+  expires_at: string | null;
+};
+
+export type EsimWithBundlesRow = {
+  iccid: string;
+  order_id: string;
+  client_reference: string | null;
+  created_at: Date;
+  status: EsimStatus;
+  installed_at: Date | null;
+  activated_at: Date | null;
+  expires_at: Date | null;
+  usage_updated_at: Date | null;
+  smdp_address: string;
+  activation_code: string;
+  seq: number;
+  bundles: BundleJson[];
+};
+
+// Bigints (seq, data_used_mb) arrive as numbers: pool.ts parses int8, and JSON writes them as numbers.
+const ESIM_WITH_BUNDLES = sql`
+  e.iccid, e.order_id, o.client_reference, e.created_at, e.status, e.installed_at, e.activated_at,
+  e.expires_at, e.usage_updated_at, e.smdp_address, e.activation_code, e.seq,
+  coalesce((
+    select json_agg(json_build_object(
+             'order_id', b.order_id, 'package_id', b.package_id, 'name', b.name, 'data_mb', b.data_mb,
+             'data_used_mb', b.data_used_mb, 'validity_days', b.validity_days, 'status', b.status,
+             'activated_at', b.activated_at, 'expires_at', b.expires_at)
+           order by b.position)
+    from esim_bundles b where b.iccid = e.iccid), '[]'::json) as bundles`;
+
+export async function esimWithBundles(
+  db: Executor,
+  partner_id: string,
+  iccid: string,
+): Promise<EsimWithBundlesRow | null> {
+  const result = await sql<EsimWithBundlesRow>`
+    select ${ESIM_WITH_BUNDLES}
+    from esims e join orders o on o.order_id = e.order_id
+    where e.iccid = ${iccid} and e.partner_id = ${partner_id}`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+export async function pageOfEsims(
+  db: Executor,
+  input: {
+    partner_id: string;
+    client_reference: string | null;
+    status: EsimStatus | null;
+    before_seq: number | null;
+    limit: number;
+  },
+): Promise<EsimWithBundlesRow[]> {
+  const result = await sql<EsimWithBundlesRow>`
+    select ${ESIM_WITH_BUNDLES}
+    from esims e join orders o on o.order_id = e.order_id
+    where e.partner_id = ${input.partner_id}
+      ${input.status === null ? sql`` : sql`and e.status = ${input.status}`}
+      ${input.client_reference === null ? sql`` : sql`and o.client_reference = ${input.client_reference}`}
+      ${input.before_seq === null ? sql`` : sql`and e.seq < ${input.before_seq}`}
+    order by e.seq desc
+    limit ${input.limit}`.execute(db);
+  return result.rows;
+}
