@@ -9,6 +9,7 @@ import Fastify, { type FastifyServerOptions, LogController } from "fastify";
 import { sql } from "kysely";
 import { cartRoutes } from "../carts/routes.ts";
 import { catalogRoutes } from "../catalog/routes.ts";
+import { esimRoutes } from "../esims/routes.ts";
 import { pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
@@ -57,7 +58,14 @@ const SECURITY_HEADERS = {
 export type DomainRoutes = (app: App, ctx: AppContext) => Promise<void>;
 
 /** The partner API, mounted under /v1 behind authentication and the rate limit. */
-const PARTNER_ROUTES: DomainRoutes[] = [catalogRoutes, cartRoutes, orderRoutes, topupRoutes, walletRoutes];
+const PARTNER_ROUTES: DomainRoutes[] = [
+  catalogRoutes,
+  cartRoutes,
+  orderRoutes,
+  topupRoutes,
+  esimRoutes,
+  walletRoutes,
+];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
 const ADMIN_ROUTES: DomainRoutes[] = [partnerAdminRoutes, walletAdminRoutes];
