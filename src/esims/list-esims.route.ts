@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
 import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { DEFAULT_PAGE_SIZE, EsimPage, listEsims, MAX_PAGE_SIZE } from "./list-esims.ts";
+import { EsimStatusSchema } from "./render-esim.ts";
 
 export const listEsimsRoute = endpoint({
   method: "GET",
@@ -20,17 +21,7 @@ export const listEsimsRoute = endpoint({
         client_reference: Type.Optional(
           Type.String({ minLength: 1, maxLength: 128, pattern: NO_CONTROL_CHARACTERS }),
         ),
-        status: Type.Optional(
-          Type.Union([
-            Type.Literal("released"),
-            Type.Literal("installed"),
-            Type.Literal("active"),
-            Type.Literal("depleted"),
-            Type.Literal("expired"),
-            Type.Literal("deleted"),
-            Type.Literal("cancelled"),
-          ]),
-        ),
+        status: Type.Optional(EsimStatusSchema),
         limit: Type.Optional(
           Type.String({
             pattern: "^(100|[1-9][0-9]?)$",
