@@ -20,7 +20,9 @@ export type SubmitOrderParams = RequestBody<"submitOrder">;
 export type Order = Ok<"submitOrder", 200>;
 export type Purchase = Order["purchases"][number];
 export type OrderPage = Ok<"listOrders", 200>;
-export type ListOrdersParams = NonNullable<operations["listOrders"]["parameters"]["query"]>;
+type ListOrdersQuery = NonNullable<operations["listOrders"]["parameters"]["query"]>;
+/** The document types `limit` as a digit string (1-100); the SDK takes a number and sends its digits. */
+export type ListOrdersParams = Omit<ListOrdersQuery, "limit"> & { limit?: number };
 
 export type AvailableTopUps = Ok<"listAvailableTopUps", 200>;
 export type TopUpOffer = AvailableTopUps["data"][number];

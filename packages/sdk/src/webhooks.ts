@@ -74,7 +74,7 @@ export async function signWebhook(input: {
   };
 }
 
-function hmacKey(secret: string, usage: "sign" | "verify"): Promise<CryptoKey> {
+function hmacKey(secret: string, usage: "sign" | "verify") {
   const bytes = decodeBase64(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret);
   if (!bytes || bytes.length === 0) throw new WebhookVerificationError("the secret is not base64");
   return crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, [usage]);
