@@ -3,6 +3,7 @@
 // get from the SDK's own retries is one order, one debit and one top-up however the network behaves.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { Transport } from "../packages/sdk/src/core/transport.ts";
 import {
   ApiError,
   ConnectionError,
@@ -248,4 +249,22 @@ test("concurrent calls on one client keep their own headers", async () => {
     .slice(before)
     .map((r) => `${JSON.parse(r.body).iccid} ${r.headers["idempotency-key"]}`);
   assert.deepEqual(sent.sort(), esims.map((esim, i) => `${esim.purchases[0]!.iccid} key-${i}`).sort());
+});
+
+test("a request that is not idempotent and has no key is never retried, even when its answer is lost", async () => {
+  // No route of today is like that (every one is safe to repeat); the transport's rule still holds
+  // for the next one, so it is checked on the transport itself.
+  const { api_key } = await partnerClient(0);
+  const transport = new Transport({
+    apiKey: api_key,
+    baseUrl: proxy.url,
+    maxRetries: 3,
+    timeout: 5_000,
+    fetch: (input, init) => fetch(input, init),
+  });
+  proxy.inject("POST", "/v1/orders/cart", { kind: "drop_response" });
+  const before = proxy.seen("POST", "/v1/orders/cart").length;
+  const call = { method: "POST" as const, path: "/v1/orders/cart", body: { package_id: PACKAGE_ID } };
+  await assert.rejects(transport.request({ ...call, idempotent: false }), ConnectionError);
+  assert.equal(proxy.seen("POST", "/v1/orders/cart").length - before, 1, "one attempt only");
 });

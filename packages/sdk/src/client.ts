@@ -1,6 +1,6 @@
 // The client partners construct once and share: settings are fixed here, every call builds its
 // own request from them, so one client serves concurrent calls safely.
-import { SDK_VERSION, Transport } from "./core/transport.ts";
+import { MAX_RETRIES_LIMIT, SDK_VERSION, Transport } from "./core/transport.ts";
 import { Carts } from "./resources/carts.ts";
 import { Catalog } from "./resources/catalog.ts";
 import { Orders } from "./resources/orders.ts";
@@ -22,8 +22,6 @@ export type ClientOptions = {
 
 export const DEFAULT_MAX_RETRIES = 2;
 export const DEFAULT_TIMEOUT_MS = 30_000;
-/** Retrying more than this turns a failure into a long hang; ask for less. */
-const MAX_RETRIES_LIMIT = 10;
 
 export class EsimClient {
   static readonly VERSION = SDK_VERSION;

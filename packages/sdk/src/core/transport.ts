@@ -1,10 +1,12 @@
 // The one place that speaks HTTP: builds each attempt's request from immutable settings (no
 // state shared between concurrent calls), runs it under a per-attempt timeout and the caller's
 // AbortSignal, turns answers into values or typed errors, and retries what is safe to retry.
-import { ApiError, ConnectionError, type ErrorCode, TimeoutError } from "../errors.ts";
+import { ApiError, ConnectionError, type ErrorCode, EsimSdkError, TimeoutError } from "../errors.ts";
 import { isRetryableAnswer, parseRetryAfter, retryDelayMs, sleep } from "./retry.ts";
 
 export const SDK_VERSION = "0.1.0";
+/** Retrying more than this turns a failure into a long hang. */
+export const MAX_RETRIES_LIMIT = 10;
 
 /** Settings of one client, fixed at construction. */
 export type ClientSettings = {
@@ -49,7 +51,9 @@ export class Transport {
   }
 
   async request<T>(call: Call, options: RequestOptions = {}): Promise<T> {
-    const maxRetries = call.idempotent ? (options.maxRetries ?? this.#settings.maxRetries) : 0;
+    const maxRetries = call.idempotent
+      ? Math.max(0, Math.min(options.maxRetries ?? this.#settings.maxRetries, MAX_RETRIES_LIMIT))
+      : 0;
     for (let retry = 0; ; retry++) {
       const outcome = await this.#attempt<T>(call, options);
       if (outcome.ok) return outcome.value;
@@ -79,7 +83,8 @@ export class Transport {
       // The caller's abort ends everything, at once and without a retry.
       if (options.signal?.aborted) throw options.signal.reason;
       if (timer.aborted) return failed(new TimeoutError(timeout, { cause: error }));
-      if (error instanceof SyntaxError) throw error;
+      // A 2xx whose body is not JSON: the request may have done its work, so it is not repeated.
+      if (error instanceof SyntaxError) throw new EsimSdkError("the answer is not JSON", { cause: error });
       return failed(new ConnectionError(`${call.method} ${call.path}: ${describe(error)}`, { cause: error }));
     }
   }
