@@ -82,5 +82,6 @@ test("in a headless browser with no other network, /docs renders the operations"
   assert.match(dom, /List the packages and B2B prices of a destination/, "an operation rendered");
   assert.match(dom, /orders\/submit-topup/);
   assert.match(dom, /@esim-partner\/sdk/, "the SDK sample rendered");
+  assert.match(dom, /insufficient_balance/, "the errors table of the description rendered");
   assert.doesNotMatch(dom, /Something went wrong/, "Redoc did not fail");
 });

@@ -5,6 +5,7 @@ import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
 import { errorResponses } from "../shared/schemas.ts";
+import { apiDescription } from "./api-guide.ts";
 import { requireToken } from "./auth.ts";
 import { withCodeSamples } from "./code-samples.ts";
 import { DOCS_ASSETS, DOCS_CSP, DOCS_INIT_SCRIPT, readRedocBundle, renderDocsPage } from "./docs-page.ts";
@@ -22,10 +23,7 @@ export function openapiOptions(): SwaggerOptions {
       info: {
         title: API_TITLE,
         version: "1.0.0",
-        description:
-          "Find data packages for 190+ destinations, reserve one in a cart, buy and provision an eSIM, top it up, " +
-          "and list your orders. Every purchase is paid from your prepaid wallet and is safe to retry: " +
-          "submit is idempotent by `cart_key`, submit-topup by the `Idempotency-Key` header.",
+        description: apiDescription(),
         license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
         contact: { name: "Partner support", email: "partners@esim.example" },
       },
