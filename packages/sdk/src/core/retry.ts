@@ -22,11 +22,15 @@ export function isRetryableAnswer(status: number, code: string | null): boolean 
   return RETRYABLE_STATUSES.has(status);
 }
 
+const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
 /** Retry-After as milliseconds: delta-seconds or an HTTP date; null when absent or unreadable. */
 export function parseRetryAfter(value: string | null, now_ms = Date.now()): number | null {
   if (value === null || value.trim() === "") return null;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // Only an HTTP date (IMF-fixdate, RFC 9110): Date.parse alone reads "-1" as a year.
+  if (!HTTP_DATE.test(text)) return null;
   const date = Date.parse(text);
   return Number.isNaN(date) ? null : Math.max(0, date - now_ms);
 }
