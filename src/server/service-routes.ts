@@ -5,22 +5,25 @@ import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
 import { errorResponses } from "../shared/schemas.ts";
+import { apiDescription } from "./api-guide.ts";
 import { requireToken } from "./auth.ts";
-import { renderDocsPage } from "./docs-page.ts";
+import { withCodeSamples } from "./code-samples.ts";
+import { DOCS_ASSETS, DOCS_CSP, DOCS_INIT_SCRIPT, readRedocBundle, renderDocsPage } from "./docs-page.ts";
 import type { Metrics } from "./metrics.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
+const API_TITLE = "Partner eSIM Ordering API";
+
 export function openapiOptions(): SwaggerOptions {
   return {
+    transformObject: (built) =>
+      withCodeSamples("openapiObject" in built ? built.openapiObject : built.swaggerObject),
     openapi: {
       openapi: "3.1.0",
       info: {
-        title: "Partner eSIM Ordering API",
+        title: API_TITLE,
         version: "1.0.0",
-        description:
-          "Find data packages for 190+ destinations, reserve one in a cart, buy and provision an eSIM, top it up, " +
-          "and list your orders. Every purchase is paid from your prepaid wallet and is safe to retry: " +
-          "submit is idempotent by `cart_key`, submit-topup by the `Idempotency-Key` header.",
+        description: apiDescription(),
         license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
         contact: { name: "Partner support", email: "partners@esim.example" },
       },
@@ -112,9 +115,11 @@ export async function serviceRoutes(
     return options.metrics.registry.metrics();
   });
 
-  // Both documents are the same bytes until the process ends: built on first use, then sent as is.
+  // Every document is the same bytes until the process ends: built on first use, then sent as is.
   let openapi: Buffer | null = null;
   let docs: Buffer | null = null;
+  let redoc: Promise<Buffer> | null = null;
+  const init = Buffer.from(DOCS_INIT_SCRIPT);
 
   app.get("/openapi.json", { schema: { hide: true } }, async (_request, reply) => {
     openapi ??= Buffer.from(JSON.stringify(app.swagger()));
@@ -122,9 +127,18 @@ export async function serviceRoutes(
   });
 
   app.get("/docs", { schema: { hide: true } }, async (_request, reply) => {
-    // One self-contained page: no scripts, fonts or styles from other hosts, works offline.
-    reply.header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:");
-    docs ??= Buffer.from(renderDocsPage(app.swagger() as unknown as Record<string, unknown>));
+    reply.header("content-security-policy", DOCS_CSP);
+    docs ??= Buffer.from(renderDocsPage(API_TITLE));
     return reply.type("text/html; charset=utf-8").send(docs);
+  });
+
+  app.get(DOCS_ASSETS.redoc, { schema: { hide: true } }, async (_request, reply) => {
+    redoc ??= readRedocBundle();
+    reply.header("cache-control", "public, max-age=3600");
+    return reply.type("text/javascript; charset=utf-8").send(await redoc);
+  });
+
+  app.get(DOCS_ASSETS.init, { schema: { hide: true } }, async (_request, reply) => {
+    return reply.type("text/javascript; charset=utf-8").send(init);
   });
 }

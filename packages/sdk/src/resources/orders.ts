@@ -1,0 +1,41 @@
+// POST /v1/orders/submit, GET /v1/orders/{orderID}, GET /v1/profile/orders
+import { CursorList } from "../core/pagination.ts";
+import type { RequestOptions, Transport } from "../core/transport.ts";
+import type { ListOrdersParams, Order, OrderPage, SubmitOrderParams } from "../types.ts";
+
+export class Orders {
+  readonly #transport: Transport;
+  constructor(transport: Transport) {
+    this.#transport = transport;
+  }
+
+  /**
+   * Buys the cart's eSIM. Safe to retry by its `cart_key`: a repeat returns the same order and
+   * charges nothing again, so the SDK retries it on connection errors, timeouts and 409
+   * `request_in_progress` by itself.
+   */
+  submit(params: SubmitOrderParams, options?: RequestOptions): Promise<Order> {
+    return this.#transport.request(
+      { method: "POST", path: "/v1/orders/submit", body: params, idempotent: true },
+      options,
+    );
+  }
+
+  get(orderId: string, options?: RequestOptions): Promise<Order> {
+    const path = `/v1/orders/${encodeURIComponent(orderId)}`;
+    return this.#transport.request({ method: "GET", path, idempotent: true }, options);
+  }
+
+  /** Newest first, every page: `for await (const order of client.orders.list())`. */
+  list(params: Omit<ListOrdersParams, "cursor"> = {}, options: RequestOptions = {}): CursorList<Order> {
+    return new CursorList((cursor, pageOptions) => this.page({ ...params, cursor }, pageOptions), options);
+  }
+
+  /** One page, for callers that keep the cursor themselves. */
+  page(params: ListOrdersParams = {}, options?: RequestOptions): Promise<OrderPage> {
+    return this.#transport.request(
+      { method: "GET", path: "/v1/profile/orders", query: params, idempotent: true },
+      options,
+    );
+  }
+}

@@ -1,0 +1,39 @@
+// The prose of the OpenAPI document's description: what a partner reads first on /docs (Redoc
+// shows its headings as sections of the menu), with the error codes table built from the closed
+// set in src/shared/errors.ts so it cannot drift from what the API answers.
+import { ERROR_CODES } from "../shared/errors.ts";
+
+const INTRO =
+  "Find data packages for 190+ destinations, reserve one in a cart, buy and provision an eSIM, top it up, " +
+  "and list your orders. Every purchase is paid from your prepaid wallet and is safe to retry: " +
+  "submit is idempotent by `cart_key`, submit-topup by the `Idempotency-Key` header.";
+
+const SECTIONS = `# Authentication
+Send your API key as \`Authorization: Bearer <API_KEY>\` (or \`X-API-Key\`). Sandbox keys start with \`sand_\`,
+production keys with \`prod_\`; each works only in its own environment (\`401 wrong_environment\` otherwise).
+Operator routes take \`Authorization: Bearer <ADMIN_TOKEN>\`.
+
+# Retries
+Resubmit a cart with the same \`cart_key\`, and a top-up with the same \`Idempotency-Key\` and body: you get the
+original outcome, and nothing is charged or provisioned twice. \`409 request_in_progress\` means the first attempt
+is still running: wait \`Retry-After\` seconds. The TypeScript SDK (\`@esim-partner/sdk\`) does all of this by
+itself; every operation below shows it beside curl.`;
+
+function errorsTable(): string {
+  const rows = Object.entries(ERROR_CODES).map(
+    ([code, { status, title }]) => `| \`${code}\` | ${status} | ${title} |`,
+  );
+  return [
+    "# Errors",
+    "Every error is `application/problem+json` (RFC 9457) with a stable `code`; `detail` is for people.",
+    "",
+    "| code | status | meaning |",
+    "| --- | --- | --- |",
+    ...rows,
+  ].join("\n");
+}
+
+/** The document's `info.description`. */
+export function apiDescription(): string {
+  return `${INTRO}\n\n${SECTIONS}\n\n${errorsTable()}`;
+}

@@ -1,0 +1,105 @@
+// `x-codeSamples` (the Redoc extension) for every operation of the served OpenAPI document: the
+// same call with the TypeScript SDK (packages/sdk) and with curl. Added once, when the document
+// is built (@fastify/swagger's transformObject), so /openapi.json, docs/openapi.json and /docs agree.
+
+type Json = Record<string, unknown>;
+type CodeSample = { lang: string; label: string; source: string };
+
+/** The example values every sample shares (the README's walk-through uses the same). */
+const EXAMPLE = {
+  cart_key: "cart_8mQ2kV7xYp3LwN1sRt6uZa",
+  order_id: "ord_5hT9bC2nWq8JkL4mXv1yRe",
+  iccid: "8944500102198304826",
+  partner_id: "ptr_3nF6hJ8kLm2QpR5sTv9wXy",
+  key_id: "key_7dG1jK4mNp6RsT8vWx2yZb",
+};
+const END_USER = { email: "ana@example.com", phone: "+14155550123", first_name: "Ana", last_name: "Lima" };
+
+/** Per operation: the SDK call (partner routes), the example path values, query and body. */
+const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?: Json; headers?: Json }> = {
+  listDestinationPackages: {
+    path: { destination_code: "FR" },
+    sdk: 'const { data } = await client.catalog.packages("FR");',
+  },
+  createCart: {
+    body: { package_id: "fr-1gb-7d" },
+    sdk: 'const cart = await client.carts.create({ package_id: "fr-1gb-7d" });',
+  },
+  submitOrder: {
+    body: { cart_key: EXAMPLE.cart_key, ...END_USER, client_reference: "booking-1042" },
+    sdk:
+      "// Retried by the SDK on network errors: safe by cart_key, charged once.\n" +
+      "const order = await client.orders.submit({\n  cart_key: cart.cart_key,\n" +
+      '  email: "ana@example.com",\n  phone: "+14155550123",\n  first_name: "Ana",\n  last_name: "Lima",\n' +
+      '  client_reference: "booking-1042",\n});',
+  },
+  getOrder: {
+    path: { orderID: EXAMPLE.order_id },
+    sdk: `const order = await client.orders.get("${EXAMPLE.order_id}");`,
+  },
+  listOrders: {
+    query: "limit=20",
+    sdk: "for await (const order of client.orders.list({ limit: 20 })) {\n  console.log(order.orderID, order.status);\n}",
+  },
+  listAvailableTopUps: {
+    path: { iccid: EXAMPLE.iccid },
+    sdk: `const { data } = await client.topUps.available("${EXAMPLE.iccid}");`,
+  },
+  submitTopUp: {
+    headers: { "Idempotency-Key": "topup-booking-1042" },
+    body: {
+      iccid: EXAMPLE.iccid,
+      package_id: "fr-3gb-15d",
+      external_package_id: "CARRIER-FR-3GB-15D",
+      ...END_USER,
+    },
+    sdk:
+      "const topUp = await client.topUps.submit(\n" +
+      `  { iccid: "${EXAMPLE.iccid}", package_id: "fr-3gb-15d", external_package_id: "CARRIER-FR-3GB-15D",\n` +
+      '    email: "ana@example.com", phone: "+14155550123", first_name: "Ana", last_name: "Lima" },\n' +
+      '  { idempotencyKey: "topup-booking-1042" }, // optional: the SDK makes one per call\n);',
+  },
+  getWallet: { sdk: "const { balance } = await client.wallet.get();" },
+  adminCreatePartner: { body: { name: "Acme Travel" } },
+  adminIssueApiKey: { path: { partner_id: EXAMPLE.partner_id } },
+  adminRevokeApiKey: { path: { key_id: EXAMPLE.key_id } },
+  adminCreditWallet: {
+    path: { partner_id: EXAMPLE.partner_id },
+    body: { amount_minor: 100000, reference: "bank-transfer-123" },
+  },
+};
+
+const SDK_SETUP =
+  'import { EsimClient } from "@esim-partner/sdk";\n\n' +
+  "const client = new EsimClient({ apiKey: process.env.ESIM_API_KEY!, baseUrl: process.env.ESIM_BASE_URL! });\n";
+
+function curl(method: string, path: string, op: Json): string {
+  const sample = SAMPLES[String(op.operationId)] ?? {};
+  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => String(sample.path?.[name] ?? `{${name}}`));
+  const url = `$BASE_URL${filled}${sample.query ? `?${sample.query}` : ""}`;
+  const lines = [`curl -X ${method.toUpperCase()} "${url}"`];
+  const tags = (op.tags ?? []) as string[];
+  if (tags.includes("Operator")) lines.push('-H "Authorization: Bearer $ADMIN_TOKEN"');
+  else if (!tags.includes("Service")) lines.push('-H "Authorization: Bearer $API_KEY"');
+  for (const [name, value] of Object.entries(sample.headers ?? {})) lines.push(`-H "${name}: ${value}"`);
+  if (sample.body) {
+    lines.push('-H "Content-Type: application/json"');
+    lines.push(`-d '${JSON.stringify(sample.body)}'`);
+  }
+  return lines.join(" \\\n  ");
+}
+
+/** Adds `x-codeSamples` to every operation of `document` (in place) and returns it. */
+export function withCodeSamples<T>(document: T): T {
+  const paths = ((document as Json).paths ?? {}) as Record<string, Record<string, Json>>;
+  for (const [path, methods] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const samples: CodeSample[] = [];
+      const sdk = SAMPLES[String(op.operationId)]?.sdk;
+      if (sdk) samples.push({ lang: "TypeScript", label: "SDK", source: SDK_SETUP + sdk });
+      samples.push({ lang: "Shell", label: "curl", source: curl(method, path, op) });
+      op["x-codeSamples"] = samples;
+    }
+  }
+  return document;
+}

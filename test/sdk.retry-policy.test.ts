@@ -1,0 +1,65 @@
+// The SDK's retry rules as pure functions (packages/sdk/src/core/retry.ts): which answers are
+// retried, how long the backoff waits (full jitter under a doubling, capped ceiling), and how
+// Retry-After is read and capped. The end-to-end behaviour is in sdk.retries.test.ts.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  BASE_BACKOFF_MS,
+  isRetryableAnswer,
+  MAX_BACKOFF_MS,
+  MAX_RETRY_AFTER_MS,
+  parseRetryAfter,
+  retryDelayMs,
+} from "../packages/sdk/src/core/retry.ts";
+
+test("retried: 408, 429, 500, 502, 503, 504 and 409 request_in_progress; final: the rest", () => {
+  for (const status of [408, 429, 500, 502, 503, 504])
+    assert.ok(isRetryableAnswer(status, null), `${status}`);
+  assert.ok(isRetryableAnswer(409, "request_in_progress"));
+  assert.ok(isRetryableAnswer(503, "carrier_unavailable"));
+  for (const status of [400, 401, 402, 404, 410, 413, 415, 422, 501]) {
+    assert.ok(!isRetryableAnswer(status, null), `${status}`);
+  }
+  assert.ok(!isRetryableAnswer(409, "idempotency_key_reused"));
+  assert.ok(!isRetryableAnswer(409, null));
+  assert.ok(!isRetryableAnswer(502, "carrier_error"), "the carrier's refusal is final");
+});
+
+test("backoff is full jitter: anywhere from 0 up to a ceiling that doubles and stops at 8 s", () => {
+  for (let retry = 0; retry < 8; retry++) {
+    const ceiling = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** retry);
+    assert.equal(
+      retryDelayMs(retry, null, () => 0),
+      0,
+    );
+    assert.equal(
+      retryDelayMs(retry, null, () => 0.999999),
+      ceiling - 1,
+    );
+    assert.equal(
+      retryDelayMs(retry, null, () => 0.5),
+      ceiling / 2,
+    );
+  }
+  assert.equal(
+    retryDelayMs(20, null, () => 0.999999),
+    MAX_BACKOFF_MS - 1,
+  );
+});
+
+test("Retry-After wins over backoff, in seconds or as an HTTP date, capped at 60 s", () => {
+  assert.equal(parseRetryAfter("3"), 3000);
+  assert.equal(parseRetryAfter(" 0 "), 0);
+  const now = Date.parse("2026-11-23T10:00:00Z");
+  assert.equal(parseRetryAfter("Mon, 23 Nov 2026 10:00:05 GMT", now), 5000);
+  assert.equal(parseRetryAfter("Mon, 23 Nov 2026 09:59:00 GMT", now), 0, "a date in the past: now");
+  assert.equal(parseRetryAfter(null), null);
+  assert.equal(parseRetryAfter("soon"), null);
+  assert.equal(parseRetryAfter("-1"), null);
+  assert.equal(
+    retryDelayMs(0, 3000, () => 0),
+    3000,
+    "no jitter below what the API asked for",
+  );
+  assert.equal(retryDelayMs(0, 3_600_000), MAX_RETRY_AFTER_MS);
+});
