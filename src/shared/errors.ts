@@ -27,6 +27,10 @@ export const ERROR_CODES = {
   unsupported_media_type: { status: 415, title: "The request body must be application/json." },
   invalid_start_date: { status: 422, title: "The start date is outside the allowed window." },
   topup_not_available: { status: 422, title: "This top-up is not offered for this eSIM." },
+  statement_too_large: {
+    status: 422,
+    title: "The statement has more rows than one CSV export holds; narrow from and to.",
+  },
   idempotency_key_reused: { status: 422, title: "The Idempotency-Key was used with a different request." },
   rate_limited: { status: 429, title: "Too many requests." },
   internal_error: { status: 500, title: "An unexpected error occurred." },
