@@ -4,7 +4,7 @@
 // byte (422 statement_too_large) rather than cut short: a truncated statement would look complete.
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { MAX_STATEMENT_PAGE, walletStatementSize } from "../ledger/accounts.ts";
+import { walletStatementSize } from "../ledger/accounts.ts";
 import { ApiError } from "../shared/errors.ts";
 import {
   partnerWallet,
@@ -16,6 +16,8 @@ import {
 } from "./list-transactions.ts";
 
 export const MAX_CSV_ROWS = 100_000;
+/** Rows read per statement while streaming: memory stays this much whatever the export's size. */
+const EXPORT_PAGE_ROWS = 500;
 
 export const CSV_COLUMNS = [
   "transaction_id",
@@ -62,7 +64,7 @@ export async function exportTransactions(
   const window = statementWindow(input);
   const wallet = await partnerWallet(db, input.partner_id);
   const query = { account_id: wallet.account_id, ...window };
-  const first = await statementPage(db, { ...query, before_seq: null, limit: MAX_STATEMENT_PAGE });
+  const first = await statementPage(db, { ...query, before_seq: null, limit: EXPORT_PAGE_ROWS });
   // The export is the statement as of its newest row now: later postings are not in it (each row's
   // place in posted_seq is final), so the count below is exactly what will be sent.
   const newest = first.rows[0]?.posted_seq ?? null;
@@ -82,7 +84,7 @@ export async function exportTransactions(
     while (page.rows.length > 0) {
       yield (await renderTransactions(db, page.rows)).map(transactionLine).join("");
       if (page.next_seq === null) return;
-      page = await statementPage(db, { ...query, before_seq: page.next_seq, limit: MAX_STATEMENT_PAGE });
+      page = await statementPage(db, { ...query, before_seq: page.next_seq, limit: EXPORT_PAGE_ROWS });
     }
   })();
 }
