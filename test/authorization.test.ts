@@ -410,6 +410,29 @@ const NOT_FOUND: Expected = { status: 404, code: "not_found" };
 
 const ADMIN_ROWS: AdminRow[] = [
   {
+    operation: "GET /admin/partners/{partner_id}/pricing",
+    request: async () => ({ method: "GET", url: `/admin/partners/${owner.partner_id}/pricing` }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 200 },
+    disabled: NOT_FOUND,
+  },
+  {
+    operation: "PUT /admin/partners/{partner_id}/pricing",
+    // List prices again (discount 0, no overrides): the other tests here keep their prices.
+    request: async () => ({
+      method: "PUT",
+      url: `/admin/partners/${owner.partner_id}/pricing`,
+      payload: { discount_percent: 0, overrides: [] },
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 200 },
+    disabled: NOT_FOUND,
+  },
+  {
     operation: "POST /admin/partners",
     request: async () => ({ method: "POST", url: "/admin/partners", payload: { name: "Matrix Travel" } }),
     no_token: UNAUTHORIZED,

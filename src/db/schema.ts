@@ -51,6 +51,8 @@ export type Database = {
     posted_seq: number | null;
   };
   destinations: { destination_code: string; name: string };
+  partner_pricing: { partner_id: string; discount_percent: number; updated_at: Generated<Date> };
+  partner_price_overrides: { partner_id: string; package_id: string; amount_minor: number };
   packages: {
     package_id: string;
     external_package_id: string;

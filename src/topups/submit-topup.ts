@@ -154,7 +154,7 @@ async function createOrder(
   key: NewKey | null,
 ): Promise<Phase1> {
   const esim = await requirePartnerEsim(trx, partner_id, input.iccid);
-  const row = await offeredTopUp(trx, esim.package_id, input);
+  const row = await offeredTopUp(trx, partner_id, esim.package_id, input);
   if (!row) {
     throw new ApiError(
       "topup_not_available",

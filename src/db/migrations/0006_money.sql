@@ -29,3 +29,18 @@ create index ledger_transfers_credit_posted_idx on ledger_transfers (credit_acco
 alter table ledger_accounts
   add column low_balance_threshold_minor bigint check (low_balance_threshold_minor >= 0),
   add constraint threshold_only_on_wallets check (kind = 'partner_wallet' or low_balance_threshold_minor is null);
+
+-- 3. Prices per partner (contract: "Prices per partner"): a discount off the list price and
+--    per-package overrides. No row: list prices. A change bumps catalog_version (and notifies
+--    catalog_changed) in its transaction, so every process's discovery cache moves on at once.
+create table partner_pricing (
+  partner_id text primary key references partners (partner_id),
+  discount_percent integer not null check (discount_percent between 0 and 90),
+  updated_at timestamptz not null default now()
+);
+create table partner_price_overrides (
+  partner_id text not null references partner_pricing (partner_id) on delete cascade,
+  package_id text not null references packages (package_id),
+  amount_minor bigint not null check (amount_minor > 0),
+  primary key (partner_id, package_id)
+);
