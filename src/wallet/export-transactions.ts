@@ -40,7 +40,7 @@ export function csvLine(values: ReadonlyArray<string | number | null>): string {
   return `${values.map(field).join(",")}\r\n`;
 }
 
-function transactionLine(t: Transaction): string {
+export function transactionLine(t: Transaction): string {
   return csvLine([
     t.transaction_id,
     t.type,
@@ -54,13 +54,14 @@ function transactionLine(t: Transaction): string {
 }
 
 /**
- * Checks the range (400 on bad dates, 422 over the cap) and returns the CSV as chunks, the header
- * first. The checks run before the caller sends anything, so a refusal is a plain problem response.
+ * Checks the range (400 on bad dates, 422 over the cap) and returns the statement's rows page by
+ * page, newest first. The checks run before the caller sends anything, so a refusal is a plain
+ * problem response.
  */
-export async function exportTransactions(
+export async function statementTransactions(
   db: Kysely<Database>,
   input: StatementRange & { partner_id: string },
-): Promise<AsyncGenerator<string>> {
+): Promise<AsyncGenerator<Transaction[]>> {
   const window = statementWindow(input);
   const wallet = await partnerWallet(db, input.partner_id);
   const query = { account_id: wallet.account_id, ...window };
@@ -79,12 +80,23 @@ export async function exportTransactions(
     );
   }
   return (async function* () {
-    yield csvLine(CSV_COLUMNS);
     let page = first;
     while (page.rows.length > 0) {
-      yield (await renderTransactions(db, page.rows)).map(transactionLine).join("");
+      yield await renderTransactions(db, page.rows);
       if (page.next_seq === null) return;
       page = await statementPage(db, { ...query, before_seq: page.next_seq, limit: EXPORT_PAGE_ROWS });
     }
+  })();
+}
+
+/** The statement as CSV chunks, the header first (see statementTransactions for the checks). */
+export async function exportTransactions(
+  db: Kysely<Database>,
+  input: StatementRange & { partner_id: string },
+): Promise<AsyncGenerator<string>> {
+  const pages = await statementTransactions(db, input);
+  return (async function* () {
+    yield csvLine(CSV_COLUMNS);
+    for await (const page of pages) yield page.map(transactionLine).join("");
   })();
 }
