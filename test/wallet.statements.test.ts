@@ -11,7 +11,16 @@ import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { creditWallet as creditWalletInProcess } from "../src/wallet/credit-wallet.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
-import { creditWallet, inParallel, PACKAGE_ID, purchase, topUpBody } from "./support/fixtures.ts";
+import {
+  balance,
+  createCart,
+  creditWallet,
+  inParallel,
+  PACKAGE_ID,
+  purchase,
+  submitCart,
+  topUpBody,
+} from "./support/fixtures.ts";
 import { type Json, request } from "./support/http.ts";
 import { startSimulatorProcess } from "./support/simulator.ts";
 
@@ -248,4 +257,36 @@ test("a CSV longer than one read page is every JSON page, in order, once", async
   const csv = await csvOf(partner.api_key);
   assert.equal(csv.status, 200);
   assert.deepEqual(csvRowsAsJson(csv.text), rows);
+});
+
+test("the low-balance check costs a purchase no SQL statement unless it fires (then one insert)", async () => {
+  const statements: string[] = [];
+  const counted = await createTestApp(
+    { carrier_timeout_ms: 5_000 },
+    { database, carrier, onQuery: (text) => statements.push(text) },
+  );
+  const partner = await counted.createPartner("Counted", 100_000);
+  const esim_price = await price(partner.api_key, PACKAGE_ID);
+  const cost = async () => {
+    const cart = await createCart(counted.app, partner.api_key, PACKAGE_ID);
+    statements.length = 0;
+    const answer = await submitCart(counted.app, partner.api_key, cart.cart_key);
+    assert.equal(answer.status, 200);
+    return statements.length;
+  };
+  const off = await cost();
+  assert.ok(off >= 5, `the submit's statements are counted (${off})`);
+  const set = async (threshold_minor: number | null) =>
+    request(counted.app, "PUT", "/v1/profile/wallet/low-balance-alert", {
+      key: partner.api_key,
+      body: { threshold_minor },
+    });
+  await set(1); // set, far below the balance: never crossed by one purchase
+  const armed = await cost();
+  assert.equal(armed, off, "a threshold that is not crossed adds nothing");
+  const now = await balance(counted.app, partner.api_key);
+  await set(now - esim_price + 1); // this purchase crosses it
+  const crossing = await cost();
+  assert.equal(crossing, off + 1, "the crossing adds the event's insert only");
+  assert.equal((await events(partner.partner_id, "wallet.balance_low")).length, 1);
 });
