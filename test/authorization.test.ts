@@ -265,6 +265,41 @@ const PARTNER_ROWS: PartnerRow[] = [
       check: (body) => assert.ok(body.balance.amount_minor > 1_000_000, "the intruder's own balance"),
     },
   },
+  {
+    operation: "GET /v1/profile/wallet/transactions",
+    request: { method: "GET", url: "/v1/profile/wallet/transactions?limit=100" },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    other_partner: {
+      status: 200,
+      check: (body) => {
+        const orders = body.data.map((row: Json) => row.order_id);
+        assert.ok(body.data.length > 0, "the intruder's own statement");
+        assert.ok(!orders.includes(owner.order_id), "none of the owner's transactions");
+      },
+    },
+  },
+  {
+    operation: "PUT /v1/profile/wallet/low-balance-alert",
+    request: {
+      method: "PUT",
+      url: "/v1/profile/wallet/low-balance-alert",
+      payload: { threshold_minor: null },
+    },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    // Nothing of the owner's is named: the intruder sets its own wallet's alert.
+    other_partner: {
+      status: 200,
+      check: (body) => assert.ok(body.balance.amount_minor > 1_000_000, "the intruder's own wallet"),
+    },
+  },
 ];
 
 type Column = Exclude<keyof PartnerRow, "operation" | "request">;
@@ -413,6 +448,29 @@ type AdminRow = {
 const NOT_FOUND: Expected = { status: 404, code: "not_found" };
 
 const ADMIN_ROWS: AdminRow[] = [
+  {
+    operation: "GET /admin/partners/{partner_id}/pricing",
+    request: async () => ({ method: "GET", url: `/admin/partners/${owner.partner_id}/pricing` }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 200 },
+    disabled: NOT_FOUND,
+  },
+  {
+    operation: "PUT /admin/partners/{partner_id}/pricing",
+    // List prices again (discount 0, no overrides): the other tests here keep their prices.
+    request: async () => ({
+      method: "PUT",
+      url: `/admin/partners/${owner.partner_id}/pricing`,
+      payload: { discount_percent: 0, overrides: [] },
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 200 },
+    disabled: NOT_FOUND,
+  },
   {
     operation: "POST /admin/partners",
     request: async () => ({ method: "POST", url: "/admin/partners", payload: { name: "Matrix Travel" } }),

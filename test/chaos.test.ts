@@ -117,8 +117,9 @@ test("the audit fails loudly on each broken invariant, naming what broke", async
 
   // A posted transfer turned back into a hold: the wallet's running totals drift from it.
   await whileBroken(
-    "update ledger_transfers set state = 'voided' where reference = $1 and kind = 'purchase'",
-    "update ledger_transfers set state = 'posted' where reference = $1 and kind = 'purchase'",
+    // (posted_seq follows the state: migration 0006 checks a transfer has one iff it is posted)
+    "update ledger_transfers set state = 'voided', posted_seq = null where reference = $1 and kind = 'purchase'",
+    "update ledger_transfers set state = 'posted', posted_seq = nextval('ledger_posted_seq') where reference = $1 and kind = 'purchase'",
     (result) => {
       assertBreach(result, "completed-is-posted", id);
       assertBreach(result, "ledger", "posted_debits_minor");

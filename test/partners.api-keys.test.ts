@@ -34,6 +34,7 @@ test("both Authorization: Bearer and X-API-Key authenticate", async () => {
   assert.deepEqual(header.json(), {
     balance: { amount_minor: 0, currency: "USD" },
     pending: { amount_minor: 0, currency: "USD" },
+    low_balance_threshold: null,
   });
 });
 

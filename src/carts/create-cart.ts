@@ -42,7 +42,8 @@ export async function createCart(
   input: { partner_id: string; package_id: string; start_date: string | null },
 ): Promise<CartRow> {
   if (input.start_date !== null) checkStartDate(input.start_date);
-  const pkg = await findActivePackage(db, input.package_id);
+  // The partner's price now, copied into the cart: a later pricing change does not touch it.
+  const pkg = await findActivePackage(db, input.partner_id, input.package_id);
   if (!pkg) throw new ApiError("package_not_found", `No package ${input.package_id}.`);
   return insertCart(
     db,

@@ -1,5 +1,6 @@
-// In-process cache of serialized discovery responses, one per destination, tagged with the catalog
-// version they were read at. The discovery endpoint is the hottest read of the API and the catalog
+// In-process cache of serialized discovery responses, one per destination and price list, and of
+// each partner's price list, all tagged with the catalog version they were read at (a pricing
+// change bumps the version too, so the same invalidation covers both). The discovery endpoint is the hottest read of the API and the catalog
 // changes only at imports, so a request normally costs a Map lookup and no database round trip.
 //
 // Freshness, across processes: every catalog change bumps catalog_version and notifies
@@ -10,14 +11,19 @@ import type { Pool } from "../db/pool.ts";
 
 /** How long a process trusts its last known catalog version before reading it again. */
 export const VERSION_RECHECK_MS = 2_000;
-/** Entries kept per pool. There are 676 two-letter codes, so in practice nothing is evicted. */
-export const MAX_CACHED_DESTINATIONS = 1_024;
+/**
+ * Entries kept per pool: 676 two-letter codes per distinct price list, plus a price list per
+ * partner seen. Partners with the same pricing share their destination entries.
+ */
+export const MAX_CACHED_ENTRIES = 16_384;
 
 export type CachedResponse = { found: true; body: Buffer; etag: string } | { found: false };
 
-export type LoadedResponse = { version: number; response: CachedResponse };
+export type LoadedResponse = Loaded<CachedResponse>;
 
-type Entry = { version: number; response: CachedResponse };
+export type Loaded<T> = { version: number; response: T };
+
+type Entry = { version: number; response: unknown };
 
 type CatalogCache = {
   version: number | null;
@@ -26,7 +32,7 @@ type CatalogCache = {
   version_check: Promise<number> | null;
   entries: Map<string, Entry>;
   /** One load per version and key in flight, so a cold cache under load queries once per key. */
-  loads: Map<string, Promise<CachedResponse>>;
+  loads: Map<string, Promise<unknown>>;
 };
 
 // Keyed by pool: one cache per database per process, and nothing shared between two test apps
@@ -86,11 +92,11 @@ function currentVersion(
   return cache.version_check;
 }
 
-function store(cache: CatalogCache, key: string, loaded: LoadedResponse): void {
+function store(cache: CatalogCache, key: string, loaded: Loaded<unknown>): void {
   // A load reads the version in the same snapshot as its rows; a newer one means we were behind.
   if (cache.version === null || loaded.version > cache.version) adoptVersion(cache, loaded.version);
   if (loaded.version !== cache.version) return;
-  if (!cache.entries.has(key) && cache.entries.size >= MAX_CACHED_DESTINATIONS) {
+  if (!cache.entries.has(key) && cache.entries.size >= MAX_CACHED_ENTRIES) {
     const oldest = cache.entries.keys().next().value;
     if (oldest !== undefined) cache.entries.delete(oldest);
   }
@@ -98,21 +104,21 @@ function store(cache: CatalogCache, key: string, loaded: LoadedResponse): void {
 }
 
 /**
- * The cached response for `key` at the current catalog version, loading it with `load` on a miss.
+ * The cached value for `key` at the current catalog version, loading it with `load` on a miss.
  * `load` must read the catalog version in the same statement (snapshot) as the data.
  */
-export async function cachedCatalogResponse(
+export async function cachedCatalogValue<T>(
   pool: Pool,
   key: string,
   readVersion: (pool: Pool) => Promise<number>,
-  load: () => Promise<LoadedResponse>,
-): Promise<CachedResponse> {
+  load: () => Promise<Loaded<T>>,
+): Promise<T> {
   const cache = cacheFor(pool);
   const version = await currentVersion(cache, pool, readVersion);
   const entry = cache.entries.get(key);
-  if (entry && entry.version === version) return entry.response;
+  if (entry && entry.version === version) return entry.response as T;
   const loadKey = `${version}:${key}`;
-  let pending = cache.loads.get(loadKey);
+  let pending = cache.loads.get(loadKey) as Promise<T> | undefined;
   if (!pending) {
     pending = load()
       .then((loaded) => {
@@ -123,4 +129,14 @@ export async function cachedCatalogResponse(
     cache.loads.set(loadKey, pending);
   }
   return pending;
+}
+
+/** The cached discovery response for `key` (see cachedCatalogValue). */
+export async function cachedCatalogResponse(
+  pool: Pool,
+  key: string,
+  readVersion: (pool: Pool) => Promise<number>,
+  load: () => Promise<LoadedResponse>,
+): Promise<CachedResponse> {
+  return cachedCatalogValue(pool, key, readVersion, load);
 }

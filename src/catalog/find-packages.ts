@@ -9,25 +9,52 @@ import {
   selectCoveringMeteredPackages,
   selectPackageName,
 } from "./packages.sql.ts";
+import { partnerPriceList } from "./partner-prices.ts";
+import { priceOf } from "./price-list.ts";
 
 export type { CartablePackage, CoveringPackage };
 
-/** The package if it is on sale now, with its terms and wholesale price; null otherwise. */
-export async function findActivePackage(db: Executor, package_id: string): Promise<CartablePackage | null> {
-  return selectActivePackage(db, package_id);
+/** A package's price as one partner pays it: `wholesale_minor` is its price list's, `list_minor` the catalog's. */
+export type Priced<T extends { package_id: string; wholesale_minor: number }> = T & { list_minor: number };
+
+/**
+ * The package if it is on sale now, with its terms and the partner's wholesale price (its price
+ * list, read in the caller's transaction); null otherwise.
+ */
+export async function findActivePackage(
+  db: Executor,
+  partner_id: string,
+  package_id: string,
+): Promise<Priced<CartablePackage> | null> {
+  const pkg = await selectActivePackage(db, package_id);
+  if (!pkg) return null;
+  const prices = await partnerPriceList(db, partner_id);
+  return {
+    ...pkg,
+    wholesale_minor: priceOf(prices, pkg.package_id, pkg.wholesale_minor),
+    list_minor: pkg.wholesale_minor,
+  };
 }
 
 /**
- * Up to `limit` active packages with a data allowance that cover every destination of
+ * Up to `limit` active packages, priced for the partner, with a data allowance that cover every destination of
  * `original_package_id`: country packages, then regional, then global, each by data size,
  * validity and package_id.
  */
 export async function coveringMeteredPackages(
   db: Executor,
+  partner_id: string,
   original_package_id: string,
   limit: number,
-): Promise<CoveringPackage[]> {
-  return selectCoveringMeteredPackages(db, original_package_id, limit);
+): Promise<Array<Priced<CoveringPackage>>> {
+  const rows = await selectCoveringMeteredPackages(db, original_package_id, limit);
+  if (rows.length === 0) return [];
+  const prices = await partnerPriceList(db, partner_id);
+  return rows.map((row) => ({
+    ...row,
+    wholesale_minor: priceOf(prices, row.package_id, row.wholesale_minor),
+    list_minor: row.wholesale_minor,
+  }));
 }
 
 export async function packageName(db: Executor, package_id: string): Promise<string | null> {

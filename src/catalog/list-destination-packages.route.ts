@@ -9,6 +9,7 @@ import {
   DestinationPackagesResponse,
   destinationPackagesBody,
 } from "./list-destination-packages.ts";
+import { cachedPartnerPriceList } from "./partner-prices.ts";
 
 /** Partners may reuse a response for a minute; the ETag makes revalidation after that cheap. */
 const CACHE_CONTROL = "private, max-age=60";
@@ -58,7 +59,7 @@ export const listDestinationPackagesRoute = endpoint({
     summary: "List the packages and B2B prices of a destination",
     description:
       "Returns the active packages covering a destination, with the wholesale price the wallet is " +
-      "debited and a recommended retail price. Supports conditional requests: the response carries a " +
+      "debited (your price list), the list price and a recommended retail price. Supports conditional requests: the response carries a " +
       "strong `ETag`; send it back in `If-None-Match` to get `304 Not Modified` while the catalog is " +
       "unchanged.",
     tags: ["Catalog"],
@@ -71,7 +72,8 @@ export const listDestinationPackagesRoute = endpoint({
     },
   },
   handler: (ctx) => async (request, reply) => {
-    const { body, etag } = await destinationPackagesBody(ctx.pool, request.params.destination_code);
+    const prices = await cachedPartnerPriceList(ctx.pool, ctx.db, request.partner!.partner_id);
+    const { body, etag } = await destinationPackagesBody(ctx.pool, request.params.destination_code, prices);
     reply.header("etag", etag).header("cache-control", CACHE_CONTROL);
     if (ifNoneMatchMatches(request.headers["if-none-match"], etag)) return sendNotModified(reply);
     return sendSerialized(reply, body);

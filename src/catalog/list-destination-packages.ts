@@ -10,6 +10,7 @@ import {
   readCatalogVersion,
   readDestinationPackages,
 } from "./list-destination-packages.sql.ts";
+import { LIST_PRICES, type PriceList, priceOf } from "./price-list.ts";
 
 export const Package = Type.Object(
   {
@@ -25,7 +26,12 @@ export const Package = Type.Object(
     validity_days: Type.Integer({ minimum: 1 }),
     wholesale_price: Type.Object(Money.properties, {
       additionalProperties: false,
-      description: "What the partner pays: the wallet is debited this amount.",
+      description:
+        "What this partner pays: the wallet is debited this amount (its price list: an override, else the list price less its discount).",
+    }),
+    list_price: Type.Object(Money.properties, {
+      additionalProperties: false,
+      description: "The catalog's wholesale price before this partner's pricing.",
     }),
     retail_price: Type.Object(Money.properties, {
       additionalProperties: false,
@@ -82,7 +88,7 @@ export function normalizeDestinationCode(destination_code: string): string {
   return destination_code.toUpperCase();
 }
 
-function toPackage(row: DestinationPackageRow): Package {
+function toPackage(row: DestinationPackageRow, prices: PriceList): Package {
   return {
     package_id: row.package_id,
     external_package_id: row.external_package_id,
@@ -90,7 +96,8 @@ function toPackage(row: DestinationPackageRow): Package {
     destination_codes: row.destination_codes,
     data_mb: row.data_mb,
     validity_days: row.validity_days,
-    wholesale_price: money(row.wholesale_minor, row.currency),
+    wholesale_price: money(priceOf(prices, row.package_id, row.wholesale_minor), row.currency),
+    list_price: money(row.wholesale_minor, row.currency),
     retail_price: money(row.retail_minor, row.currency),
     coverage: row.coverage,
     region: row.region,
@@ -105,6 +112,7 @@ function notFound(code: string): ApiError {
 export async function listDestinationPackages(
   pool: Pool,
   destination_code: string,
+  prices: PriceList = LIST_PRICES,
 ): Promise<DestinationPackages> {
   const code = normalizeDestinationCode(destination_code);
   const read = await readDestinationPackages(pool, code);
@@ -112,7 +120,7 @@ export async function listDestinationPackages(
   return {
     destination_code: code,
     destination_name: read.destination_name,
-    data: read.packages.map(toPackage),
+    data: read.packages.map((row) => toPackage(row, prices)),
   };
 }
 
@@ -121,29 +129,32 @@ function etagOf(body: Buffer): string {
   return `"${createHash("sha256").update(body).digest("base64url").slice(0, 32)}"`;
 }
 
-async function loadBody(pool: Pool, code: string): Promise<LoadedResponse> {
+async function loadBody(pool: Pool, code: string, prices: PriceList): Promise<LoadedResponse> {
   const read = await readDestinationPackages(pool, code);
   if (read.destination_name === null) return { version: read.version, response: { found: false } };
   const payload: DestinationPackages = {
     destination_code: code,
     destination_name: read.destination_name,
-    data: read.packages.map(toPackage),
+    data: read.packages.map((row) => toPackage(row, prices)),
   };
   const body = Buffer.from(JSON.stringify(payload), "utf8");
   return { version: read.version, response: { found: true, body, etag: etagOf(body) } };
 }
 
 /**
- * The same answer as listDestinationPackages, serialized once per catalog version and kept in
- * process memory with its ETag: what the HTTP route sends.
+ * The same answer as listDestinationPackages, serialized once per catalog version and price list
+ * (not per partner: partners with the same pricing share the entry) and kept in process memory
+ * with its ETag: what the HTTP route sends.
  */
 export async function destinationPackagesBody(
   pool: Pool,
   destination_code: string,
+  prices: PriceList = LIST_PRICES,
 ): Promise<DestinationPackagesBody> {
   const code = normalizeDestinationCode(destination_code);
-  const response: CachedResponse = await cachedCatalogResponse(pool, code, readCatalogVersion, () =>
-    loadBody(pool, code),
+  const key = prices.key === LIST_PRICES.key ? code : `${code}:${prices.key}`;
+  const response: CachedResponse = await cachedCatalogResponse(pool, key, readCatalogVersion, () =>
+    loadBody(pool, code, prices),
   );
   if (!response.found) throw notFound(code);
   return response;

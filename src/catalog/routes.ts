@@ -1,5 +1,9 @@
-// The catalog's partner endpoints, mounted under /v1 in this order (the order of the OpenAPI document).
+// The catalog's endpoints, in this order (the order of the OpenAPI document): for partners under
+// /v1, for the operator under /admin.
 import { routesOf } from "../shared/endpoint.ts";
+import { getPartnerPricingRoute } from "./get-partner-pricing.route.ts";
 import { listDestinationPackagesRoute } from "./list-destination-packages.route.ts";
+import { setPartnerPricingRoute } from "./set-partner-pricing.route.ts";
 
 export const catalogRoutes = routesOf([listDestinationPackagesRoute]);
+export const catalogAdminRoutes = routesOf([getPartnerPricingRoute, setPartnerPricingRoute]);

@@ -15,7 +15,19 @@ export type CliContext = {
 };
 
 /** Options some commands take; main.ts refuses an option the chosen command does not declare. */
-export type OptionName = "reference" | "limit" | "completed" | "failed";
+export type OptionName =
+  | "reference"
+  | "limit"
+  | "completed"
+  | "failed"
+  | "discount"
+  | "override"
+  | "from"
+  | "to"
+  | "csv";
+
+/** Options given more than once (`--override a=1 --override b=2`) arrive joined by newlines. */
+export const REPEATABLE_SEPARATOR = "\n";
 
 export type CommandArgs = {
   positionals: string[];

@@ -5,12 +5,16 @@ import { keyCommands } from "./keys.ts";
 import { ledgerCommands } from "./ledger.ts";
 import { orderCommands } from "./orders.ts";
 import { partnerCommands } from "./partners.ts";
+import { pricingCommands } from "./pricing.ts";
+import { statementCommands } from "./statement.ts";
 import { walletCommands } from "./wallet.ts";
 
 export const COMMANDS: readonly Command[] = [
   ...partnerCommands,
+  ...pricingCommands,
   ...keyCommands,
   ...walletCommands,
+  ...statementCommands,
   ...ledgerCommands,
   ...catalogCommands,
   ...orderCommands,

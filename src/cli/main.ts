@@ -10,6 +10,7 @@ import {
   type CommandArgs,
   EXIT_USAGE,
   type OptionName,
+  REPEATABLE_SEPARATOR,
   usageError,
 } from "./command.ts";
 import { COMMANDS, commandLine, commandUsage, findCommand, usageText } from "./commands.ts";
@@ -27,6 +28,11 @@ const OPTIONS = {
   limit: { type: "string" },
   completed: { type: "boolean" },
   failed: { type: "boolean" },
+  discount: { type: "string" },
+  override: { type: "string", multiple: true },
+  from: { type: "string" },
+  to: { type: "string" },
+  csv: { type: "boolean" },
 } as const;
 
 function parseCommandLine(argv: string[]): Parsed {
@@ -64,12 +70,23 @@ function commandArgs(
     throw usageError(`expected ${command.args.join(" ") || "no arguments"}${hint}`, command);
   }
   const options: CommandArgs["options"] = {};
-  for (const option of ["reference", "limit", "completed", "failed"] as const) {
+  const names = [
+    "reference",
+    "limit",
+    "completed",
+    "failed",
+    "discount",
+    "override",
+    "from",
+    "to",
+    "csv",
+  ] as const;
+  for (const option of names) {
     const value = values[option];
     if (value === undefined) continue;
     if (!command.options?.includes(option))
       throw usageError(`${commandLine(command)} takes no --${option}`, command);
-    options[option] = String(value);
+    options[option] = Array.isArray(value) ? value.join(REPEATABLE_SEPARATOR) : String(value);
   }
   return { positionals: rest, options };
 }

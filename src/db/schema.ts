@@ -33,6 +33,7 @@ export type Database = {
     posted_credits_minor: Generated<number>;
     posted_debits_minor: Generated<number>;
     pending_debits_minor: Generated<number>;
+    low_balance_threshold_minor: number | null;
     created_at: Timestamp;
   };
   ledger_transfers: {
@@ -46,8 +47,12 @@ export type Database = {
     reference: string;
     created_at: Timestamp;
     resolved_at: Date | null;
+    /** Set when posted (migration 0006): the wallet statement's total order. */
+    posted_seq: number | null;
   };
   destinations: { destination_code: string; name: string };
+  partner_pricing: { partner_id: string; discount_percent: number; updated_at: Generated<Date> };
+  partner_price_overrides: { partner_id: string; package_id: string; amount_minor: number };
   packages: {
     package_id: string;
     external_package_id: string;

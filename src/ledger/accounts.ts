@@ -13,10 +13,17 @@ import {
   operatorAccountId,
   selectWallet,
   selectWalletEntries,
+  setLowBalanceThreshold,
   type WalletTotals,
 } from "./ledger.sql.ts";
+import {
+  countStatementRows,
+  type StatementQuery,
+  type StatementRow,
+  selectStatementPage,
+} from "./statements.sql.ts";
 
-export type { LedgerEntry };
+export type { LedgerEntry, StatementQuery, StatementRow };
 
 /** Largest single amount we accept: far below 2^53, so sums of many stay exact in JS numbers. */
 export const MAX_AMOUNT_MINOR = 1_000_000_000_00;
@@ -64,4 +71,42 @@ export async function walletOf(db: Executor, partner_id: string, lock = false): 
 /** The wallet's transfers, newest first. */
 export async function walletEntries(db: Executor, partner_id: string, limit: number): Promise<LedgerEntry[]> {
   return selectWalletEntries(db, partner_id, limit);
+}
+
+/** Turns the wallet's low-balance alert on (a threshold) or off (null); false when no such wallet. */
+export async function setWalletThreshold(
+  db: Executor,
+  partner_id: string,
+  threshold_minor: number | null,
+): Promise<boolean> {
+  assert.ok(threshold_minor === null || (Number.isSafeInteger(threshold_minor) && threshold_minor >= 0));
+  return setLowBalanceThreshold(db, partner_id, threshold_minor);
+}
+
+/** At most this many rows per statement page read. */
+export const MAX_STATEMENT_PAGE = 1_000;
+
+/**
+ * A page of the wallet's statement: its posted transfers, newest first, each with the settled
+ * balance it left (a running sum of the transfers in posted order, never stored).
+ */
+export async function walletStatementPage(db: Executor, query: StatementQuery): Promise<StatementRow[]> {
+  assert.ok(query.limit >= 1 && query.limit <= MAX_STATEMENT_PAGE, "a statement page is bounded");
+  const rows = await selectStatementPage(db, query);
+  for (const [i, row] of rows.entries()) {
+    const older = rows[i + 1];
+    if (older) {
+      assert.equal(older.balance_after_minor, row.balance_after_minor - row.signed_minor, "the chain holds");
+    }
+  }
+  return rows;
+}
+
+/** Rows of the wallet's statement in a date range, counted up to `cap` and no further. */
+export async function walletStatementSize(
+  db: Executor,
+  query: Omit<StatementQuery, "limit">,
+  cap: number,
+): Promise<number> {
+  return countStatementRows(db, query, cap);
 }

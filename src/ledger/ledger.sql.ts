@@ -10,7 +10,12 @@ export type OperatorKind = "operator_funding" | "operator_revenue";
 
 export type WalletTotals = Pick<
   Selectable<Database["ledger_accounts"]>,
-  "account_id" | "currency" | "posted_credits_minor" | "posted_debits_minor" | "pending_debits_minor"
+  | "account_id"
+  | "currency"
+  | "posted_credits_minor"
+  | "posted_debits_minor"
+  | "pending_debits_minor"
+  | "low_balance_threshold_minor"
 >;
 
 export async function insertOperatorAccount(
@@ -53,7 +58,8 @@ export async function selectWallet(
   lock: boolean,
 ): Promise<WalletTotals | null> {
   const result = await sql<WalletTotals>`
-    select account_id, currency, posted_credits_minor, posted_debits_minor, pending_debits_minor
+    select account_id, currency, posted_credits_minor, posted_debits_minor, pending_debits_minor,
+           low_balance_threshold_minor
     from ledger_accounts where partner_id = ${partner_id} and kind = 'partner_wallet'
     ${lock ? sql`for update` : sql``}`.execute(db);
   return result.rows[0] ?? null;
@@ -67,9 +73,10 @@ export async function insertWalletCredit(
 ): Promise<boolean> {
   const inserted = await sql<{ transfer_id: string }>`
     insert into ledger_transfers
-      (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference, resolved_at)
+      (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference, resolved_at,
+       posted_seq)
     values (${credit.transfer_id}, ${credit.funding}, ${credit.wallet}, ${credit.amount_minor}, ${credit.currency},
-            'wallet_credit', 'posted', ${reference}, now())
+            'wallet_credit', 'posted', ${reference}, clock_timestamp(), nextval('ledger_posted_seq'))
     on conflict (credit_account_id, reference) where kind = 'wallet_credit' do nothing
     returning transfer_id`.execute(trx);
   return inserted.rows.length > 0;
@@ -98,18 +105,29 @@ export async function addPostedCredit(
     where account_id = ${account_id}`.execute(trx);
 }
 
+export type HeldWallet = {
+  account_id: string;
+  currency: string;
+  /** The available balance once this hold is on (before it: this plus the amount held). */
+  available_minor: number;
+  low_balance_threshold_minor: number | null;
+};
+
 /** Holds `amount_minor` on the wallet only if its available balance covers it; null when it does not. */
 export async function holdOnWallet(
   trx: Transaction<Database>,
   partner_id: string,
   amount_minor: number,
-): Promise<{ account_id: string; currency: string } | null> {
-  const held = await sql<{ account_id: string; currency: string }>`
+): Promise<HeldWallet | null> {
+  const held = await sql<HeldWallet>`
     update ledger_accounts
     set pending_debits_minor = pending_debits_minor + ${amount_minor}
     where partner_id = ${partner_id} and kind = 'partner_wallet'
       and posted_credits_minor - posted_debits_minor - pending_debits_minor >= ${amount_minor}
-    returning account_id, currency`.execute(trx);
+    returning account_id, currency, low_balance_threshold_minor,
+              posted_credits_minor - posted_debits_minor - pending_debits_minor as available_minor`.execute(
+    trx,
+  );
   return held.rows[0] ?? null;
 }
 
@@ -124,32 +142,49 @@ export async function insertPendingPurchase(
             ${transfer.currency}, 'purchase', 'pending', ${transfer.order_id})`.execute(trx);
 }
 
-/** pending -> posted or voided, once; null when the order has no pending purchase transfer. */
+/**
+ * pending -> posted or voided, once, and the hold moved out of the wallet's pending debits (into
+ * its posted debits when posted), in one statement. The order matters: the transfer row is locked
+ * first (a concurrent resolver then finds it no longer pending and changes nothing), then the
+ * wallet row, and only then is posted_seq drawn, so per wallet it follows commit order (0006).
+ * Null when the order has no pending purchase transfer.
+ */
 export async function resolvePendingPurchase(
   trx: Transaction<Database>,
   order_id: string,
   outcome: "posted" | "voided",
 ): Promise<{ debit_account_id: string; amount_minor: number } | null> {
+  const posted = outcome === "posted";
   const resolved = await sql<{ debit_account_id: string; amount_minor: number }>`
-    update ledger_transfers set state = ${outcome}, resolved_at = now()
-    where reference = ${order_id} and kind = 'purchase' and state = 'pending'
-    returning debit_account_id, amount_minor`.execute(trx);
+    with pending as (
+      select transfer_id, debit_account_id, amount_minor from ledger_transfers
+      where reference = ${order_id} and kind = 'purchase' and state = 'pending'
+      for update
+    ), wallet as (
+      update ledger_accounts a
+      set pending_debits_minor = a.pending_debits_minor - p.amount_minor,
+          posted_debits_minor = a.posted_debits_minor + (case when ${posted}::boolean then p.amount_minor else 0 end)
+      from pending p where a.account_id = p.debit_account_id
+      returning a.account_id
+    )
+    update ledger_transfers t
+    set state = ${outcome}, resolved_at = clock_timestamp(),
+        posted_seq = case when ${posted}::boolean then nextval('ledger_posted_seq') end
+    from pending p join wallet w on w.account_id = p.debit_account_id
+    where t.transfer_id = p.transfer_id
+    returning t.debit_account_id, t.amount_minor`.execute(trx);
   return resolved.rows[0] ?? null;
 }
 
-/** Moves a resolved hold out of the wallet's pending debits (into its posted debits when posted). */
-export async function releaseHold(
-  trx: Transaction<Database>,
-  account_id: string,
-  amount_minor: number,
-  posted: boolean,
-): Promise<number> {
-  const moved = await sql`
-    update ledger_accounts
-    set pending_debits_minor = pending_debits_minor - ${amount_minor},
-        posted_debits_minor = posted_debits_minor + ${posted ? amount_minor : 0}
-    where account_id = ${account_id}`.execute(trx);
-  return Number(moved.numAffectedRows);
+export async function setLowBalanceThreshold(
+  db: Executor,
+  partner_id: string,
+  threshold_minor: number | null,
+): Promise<boolean> {
+  const updated = await sql`
+    update ledger_accounts set low_balance_threshold_minor = ${threshold_minor}
+    where partner_id = ${partner_id} and kind = 'partner_wallet'`.execute(db);
+  return Number(updated.numAffectedRows) === 1;
 }
 
 export type LedgerEntry = Pick<

@@ -11,7 +11,6 @@ import {
   holdOnWallet,
   insertPendingPurchase,
   insertWalletCredit,
-  releaseHold,
   resolvePendingPurchase,
   walletCreditOf,
 } from "./ledger.sql.ts";
@@ -59,11 +58,19 @@ export async function creditWallet(
   return { kind: "credited", balance: after, transfer_id };
 }
 
+/** The wallet's available balance went from at or above its low-balance threshold to below it. */
+export type ThresholdCrossing = { balance_minor: number; threshold_minor: number; currency: string };
+
+export type Hold = { available_minor: number; crossed: ThresholdCrossing | null };
+
 /**
  * Phase one of a purchase: a pending transfer from the wallet to revenue. The guarded UPDATE
  * takes the wallet's row lock and only succeeds when the available balance covers the amount,
  * so two concurrent purchases can never spend the same money; the table's CHECK constraint is
- * the backstop should this guard ever be wrong. Returns false (nothing written) when funds are short.
+ * the backstop should this guard ever be wrong. Returns null (nothing written) when funds are
+ * short. Only a hold lowers the available balance, so only here can it cross the low-balance
+ * threshold: the same UPDATE returns the balance after and the threshold (no extra query), and
+ * the balance before is that plus the amount, under the same row lock.
  */
 export async function holdFunds(
   trx: Transaction<Database>,
@@ -71,19 +78,27 @@ export async function holdFunds(
   order_id: string,
   amount_minor: number,
   currency: string,
-): Promise<boolean> {
+): Promise<Hold | null> {
   assertAmount(amount_minor);
   const wallet = await holdOnWallet(trx, partner_id, amount_minor);
-  if (!wallet) return false;
+  if (!wallet) return null;
   assert.equal(wallet.currency, currency, "the order's currency is the wallet's currency");
   const revenue = await operatorAccount(trx, "operator_revenue", currency);
   await insertPendingPurchase(trx, { wallet: wallet.account_id, revenue, amount_minor, currency, order_id });
-  return true;
+  const threshold = wallet.low_balance_threshold_minor;
+  const crossed =
+    threshold !== null &&
+    wallet.available_minor < threshold &&
+    wallet.available_minor + amount_minor >= threshold
+      ? { balance_minor: wallet.available_minor, threshold_minor: threshold, currency }
+      : null;
+  return { available_minor: wallet.available_minor, crossed };
 }
 
 /**
- * Phase two: post (the carrier delivered) or void (it refused) the order's pending transfer.
- * `where state = 'pending'` makes the transition happen once; a second caller gets false.
+ * Phase two: post (the carrier delivered) or void (it refused) the order's pending transfer and
+ * release its hold, in one statement (ledger.sql.ts says why in that order). The transfer's
+ * `state = 'pending'` makes the transition happen once; a second caller gets false.
  */
 export async function resolveHold(
   trx: Transaction<Database>,
@@ -91,13 +106,5 @@ export async function resolveHold(
   outcome: "posted" | "voided",
 ): Promise<boolean> {
   const transfer = await resolvePendingPurchase(trx, order_id, outcome);
-  if (!transfer) return false;
-  const moved = await releaseHold(
-    trx,
-    transfer.debit_account_id,
-    transfer.amount_minor,
-    outcome === "posted",
-  );
-  assert.equal(moved, 1, "the hold's wallet exists");
-  return true;
+  return transfer !== null;
 }

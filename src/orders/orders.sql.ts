@@ -272,3 +272,14 @@ export async function lockOwnLease(
     for update`.execute(trx);
   return result.rows.length === 1;
 }
+
+/** The type of each order named (a statement names what each transfer paid for). */
+export async function typesOf(
+  db: Executor,
+  order_ids: string[],
+): Promise<Array<{ order_id: string; type: "esim" | "topup" }>> {
+  if (order_ids.length === 0) return [];
+  const result = await sql<{ order_id: string; type: "esim" | "topup" }>`
+    select order_id, type from orders where order_id = any(${order_ids}::text[])`.execute(db);
+  return result.rows;
+}

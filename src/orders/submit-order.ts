@@ -9,6 +9,7 @@ import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
+import { recordBalanceLow } from "../wallet/record-balance-low.ts";
 import { createPendingOrder } from "./create-pending-order.ts";
 import { driveIfAbandoned, driveOrder } from "./drive-order.ts";
 import { checkEndUser, type EndUser } from "./end-user.ts";
@@ -49,13 +50,15 @@ async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput):
       );
     }
     const order_id = newId("order");
-    if (!(await holdFunds(trx, partner_id, order_id, cart.total_minor, cart.currency))) {
+    const hold = await holdFunds(trx, partner_id, order_id, cart.total_minor, cart.currency);
+    if (!hold) {
       // Throwing rolls back the transaction: a 402 leaves no trace but the unchanged cart.
       throw new ApiError(
         "insufficient_balance",
         "The wallet balance does not cover this cart. Nothing was charged.",
       );
     }
+    await recordBalanceLow(trx, partner_id, hold);
     const order = await createPendingOrder(ctx, trx, {
       order_id,
       partner_id,

@@ -8,7 +8,7 @@ import ajvFormats from "ajv-formats";
 import Fastify, { type FastifyServerOptions, LogController } from "fastify";
 import { sql } from "kysely";
 import { cartRoutes } from "../carts/routes.ts";
-import { catalogRoutes } from "../catalog/routes.ts";
+import { catalogAdminRoutes, catalogRoutes } from "../catalog/routes.ts";
 import { esimRoutes } from "../esims/routes.ts";
 import { pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
@@ -68,7 +68,7 @@ const PARTNER_ROUTES: DomainRoutes[] = [
 ];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
-const ADMIN_ROUTES: DomainRoutes[] = [partnerAdminRoutes, walletAdminRoutes];
+const ADMIN_ROUTES: DomainRoutes[] = [partnerAdminRoutes, walletAdminRoutes, catalogAdminRoutes];
 
 export type BuiltApp = { app: App; authenticator: Authenticator; metrics: Metrics };
 

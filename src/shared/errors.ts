@@ -27,6 +27,10 @@ export const ERROR_CODES = {
   unsupported_media_type: { status: 415, title: "The request body must be application/json." },
   invalid_start_date: { status: 422, title: "The start date is outside the allowed window." },
   topup_not_available: { status: 422, title: "This top-up is not offered for this eSIM." },
+  statement_too_large: {
+    status: 422,
+    title: "The statement has more rows than one CSV export holds; narrow from and to.",
+  },
   idempotency_key_reused: { status: 422, title: "The Idempotency-Key was used with a different request." },
   rate_limited: { status: 429, title: "Too many requests." },
   internal_error: { status: 500, title: "An unexpected error occurred." },
@@ -36,6 +40,16 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * The one case where the contract answers a code with a second status: an unknown package named
+ * inside a body (a pricing override) is 422 `package_not_found`, an unknown package in a path or
+ * a cart is 404. A route that can answer the second status lists it with `alternate(code)`.
+ */
+export const ALTERNATE_STATUS = { package_not_found: 422 } as const satisfies Partial<
+  Record<ErrorCode, number>
+>;
+export type AlternateCode = keyof typeof ALTERNATE_STATUS;
 
 export type FieldError = { field: string; message: string };
 
@@ -51,12 +65,21 @@ export class ApiError extends Error {
   constructor(
     code: ErrorCode,
     detail?: string,
-    options: { errors?: FieldError[]; headers?: Record<string, string>; order_id?: string } = {},
+    options: {
+      errors?: FieldError[];
+      headers?: Record<string, string>;
+      order_id?: string;
+      /** Answer with the code's ALTERNATE_STATUS instead of its own. */
+      alternate?: boolean;
+    } = {},
   ) {
     super(detail ?? ERROR_CODES[code].title);
     this.name = "ApiError";
     this.code = code;
-    this.status = ERROR_CODES[code].status;
+    this.status =
+      options.alternate && code in ALTERNATE_STATUS
+        ? ALTERNATE_STATUS[code as AlternateCode]
+        : ERROR_CODES[code].status;
     this.errors = options.errors;
     this.headers = options.headers ?? {};
     this.order_id = options.order_id;

@@ -1,7 +1,7 @@
 // Schemas shared by several routes. Each route file holds its own request and response
 // schemas; only the shapes every domain speaks (Money, Problem) live here.
 import { type Static, type TSchema, Type } from "typebox";
-import { ERROR_CODES, type ErrorCode } from "./errors.ts";
+import { ALTERNATE_STATUS, type AlternateCode, ERROR_CODES, type ErrorCode } from "./errors.ts";
 
 /**
  * Text a partner sends that reaches the database (ids, filters, names): no control characters.
@@ -62,7 +62,15 @@ const CODE_NOTES: Partial<Record<ErrorCode, string>> = {
     "`service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`.",
 };
 
-export function errorResponses(...codes: ErrorCode[]): Record<number, ProblemResponse> {
+/** A code answered with its ALTERNATE_STATUS on this route (src/shared/errors.ts). */
+export type Alternate = { code: AlternateCode; alternate: true };
+export function alternate(code: AlternateCode): Alternate {
+  return { code, alternate: true };
+}
+
+export function errorResponses(...listed: Array<ErrorCode | Alternate>): Record<number, ProblemResponse> {
+  const codes = listed.filter((code): code is ErrorCode => typeof code === "string");
+  const alternates = listed.filter((code): code is Alternate => typeof code !== "string");
   const all: ErrorCode[] = [
     "invalid_request",
     "payload_too_large",
@@ -76,6 +84,10 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, ProblemRes
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(all)) {
     const status = ERROR_CODES[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  for (const { code } of alternates) {
+    const status = ALTERNATE_STATUS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const responses: Record<number, ProblemResponse> = {};

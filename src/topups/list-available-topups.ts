@@ -18,7 +18,11 @@ export const TopUpRow = Type.Object(
     validity_days: Type.Integer({ minimum: 1 }),
     wholesale_price: Type.Object(Money.properties, {
       additionalProperties: false,
-      description: "What the wallet is debited for this top-up.",
+      description: "What the wallet is debited for this top-up: your price list's price.",
+    }),
+    list_price: Type.Object(Money.properties, {
+      additionalProperties: false,
+      description: "The catalog's wholesale price before your pricing.",
     }),
     coverage: Type.Enum(["country", "regional", "global"]),
     region: Type.Union([Type.String(), Type.Null()]),
@@ -51,6 +55,7 @@ function toTopUpRow(row: TopUpOfferRow): TopUpRowBody {
     data_mb: row.data_mb,
     validity_days: row.validity_days,
     wholesale_price: money(row.wholesale_minor, row.currency),
+    list_price: money(row.list_minor, row.currency),
     coverage: row.coverage,
     region: row.region,
   };
@@ -63,6 +68,6 @@ export async function listAvailableTopUps(
 ): Promise<AvailableTopUps> {
   requireValidIccid(iccid);
   const esim = await requirePartnerEsim(db, partner_id, iccid);
-  const offer = await topUpOffer(db, esim.package_id);
+  const offer = await topUpOffer(db, partner_id, esim.package_id);
   return { iccid: esim.iccid, data: offer.map(toTopUpRow) };
 }

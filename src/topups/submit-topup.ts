@@ -30,6 +30,7 @@ import { crashPoint } from "../shared/crash-points.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { problemBody } from "../shared/problem.ts";
+import { recordBalanceLow } from "../wallet/record-balance-low.ts";
 import { finishTopUp } from "./finish-topup.ts";
 import {
   completeKeyWithoutOrder,
@@ -153,7 +154,7 @@ async function createOrder(
   key: NewKey | null,
 ): Promise<Phase1> {
   const esim = await requirePartnerEsim(trx, partner_id, input.iccid);
-  const row = await offeredTopUp(trx, esim.package_id, input);
+  const row = await offeredTopUp(trx, partner_id, esim.package_id, input);
   if (!row) {
     throw new ApiError(
       "topup_not_available",
@@ -163,12 +164,14 @@ async function createOrder(
   }
   const order_id = newId("order");
   // The hold first: when funds are short it writes nothing, so the key alone records the 402.
-  if (!(await holdFunds(trx, partner_id, order_id, row.wholesale_minor, row.currency))) {
+  const hold = await holdFunds(trx, partner_id, order_id, row.wholesale_minor, row.currency);
+  if (!hold) {
     if (key === null) throw insufficientBalance();
     const body = JSON.stringify(problemBody(insufficientBalance(), key.request_id));
     await completeKeyWithoutOrder(trx, key, { status: 402, body });
     return { kind: "stored", stored: { status: 402, body, replayed: false } };
   }
+  await recordBalanceLow(trx, partner_id, hold);
   const order = await createPendingOrder(ctx, trx, {
     order_id,
     partner_id,

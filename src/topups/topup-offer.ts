@@ -15,29 +15,35 @@
 //    good; partners sell those as a new eSIM.
 // 4. Stable order, as in discovery: country packages, then regional, then global; within each by
 //    data size, validity and package_id. At most MAX_TOPUP_ROWS rows.
-import { type CoveringPackage, coveringMeteredPackages } from "../catalog/find-packages.ts";
+import { type CoveringPackage, coveringMeteredPackages, type Priced } from "../catalog/find-packages.ts";
 import type { Executor } from "../db/executor.ts";
 
 /** More than any eSIM is offered (about 15 with the default catalog); a bound on the response. */
 export const MAX_TOPUP_ROWS = 500;
 
-export type TopUpOfferRow = CoveringPackage;
+/** `wholesale_minor` is the partner's price (its price list); `list_minor` the catalog's. */
+export type TopUpOfferRow = Priced<CoveringPackage>;
 
 /**
  * The packages offered as top-ups for an eSIM whose original package is `original_package_id`:
  * rules 1 to 4 above, which the catalog's query applies (covering, active, metered, ordered).
  */
-export async function topUpOffer(db: Executor, original_package_id: string): Promise<TopUpOfferRow[]> {
-  return coveringMeteredPackages(db, original_package_id, MAX_TOPUP_ROWS);
+export async function topUpOffer(
+  db: Executor,
+  partner_id: string,
+  original_package_id: string,
+): Promise<TopUpOfferRow[]> {
+  return coveringMeteredPackages(db, partner_id, original_package_id, MAX_TOPUP_ROWS);
 }
 
 /** The offered row matching both ids, or null: the pair must be exactly a row of the offer. */
 export async function offeredTopUp(
   db: Executor,
+  partner_id: string,
   original_package_id: string,
   choice: { package_id: string; external_package_id: string },
 ): Promise<TopUpOfferRow | null> {
-  const offer = await topUpOffer(db, original_package_id);
+  const offer = await topUpOffer(db, partner_id, original_package_id);
   return (
     offer.find(
       (row) => row.package_id === choice.package_id && row.external_package_id === choice.external_package_id,

@@ -1,17 +1,33 @@
 // Operator use case: credit a partner's prepaid wallet (a bank transfer arrived).
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
+import { recordEvent } from "../events/record-event.ts";
 import type { WalletBalance } from "../ledger/accounts.ts";
 import { creditWallet as creditLedger } from "../ledger/transfers.ts";
 import { ApiError } from "../shared/errors.ts";
+import { money } from "../shared/schemas.ts";
 
 export async function creditWallet(
   db: Kysely<Database>,
   input: { partner_id: string; amount_minor: number; reference: string },
 ): Promise<{ balance: WalletBalance; credited: boolean }> {
-  const outcome = await db
-    .transaction()
-    .execute((trx) => creditLedger(trx, input.partner_id, input.amount_minor, input.reference));
+  const outcome = await db.transaction().execute(async (trx) => {
+    const credit = await creditLedger(trx, input.partner_id, input.amount_minor, input.reference);
+    // The event in the credit's transaction; a repeated reference credits nothing and says nothing.
+    if (credit?.kind === "credited") {
+      const currency = credit.balance.currency;
+      await recordEvent(trx, {
+        partner_id: input.partner_id,
+        type: "wallet.credited",
+        data: {
+          balance: money(credit.balance.available_minor, currency),
+          amount: money(input.amount_minor, currency),
+          reference: input.reference,
+        },
+      });
+    }
+    return credit;
+  });
   if (outcome === null) throw new ApiError("partner_not_found", `No partner ${input.partner_id}.`);
   if (outcome.kind === "reference_conflict") {
     throw new ApiError(

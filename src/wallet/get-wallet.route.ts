@@ -1,5 +1,6 @@
 // GET /v1/profile/wallet: the partner's prepaid balance.
 import { Type } from "typebox";
+import type { WalletBalance } from "../ledger/accounts.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { errorResponses, Money, money, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { getWalletBalance } from "./get-wallet-balance.ts";
@@ -11,9 +12,22 @@ export const WalletResponse = Type.Object(
       additionalProperties: false,
       description: "Held by purchases the carrier has not confirmed yet; not spendable, not yet charged.",
     }),
+    low_balance_threshold: Type.Union([Money, Type.Null()], {
+      description:
+        "A wallet.balance_low event is recorded each time `balance` falls below this; null: the alert is off.",
+    }),
   },
   { additionalProperties: false },
 );
+
+export function renderWallet(wallet: WalletBalance) {
+  const threshold = wallet.low_balance_threshold_minor;
+  return {
+    balance: money(wallet.available_minor, wallet.currency),
+    pending: money(wallet.pending_debits_minor, wallet.currency),
+    low_balance_threshold: threshold === null ? null : money(threshold, wallet.currency),
+  };
+}
 
 export const getWalletRoute = endpoint({
   method: "GET",
@@ -26,11 +40,6 @@ export const getWalletRoute = endpoint({
     security: PARTNER_SECURITY,
     response: { 200: WalletResponse, ...errorResponses("unauthorized", "wrong_environment") },
   },
-  handler: (ctx) => async (request) => {
-    const wallet = await getWalletBalance(ctx.db, request.partner!.partner_id);
-    return {
-      balance: money(wallet.available_minor, wallet.currency),
-      pending: money(wallet.pending_debits_minor, wallet.currency),
-    };
-  },
+  handler: (ctx) => async (request) =>
+    renderWallet(await getWalletBalance(ctx.db, request.partner!.partner_id)),
 });

@@ -2,6 +2,8 @@
 import { routesOf } from "../shared/endpoint.ts";
 import { creditWalletRoute } from "./credit-wallet.route.ts";
 import { getWalletRoute } from "./get-wallet.route.ts";
+import { listTransactionsRoute } from "./list-transactions.route.ts";
+import { setLowBalanceAlertRoute } from "./set-low-balance-alert.route.ts";
 
-export const walletRoutes = routesOf([getWalletRoute]);
+export const walletRoutes = routesOf([getWalletRoute, listTransactionsRoute, setLowBalanceAlertRoute]);
 export const walletAdminRoutes = routesOf([creditWalletRoute]);

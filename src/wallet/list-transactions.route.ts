@@ -1,0 +1,75 @@
+// GET /v1/profile/wallet/transactions: the wallet's statement, by pages as JSON or whole as CSV.
+import { Readable } from "node:stream";
+import { Type } from "typebox";
+import { endpoint } from "../shared/endpoint.ts";
+import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
+import { CSV_COLUMNS, exportTransactions, MAX_CSV_ROWS } from "./export-transactions.ts";
+import { DEFAULT_PAGE_SIZE, listTransactions, MAX_PAGE_SIZE, TransactionPage } from "./list-transactions.ts";
+
+const DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
+
+// CSV when the client lists text/csv first (or only); JSON otherwise: no Accept, any type, application/json.
+function wantsCsv(accept: string | undefined): boolean {
+  const first = (accept ?? "").split(",")[0]?.split(";")[0]?.trim().toLowerCase();
+  return first === "text/csv";
+}
+
+export const listTransactionsRoute = endpoint({
+  method: "GET",
+  url: "/profile/wallet/transactions",
+  schema: {
+    operationId: "listWalletTransactions",
+    summary: "Your wallet statement, newest first",
+    description:
+      "Settled money only (credits, confirmed purchases and top-ups, refunds); holds appear once confirmed. " +
+      "`balance_after` is the settled balance right after each row, so consecutive rows chain. Pages stay " +
+      "stable while new transactions post. With `Accept: text/csv` every row of the range at once (`limit` and " +
+      `\`cursor\` ignored), header first, columns ${CSV_COLUMNS.join(", ")}; more than ${MAX_CSV_ROWS} rows: ` +
+      "422 `statement_too_large`, nothing sent.",
+    tags: ["Wallet"],
+    security: PARTNER_SECURITY,
+    querystring: Type.Object(
+      {
+        limit: Type.Optional(
+          Type.String({
+            pattern: "^(100|[1-9][0-9]?)$",
+            description: `1-${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}.`,
+          }),
+        ),
+        cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        from: Type.Optional(
+          Type.String({ pattern: DATE, description: "First UTC day included (YYYY-MM-DD)." }),
+        ),
+        to: Type.Optional(Type.String({ pattern: DATE, description: "Last UTC day included (YYYY-MM-DD)." })),
+      },
+      { additionalProperties: false },
+    ),
+    response: {
+      200: {
+        description: "A page of transactions, or with `Accept: text/csv` all of them.",
+        content: {
+          "application/json": { schema: TransactionPage },
+          "text/csv": { schema: Type.String() },
+        },
+      },
+      ...errorResponses("unauthorized", "wrong_environment", "statement_too_large"),
+    },
+  },
+  handler: (ctx) => async (request, reply) => {
+    const query = request.query;
+    const range = { partner_id: request.partner!.partner_id, from: query.from ?? null, to: query.to ?? null };
+    if (wantsCsv(request.headers.accept)) {
+      const chunks = await exportTransactions(ctx.db, range);
+      return reply
+        .type("text/csv; charset=utf-8")
+        .header("content-disposition", 'attachment; filename="transactions.csv"')
+        .send(Readable.from(chunks) as never); // a stream: the schema's text/csv string, sent as it is made
+    }
+    const page = await listTransactions(ctx.db, {
+      ...range,
+      limit: query.limit === undefined ? DEFAULT_PAGE_SIZE : Number(query.limit),
+      cursor: query.cursor ?? null,
+    });
+    return reply.type("application/json; charset=utf-8").send(page);
+  },
+});

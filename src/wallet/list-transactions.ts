@@ -1,0 +1,149 @@
+// Partner use case: the wallet's statement (GET /v1/profile/wallet/transactions). Settled money
+// only: posted transfers, newest first, each with the settled balance it left (derived from the
+// ledger in posted order, migration 0006). Holds are not in it until the carrier confirms.
+import type { Kysely } from "kysely";
+import { type Static, Type } from "typebox";
+import type { Database } from "../db/schema.ts";
+import {
+  type StatementQuery,
+  type StatementRow,
+  type WalletRow,
+  walletOf,
+  walletStatementPage,
+} from "../ledger/accounts.ts";
+import { orderTypes } from "../orders/order-totals.ts";
+import { ApiError } from "../shared/errors.ts";
+import { Money, money } from "../shared/schemas.ts";
+
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 20;
+
+export const Transaction = Type.Object(
+  {
+    transaction_id: Type.String({ description: "The ledger transfer (`trf_…`)." }),
+    type: Type.Union([
+      Type.Literal("credit"),
+      Type.Literal("purchase"),
+      Type.Literal("topup"),
+      Type.Literal("refund"),
+    ]),
+    amount: Type.Object(Money.properties, {
+      additionalProperties: false,
+      description: "Negative when the money left the wallet.",
+    }),
+    balance_after: Type.Object(Money.properties, {
+      additionalProperties: false,
+      description: "The settled balance (credits minus confirmed purchases) right after this row.",
+    }),
+    order_id: Type.Union([Type.String(), Type.Null()]),
+    reference: Type.Union([Type.String(), Type.Null()], {
+      description: "The operator's payment reference of a credit; null otherwise.",
+    }),
+    created_at: Type.String({ format: "date-time", description: "When the money moved (was posted)." }),
+  },
+  { additionalProperties: false },
+);
+export type Transaction = Static<typeof Transaction>;
+
+export const TransactionPage = Type.Object(
+  {
+    data: Type.Array(Transaction),
+    has_more: Type.Boolean(),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: "Pass as `cursor` for the next page.",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type TransactionPage = Static<typeof TransactionPage>;
+
+export type StatementRange = { from: string | null; to: string | null };
+
+function invalid(field: string, message: string): ApiError {
+  return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, message }] });
+}
+
+function dayStart(field: string, date: string): Date {
+  const parsed = new Date(`${date}T00:00:00Z`);
+  if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== date) {
+    throw invalid(field, "is not a calendar date (YYYY-MM-DD)");
+  }
+  return parsed;
+}
+
+/** `from` and `to` are UTC days, both included: [from 00:00, the day after to 00:00). */
+export function statementWindow(range: StatementRange): { from: Date | null; until: Date | null } {
+  const from = range.from === null ? null : dayStart("from", range.from);
+  const to = range.to === null ? null : dayStart("to", range.to);
+  if (from && to && from > to) throw invalid("from", "is after to");
+  const until = to === null ? null : new Date(to.getTime() + 86_400_000);
+  return { from, until };
+}
+
+// The cursor is the posted_seq of the last row on the page, wrapped so clients treat it as opaque.
+function encodeCursor(seq: number): string {
+  return Buffer.from(`w1:${seq}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): number {
+  const match = /^w1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!match) throw invalid("cursor", "is not a valid cursor");
+  return Number(match[1]);
+}
+
+export async function partnerWallet(db: Kysely<Database>, partner_id: string): Promise<WalletRow> {
+  const wallet = await walletOf(db, partner_id);
+  if (!wallet) throw new ApiError("partner_not_found", `No partner ${partner_id}.`);
+  return wallet;
+}
+
+/** Statement rows rendered; the order types come from orders in one query per page. */
+export async function renderTransactions(db: Kysely<Database>, rows: StatementRow[]): Promise<Transaction[]> {
+  const types = await orderTypes(
+    db,
+    rows.filter((row) => row.kind === "purchase").map((row) => row.reference),
+  );
+  return rows.map((row) => {
+    const credit = row.kind === "wallet_credit";
+    return {
+      transaction_id: row.transfer_id,
+      type: credit ? "credit" : types.get(row.reference) === "topup" ? "topup" : "purchase",
+      amount: money(row.signed_minor, row.currency),
+      balance_after: money(row.balance_after_minor, row.currency),
+      order_id: credit ? null : row.reference,
+      reference: credit ? row.reference : null,
+      created_at: row.posted_at.toISOString(),
+    };
+  });
+}
+
+/** One page of rows (newest first) and the seq to continue below, or null at the end. */
+export async function statementPage(
+  db: Kysely<Database>,
+  query: StatementQuery,
+): Promise<{ rows: StatementRow[]; next_seq: number | null }> {
+  // One extra row tells whether another page exists, without a count.
+  const rows = await walletStatementPage(db, { ...query, limit: query.limit + 1 });
+  const page = rows.slice(0, query.limit);
+  return { rows: page, next_seq: rows.length > query.limit ? page.at(-1)!.posted_seq : null };
+}
+
+export async function listTransactions(
+  db: Kysely<Database>,
+  input: StatementRange & { partner_id: string; limit: number; cursor: string | null },
+): Promise<TransactionPage> {
+  const window = statementWindow(input);
+  const before_seq = input.cursor === null ? null : decodeCursor(input.cursor);
+  const wallet = await partnerWallet(db, input.partner_id);
+  const { rows, next_seq } = await statementPage(db, {
+    account_id: wallet.account_id,
+    before_seq,
+    ...window,
+    limit: input.limit,
+  });
+  return {
+    data: await renderTransactions(db, rows),
+    has_more: next_seq !== null,
+    next_cursor: next_seq === null ? null : encodeCursor(next_seq),
+  };
+}
