@@ -13,6 +13,15 @@ const EXAMPLE = {
   partner_id: "ptr_3nF6hJ8kLm2QpR5sTv9wXy",
   key_id: "key_7dG1jK4mNp6RsT8vWx2yZb",
 };
+/** A path parameter's example by its name, for operations without their own (new routes too). */
+const PATH_EXAMPLES: Record<string, string> = {
+  ...EXAMPLE,
+  orderID: EXAMPLE.order_id,
+  destination_code: "FR",
+  endpoint_id: "whe_2pK7mQ9rTs4VxY1zBc6DfG",
+  delivery_id: "dlv_6tH3jL8nPq1RsV5wXz9AbC",
+  event_id: "evt_4bN8qS2uWy6ZaC1dEf5GhJ",
+};
 const END_USER = { email: "ana@example.com", phone: "+14155550123", first_name: "Ana", last_name: "Lima" };
 
 /** Per operation: the SDK call (partner routes), the example path values, query and body. */
@@ -75,7 +84,9 @@ const SDK_SETUP =
 
 function curl(method: string, path: string, op: Json): string {
   const sample = SAMPLES[String(op.operationId)] ?? {};
-  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => String(sample.path?.[name] ?? `{${name}}`));
+  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) =>
+    String(sample.path?.[name] ?? PATH_EXAMPLES[name] ?? `{${name}}`),
+  );
   const url = `$BASE_URL${filled}${sample.query ? `?${sample.query}` : ""}`;
   const lines = [`curl -X ${method.toUpperCase()} "${url}"`];
   const tags = (op.tags ?? []) as string[];

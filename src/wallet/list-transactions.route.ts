@@ -38,9 +38,11 @@ export const listTransactionsRoute = endpoint({
         ),
         cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
         from: Type.Optional(
-          Type.String({ pattern: DATE, description: "First UTC day included (YYYY-MM-DD)." }),
+          Type.String({ format: "date", pattern: DATE, description: "First UTC day included (YYYY-MM-DD)." }),
         ),
-        to: Type.Optional(Type.String({ pattern: DATE, description: "Last UTC day included (YYYY-MM-DD)." })),
+        to: Type.Optional(
+          Type.String({ format: "date", pattern: DATE, description: "Last UTC day included (YYYY-MM-DD)." }),
+        ),
       },
       { additionalProperties: false },
     ),
