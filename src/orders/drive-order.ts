@@ -15,6 +15,7 @@ import type { OrderFinish } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
 import {
   claimLease,
+  insertBundle,
   insertEsim,
   insertPurchase,
   markCompleted,
@@ -87,6 +88,7 @@ export async function complete(
     activation_code: profile.activation_code,
     start_date: order.start_date,
   });
+  await insertBundle(trx, order, iccid);
   assert.ok(await resolveHold(trx, order.order_id, "posted"), "a pending order has a pending hold to post");
   // Only here, so only on the first completion.
   await finish.completed(trx, order.order_id);
