@@ -9,6 +9,7 @@ import Fastify, { type FastifyServerOptions, LogController } from "fastify";
 import { sql } from "kysely";
 import { cartRoutes } from "../carts/routes.ts";
 import { catalogRoutes } from "../catalog/routes.ts";
+import { carrierCallbackRoutes, esimSignalRoutes } from "../esims/signal-routes.ts";
 import { pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
@@ -57,7 +58,14 @@ const SECURITY_HEADERS = {
 export type DomainRoutes = (app: App, ctx: AppContext) => Promise<void>;
 
 /** The partner API, mounted under /v1 behind authentication and the rate limit. */
-const PARTNER_ROUTES: DomainRoutes[] = [catalogRoutes, cartRoutes, orderRoutes, topupRoutes, walletRoutes];
+const PARTNER_ROUTES: DomainRoutes[] = [
+  catalogRoutes,
+  cartRoutes,
+  orderRoutes,
+  topupRoutes,
+  walletRoutes,
+  esimSignalRoutes,
+];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
 const ADMIN_ROUTES: DomainRoutes[] = [partnerAdminRoutes, walletAdminRoutes];
@@ -81,6 +89,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await registerConventions(app, metrics);
   const checkDatabase = sharedProbe(() => sql`select 1`.execute(ctx.db));
   await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: operatorFailures });
+  // The carrier's pushed signals: outside /v1, authenticated by CARRIER_CALLBACK_TOKEN in the route.
+  await carrierCallbackRoutes(app, ctx);
   await registerPartnerApi(app, ctx, authenticator);
   await registerAdminApi(app, ctx, operatorFailures);
   return { app, authenticator, metrics };
