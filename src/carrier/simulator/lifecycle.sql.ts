@@ -62,14 +62,14 @@ export async function insertBundle(
 
 export async function markInstalled(client: pg.PoolClient, iccid: string, at: Date): Promise<void> {
   await client.query(
-    "update carrier_sim.profiles set installed_at = coalesce(installed_at, $2) where iccid = $1",
+    "update carrier_sim.profiles set installed_at = coalesce(installed_at, $2::timestamptz) where iccid = $1",
     [iccid, at],
   );
 }
 
 export async function markDeleted(client: pg.PoolClient, iccid: string, at: Date): Promise<void> {
   await client.query(
-    "update carrier_sim.profiles set deleted_at = coalesce(deleted_at, $2) where iccid = $1",
+    "update carrier_sim.profiles set deleted_at = coalesce(deleted_at, $2::timestamptz) where iccid = $1",
     [iccid, at],
   );
 }
@@ -78,7 +78,7 @@ export async function markDeleted(client: pg.PoolClient, iccid: string, at: Date
 export async function expireLapsedBundles(client: pg.PoolClient, iccid: string, now: Date): Promise<number> {
   const result = await client.query(
     `update carrier_sim.bundles set status = 'expired'
-     where iccid = $1 and status in ('active', 'depleted') and expires_at <= $2`,
+     where iccid = $1 and status in ('active', 'depleted') and expires_at <= $2::timestamptz`,
     [iccid, now],
   );
   return result.rowCount ?? 0;
@@ -88,7 +88,8 @@ export async function expireLapsedBundles(client: pg.PoolClient, iccid: string, 
 export async function startBundle(client: pg.PoolClient, id: number, at: Date): Promise<void> {
   await client.query(
     `update carrier_sim.bundles
-     set status = 'active', activated_at = $2, expires_at = $2 + make_interval(days => validity_days)
+     set status = 'active', activated_at = $2::timestamptz,
+         expires_at = $2::timestamptz + make_interval(days => validity_days)
      where id = $1 and status = 'queued'`,
     [id, at],
   );
@@ -102,7 +103,7 @@ export async function setBundleUsage(
 ): Promise<void> {
   await client.query(
     `update carrier_sim.bundles
-     set data_used_mb = $2, status = case when $3 then 'depleted' else status end where id = $1`,
+     set data_used_mb = $2::bigint, status = case when $3::boolean then 'depleted' else status end where id = $1`,
     [id, data_used_mb, depleted],
   );
 }
@@ -111,7 +112,7 @@ export async function setBundleUsage(
 export async function expireAllBundles(client: pg.PoolClient, iccid: string, now: Date): Promise<void> {
   await client.query(
     `update carrier_sim.bundles
-     set status = 'expired', expires_at = least(coalesce(expires_at, $2), $2)
+     set status = 'expired', expires_at = least(coalesce(expires_at, $2::timestamptz), $2::timestamptz)
      where iccid = $1 and status <> 'expired'`,
     [iccid, now],
   );
@@ -125,7 +126,7 @@ export async function selectIccidsWithLapsedBundles(
 ): Promise<string[]> {
   const result = await db.query<{ iccid: string }>(
     `select distinct iccid from carrier_sim.bundles
-     where status = 'active' and expires_at <= $1 limit $2`,
+     where status = 'active' and expires_at <= $1::timestamptz limit $2`,
     [now, limit],
   );
   return result.rows.map((row) => row.iccid);
