@@ -6,6 +6,7 @@ import { test } from "node:test";
 import { sql } from "kysely";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
+import { runCli } from "./support/cli.ts";
 import { topUpBody } from "./support/fixtures.ts";
 import type { EsimSignal } from "./support/simulator.ts";
 import { call, createWorld, type Json, newCart, newPartner, submit, waitFor } from "./support/world.ts";
@@ -305,6 +306,19 @@ test("an eSIM the carrier cannot answer for is counted as unreachable, not retri
       db,
     );
     assert.ok(due.rows[0]!.due_in_s >= 55, "the next pull waits at least the minimum interval");
+
+    const cli = (args: string[]) => runCli(args, { DATABASE_URL: world.database.url, APP_ENV: "sandbox" });
+    const listed = await cli(["esims", "unreachable", "--json"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    const mine = JSON.parse(listed.stdout).data.find((e: Json) => e.iccid === esim.iccid);
+    assert.ok(mine, "the unreachable eSIM is listed");
+    assert.ok(mine.sync_failures >= 1 && mine.unreached_for_seconds >= 0);
+    const shown = await cli(["esims", "show", esim.iccid, "--json"]);
+    assert.equal(shown.code, 0, shown.stderr);
+    const report = JSON.parse(shown.stdout);
+    assert.equal(report.esim.iccid, esim.iccid);
+    assert.equal(report.partner_id, esim.partner_id);
+    assert.match(report.sync.last_sync_error, /503|down/);
   } finally {
     await syncing.stop();
     await simulator.control({ down: false });

@@ -50,12 +50,17 @@ export type UnreachableEsim = {
   last_synced_at: Date | null;
   next_sync_at: Date;
   created_at: Date;
+  /** Seconds since the last successful pull, or since the eSIM was made when it never had one. */
+  unreached_for_s: number;
 };
+
+const SYNC_COLUMNS = sql`iccid, partner_id, status, sync_failures, last_sync_error, last_synced_at, next_sync_at,
+  created_at, extract(epoch from now() - coalesce(last_synced_at, created_at))::float8 as unreached_for_s`;
 
 /** eSIMs the sync could not reach on its last attempts, longest unreached first. */
 export async function unreachableEsims(db: Executor, limit: number): Promise<UnreachableEsim[]> {
   const result = await sql<UnreachableEsim>`
-    select iccid, partner_id, status, sync_failures, last_sync_error, last_synced_at, next_sync_at, created_at
+    select ${SYNC_COLUMNS}
     from esims where sync_failures > 0 or last_sync_error is not null
     order by coalesce(last_synced_at, created_at) limit ${limit}`.execute(db);
   return result.rows;
@@ -64,7 +69,6 @@ export async function unreachableEsims(db: Executor, limit: number): Promise<Unr
 /** One eSIM's sync columns, for `esims show`. */
 export async function syncStateOf(db: Executor, iccid: string): Promise<UnreachableEsim | null> {
   const result = await sql<UnreachableEsim>`
-    select iccid, partner_id, status, sync_failures, last_sync_error, last_synced_at, next_sync_at, created_at
-    from esims where iccid = ${iccid}`.execute(db);
+    select ${SYNC_COLUMNS} from esims where iccid = ${iccid}`.execute(db);
   return result.rows[0] ?? null;
 }
