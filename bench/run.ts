@@ -20,6 +20,7 @@ import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { discovery } from "./scenarios/discovery.ts";
+import { esimRead } from "./scenarios/esim-read.ts";
 import { purchase } from "./scenarios/purchase.ts";
 import { pgbenchPurchase } from "./scenarios/purchase-sql.ts";
 import { replay } from "./scenarios/replay.ts";
@@ -50,6 +51,7 @@ async function runScenarios(ctx: Context): Promise<void> {
   let discovery_per_s: number | null = null;
   let pgbench_tps: number | null = null;
   if (only.has("discovery")) discovery_per_s = (await discovery(ctx)).service;
+  if (only.has("esim-read")) await esimRead(ctx, discovery_per_s);
   if (only.has("purchase") || only.has("topup")) pgbench_tps = await pgbenchPurchase(ctx);
   const purchase_per_s = only.has("purchase") ? await purchase(ctx, pgbench_tps) : null;
   if (only.has("replay")) await quiesce(ctx).then(() => replay(ctx, discovery_per_s));

@@ -214,6 +214,45 @@ const PARTNER_ROWS: PartnerRow[] = [
     },
   },
   {
+    operation: "GET /v1/esims",
+    request: { method: "GET", url: "/v1/esims?limit=100" },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    other_partner: {
+      status: 200,
+      check: (body) => {
+        const iccids = body.data.map((esim: Json) => esim.iccid);
+        assert.ok(
+          iccids.includes(intruder.iccid) && !iccids.includes(owner.iccid),
+          "only the intruder's own",
+        );
+      },
+    },
+  },
+  {
+    operation: "GET /v1/esims/{iccid}",
+    request: { method: "GET", url: `/v1/esims/${owner.iccid}` },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    other_partner: { status: 404, code: "esim_not_found" },
+  },
+  {
+    operation: "GET /v1/esims/{iccid}/qr.png",
+    request: { method: "GET", url: `/v1/esims/${owner.iccid}/qr.png` },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    other_partner: { status: 404, code: "esim_not_found" },
+  },
+  {
     operation: "GET /v1/profile/wallet",
     request: { method: "GET", url: "/v1/profile/wallet" },
     no_key: UNAUTHORIZED,

@@ -10,10 +10,9 @@ import { createKysely, inTransaction } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { createMailer, MailDeliveryError, type Mailer } from "../src/notifications/mailer.ts";
 import {
+  emailQrCodePng,
   escapeHtml,
-  lpaString,
   QR_CODE_CID,
-  qrCodePng,
   renderConfirmationEmail,
 } from "../src/notifications/render-confirmation-email.ts";
 import {
@@ -22,6 +21,7 @@ import {
   sendConfirmationEmailTask,
 } from "../src/notifications/send-confirmation-email.ts";
 import { orderForEmail } from "../src/orders/order-for-email.ts";
+import { lpaString } from "../src/shared/install-kit.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { parseMessage, partText, startSmtpServer, type TestSmtpServer } from "./support/smtp.ts";
 
@@ -168,7 +168,7 @@ describe("over SMTP", () => {
     assert.match(png.headers.get("content-disposition") ?? "", /^inline/);
     assert.ok(html.includes(`src="cid:${QR_CODE_CID}"`), "the HTML shows the inline image");
     // The QR code is deterministic, so equal bytes prove it encodes this order's LPA string.
-    assert.deepEqual(png.body, await qrCodePng(order.lpa));
+    assert.deepEqual(png.body, await emailQrCodePng(order.lpa));
 
     assert.deepEqual(await deliveries(order.order_id), [
       { message_id: `<confirmation.${order.order_id}@esim.example>`, recipient: order.email },

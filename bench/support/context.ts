@@ -7,10 +7,18 @@ import type { InspectorSession } from "./inspector.ts";
 import type { Running } from "./processes.ts";
 import type { Partner } from "./setup.ts";
 
-export const SCENARIOS = ["discovery", "purchase", "replay", "slow64", "slow256", "topup"] as const;
+export const SCENARIOS = [
+  "discovery",
+  "esim-read",
+  "purchase",
+  "replay",
+  "slow64",
+  "slow256",
+  "topup",
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
-/** Connections of the discovery, bare and replay runs. */
+/** Connections of the discovery, bare, eSIM read and replay runs. */
 export const READ_CONNECTIONS = 64;
 /** Clients of the purchase, pgbench and top-up runs. */
 export const PURCHASE_CONCURRENCY = 32;

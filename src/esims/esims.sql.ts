@@ -79,3 +79,15 @@ export async function pageOfEsims(
     limit ${input.limit}`.execute(db);
   return result.rows;
 }
+
+/** What the QR image is drawn from: the eSIM's activation code parts, if it is the partner's. */
+export async function esimActivation(
+  db: Executor,
+  partner_id: string,
+  iccid: string,
+): Promise<{ smdp_address: string; activation_code: string } | null> {
+  const result = await sql<{ smdp_address: string; activation_code: string }>`
+    select smdp_address, activation_code from esims
+    where iccid = ${iccid} and partner_id = ${partner_id}`.execute(db);
+  return result.rows[0] ?? null;
+}

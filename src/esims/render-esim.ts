@@ -8,15 +8,16 @@ import { rfc3339 } from "../shared/time.ts";
 const Instant = Type.Union([Type.String({ format: "date-time" }), Type.Null()]);
 const Megabytes = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]);
 
-export const ESIM_STATUSES = [
-  "released",
-  "installed",
-  "active",
-  "depleted",
-  "expired",
-  "deleted",
-  "cancelled",
-] as const satisfies readonly EsimStatus[];
+/** The contract's eSIM statuses, in the order they move (a top-up may move one back). */
+export const EsimStatusSchema = Type.Union([
+  Type.Literal("released"),
+  Type.Literal("installed"),
+  Type.Literal("active"),
+  Type.Literal("depleted"),
+  Type.Literal("expired"),
+  Type.Literal("deleted"),
+  Type.Literal("cancelled"),
+]);
 
 export const Bundle = Type.Object(
   {
@@ -45,22 +46,11 @@ export const Esim = Type.Object(
     order_id: Type.String({ description: "The order that bought the eSIM." }),
     client_reference: Type.Union([Type.String(), Type.Null()], { description: "That order's." }),
     created_at: Type.String({ format: "date-time" }),
-    status: Type.Union(
-      [
-        Type.Literal("released"),
-        Type.Literal("installed"),
-        Type.Literal("active"),
-        Type.Literal("depleted"),
-        Type.Literal("expired"),
-        Type.Literal("deleted"),
-        Type.Literal("cancelled"),
-      ],
-      {
-        description:
-          "Moves forward only (released, installed, active, depleted, expired, deleted, cancelled), " +
-          "except that a top-up brings a depleted or expired eSIM back to active or installed.",
-      },
-    ),
+    status: Type.Union(EsimStatusSchema.anyOf, {
+      description:
+        "Moves forward only (released, installed, active, depleted, expired, deleted, cancelled), " +
+        "except that a top-up brings a depleted or expired eSIM back to active or installed.",
+    }),
     installed_at: Instant,
     activated_at: Instant,
     expires_at: Instant,

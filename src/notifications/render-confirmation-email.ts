@@ -2,7 +2,8 @@
 // the profile on a phone that may have no other connectivity yet. No I/O and no clock: the same
 // order always renders the same subject, bodies and QR image, so a re-sent message says exactly
 // what the first one said.
-import QRCode from "qrcode";
+import { type InstallKit, installKit } from "../shared/install-kit.ts";
+import { qrCodePng } from "../shared/qr-code-png.ts";
 
 export type ConfirmationEmailData = {
   order_id: string;
@@ -32,35 +33,12 @@ export type RenderedEmail = {
 
 export const QR_CODE_CID = "esim-qr-code@esim.example";
 
-// SGP.22 activation codes are short (an address and a matching ID); a longer string means bad
-// data, and the QR code would become too dense for a phone camera to read from a screen.
-const LPA_MAX_LENGTH = 512;
-
-/** The LPA activation code string an eSIM-capable phone understands (GSMA SGP.22 4.1). */
-export function lpaString(smdp_address: string, activation_code: string): string {
-  return `LPA:1$${smdp_address}$${activation_code}`;
-}
-
-/**
- * How pngjs (under qrcode) encodes the image. Its default tries all five PNG row filters on every
- * row and keeps the best: most of the CPU of a confirmation email, spent on the event loop that
- * serves requests (bench/README.md, purchase profile). A QR code's rows repeat the row above for a
- * whole module, which the Up filter (2) turns into zeros; with deflate's default strategy the PNG
- * is smaller than with the adaptive default, for about a quarter of the CPU. Lossless either way.
- */
-const PNG_ENCODING = { filterType: 2, deflateStrategy: 0, deflateLevel: 6 };
+/** The QR code image attached to the email, in pixels: sharp when shown at 240 CSS pixels. */
+const EMAIL_QR_WIDTH_PX = 320;
 
 /** The QR code PNG of an LPA string, exactly as it is attached to the email. */
-export async function qrCodePng(lpa: string): Promise<Buffer> {
-  if (lpa.length > LPA_MAX_LENGTH) throw new Error(`LPA string longer than ${LPA_MAX_LENGTH} characters`);
-  // Error correction M and the standard 4-module quiet zone: reliable when scanned off a screen.
-  return QRCode.toBuffer(lpa, {
-    type: "png",
-    errorCorrectionLevel: "M",
-    margin: 4,
-    width: 320,
-    rendererOpts: PNG_ENCODING,
-  });
+export async function emailQrCodePng(lpa: string): Promise<Buffer> {
+  return qrCodePng(lpa, EMAIL_QR_WIDTH_PX);
 }
 
 export function escapeHtml(value: string): string {
@@ -73,12 +51,13 @@ export function escapeHtml(value: string): string {
 }
 
 export async function renderConfirmationEmail(data: ConfirmationEmailData): Promise<RenderedEmail> {
-  const lpa = lpaString(data.smdp_address, data.activation_code);
-  const qr = await qrCodePng(lpa);
+  // The same kit the API's Esim carries: the email and the partner's app give the same links.
+  const kit = installKit(data.smdp_address, data.activation_code);
+  const qr = await emailQrCodePng(kit.qr_code);
   return {
     subject: `Your eSIM is ready: ${data.package_name}`,
-    text: renderText(data, lpa),
-    html: renderHtml(data, lpa),
+    text: renderText(data, kit),
+    html: renderHtml(data, kit),
     attachments: [{ filename: "esim-qr-code.png", content: qr, content_type: "image/png", cid: QR_CODE_CID }],
   };
 }
@@ -109,6 +88,17 @@ const ANDROID_STEPS = [
 const KEEP_NOTICE =
   "An eSIM can usually be installed only once: do not delete it from your phone after installing, and keep this email.";
 
+// One tap on the phone that will use the eSIM opens its installer (iOS 17.4+; Android phones
+// with Google's eSIM setup handler), for when scanning a second screen is not possible.
+function installLinks(kit: InstallKit): [label: string, url: string][] {
+  return [
+    ["On this iPhone (iOS 17.4 or later)", kit.ios_install_url],
+    ["On this Android phone", kit.android_install_url],
+  ];
+}
+
+const LINKS_HEADING = "Reading this on the phone you will travel with? Install with one tap";
+
 function detailRows(data: ConfirmationEmailData, lpa: string): [label: string, value: string][] {
   return [
     ["Package", data.package_name],
@@ -120,7 +110,7 @@ function detailRows(data: ConfirmationEmailData, lpa: string): [label: string, v
   ];
 }
 
-function renderText(data: ConfirmationEmailData, lpa: string): string {
+function renderText(data: ConfirmationEmailData, kit: InstallKit): string {
   const numbered = (steps: string[]) => steps.map((step, index) => `${index + 1}. ${step}`).join("\n");
   return [
     `Hello ${data.first_name},`,
@@ -129,7 +119,10 @@ function renderText(data: ConfirmationEmailData, lpa: string): string {
       " while you still have Wi-Fi or mobile data.",
     "",
     "Your eSIM details",
-    ...detailRows(data, lpa).map(([label, value]) => `  ${label}: ${value}`),
+    ...detailRows(data, kit.qr_code).map(([label, value]) => `  ${label}: ${value}`),
+    "",
+    LINKS_HEADING,
+    ...installLinks(kit).map(([label, url]) => `  ${label}: ${url}`),
     "",
     "Install on iPhone",
     numbered(IPHONE_STEPS),
@@ -144,9 +137,12 @@ function renderText(data: ConfirmationEmailData, lpa: string): string {
   ].join("\n");
 }
 
-function renderHtml(data: ConfirmationEmailData, lpa: string): string {
+function renderHtml(data: ConfirmationEmailData, kit: InstallKit): string {
   const e = escapeHtml;
-  const rows = detailRows(data, lpa)
+  const links = installLinks(kit)
+    .map(([label, url]) => `<li><a href="${e(url)}">${e(label)}</a></li>`)
+    .join("");
+  const rows = detailRows(data, kit.qr_code)
     .map(
       ([label, value]) =>
         `<tr><th align="left" style="padding:4px 12px 4px 0">${e(label)}</th>` +
@@ -162,6 +158,8 @@ function renderHtml(data: ConfirmationEmailData, lpa: string): string {
 <p>Your eSIM for <strong>${e(data.package_name)}</strong> is ready. Install it on the phone you will travel with,
 while you still have Wi-Fi or mobile data.</p>
 <p><img src="cid:${e(QR_CODE_CID)}" width="240" height="240" alt="QR code of your eSIM activation code"></p>
+<p>${e(LINKS_HEADING)}:</p>
+<ul>${links}</ul>
 <h2 style="font-size:18px">Your eSIM details</h2>
 <table role="presentation">
 ${rows}

@@ -1,6 +1,7 @@
 // The Order object of the contract, rendered from the database. Deterministic: the same order
 // renders to the same bytes, which is what lets a retried submit return the identical body.
 import { type Static, Type } from "typebox";
+import { installKit } from "../shared/install-kit.ts";
 import { Money, money } from "../shared/schemas.ts";
 import { rfc3339 } from "../shared/time.ts";
 import type { OrderRow, PurchaseRow } from "./order.ts";
@@ -14,6 +15,8 @@ export const Purchase = Type.Object(
     }),
     activation_code: Type.String({ description: "The matching ID, for manual entry." }),
     smdp_address: Type.String(),
+    ios_install_url: Type.String({ description: "Opens the iOS eSIM installer with this eSIM (iOS 17.4+)." }),
+    android_install_url: Type.String({ description: "Opens the Android eSIM installer with this eSIM." }),
     start_date: Type.Union([Type.String({ format: "date" }), Type.Null()]),
   },
   { additionalProperties: false },
@@ -28,6 +31,11 @@ export const Order = Type.Object(
     total: Money,
     created_at: Type.String({ format: "date-time" }),
     purchases: Type.Array(Purchase, { description: "Empty until the order is completed." }),
+    esim_iccid: Type.Union([Type.String({ pattern: "^89[0-9]{17,18}$" }), Type.Null()], {
+      description:
+        "The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); " +
+        "null before, and for a failed order.",
+    }),
   },
   { additionalProperties: false },
 );
@@ -47,11 +55,12 @@ export function renderOrder(order: OrderRow, purchases: PurchaseRow[]): OrderBod
         ? purchases.map((p) => ({
             package_id: p.package_id,
             iccid: p.iccid,
-            qr_code: `LPA:1$${p.smdp_address}$${p.activation_code}`,
-            activation_code: p.activation_code,
-            smdp_address: p.smdp_address,
+            // The install kit the Esim and the confirmation email carry too (shared/install-kit.ts).
+            ...installKit(p.smdp_address, p.activation_code),
             start_date: p.start_date,
           }))
         : [],
+    // From the order row alone, like every field here: a replayed submit stays byte-identical.
+    esim_iccid: order.status === "completed" ? order.iccid : null,
   };
 }

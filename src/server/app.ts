@@ -9,6 +9,7 @@ import Fastify, { type FastifyServerOptions, LogController } from "fastify";
 import { sql } from "kysely";
 import { cartRoutes } from "../carts/routes.ts";
 import { catalogRoutes } from "../catalog/routes.ts";
+import { esimRoutes } from "../esims/routes.ts";
 import { carrierCallbackRoutes, esimSignalRoutes } from "../esims/signal-routes.ts";
 import { pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
@@ -63,8 +64,9 @@ const PARTNER_ROUTES: DomainRoutes[] = [
   cartRoutes,
   orderRoutes,
   topupRoutes,
-  walletRoutes,
+  esimRoutes,
   esimSignalRoutes,
+  walletRoutes,
 ];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */

@@ -1,0 +1,47 @@
+// GET /v1/esims: the partner's eSIMs, newest first, by pages.
+import { Type } from "typebox";
+import { endpoint } from "../shared/endpoint.ts";
+import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
+import { DEFAULT_PAGE_SIZE, EsimPage, listEsims, MAX_PAGE_SIZE } from "./list-esims.ts";
+import { EsimStatusSchema } from "./render-esim.ts";
+
+export const listEsimsRoute = endpoint({
+  method: "GET",
+  url: "/esims",
+  schema: {
+    operationId: "listEsims",
+    summary: "Your eSIMs, newest first",
+    description:
+      "Pages stay stable while new eSIMs are sold. Filter by the `client_reference` of the order that " +
+      "bought the eSIM, or by `status`. `usage.updated_at` says how fresh each eSIM's figures are.",
+    tags: ["eSIMs"],
+    security: PARTNER_SECURITY,
+    querystring: Type.Object(
+      {
+        client_reference: Type.Optional(
+          Type.String({ minLength: 1, maxLength: 128, pattern: NO_CONTROL_CHARACTERS }),
+        ),
+        status: Type.Optional(EsimStatusSchema),
+        limit: Type.Optional(
+          Type.String({
+            pattern: "^(100|[1-9][0-9]?)$",
+            description: `1-${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}.`,
+          }),
+        ),
+        cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      },
+      { additionalProperties: false },
+    ),
+    response: { 200: EsimPage, ...errorResponses("unauthorized", "wrong_environment") },
+  },
+  handler: (ctx) => async (request) => {
+    const query = request.query;
+    return listEsims(ctx.db, {
+      partner_id: request.partner!.partner_id,
+      client_reference: query.client_reference ?? null,
+      status: query.status ?? null,
+      limit: query.limit === undefined ? DEFAULT_PAGE_SIZE : Number(query.limit),
+      cursor: query.cursor ?? null,
+    });
+  },
+});
