@@ -2,7 +2,8 @@
 // under /v1 and not a partner route: the carrier authenticates with the shared secret
 // CARRIER_CALLBACK_TOKEN as a bearer token. The signal is applied exactly like a pulled one; a
 // repeated or late signal changes nothing, so the carrier may re-send freely. Any 2xx tells the
-// carrier to stop re-sending; a crash before the commit answers nothing, so it re-sends.
+// carrier to stop re-sending; a crash before the commit answers nothing, so it re-sends, and a
+// signal about a bundle whose order has not completed on our side yet is answered 503 to be re-sent.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Type } from "typebox";
 import { EsimSignalSchema, parseEsimSignal } from "../carrier/esim-signal.ts";
@@ -54,6 +55,17 @@ export const carrierCallbackRoute = endpoint({
         throw new ApiError("invalid_request", "The signal's ICCID check digit or a time is not valid.");
       }
       const applied = await applySignal(ctx, signal, "callback");
+      if (applied.kind === "applied" && applied.unknown_references.length > 0) {
+        // A bundle we have not recorded yet: its order's completion (our side of the carrier's
+        // answer) has not committed. What we know is applied; a 503 makes the carrier send it again.
+        throw new ApiError(
+          "service_unavailable",
+          "The signal names a bundle not recorded yet; send it again.",
+          {
+            headers: { "retry-after": "1" },
+          },
+        );
+      }
       return reply.send({
         received: true as const,
         known: applied.kind === "applied",

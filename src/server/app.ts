@@ -65,8 +65,8 @@ const PARTNER_ROUTES: DomainRoutes[] = [
   orderRoutes,
   topupRoutes,
   esimRoutes,
-  esimSignalRoutes,
   walletRoutes,
+  esimSignalRoutes,
 ];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
@@ -91,10 +91,10 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await registerConventions(app, metrics);
   const checkDatabase = sharedProbe(() => sql`select 1`.execute(ctx.db));
   await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: operatorFailures });
-  // The carrier's pushed signals: outside /v1, authenticated by CARRIER_CALLBACK_TOKEN in the route.
-  await carrierCallbackRoutes(app, ctx);
   await registerPartnerApi(app, ctx, authenticator);
   await registerAdminApi(app, ctx, operatorFailures);
+  // The carrier's pushed signals: outside /v1, authenticated by CARRIER_CALLBACK_TOKEN in the route.
+  await carrierCallbackRoutes(app, ctx);
   return { app, authenticator, metrics };
 }
 
