@@ -132,7 +132,9 @@ test("a whole lifecycle through sandbox simulate: install, use, deplete, top up,
   const read = await call(api, "GET", `/v1/esims/${esim.iccid}`, { key: esim.api_key });
   assert.equal(read.status, 200);
   assert.deepEqual(read.body, expired.body, "GET /v1/esims/{iccid} shows what simulate answered");
-  assert.ok(read.body.expires_at !== null && read.body.installed_at !== null && read.body.activated_at !== null);
+  assert.ok(
+    read.body.expires_at !== null && read.body.installed_at !== null && read.body.activated_at !== null,
+  );
 
   const deleted = await simulate(esim.api_key, esim.iccid, { event: "delete" });
   assert.equal(deleted.body.status, "deleted");
