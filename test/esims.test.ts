@@ -13,6 +13,7 @@ import { sql } from "kysely";
 import { luhnCheckDigit } from "../src/carrier/luhn.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
+import { getEsim } from "../src/esims/get-esim.ts";
 import { parseMessage, partText } from "./support/smtp.ts";
 import {
   call,
@@ -173,6 +174,10 @@ test("an eSIM with a top-up: its state, usage, bundles in order and the install 
   for (const key of ["ios_install_url", "android_install_url", "qr_code"]) {
     assert.equal(purchase[key], got.installation[key], key);
   }
+
+  // Inside a transaction (the carrier-signal side renders the eSIM it changed) the same Esim comes back.
+  const inTransaction = await db.transaction().execute((trx) => getEsim(trx, partner.partner_id, iccid));
+  assert.deepEqual(inTransaction, esim.body);
 
   const fetched = await get(partner.api_key, `/v1/orders/${order.orderID}`);
   assert.deepEqual(fetched.body, order);

@@ -376,3 +376,23 @@ test("the renderer escapes every value in the HTML and keeps the plain text as w
   assert.ok(email.text.includes(`Hello ${hostile},`));
   assert.ok(email.text.includes("Plan starts: on 2026-12-01"));
 });
+
+test("both bodies carry the iOS and Android install links of the eSIM's LPA string, URL-encoded", async () => {
+  const email = await renderConfirmationEmail({
+    order_id: "ord_links",
+    first_name: "Ann",
+    package_name: "France 1 GB",
+    iccid: "8901000000000000001",
+    smdp_address: "smdp.esim.example",
+    activation_code: "K2-AB$12",
+    start_date: null,
+  });
+  const card = "LPA%3A1%24smdp.esim.example%24K2-AB%2412";
+  for (const url of [
+    `https://esimsetup.apple.com/esim_qrcode_provisioning?carddata=${card}`,
+    `https://esimsetup.android.com/esim_qrcode_provisioning?carddata=${card}`,
+  ]) {
+    assert.ok(email.text.includes(url), `text has ${url}`);
+    assert.ok(email.html.includes(`<a href="${url}">`), `html links ${url}`);
+  }
+});

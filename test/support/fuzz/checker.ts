@@ -9,6 +9,8 @@ import { REPORT_CHARS } from "./limits.ts";
 import { type JsonSchema, type Operation, openapiPath } from "./openapi.ts";
 import type { Answer } from "./state.ts";
 
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
 export type Violation = { kind: string; message: string };
 
 export type AjvLike = { compile: (schema: object) => ((data: unknown) => boolean) & { errors?: unknown } };
@@ -111,6 +113,13 @@ export class ResponseChecker {
         "undocumented_content_type",
         `HTTP ${answer.status} as ${contentType || "(none)"}; documented: ${Object.keys(content).join(", ")}`,
       );
+      return violations;
+    }
+    // A documented binary body (the eSIM QR image) is checked by its signature, not parsed as JSON.
+    if (media.schema?.format === "binary") {
+      if (contentType === "image/png" && !Buffer.from(answer.body).subarray(0, 8).equals(PNG_SIGNATURE)) {
+        fail("body_not_png", `HTTP ${answer.status} image/png body is not a PNG`);
+      }
       return violations;
     }
     if (json === undefined) {
