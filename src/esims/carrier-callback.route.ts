@@ -27,13 +27,14 @@ export const carrierCallbackRoute = endpoint({
   method: "POST",
   url: "/carrier/callbacks",
   schema: {
+    // Not part of the partner API document: the carrier's interface, documented in the README and
+    // in src/carrier/simulator/README.md. The schemas still validate and serialize.
+    hide: true,
     operationId: "receiveCarrierCallback",
     summary: "Carrier pushes an eSIM's state (carrier only)",
     description:
       "The carrier's notification of an eSIM's profile state and per-bundle usage, as one snapshot. " +
       "Authenticated with `Authorization: Bearer <CARRIER_CALLBACK_TOKEN>`; 404 when callbacks are disabled.",
-    tags: ["Carrier"],
-    security: [{ carrierCallbackToken: [] }],
     body: EsimSignalSchema,
     response: { 200: CallbackReceived, ...errorResponses("unauthorized", "not_found") },
   },

@@ -112,12 +112,14 @@ export async function insertEsim(
     package_id: string;
     smdp_address: string;
     activation_code: string;
+    /** When the carrier sync first pulls it (esims.next_sync_at). */
+    first_sync_after_s: number;
   },
 ): Promise<void> {
   await sql`
-    insert into esims (iccid, partner_id, order_id, package_id, smdp_address, activation_code)
+    insert into esims (iccid, partner_id, order_id, package_id, smdp_address, activation_code, next_sync_at)
     values (${esim.iccid}, ${esim.partner_id}, ${esim.order_id}, ${esim.package_id}, ${esim.smdp_address},
-            ${esim.activation_code})`.execute(trx);
+            ${esim.activation_code}, now() + make_interval(secs => ${esim.first_sync_after_s}))`.execute(trx);
 }
 
 /**

@@ -36,7 +36,6 @@ export function openapiOptions(): SwaggerOptions {
           name: "Operator",
           description: "Back office: partners, keys and wallet credits. Needs ADMIN_TOKEN.",
         },
-        { name: "Carrier", description: "Signals the carrier pushes about eSIMs. Not for partners." },
         { name: "Service", description: "Health, readiness, metrics and documentation." },
       ],
       components: {
@@ -52,11 +51,6 @@ export function openapiOptions(): SwaggerOptions {
             type: "http",
             scheme: "bearer",
             description: "`Authorization: Bearer <ADMIN_TOKEN>`",
-          },
-          carrierCallbackToken: {
-            type: "http",
-            scheme: "bearer",
-            description: "`Authorization: Bearer <CARRIER_CALLBACK_TOKEN>` (the carrier's callbacks only)",
           },
         },
       },
