@@ -263,7 +263,8 @@ const PARTNER_ROWS: PartnerRow[] = [
     malformed_key: UNAUTHORIZED,
     revoked_key: UNAUTHORIZED,
     production_key_on_sandbox: WRONG_ENVIRONMENT,
-    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    // Sandbox only: production has no such route at all.
+    sandbox_key_on_production: { status: 404, code: "not_found" },
     other_partner: { status: 404, code: "esim_not_found" },
   },
   {
