@@ -25,6 +25,14 @@ export type Config = {
   carrier_url: string | null;
   carrier_api_key: string | null;
   carrier_timeout_ms: number;
+  /** Whether POST /carrier/callbacks accepts pushed eSIM signals (the pull sync runs either way). */
+  carrier_callbacks_enabled: boolean;
+  /** The shared secret the carrier sends as `Authorization: Bearer <token>` with each callback. */
+  carrier_callback_token: string | null;
+  /** No eSIM is pulled from the carrier more often than this (seconds). */
+  usage_sync_min_interval_s: number;
+  /** eSIMs each process pulls per second at most (0: no pull sync in this process). */
+  usage_sync_max_per_second: number;
   log_level: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   currency: string;
   rate_limit_per_second: number;
@@ -128,6 +136,11 @@ function readCarrier(env: Env) {
     carrier_url: url(env, "CARRIER_URL", ["http:", "https:"]),
     carrier_api_key: text(env, "CARRIER_API_KEY"),
     carrier_timeout_ms: integer(env, "CARRIER_TIMEOUT_MS", 10_000, 100, 120_000),
+    carrier_callbacks_enabled:
+      oneOf(env, "CARRIER_CALLBACKS_ENABLED", ["true", "false"] as const, "true") === "true",
+    carrier_callback_token: bearerToken(env, "CARRIER_CALLBACK_TOKEN"),
+    usage_sync_min_interval_s: integer(env, "USAGE_SYNC_MIN_INTERVAL_S", 900, 1, 7 * 86_400),
+    usage_sync_max_per_second: integer(env, "USAGE_SYNC_MAX_PER_SECOND", 5, 0, 1_000),
   };
 }
 
@@ -187,6 +200,13 @@ function checkProduction(config: Config): void {
     ["CARRIER_API_KEY", config.carrier_api_key],
   ] as const) {
     if (value === null) throw new ConfigError(name, "is required when APP_ENV=production");
+  }
+  if (config.carrier_callbacks_enabled && config.carrier_callback_token === null) {
+    // An open callback endpoint would let anyone move eSIMs' states and fire partners' webhooks.
+    throw new ConfigError(
+      "CARRIER_CALLBACK_TOKEN",
+      "is required when APP_ENV=production (or set CARRIER_CALLBACKS_ENABLED=false)",
+    );
   }
 }
 

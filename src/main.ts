@@ -17,7 +17,7 @@ import { ensureOperatorAccounts } from "./ledger/accounts.ts";
 import { createMailer } from "./notifications/mailer.ts";
 import { recentPartners } from "./partners/list-partners.ts";
 import { buildApp, loggerOptions } from "./server/app.ts";
-import { startStaleJobSweeper, startWorker } from "./server/worker.ts";
+import { startEsimSync, startStaleJobSweeper, startWorker } from "./server/worker.ts";
 import type { AppContext } from "./shared/context.ts";
 import { armCrashPoint } from "./shared/crash-points.ts";
 
@@ -66,10 +66,31 @@ async function openDatabase(config: Config, database_url: string, log: Logger, c
   return { pool, db };
 }
 
+type StartedCarrier = {
+  carrier: HttpCarrier;
+  /** The built-in simulator learns where to push signals once the API listens (null: a real carrier). */
+  pointCallbacksAt: ((url: string) => void) | null;
+};
+
+/**
+ * The built-in simulator (sandbox without CARRIER_URL) pushes its signals to this process: with
+ * no CARRIER_CALLBACK_TOKEN set, one is made for this run.
+ */
+function withSandboxCallbackToken(config: Config): Config {
+  if (config.carrier_url !== null || config.carrier_callback_token !== null) return config;
+  return { ...config, carrier_callback_token: randomBytes(24).toString("base64url") };
+}
+
 /** CARRIER_URL, or (sandbox only: config.ts refuses production without it) the built-in simulator. */
-async function startCarrier(config: Config, pool: Pool, log: Logger, closers: Closers): Promise<HttpCarrier> {
+async function startCarrier(
+  config: Config,
+  pool: Pool,
+  log: Logger,
+  closers: Closers,
+): Promise<StartedCarrier> {
   let carrier_url = config.carrier_url;
   let carrier_api_key = config.carrier_api_key;
+  let pointCallbacksAt: StartedCarrier["pointCallbacksAt"] = null;
   if (carrier_url === null) {
     carrier_api_key = randomBytes(24).toString("base64url");
     const simulator = await startSimulator({
@@ -84,12 +105,14 @@ async function startCarrier(config: Config, pool: Pool, log: Logger, closers: Cl
     carrier_url = simulator.url;
     closers.push({ name: "carrier simulator", close: simulator.close });
     log.info({ carrier_url }, "sandbox carrier simulator started");
+    pointCallbacksAt = (url) => simulator.setCallback(url, config.carrier_callback_token);
   }
-  return new HttpCarrier({
+  const carrier = new HttpCarrier({
     base_url: carrier_url,
     api_key: carrier_api_key ?? "",
     timeout_ms: config.carrier_timeout_ms,
   });
+  return { carrier, pointCallbacksAt };
 }
 
 /** The mailer, the job worker and its stale-job sweeper. */
@@ -104,6 +127,7 @@ async function startBackground(ctx: AppContext, log: Logger, closers: Closers): 
   const worker = await startWorker({ ctx, mailer, log });
   closers.push({ name: "worker", close: () => worker.stop() });
   closers.push({ name: "stale job sweeper", ...startStaleJobSweeper(ctx, log) });
+  closers.push({ name: "eSIM sync", ...startEsimSync(ctx, log) });
 }
 
 /** The HTTP application, its cache invalidations, and the listening socket. */
@@ -158,16 +182,17 @@ function closeOnSignals(log: Logger, closers: Closers): void {
 }
 
 async function main(): Promise<void> {
-  const config = readConfig();
+  const config = withSandboxCallbackToken(readConfig());
   const log = pino(loggerOptions(config.log_level) as object);
   const closers: Closers = [];
   const database_url = await openDatabaseUrl(config, log, closers);
   const { pool, db } = await openDatabase(config, database_url, log, closers);
-  const carrier = await startCarrier(config, pool, log, closers);
+  const { carrier, pointCallbacksAt } = await startCarrier(config, pool, log, closers);
   const ctx: AppContext = { config, pool, db, carrier };
   armCrashPoint(config.crash_at);
   await startBackground(ctx, log, closers);
   const port = await listen(ctx, database_url, log, closers);
+  pointCallbacksAt?.(`http://127.0.0.1:${port}/carrier/callbacks`);
   await printSandboxHint(ctx, port);
   closeOnSignals(log, closers);
 }

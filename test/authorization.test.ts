@@ -253,6 +253,21 @@ const PARTNER_ROWS: PartnerRow[] = [
     other_partner: { status: 404, code: "esim_not_found" },
   },
   {
+    operation: "POST /v1/sandbox/esims/{iccid}/simulate",
+    request: {
+      method: "POST",
+      url: `/v1/sandbox/esims/${owner.iccid}/simulate`,
+      payload: { event: "install" },
+    },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    // Sandbox only: production has no such route at all.
+    sandbox_key_on_production: { status: 404, code: "not_found" },
+    other_partner: { status: 404, code: "esim_not_found" },
+  },
+  {
     operation: "GET /v1/profile/wallet",
     request: { method: "GET", url: "/v1/profile/wallet" },
     no_key: UNAUTHORIZED,

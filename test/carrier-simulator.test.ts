@@ -23,6 +23,13 @@ const NO_FAULTS = {
   timeout_share: 0,
   fail_share: 0,
   down: false,
+  // Where and how signals are pushed: nowhere in these tests, with no callback faults.
+  callback_url: null,
+  callback_token: null,
+  callback_latency_ms: 0,
+  callback_duplicate_share: 0,
+  callback_reorder_share: 0,
+  callback_reorder_ms: 1_000,
 };
 
 const database = await createTestDatabase();

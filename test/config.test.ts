@@ -49,6 +49,7 @@ test("production refuses to start without DATABASE_URL, ADMIN_TOKEN, SMTP_URL an
     SMTP_URL: "smtp://mail:25",
     CARRIER_URL: "https://carrier.example",
     CARRIER_API_KEY: "secret",
+    CARRIER_CALLBACK_TOKEN: "a-long-callback-token",
   };
   assert.equal(loadConfig(full).app_env, "production");
   for (const missing of ["DATABASE_URL", "ADMIN_TOKEN", "SMTP_URL", "CARRIER_URL", "CARRIER_API_KEY"]) {
@@ -60,6 +61,30 @@ test("production refuses to start without DATABASE_URL, ADMIN_TOKEN, SMTP_URL an
       (error: Error) => expected.test(error.message),
     );
   }
+});
+
+test("production refuses to start without the carrier callback token unless callbacks are disabled", () => {
+  const env: Record<string, string> = {
+    APP_ENV: "production",
+    DATABASE_URL: "postgres://u:p@db/esim",
+    ADMIN_TOKEN: "a-long-operator-token",
+    SMTP_URL: "smtp://mail:25",
+    CARRIER_URL: "https://carrier.example",
+    CARRIER_API_KEY: "secret",
+  };
+  assert.throws(
+    () => loadConfig(env),
+    (error: Error) => /^CARRIER_CALLBACK_TOKEN: is required when APP_ENV=production/.test(error.message),
+  );
+  const disabled = loadConfig({ ...env, CARRIER_CALLBACKS_ENABLED: "false" });
+  assert.equal(disabled.carrier_callbacks_enabled, false);
+  assert.throws(() => loadConfig({ ...env, CARRIER_CALLBACK_TOKEN: "short" }), /CARRIER_CALLBACK_TOKEN/);
+  const sandbox = loadConfig({});
+  assert.deepEqual(
+    [sandbox.usage_sync_min_interval_s, sandbox.usage_sync_max_per_second, sandbox.carrier_callback_token],
+    [900, 5, null],
+    "the documented defaults",
+  );
 });
 
 test("the service exits with the variable's name when started with a bad value", async () => {

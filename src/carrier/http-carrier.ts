@@ -10,12 +10,15 @@
 import type {
   Carrier,
   CarrierOutcome,
+  EsimStateOutcome,
   LookedUpOutcome,
   ProvisionedProfile,
   ProvisionRequest,
+  SimulatedEvent,
   TopUpRequest,
   TopUpResult,
 } from "./carrier.ts";
+import { parseEsimSignal } from "./esim-signal.ts";
 import { isValidIccid } from "./luhn.ts";
 
 export type HttpCarrierOptions = {
@@ -94,6 +97,14 @@ export class HttpCarrier implements Carrier {
     return { kind: "ok", value };
   }
 
+  async esimState(iccid: string): Promise<EsimStateOutcome> {
+    return esimAnswer(await this.#post(`/esims/${encodeURIComponent(iccid)}`, null), iccid);
+  }
+
+  async simulate(iccid: string, event: SimulatedEvent): Promise<EsimStateOutcome> {
+    return esimAnswer(await this.#post(`/sandbox/esims/${encodeURIComponent(iccid)}/simulate`, event), iccid);
+  }
+
   /** One POST (a GET when `body` is null); never throws: every transport failure becomes "unavailable". */
   async #post(path: string, body: object | null): Promise<HttpAnswer> {
     try {
@@ -131,6 +142,27 @@ function notOk(status: number, body: unknown): CarrierOutcome<never> {
     };
   }
   return { kind: "unavailable", reason: `carrier answered HTTP ${status}` };
+}
+
+/** A signal about the ICCID asked for, 404 not_found, or unavailable (anything else). */
+function esimAnswer(answer: HttpAnswer, iccid: string): EsimStateOutcome {
+  if (answer.kind === "unavailable") return answer;
+  if (answer.status === 404 && isObject(answer.body) && answer.body.error === "not_found") {
+    return { kind: "not_found" };
+  }
+  if (answer.status !== 200) {
+    const outcome = notOk(answer.status, answer.body);
+    const reason = outcome.kind === "ok" ? "" : outcome.reason;
+    return {
+      kind: "unavailable",
+      reason: `${outcome.kind === "refused" ? "carrier refused: " : ""}${reason}`,
+    };
+  }
+  const signal = parseEsimSignal(answer.body);
+  if (signal === null || signal.iccid !== iccid) {
+    return { kind: "unavailable", reason: "carrier answered 200 with a malformed eSIM state" };
+  }
+  return { kind: "ok", value: signal };
 }
 
 function parseProvisionedProfile(body: unknown): ProvisionedProfile | null {

@@ -1,6 +1,7 @@
 // Every command of the CLI, and the usage text made from them, so help can never miss one.
 import { catalogCommands } from "./catalog.ts";
 import type { Command } from "./command.ts";
+import { esimCommands } from "./esims.ts";
 import { keyCommands } from "./keys.ts";
 import { ledgerCommands } from "./ledger.ts";
 import { orderCommands } from "./orders.ts";
@@ -18,6 +19,7 @@ export const COMMANDS: readonly Command[] = [
   ...ledgerCommands,
   ...catalogCommands,
   ...orderCommands,
+  ...esimCommands,
 ];
 
 export function findCommand(group: string | undefined, name: string | undefined): Command | undefined {

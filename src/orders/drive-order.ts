@@ -15,6 +15,7 @@ import type { OrderFinish } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
 import {
   claimLease,
+  insertBundle,
   insertEsim,
   insertPurchase,
   markCompleted,
@@ -54,12 +55,17 @@ async function askCarrier(
   });
 }
 
-/** Records a provisioning (or top-up) the carrier confirmed: exactly once, guarded by the status. */
+/**
+ * Records a provisioning (or top-up) the carrier confirmed: exactly once, guarded by the status.
+ * A new eSIM is first pulled from the carrier `first_sync_after_s` later (USAGE_SYNC_MIN_INTERVAL_S:
+ * a profile just sold has nothing to report yet).
+ */
 export async function complete(
   trx: Transaction<Database>,
   order: OrderRow,
   value: ProvisionedProfile | TopUpResult,
   finish: OrderFinish,
+  first_sync_after_s: number,
 ) {
   const iccid = order.type === "esim" ? (value as ProvisionedProfile).iccid : order.iccid!;
   if (!(await markCompleted(trx, order.order_id, iccid))) return;
@@ -72,6 +78,7 @@ export async function complete(
       partner_id: order.partner_id,
       order_id: order.order_id,
       package_id: order.package_id,
+      first_sync_after_s,
     });
   } else {
     const esim = await esimProfile(trx, iccid);
@@ -87,6 +94,7 @@ export async function complete(
     activation_code: profile.activation_code,
     start_date: order.start_date,
   });
+  await insertBundle(trx, order, iccid);
   assert.ok(await resolveHold(trx, order.order_id, "posted"), "a pending order has a pending hold to post");
   // Only here, so only on the first completion.
   await finish.completed(trx, order.order_id);
@@ -114,7 +122,9 @@ export async function driveOrder(ctx: AppContext, order: OrderRow, finish: Order
   const outcome = await askCarrier(ctx, order);
   crashPoint("after_carrier_answer");
   if (outcome.kind === "ok") {
-    await ctx.db.transaction().execute((trx) => complete(trx, order, outcome.value, finish));
+    await ctx.db
+      .transaction()
+      .execute((trx) => complete(trx, order, outcome.value, finish, ctx.config.usage_sync_min_interval_s));
     crashPoint("after_completion_commit");
   } else if (outcome.kind === "refused") {
     await ctx.db.transaction().execute((trx) => fail(trx, order, outcome.reason, finish));

@@ -112,12 +112,33 @@ export async function insertEsim(
     package_id: string;
     smdp_address: string;
     activation_code: string;
+    /** When the carrier sync first pulls it (esims.next_sync_at). */
+    first_sync_after_s: number;
   },
 ): Promise<void> {
   await sql`
-    insert into esims (iccid, partner_id, order_id, package_id, smdp_address, activation_code)
+    insert into esims (iccid, partner_id, order_id, package_id, smdp_address, activation_code, next_sync_at)
     values (${esim.iccid}, ${esim.partner_id}, ${esim.order_id}, ${esim.package_id}, ${esim.smdp_address},
-            ${esim.activation_code})`.execute(trx);
+            ${esim.activation_code}, now() + make_interval(secs => ${esim.first_sync_after_s}))`.execute(trx);
+}
+
+/**
+ * The bundle a completed order puts on its eSIM (contract "eSIMs": `bundles`), queued until the
+ * carrier says otherwise. One statement on the purchase path: the terms are the order's own copy,
+ * the name the package's; the original is position 0, a top-up its order's seq (migration 0005).
+ */
+export async function insertBundle(
+  trx: Transaction<Database>,
+  order: Pick<OrderRow, "order_id" | "type" | "seq" | "package_id" | "data_mb" | "validity_days">,
+  iccid: string,
+): Promise<void> {
+  const position = order.type === "esim" ? 0 : order.seq;
+  const result = await sql`
+    insert into esim_bundles (order_id, iccid, position, package_id, name, data_mb, validity_days)
+    select ${order.order_id}, ${iccid}, ${position}, p.package_id, p.name, ${order.data_mb}::integer,
+           ${order.validity_days}::integer
+    from packages p where p.package_id = ${order.package_id}`.execute(trx);
+  if (Number(result.numAffectedRows) !== 1) throw new Error(`no package ${order.package_id} for the bundle`);
 }
 
 export async function purchasesOf(db: Executor, order_ids: string[]): Promise<PurchaseRow[]> {

@@ -131,7 +131,8 @@ export async function settlePendingOrder(
       if (!(await lockOwnLease(trx, order_id, order.lease_token))) {
         throw new SettlementRefused("order_busy", `Order ${order_id} was taken over meanwhile; try again.`);
       }
-      if (decision.record === "completed") await complete(trx, order, decision.value, finish);
+      if (decision.record === "completed")
+        await complete(trx, order, decision.value, finish, ctx.config.usage_sync_min_interval_s);
       else await fail(trx, order, decision.reason, finish, decision.failure_code);
     });
   } finally {

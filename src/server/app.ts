@@ -10,6 +10,7 @@ import { sql } from "kysely";
 import { cartRoutes } from "../carts/routes.ts";
 import { catalogAdminRoutes, catalogRoutes } from "../catalog/routes.ts";
 import { esimRoutes } from "../esims/routes.ts";
+import { carrierCallbackRoutes, esimSignalRoutes } from "../esims/signal-routes.ts";
 import { pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
@@ -65,6 +66,7 @@ const PARTNER_ROUTES: DomainRoutes[] = [
   topupRoutes,
   esimRoutes,
   walletRoutes,
+  esimSignalRoutes,
 ];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
@@ -91,6 +93,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: operatorFailures });
   await registerPartnerApi(app, ctx, authenticator);
   await registerAdminApi(app, ctx, operatorFailures);
+  // The carrier's pushed signals: outside /v1, authenticated by CARRIER_CALLBACK_TOKEN in the route.
+  await carrierCallbackRoutes(app, ctx);
   return { app, authenticator, metrics };
 }
 

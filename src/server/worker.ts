@@ -13,6 +13,7 @@ import {
   purgeExpiredCartsTask,
 } from "../carts/purge-expired-carts.ts";
 import type { Config } from "../config.ts";
+import { syncDueEsims } from "../esims/sync-esims.ts";
 import type { Mailer } from "../notifications/mailer.ts";
 import {
   SEND_CONFIRMATION_EMAIL_TASK,
@@ -107,6 +108,34 @@ export async function unlockStaleJobs(ctx: AppContext): Promise<string[]> {
   if (workers.length > 0)
     await sql`select graphile_worker.force_unlock_workers(${workers}::text[])`.execute(ctx.db);
   return workers;
+}
+
+/**
+ * The eSIM pull sync in this process: each second, at most USAGE_SYNC_MAX_PER_SECOND due eSIMs,
+ * one after the other; a round that runs long delays the next (never two rounds at once).
+ */
+export function startEsimSync(ctx: AppContext, log: Pino): { close: () => Promise<void> } {
+  const per_second = ctx.config.usage_sync_max_per_second;
+  if (per_second === 0) return { close: async () => undefined };
+  let round: Promise<unknown> | null = null;
+  const timer = setInterval(() => {
+    if (round !== null) return;
+    round = syncDueEsims(ctx, per_second)
+      .then((done) => {
+        if (done.failed > 0) log.info(done, "eSIM sync round: some eSIMs could not be reached");
+      })
+      .catch((error: unknown) => log.warn({ err: error }, "eSIM sync round failed"))
+      .finally(() => {
+        round = null;
+      });
+  }, 1_000);
+  timer.unref();
+  return {
+    close: async () => {
+      clearInterval(timer);
+      await round;
+    },
+  };
 }
 
 /** Runs the sweeper in this process every half stale period; every process runs one. */

@@ -5,6 +5,8 @@ export const CRASH_POINTS = [
   "after_pending_commit",
   "after_carrier_answer",
   "after_completion_commit",
+  // An eSIM signal (callback or pull) received and applied, its transaction not yet committed.
+  "before_signal_commit",
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

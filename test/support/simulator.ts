@@ -4,11 +4,12 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { after } from "node:test";
+import type { EsimSignal } from "../../src/carrier/carrier.ts";
 import type { FaultSettings } from "../../src/carrier/simulator/faults.ts";
 import { request } from "./http.ts";
 import { type NodeChild, spawnNode, unref, waitForOutput } from "./processes.ts";
 
-export type { FaultSettings };
+export type { EsimSignal, FaultSettings };
 
 export type SimulatorAudit = {
   counts: { provisionings: number; topups: number; refusals: number };
@@ -45,6 +46,12 @@ export type SimulatorProcess = {
   audit: (query?: { since?: string; limit?: number }) => Promise<SimulatorAudit>;
   /** GET /profiles/:iccid, or null when the simulator has no such profile. */
   profile: (iccid: string) => Promise<SimulatorProfile | null>;
+  /** POST /sandbox/esims/:iccid/simulate on the simulator's control API: the carrier's new state. */
+  simulate: (iccid: string, event: { event: string; data_mb?: number }) => Promise<EsimSignal>;
+  /** GET /esims/:iccid: the carrier's current state of the eSIM (what the pull sync reads). */
+  esimState: (iccid: string) => Promise<EsimSignal>;
+  /** Where the simulator pushes its signals (null: nowhere), with the service's callback token. */
+  pointCallbacksAt: (url: string | null, token?: string | null) => Promise<FaultSettings>;
   /** The last lines the process wrote (stdout and stderr), for assertion messages. */
   stderr: () => string;
 };
@@ -115,6 +122,11 @@ function handle(url: string, apiKey: string, running: NodeChild): SimulatorProce
     stop: () => running.stop(STOP_GRACE_MS),
     kill: running.kill,
     control: (settings) => send("POST", "/control", settings) as Promise<FaultSettings>,
+    simulate: (iccid, event) =>
+      send("POST", `/sandbox/esims/${encodeURIComponent(iccid)}/simulate`, event) as Promise<EsimSignal>,
+    esimState: (iccid) => send("GET", `/esims/${encodeURIComponent(iccid)}`) as Promise<EsimSignal>,
+    pointCallbacksAt: (callback_url, callback_token = null) =>
+      send("POST", "/control", { callback_url, callback_token }) as Promise<FaultSettings>,
     audit: (query = {}) => {
       const search = new URLSearchParams();
       if (query.since !== undefined) search.set("since", query.since);

@@ -16,6 +16,8 @@ export type SimulatorContext = {
   faults: () => FaultSettings;
   /** Rejects when the simulator closes, so a sleeping call never holds shutdown up. */
   sleep: (ms: number) => Promise<void>;
+  /** Pushes the eSIM's current state to the service after a change committed (never awaited). */
+  signal: (iccid: string) => void;
 };
 
 export const ok = (body: object): SimulatorAnswer => ({ status: 200, body });

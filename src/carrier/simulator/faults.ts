@@ -2,6 +2,19 @@
 // purpose: faults are a property of the network and the moment, not of the carrier's records.
 import { type Static, Type } from "typebox";
 
+export type CallbackSettings = {
+  /** Where signals go (the service's POST /carrier/callbacks); null: nothing is pushed. */
+  callback_url: string | null;
+  callback_token: string | null;
+  /** Added before every delivery. */
+  callback_latency_ms: number;
+  /** Share (0..1) of signals delivered twice. */
+  callback_duplicate_share: number;
+  /** Share (0..1) of signals held back `callback_reorder_ms` longer, so later ones arrive first. */
+  callback_reorder_share: number;
+  callback_reorder_ms: number;
+};
+
 export type FaultSettings = {
   /** Added to every carrier call (POST /profiles, POST /topups). */
   latency_ms: number;
@@ -15,7 +28,7 @@ export type FaultSettings = {
   fail_share: number;
   /** Every carrier call answers 503. */
   down: boolean;
-};
+} & CallbackSettings;
 
 const MAX_DELAY_MS = 600_000;
 const share = () => Type.Optional(Type.Number({ minimum: 0, maximum: 1 }));
@@ -28,27 +41,46 @@ export const FaultSettingsPatch = Type.Object(
     timeout_share: share(),
     fail_share: share(),
     down: Type.Optional(Type.Boolean()),
+    callback_url: Type.Optional(
+      Type.Union([Type.String({ pattern: "^https?://", maxLength: 2000 }), Type.Null()]),
+    ),
+    callback_token: Type.Optional(Type.Union([Type.String({ minLength: 8, maxLength: 500 }), Type.Null()])),
+    callback_latency_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_DELAY_MS })),
+    callback_duplicate_share: share(),
+    callback_reorder_share: share(),
+    callback_reorder_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_DELAY_MS })),
   },
   { additionalProperties: false },
 );
 export type FaultSettingsPatch = Static<typeof FaultSettingsPatch>;
 
-export function initialFaults(latency_ms: number, slow_ms: number): FaultSettings {
+export function initialFaults(
+  latency_ms: number,
+  slow_ms: number,
+  callback: { url: string | null; token: string | null } = { url: null, token: null },
+): FaultSettings {
   assertDelay("latency_ms", latency_ms);
   assertDelay("slow_ms", slow_ms);
-  return { latency_ms, slow_ms, refuse_share: 0, timeout_share: 0, fail_share: 0, down: false };
+  return {
+    latency_ms,
+    slow_ms,
+    refuse_share: 0,
+    timeout_share: 0,
+    fail_share: 0,
+    down: false,
+    callback_url: callback.url,
+    callback_token: callback.token,
+    callback_latency_ms: 0,
+    callback_duplicate_share: 0,
+    callback_reorder_share: 0,
+    callback_reorder_ms: 1_000,
+  };
 }
 
 /** Only the fields present change, so a test can flip one fault without restating the rest. */
 export function patchFaults(current: FaultSettings, patch: FaultSettingsPatch): FaultSettings {
-  const next = { ...current };
-  if (patch.latency_ms !== undefined) next.latency_ms = patch.latency_ms;
-  if (patch.slow_ms !== undefined) next.slow_ms = patch.slow_ms;
-  if (patch.refuse_share !== undefined) next.refuse_share = patch.refuse_share;
-  if (patch.timeout_share !== undefined) next.timeout_share = patch.timeout_share;
-  if (patch.fail_share !== undefined) next.fail_share = patch.fail_share;
-  if (patch.down !== undefined) next.down = patch.down;
-  return next;
+  const defined = Object.entries(patch).filter(([, value]) => value !== undefined);
+  return { ...current, ...Object.fromEntries(defined) } as FaultSettings;
 }
 
 /** True for a `share` of calls; exactly never at 0 and always at 1. */

@@ -8,6 +8,9 @@
 //   SIMULATOR_HOST        127.0.0.1
 //   SIMULATOR_LATENCY_MS  0; added to every carrier call
 //   SIMULATOR_SLOW_MS     15000; how long slow@carrier.test and timeout_share calls sleep
+//   SIMULATOR_CALLBACK_URL    unset; where eSIM signals are pushed (the service's /carrier/callbacks)
+//   SIMULATOR_CALLBACK_TOKEN  unset; the bearer token sent with them (the service's CARRIER_CALLBACK_TOKEN)
+//   SIMULATOR_TICK_MS     1000; how often bundles whose validity ran out are ended and signalled
 //   SIMULATOR_EXIT_ON_STDIN_CLOSE  unset; "1" makes the process exit when its stdin closes,
 //                         so a simulator spawned by a test never outlives the test process
 //
@@ -45,6 +48,9 @@ async function main(env: Env): Promise<void> {
     latency_ms: integer(env, "SIMULATOR_LATENCY_MS", 0, 0, 600_000),
     slow_ms: integer(env, "SIMULATOR_SLOW_MS", 15_000, 0, 600_000),
     log: (message) => console.error(message),
+    callback_url: env.SIMULATOR_CALLBACK_URL?.trim() || null,
+    callback_token: env.SIMULATOR_CALLBACK_TOKEN?.trim() || null,
+    tick_ms: integer(env, "SIMULATOR_TICK_MS", 1_000, 10, 3_600_000),
   }).catch(async (error: unknown) => {
     await pool.end();
     throw error;

@@ -12,6 +12,7 @@ import {
   sandboxPrelude,
 } from "./answers.ts";
 import { iccidFromSerial, newMatchingId, SMDP_ADDRESS } from "./inventory.ts";
+import { insertBundle } from "./lifecycle.sql.ts";
 import {
   insertProfile,
   insertRefusal,
@@ -107,6 +108,13 @@ async function insertNewProfile(
   // line of defence, and if it ever fires the existing profile is the answer.
   const profile = inserted ?? (await selectProfileByReference(client, request.reference));
   if (!profile) throw new Error(`profile for reference ${request.reference} neither inserted nor found`);
+  // The original bundle, queued until the first data use (README "Lifecycle").
+  await insertBundle(client, {
+    reference: request.reference,
+    iccid: profile.iccid,
+    data_mb: request.data_mb,
+    validity_days: request.validity_days,
+  });
   return profile;
 }
 

@@ -51,6 +51,41 @@ create table if not exists carrier_sim.refusals (
   reason text not null,
   created_at timestamptz not null default now()
 );
+
+-- The lifecycle after the sale (README "Lifecycle"): the profile's download and deletion, and one
+-- bundle per provisioning or top-up reference, queued until it starts.
+alter table carrier_sim.profiles
+  add column if not exists installed_at timestamptz,
+  add column if not exists deleted_at timestamptz;
+
+create table if not exists carrier_sim.bundles (
+  id bigint generated always as identity primary key,
+  reference text not null unique,
+  iccid text not null references carrier_sim.profiles (iccid),
+  -- null: unlimited data.
+  data_mb bigint check (data_mb > 0),
+  data_used_mb bigint not null default 0 check (data_used_mb >= 0),
+  validity_days integer not null check (validity_days > 0),
+  status text not null default 'queued' check (status in ('queued', 'active', 'depleted', 'expired')),
+  activated_at timestamptz,
+  expires_at timestamptz,
+  created_at timestamptz not null default now()
+);
+create index if not exists bundles_iccid on carrier_sim.bundles (iccid, id);
+create index if not exists bundles_running_expiry on carrier_sim.bundles (expires_at) where status = 'active';
+
+-- Profiles and top-ups made before bundles existed get theirs (the original's data is what the
+-- profile holds less its top-ups'); idempotent by reference.
+insert into carrier_sim.bundles (reference, iccid, data_mb, validity_days, created_at)
+select p.reference, p.iccid,
+       nullif(greatest(p.data_mb_total - coalesce((select sum(t.data_mb) from carrier_sim.topups t
+                                                   where t.iccid = p.iccid), 0), 0), 0),
+       p.validity_days, p.created_at
+from carrier_sim.profiles p
+on conflict (reference) do nothing;
+insert into carrier_sim.bundles (reference, iccid, data_mb, validity_days, created_at)
+select t.reference, t.iccid, t.data_mb, t.validity_days, t.created_at from carrier_sim.topups t
+on conflict (reference) do nothing;
 `;
 
 export async function ensureSimulatorSchema(pool: pg.Pool): Promise<void> {

@@ -7,7 +7,9 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type pg from "pg";
 import { Type } from "typebox";
 import { type SimulatorAnswer, type SimulatorContext, unavailable } from "./answers.ts";
+import { CallbackPusher } from "./callbacks.ts";
 import { type FaultSettings, FaultSettingsPatch, initialFaults, patchFaults, roll } from "./faults.ts";
+import { registerLifecycleRoutes, signalNow, startExpiryTicker } from "./lifecycle-routes.ts";
 import { lookUpOutcome } from "./look-up-outcome.ts";
 import { ProvisionProfileBody, profileAnswer, provisionProfile } from "./provision-profile.ts";
 import { ensureSimulatorSchema } from "./schema.ts";
@@ -33,26 +35,47 @@ export type SimulatorOptions = {
   /** How long a slow call (slow@carrier.test, timeout_share) sleeps; POST /control changes it. */
   slow_ms: number;
   log?: (message: string) => void;
+  /** Where signals are pushed (the service's POST /carrier/callbacks), and its token; POST /control changes them. */
+  callback_url?: string | null;
+  callback_token?: string | null;
+  /** How often bundles whose validity ran out are ended and signalled (default 1,000 ms). */
+  tick_ms?: number;
 };
 
-export type RunningSimulator = { url: string; close: () => Promise<void> };
+export type RunningSimulator = {
+  url: string;
+  close: () => Promise<void>;
+  /** Points the pushed signals at a service (the sandbox learns its own URL only once listening). */
+  setCallback: (url: string | null, token: string | null) => void;
+};
 
 /** Request bodies are a few hundred bytes; anything near this is not a carrier call. */
 const BODY_LIMIT_BYTES = 16 * 1024;
 const MAX_TOPUPS_PER_PROFILE = 1_000;
 const MAX_AUDIT_ROWS = 100_000;
 const CLOSE_GRACE_MS = 3_000;
+const DEFAULT_TICK_MS = 1_000;
 
 export async function startSimulator(options: SimulatorOptions): Promise<RunningSimulator> {
   if (options.apiKey.length < 8)
     throw new Error("the carrier simulator API key must be at least 8 characters");
   await ensureSimulatorSchema(options.pool);
-  let faults = initialFaults(options.latency_ms, options.slow_ms);
+  let faults = initialFaults(options.latency_ms, options.slow_ms, {
+    url: options.callback_url ?? null,
+    token: options.callback_token ?? null,
+  });
   const closing = new AbortController();
+  const log = options.log ?? (() => undefined);
+  const pusher = new CallbackPusher(() => faults, closing.signal, log);
   const context: SimulatorContext = {
     pool: options.pool,
     faults: () => faults,
     sleep: (ms) => (ms > 0 ? delay(ms, undefined, { signal: closing.signal }) : Promise.resolve()),
+    signal: (iccid) => {
+      signalNow(options.pool, pusher, iccid).catch((error: unknown) =>
+        log(`signal: ${(error as Error).message}`),
+      );
+    },
   };
   const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT_BYTES, requestTimeout: 700_000 });
   app.addHook("onRequest", authenticate(options.apiKey));
@@ -64,6 +87,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   app.setErrorHandler(errorHandler(options.log));
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: "not_found" }));
   registerCarrierRoutes(app, context);
+  registerLifecycleRoutes(app, context, pusher, (work) => underNetworkFaults(context, work));
+  const stopTicker = startExpiryTicker(options.pool, pusher, options.tick_ms ?? DEFAULT_TICK_MS, log);
   registerSandboxRoutes(app, context, {
     get: () => faults,
     set: (next) => {
@@ -87,6 +112,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     // Wake sleeping calls first (they fail fast instead of holding close() for slow_ms).
     close: () => {
       closed ??= (async () => {
+        stopTicker();
         closing.abort();
         // The last resort for a connection that neither answers nor goes idle in time.
         const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
@@ -97,6 +123,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
         }
       })();
       return closed;
+    },
+    setCallback: (url, token) => {
+      faults = { ...faults, callback_url: url, callback_token: token };
     },
   };
 }

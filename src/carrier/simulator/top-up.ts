@@ -4,6 +4,8 @@
 import { type Static, Type } from "typebox";
 import { inTransaction } from "../../db/pool.ts";
 import { ok, refused, type SimulatorAnswer, type SimulatorContext, sandboxPrelude } from "./answers.ts";
+import { insertBundle, lockProfileState } from "./lifecycle.sql.ts";
+import { advance } from "./lifecycle.ts";
 import { DataMb, EndUserEmail, Reference, ValidityDays } from "./provision-profile.ts";
 import {
   addDataToProfile,
@@ -37,7 +39,7 @@ export async function topUp(context: SimulatorContext, request: TopUpBody): Prom
   if ("answer" in prelude) return prelude.answer;
   const { refusal } = prelude;
 
-  return inTransaction(context.pool, async (client) => {
+  const answer = await inTransaction(context.pool, async (client) => {
     await lockReference(client, request.reference);
     const decided = await recordedAnswer(client, request.reference);
     if (decided) return decided;
@@ -58,8 +60,14 @@ export async function topUp(context: SimulatorContext, request: TopUpBody): Prom
     // already added by the call that inserted it, so adding it here would count it twice.
     if (inserted === null) throw new Error(`top-up ${request.reference} appeared under its own lock`);
     const data_mb_total = await addDataToProfile(client, request.iccid, request.data_mb);
+    // The new bundle queues behind the running one; if the eSIM's bundles have all ended, it starts now.
+    await insertBundle(client, request);
+    const state = await lockProfileState(client, request.iccid);
+    if (state) await advance(client, state, new Date());
     return ok({ iccid: request.iccid, data_mb_total });
   });
+  if (answer.status === 200) context.signal(request.iccid);
+  return answer;
 }
 
 async function recordedAnswer(

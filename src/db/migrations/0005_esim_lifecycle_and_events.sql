@@ -26,11 +26,14 @@ create index esims_partner_status_idx on esims (partner_id, status, seq desc);
 create index esims_sync_due_idx on esims (next_sync_at)
   where status in ('released', 'installed', 'active', 'depleted', 'expired');
 
--- 2. One bundle per order on the eSIM: the original (position 0), then top-ups in order.
+-- 2. One bundle per order on the eSIM: the original (position 0), then top-ups in order. A top-up's
+--    position is its order's seq: unique and increasing without reading the other bundles, so two
+--    top-ups of one eSIM completing at once never race for a position (the purchase path stays
+--    one insert).
 create table esim_bundles (
   order_id text primary key references orders (order_id),
   iccid text not null references esims (iccid),
-  position integer not null check (position >= 0),
+  position bigint not null check (position >= 0),
   package_id text not null references packages (package_id),
   name text not null check (length(name) between 1 and 200),
   data_mb integer check (data_mb > 0),            -- null: unlimited
@@ -46,7 +49,7 @@ create table esim_bundles (
 -- Bundles for what was sold before this migration: every completed order with its eSIM.
 insert into esim_bundles (order_id, iccid, position, package_id, name, data_mb, validity_days, created_at)
 select o.order_id, o.iccid,
-       (row_number() over (partition by o.iccid order by o.seq) - 1)::int,
+       case when o.type = 'esim' then 0 else o.seq end,
        o.package_id, p.name, o.data_mb, o.validity_days, o.created_at
 from orders o
 join packages p on p.package_id = o.package_id

@@ -1,0 +1,133 @@
+// The simulator's SQL of the lifecycle after the sale: profiles downloaded and deleted, bundles
+// started, used, depleted and expired (README "Lifecycle").
+import type pg from "pg";
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+export type SimBundleRow = {
+  id: number;
+  reference: string;
+  status: "queued" | "active" | "depleted" | "expired";
+  data_mb: number | null;
+  data_used_mb: number;
+  validity_days: number;
+  activated_at: Date | null;
+  expires_at: Date | null;
+};
+
+export type SimProfileState = { iccid: string; installed_at: Date | null; deleted_at: Date | null };
+
+const BUNDLE_COLUMNS = `id::float8 as id, reference, status, data_mb::float8 as data_mb,
+  data_used_mb::float8 as data_used_mb, validity_days, activated_at, expires_at`;
+
+/** Locks the profile: every lifecycle change of one eSIM runs one at a time. */
+export async function lockProfileState(
+  client: pg.PoolClient,
+  iccid: string,
+): Promise<SimProfileState | null> {
+  const result = await client.query<SimProfileState>(
+    "select iccid, installed_at, deleted_at from carrier_sim.profiles where iccid = $1 for update",
+    [iccid],
+  );
+  return result.rows[0] ?? null;
+}
+
+export async function selectProfileState(db: Queryable, iccid: string): Promise<SimProfileState | null> {
+  const result = await db.query<SimProfileState>(
+    "select iccid, installed_at, deleted_at from carrier_sim.profiles where iccid = $1",
+    [iccid],
+  );
+  return result.rows[0] ?? null;
+}
+
+/** Oldest first (the original, then top-ups in the order they were bought); at most `limit`. */
+export async function selectBundles(db: Queryable, iccid: string, limit: number): Promise<SimBundleRow[]> {
+  const result = await db.query<SimBundleRow>(
+    `select ${BUNDLE_COLUMNS} from carrier_sim.bundles where iccid = $1 order by id limit $2`,
+    [iccid, limit],
+  );
+  return result.rows;
+}
+
+export async function insertBundle(
+  client: pg.PoolClient,
+  bundle: { reference: string; iccid: string; data_mb: number | null; validity_days: number },
+): Promise<void> {
+  await client.query(
+    `insert into carrier_sim.bundles (reference, iccid, data_mb, validity_days)
+     values ($1, $2, $3::bigint, $4::integer) on conflict (reference) do nothing`,
+    [bundle.reference, bundle.iccid, bundle.data_mb, bundle.validity_days],
+  );
+}
+
+export async function markInstalled(client: pg.PoolClient, iccid: string, at: Date): Promise<void> {
+  await client.query(
+    "update carrier_sim.profiles set installed_at = coalesce(installed_at, $2::timestamptz) where iccid = $1",
+    [iccid, at],
+  );
+}
+
+export async function markDeleted(client: pg.PoolClient, iccid: string, at: Date): Promise<void> {
+  await client.query(
+    "update carrier_sim.profiles set deleted_at = coalesce(deleted_at, $2::timestamptz) where iccid = $1",
+    [iccid, at],
+  );
+}
+
+/** Running bundles whose validity has passed, ended as expired (at their own expiry time). */
+export async function expireLapsedBundles(client: pg.PoolClient, iccid: string, now: Date): Promise<number> {
+  const result = await client.query(
+    `update carrier_sim.bundles set status = 'expired'
+     where iccid = $1 and status in ('active', 'depleted') and expires_at <= $2::timestamptz`,
+    [iccid, now],
+  );
+  return result.rowCount ?? 0;
+}
+
+/** Starts a queued bundle at `at`: its validity runs from then. */
+export async function startBundle(client: pg.PoolClient, id: number, at: Date): Promise<void> {
+  await client.query(
+    `update carrier_sim.bundles
+     set status = 'active', activated_at = $2::timestamptz,
+         expires_at = $2::timestamptz + make_interval(days => validity_days)
+     where id = $1 and status = 'queued'`,
+    [id, at],
+  );
+}
+
+export async function setBundleUsage(
+  client: pg.PoolClient,
+  id: number,
+  data_used_mb: number,
+  depleted: boolean,
+): Promise<void> {
+  await client.query(
+    `update carrier_sim.bundles
+     set data_used_mb = $2::bigint, status = case when $3::boolean then 'depleted' else status end where id = $1`,
+    [id, data_used_mb, depleted],
+  );
+}
+
+/** The sandbox `expire`: every bundle ends now (a running one at the earlier of now and its expiry). */
+export async function expireAllBundles(client: pg.PoolClient, iccid: string, now: Date): Promise<void> {
+  await client.query(
+    `update carrier_sim.bundles
+     set status = 'expired', expires_at = least(coalesce(expires_at, $2::timestamptz), $2::timestamptz)
+     where iccid = $1 and status <> 'expired'`,
+    [iccid, now],
+  );
+}
+
+/** eSIMs with a running bundle past its validity: the ticker ends them and signals it. */
+export async function selectIccidsWithLapsedBundles(
+  db: Queryable,
+  now: Date,
+  limit: number,
+): Promise<string[]> {
+  const result = await db.query<{ iccid: string }>(
+    `select distinct iccid from carrier_sim.bundles
+     where status = 'active' and expires_at <= $1::timestamptz limit $2`,
+    [now, limit],
+  );
+  return result.rows.map((row) => row.iccid);
+}

@@ -1,0 +1,77 @@
+// POST /carrier/callbacks: the carrier pushes an eSIM signal (design.md, "After the sale"). Not
+// under /v1 and not a partner route: the carrier authenticates with the shared secret
+// CARRIER_CALLBACK_TOKEN as a bearer token. The signal is applied exactly like a pulled one; a
+// repeated or late signal changes nothing, so the carrier may re-send freely. Any 2xx tells the
+// carrier to stop re-sending; a crash before the commit answers nothing, so it re-sends, and a
+// signal about a bundle whose order has not completed on our side yet is answered 503 to be re-sent.
+import { createHash, timingSafeEqual } from "node:crypto";
+import { Type } from "typebox";
+import { EsimSignalSchema, parseEsimSignal } from "../carrier/esim-signal.ts";
+import { endpoint } from "../shared/endpoint.ts";
+import { ApiError } from "../shared/errors.ts";
+import { errorResponses } from "../shared/schemas.ts";
+import { applySignal } from "./apply-signal.ts";
+
+const CallbackReceived = Type.Object(
+  {
+    received: Type.Literal(true),
+    known: Type.Boolean({ description: "False when no eSIM of ours has this ICCID (nothing was changed)." }),
+    changed: Type.Boolean({
+      description: "Whether the signal moved anything (false for a repeated or late one).",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const carrierCallbackRoute = endpoint({
+  method: "POST",
+  url: "/carrier/callbacks",
+  schema: {
+    // Not part of the partner API document: the carrier's interface, documented in the README and
+    // in src/carrier/simulator/README.md. The schemas still validate and serialize.
+    hide: true,
+    operationId: "receiveCarrierCallback",
+    summary: "Carrier pushes an eSIM's state (carrier only)",
+    description:
+      "The carrier's notification of an eSIM's profile state and per-bundle usage, as one snapshot. " +
+      "Authenticated with `Authorization: Bearer <CARRIER_CALLBACK_TOKEN>`; 404 when callbacks are disabled.",
+    body: EsimSignalSchema,
+    response: { 200: CallbackReceived, ...errorResponses("unauthorized", "not_found") },
+  },
+  handler: (ctx) => {
+    const token = ctx.config.carrier_callback_token;
+    const expected = token === null ? null : createHash("sha256").update(token).digest();
+    return async (request, reply) => {
+      if (!ctx.config.carrier_callbacks_enabled || expected === null) {
+        throw new ApiError("not_found", "No route POST /carrier/callbacks.");
+      }
+      const header = request.headers.authorization ?? "";
+      const given = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
+      // Digests compare in the same time whatever the given token's length.
+      if (!timingSafeEqual(createHash("sha256").update(given).digest(), expected)) {
+        throw new ApiError("unauthorized", "The carrier callback token is missing or wrong.");
+      }
+      const signal = parseEsimSignal(request.body);
+      if (signal === null) {
+        throw new ApiError("invalid_request", "The signal's ICCID check digit or a time is not valid.");
+      }
+      const applied = await applySignal(ctx, signal, "callback");
+      if (applied.kind === "applied" && applied.unknown_references.length > 0) {
+        // A bundle we have not recorded yet: its order's completion (our side of the carrier's
+        // answer) has not committed. What we know is applied; a 503 makes the carrier send it again.
+        throw new ApiError(
+          "service_unavailable",
+          "The signal names a bundle not recorded yet; send it again.",
+          {
+            headers: { "retry-after": "1" },
+          },
+        );
+      }
+      return reply.send({
+        received: true as const,
+        known: applied.kind === "applied",
+        changed: applied.kind === "applied" && applied.changed,
+      });
+    };
+  },
+});

@@ -1,0 +1,74 @@
+// SQL of the pull sync: claiming the eSIMs that are due, oldest first, so that two processes never
+// pull the same one, and recording a failed pull.
+import { sql } from "kysely";
+import type { Executor } from "../db/executor.ts";
+
+/** Only these can still change: deleted and cancelled are final (the partial index esims_sync_due_idx). */
+const SYNCABLE = sql`status in ('released', 'installed', 'active', 'depleted', 'expired')`;
+
+/**
+ * Claims up to `limit` due eSIMs, oldest due first: `for update skip locked` passes over the rows
+ * another process is claiming, and moving `next_sync_at` forward by the lease keeps them claimed
+ * after this statement commits, until the pull records its outcome or the lease runs out (the
+ * process died: another one pulls them then).
+ */
+export async function claimDueEsims(db: Executor, limit: number, lease_s: number): Promise<string[]> {
+  const result = await sql<{ iccid: string }>`
+    update esims e set next_sync_at = now() + make_interval(secs => ${lease_s})
+    from (select iccid from esims where ${SYNCABLE} and next_sync_at <= now()
+          order by next_sync_at limit ${limit} for update skip locked) due
+    where e.iccid = due.iccid
+    returning e.iccid`.execute(db);
+  return result.rows.map((row) => row.iccid);
+}
+
+/**
+ * A failed pull: counted, kept for the operator, and tried again after `interval_s` doubled per
+ * failure so far (at most `max_s`), times `jitter` (1 to 1.2).
+ */
+export async function markSyncFailed(
+  db: Executor,
+  iccid: string,
+  error: string,
+  backoff: { interval_s: number; max_s: number; jitter: number },
+): Promise<void> {
+  await sql`
+    update esims
+    set sync_failures = sync_failures + 1, last_sync_error = ${error.slice(0, 500)},
+        next_sync_at = now() + make_interval(secs => greatest(${backoff.interval_s}::float8,
+          least(${backoff.interval_s}::float8 * power(2, least(sync_failures, 20)), ${backoff.max_s}::float8))
+          * ${backoff.jitter}::float8)
+    where iccid = ${iccid}`.execute(db);
+}
+
+export type UnreachableEsim = {
+  iccid: string;
+  partner_id: string;
+  status: string;
+  sync_failures: number;
+  last_sync_error: string | null;
+  last_synced_at: Date | null;
+  next_sync_at: Date;
+  created_at: Date;
+  /** Seconds since the last successful pull, or since the eSIM was made when it never had one. */
+  unreached_for_s: number;
+};
+
+const SYNC_COLUMNS = sql`iccid, partner_id, status, sync_failures, last_sync_error, last_synced_at, next_sync_at,
+  created_at, extract(epoch from now() - coalesce(last_synced_at, created_at))::float8 as unreached_for_s`;
+
+/** eSIMs the sync could not reach on its last attempts, longest unreached first. */
+export async function unreachableEsims(db: Executor, limit: number): Promise<UnreachableEsim[]> {
+  const result = await sql<UnreachableEsim>`
+    select ${SYNC_COLUMNS}
+    from esims where sync_failures > 0 or last_sync_error is not null
+    order by coalesce(last_synced_at, created_at) limit ${limit}`.execute(db);
+  return result.rows;
+}
+
+/** One eSIM's sync columns, for `esims show`. */
+export async function syncStateOf(db: Executor, iccid: string): Promise<UnreachableEsim | null> {
+  const result = await sql<UnreachableEsim>`
+    select ${SYNC_COLUMNS} from esims where iccid = ${iccid}`.execute(db);
+  return result.rows[0] ?? null;
+}

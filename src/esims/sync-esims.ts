@@ -1,0 +1,42 @@
+// The pull side of the eSIM lifecycle: eSIMs that can still change are asked about, oldest due
+// first, each no more often than USAGE_SYNC_MIN_INTERVAL_S, at most USAGE_SYNC_MAX_PER_SECOND per
+// process. It is what catches a signal the carrier never delivered (our process was down, the
+// callback was lost) and the time-driven facts (an expiry warning). Each pull is applied like a
+// callback (apply-signal.ts).
+import type { AppContext } from "../shared/context.ts";
+import { applySignal, withJitter } from "./apply-signal.ts";
+import { claimDueEsims, markSyncFailed } from "./sync-esims.sql.ts";
+
+/** A failing eSIM is retried with doubling pauses, never more than this apart. */
+const MAX_RETRY_AFTER_S = 6 * 3_600;
+
+export type SyncRound = { claimed: number; synced: number; failed: number };
+
+/** One round: claims up to `limit` due eSIMs and pulls each, one at a time (the rate bound). */
+export async function syncDueEsims(ctx: AppContext, limit: number): Promise<SyncRound> {
+  // The claim outlives a carrier call with a margin; then a dead process's claims become due again.
+  const lease_s = Math.ceil(ctx.config.carrier_timeout_ms / 1000) + 30;
+  const iccids = await claimDueEsims(ctx.db, limit, lease_s);
+  const round: SyncRound = { claimed: iccids.length, synced: 0, failed: 0 };
+  for (const iccid of iccids) {
+    if (await syncEsim(ctx, iccid)) round.synced++;
+    else round.failed++;
+  }
+  return round;
+}
+
+/** Pulls one eSIM's state and applies it; false (recorded on the eSIM) when the carrier did not answer. */
+export async function syncEsim(ctx: AppContext, iccid: string): Promise<boolean> {
+  const outcome = await ctx.carrier.esimState(iccid);
+  if (outcome.kind === "ok") {
+    await applySignal(ctx, outcome.value, "pull");
+    return true;
+  }
+  const error = outcome.kind === "not_found" ? "the carrier has no such ICCID" : outcome.reason;
+  await markSyncFailed(ctx.db, iccid, error, {
+    interval_s: ctx.config.usage_sync_min_interval_s,
+    max_s: MAX_RETRY_AFTER_S,
+    jitter: withJitter(1),
+  });
+  return false;
+}

@@ -1,0 +1,165 @@
+// The merge of carrier signals into the stored eSIM (src/esims/apply-signal-merge.ts): every order
+// of the same signals ends in the same state, nothing moves backwards but a top-up's revival, and
+// the time-driven expiry warning is noticed once the last bundle ends within 24 hours.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { CarrierBundle, EsimSignal } from "../src/carrier/carrier.ts";
+import { mergeSignal, type StoredBundle, type StoredEsim } from "../src/esims/apply-signal-merge.ts";
+
+const ICCID = "8901260000000000014";
+const T0 = Date.parse("2026-11-01T00:00:00Z");
+const at = (hours: number) => new Date(T0 + hours * 3_600_000).toISOString();
+
+const FRESH: StoredEsim = {
+  iccid: ICCID,
+  status: "released",
+  installed_at: null,
+  activated_at: null,
+  expires_at: null,
+  deleted_at: null,
+  usage_updated_at: null,
+};
+const bundle = (order_id: string, data_mb: number | null = 1000): StoredBundle => ({
+  order_id,
+  status: "queued",
+  data_mb,
+  data_used_mb: 0,
+  activated_at: null,
+  expires_at: null,
+});
+
+function signal(
+  hours: number,
+  bundles: CarrierBundle[],
+  profile: Partial<EsimSignal["profile"]> = {},
+): EsimSignal {
+  return {
+    iccid: ICCID,
+    as_of: at(hours),
+    profile: { state: "installed", installed_at: at(1), deleted_at: null, ...profile },
+    bundles,
+  };
+}
+const running = (
+  reference: string,
+  used: number,
+  status: CarrierBundle["status"] = "active",
+): CarrierBundle => ({
+  reference,
+  status,
+  data_mb: 1000,
+  data_used_mb: used,
+  activated_at: at(2),
+  expires_at: at(2 + 7 * 24),
+});
+
+/** Applies the signals one after the other, as the database would keep them. */
+function applyAll(signals: EsimSignal[], stored = [bundle("ord_a")], now = new Date(at(10))) {
+  let esim = FRESH;
+  let bundles = stored;
+  const facts: string[] = [];
+  for (const next of signals) {
+    const merged = mergeSignal(esim, bundles, next, now);
+    esim = merged.esim;
+    bundles = merged.bundles;
+    facts.push(...merged.facts.map((fact) => fact.dedup_key));
+  }
+  return { esim, bundles, facts };
+}
+
+const SEQUENCE = [
+  signal(1, [{ ...running("ord_a", 0), status: "queued", activated_at: null, expires_at: null }]),
+  signal(3, [running("ord_a", 400)]),
+  signal(4, [running("ord_a", 850)]),
+  signal(5, [running("ord_a", 1000, "depleted")]),
+];
+
+test("every order of the same signals, repeated or not, ends in the same state with each fact once", () => {
+  const inOrder = applyAll(SEQUENCE);
+  assert.equal(inOrder.esim.status, "depleted");
+  const orders = [
+    [3, 0, 2, 1],
+    [1, 3, 3, 0, 2, 1, 0],
+    [2, 2, 1, 0, 3],
+  ];
+  for (const order of orders) {
+    const scrambled = applyAll(order.map((index) => SEQUENCE[index]!));
+    assert.deepEqual(scrambled.esim, inOrder.esim, `order ${order}`);
+    assert.deepEqual(scrambled.bundles, inOrder.bundles, `order ${order}`);
+    assert.deepEqual(new Set(scrambled.facts), new Set(inOrder.facts), `order ${order}: the same facts`);
+  }
+  assert.deepEqual(
+    [...new Set(inOrder.facts)].sort(),
+    [
+      "activated:" + ICCID,
+      "installed:" + ICCID,
+      "usage:ord_a:100",
+      "usage:ord_a:50",
+      "usage:ord_a:80",
+    ].sort(),
+  );
+});
+
+test("a late signal moves nothing back; a top-up's new bundle revives a depleted eSIM", () => {
+  const depleted = applyAll(SEQUENCE);
+  const late = mergeSignal(depleted.esim, depleted.bundles, SEQUENCE[1]!, new Date(at(10)));
+  assert.equal(late.esim_changed, false);
+  assert.deepEqual(late.changed_bundles, []);
+
+  const withTopUp = [...depleted.bundles, bundle("ord_b", 3000)];
+  const revived = mergeSignal(
+    depleted.esim,
+    withTopUp,
+    signal(6, [running("ord_a", 1000, "depleted"), { ...running("ord_b", 0), activated_at: at(6) }]),
+    new Date(at(10)),
+  );
+  assert.equal(revived.esim.status, "active");
+  assert.deepEqual(
+    revived.bundles.map((b) => b.status),
+    ["depleted", "active"],
+  );
+});
+
+test("the expiry warning is noticed within 24 hours of the end, once per bundle; expired and deleted follow", () => {
+  const active = applyAll(SEQUENCE.slice(0, 2));
+  const ends_at_hours = 2 + 7 * 24;
+  const early = mergeSignal(
+    active.esim,
+    active.bundles,
+    signal(20, [running("ord_a", 400)]),
+    new Date(at(20)),
+  );
+  assert.ok(!early.facts.some((fact) => fact.type === "esim.expiring"), "a week before: nothing");
+  const soon = new Date(at(ends_at_hours - 5));
+  const warned = mergeSignal(
+    active.esim,
+    active.bundles,
+    signal(ends_at_hours - 5, [running("ord_a", 400)]),
+    soon,
+  );
+  assert.deepEqual(
+    warned.facts.map((fact) => fact.dedup_key),
+    ["expiring:ord_a"],
+  );
+
+  const ended = mergeSignal(
+    warned.esim,
+    warned.bundles,
+    signal(ends_at_hours, [running("ord_a", 400, "expired")]),
+    new Date(at(ends_at_hours)),
+  );
+  assert.equal(ended.esim.status, "expired");
+  assert.ok(ended.facts.some((fact) => fact.dedup_key === "expired:ord_a"));
+  const gone = mergeSignal(
+    ended.esim,
+    ended.bundles,
+    signal(ends_at_hours + 1, [running("ord_a", 400, "expired")], {
+      state: "deleted",
+      deleted_at: at(ends_at_hours + 1),
+    }),
+    new Date(at(ends_at_hours + 1)),
+  );
+  assert.equal(gone.esim.status, "deleted");
+  const after = mergeSignal(gone.esim, gone.bundles, SEQUENCE[1]!, new Date(at(ends_at_hours + 2)));
+  assert.equal(after.esim.status, "deleted", "deleted is final");
+});
