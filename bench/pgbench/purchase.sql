@@ -1,7 +1,7 @@
 -- The least SQL a purchase must run, as the service runs it (src/carts/carts.sql.ts lockCart,
 -- src/orders/orders.sql.ts insertPendingOrder and markCompleted, src/ledger/ledger.sql.ts
--- holdFunds and resolveHold), in the same two transactions, with the carrier call between them
--- taking no time. One pgbench "transaction" is one whole purchase.
+-- holdFunds and resolvePendingPurchase, which also draws the statement's posted_seq), in the same
+-- two transactions, with the carrier call between them taking no time. One pgbench "transaction" is one whole purchase.
 --
 -- What the service does on top of this is not counted here: the resolver and email jobs
 -- (graphile_worker.add_job), the esim and purchase rows, reading the package and the order back,
@@ -15,7 +15,8 @@
 \set k :client_id * 1000000 + :n
 BEGIN;
 SELECT cart_key, partner_id, package_id, external_package_id, data_mb, validity_days, start_date, total_minor,
-       currency, created_at, expires_at, expires_at <= now() AS expired, start_date < current_date AS start_date_passed
+       currency, created_at, expires_at, expires_at <= now() AS expired,
+       start_date < (now() AT TIME ZONE 'UTC')::date AS start_date_passed
 FROM carts WHERE cart_key = 'pgb_' || CAST(:k AS text) AND partner_id = 'ptr_pgb_' || CAST(:client_id AS text)
 FOR UPDATE;
 INSERT INTO orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, data_mb,
@@ -37,7 +38,7 @@ BEGIN;
 UPDATE orders SET status = 'completed', iccid = '89' || lpad(CAST(:k AS text), 17, '0'), resolved_at = now(),
                   lease_until = NULL
 WHERE order_id = 'ord_pgb_' || CAST(:k AS text) AND status = 'pending';
-UPDATE ledger_transfers SET state = 'posted', resolved_at = now()
+UPDATE ledger_transfers SET state = 'posted', resolved_at = clock_timestamp(), posted_seq = nextval('ledger_posted_seq')
 WHERE reference = 'ord_pgb_' || CAST(:k AS text) AND kind = 'purchase' AND state = 'pending'
 RETURNING debit_account_id, amount_minor;
 UPDATE ledger_accounts SET pending_debits_minor = pending_debits_minor - :price,
