@@ -1,7 +1,7 @@
 // API key format and hashing. A key is `sand_` or `prod_` followed by 43 URL-safe characters
 // (32 random bytes). Only its SHA-256 is stored: a leaked database does not leak usable keys,
 // and a lookup by hash through a unique index takes the same time whatever the key is.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, hash, randomBytes } from "node:crypto";
 import type { AppEnv } from "../config.ts";
 
 export const KEY_PREFIXES: Record<AppEnv, string> = { sandbox: "sand_", production: "prod_" };
@@ -17,6 +17,11 @@ export function generateApiKey(env: AppEnv): IssuedKey {
 
 export function hashApiKey(api_key: string): Buffer {
   return createHash("sha256").update(api_key, "utf8").digest();
+}
+
+/** The same SHA-256 as `hashApiKey`, base64url: the auth cache's key, by the cheaper one-shot hash. */
+export function apiKeySlot(api_key: string): string {
+  return hash("sha256", api_key, "base64url");
 }
 
 /** The environment a well-formed key belongs to, or null for anything that is not a key of ours. */

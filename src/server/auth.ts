@@ -10,7 +10,7 @@ import type { Kysely } from "kysely";
 import type { AppEnv } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import { findApiKey, recordKeysUsed } from "../partners/api-key-lookup.ts";
-import { hashApiKey, keyEnvironment } from "../partners/api-keys.ts";
+import { apiKeySlot, hashApiKey, keyEnvironment } from "../partners/api-keys.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { AuthenticatedPartner } from "../shared/http-types.ts";
 import { addressKey, type RateLimiter } from "./rate-limit.ts";
@@ -119,12 +119,13 @@ export class Authenticator {
   }
 
   async #lookup(api_key: string, request: AuthRequest): Promise<AuthenticatedPartner> {
-    // Keyed by the key's hash: a heap dump of this process holds no usable keys.
-    const key_hash = hashApiKey(api_key);
-    const slot = key_hash.toString("base64url");
+    // Keyed by the key's hash: a heap dump of this process holds no usable keys. A hit costs one
+    // one-shot SHA-256 to a string; only a miss turns it into the bytes the database indexes.
+    const slot = apiKeySlot(api_key);
     const now = Date.now();
     const cached = this.#cache.get(slot);
     if (cached && cached.expires_at_ms > now) return cached.partner;
+    const key_hash = Buffer.from(slot, "base64url");
     // A key never seen to work here takes a failure token before its lookup, so an address out of
     // failures costs no query; the token is given back when the key is real.
     const address = addressKey(request.ip);
