@@ -11,6 +11,7 @@ import {
   parseRetryAfter,
   retryDelayMs,
 } from "../packages/sdk/src/core/retry.ts";
+import { EsimClient } from "../packages/sdk/src/index.ts";
 
 test("retried: 408, 429, 500, 502, 503, 504 and 409 request_in_progress; final: the rest", () => {
   for (const status of [408, 429, 500, 502, 503, 504])
@@ -62,4 +63,35 @@ test("Retry-After wins over backoff, in seconds or as an HTTP date, capped at 60
     "no jitter below what the API asked for",
   );
   assert.equal(retryDelayMs(0, 3_600_000), MAX_RETRY_AFTER_MS);
+});
+
+/** A fetch that answers 503 every time and counts the calls, with the headers each carried. */
+function counting503(): { fetch: typeof fetch; calls: Headers[] } {
+  const calls: Headers[] = [];
+  const fetchImpl = (async (_input: unknown, init?: RequestInit) => {
+    calls.push(new Headers(init?.headers));
+    return new Response(JSON.stringify({ code: "service_unavailable" }), {
+      status: 503,
+      headers: { "content-type": "application/problem+json", "retry-after": "0" },
+    });
+  }) as typeof fetch;
+  return { fetch: fetchImpl, calls };
+}
+
+test("a per-call maxRetries or timeout that is not a count is a RangeError, never endless retries", async () => {
+  const { fetch: fetchImpl, calls } = counting503();
+  const client = new EsimClient({ apiKey: "sand_x", baseUrl: "http://127.0.0.1:9", fetch: fetchImpl });
+  await assert.rejects(client.wallet.get({ maxRetries: Number.NaN }), RangeError);
+  await assert.rejects(client.wallet.get({ maxRetries: 1.5 }), RangeError);
+  await assert.rejects(client.wallet.get({ timeout: Number.NaN }), RangeError);
+  assert.equal(calls.length, 0, "refused before any request");
+  await assert.rejects(client.wallet.get({ maxRetries: 2 }));
+  assert.equal(calls.length, 3, "the first attempt and two retries");
+});
+
+test("a caller's headers in another case replace the SDK's instead of joining them", async () => {
+  const { fetch: fetchImpl, calls } = counting503();
+  const client = new EsimClient({ apiKey: "sand_x", baseUrl: "http://127.0.0.1:9", fetch: fetchImpl });
+  await assert.rejects(client.wallet.get({ maxRetries: 0, headers: { Authorization: "Bearer sand_y" } }));
+  assert.equal(calls[0]!.get("authorization"), "Bearer sand_y");
 });

@@ -77,3 +77,8 @@ test("a changed body, another secret, a stale timestamp or missing headers are r
   const nowSeconds = Number(stale["webhook-timestamp"]) + 10;
   assert.deepEqual(await verifyWebhook({ payload, headers: stale, secret, nowSeconds }), event);
 });
+
+test("a tolerance that is not a number of seconds is refused, so it cannot wave an old delivery through", async () => {
+  const headers = await signWebhook({ id: event.id, payload, secret, timestampSeconds: 1_000_000 });
+  await assert.rejects(verifyWebhook({ payload, headers, secret, toleranceSeconds: Number.NaN }), RangeError);
+});

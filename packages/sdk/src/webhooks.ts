@@ -38,6 +38,8 @@ export async function verifyWebhook(input: VerifyWebhookInput): Promise<WebhookE
   if (!/^\d+$/.test(timestamp)) throw new WebhookVerificationError("invalid webhook-timestamp");
   const now = input.nowSeconds ?? Math.floor(Date.now() / 1000);
   const tolerance = input.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS;
+  // NaN would make every timestamp pass the window below: old deliveries could be replayed.
+  if (!Number.isFinite(tolerance) || tolerance < 0) throw new RangeError("toleranceSeconds must be >= 0");
   if (Math.abs(now - Number(timestamp)) > tolerance) {
     throw new WebhookVerificationError("webhook-timestamp is outside the tolerance");
   }

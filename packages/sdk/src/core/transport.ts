@@ -51,9 +51,8 @@ export class Transport {
   }
 
   async request<T>(call: Call, options: RequestOptions = {}): Promise<T> {
-    const maxRetries = call.idempotent
-      ? Math.max(0, Math.min(options.maxRetries ?? this.#settings.maxRetries, MAX_RETRIES_LIMIT))
-      : 0;
+    const maxRetries = call.idempotent ? checkedRetries(options.maxRetries ?? this.#settings.maxRetries) : 0;
+    if (options.timeout !== undefined) checkedTimeout(options.timeout);
     for (let retry = 0; ; retry++) {
       const outcome = await this.#attempt<T>(call, options);
       if (outcome.ok) return outcome.value;
@@ -102,8 +101,10 @@ export class Transport {
     const headers: Record<string, string> = {
       accept: "application/json",
       authorization: `Bearer ${this.#settings.apiKey}`,
-      ...options.headers,
     };
+    // Names lower-cased: `Authorization` beside `authorization` would reach fetch as one joined
+    // header ("a, b"); the caller's value replaces ours, and the SDK's Idempotency-Key wins below.
+    for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
     if (call.body !== undefined) headers["content-type"] = "application/json";
     if (call.idempotencyKey !== undefined) headers["idempotency-key"] = call.idempotencyKey;
     return headers;
@@ -142,4 +143,18 @@ function apiError(response: Response, text: string): ApiError {
 function describe(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? (error as Error).message ?? String(error);
+}
+
+/** A per-call retry count: an integer from 0 to the cap, or a RangeError (NaN would never stop). */
+function checkedRetries(value: number): number {
+  if (!Number.isInteger(value) || value < 0 || value > MAX_RETRIES_LIMIT) {
+    throw new RangeError(`maxRetries must be an integer from 0 to ${MAX_RETRIES_LIMIT}`);
+  }
+  return value;
+}
+
+/** A per-call timeout: a positive finite number of milliseconds, or a RangeError. */
+function checkedTimeout(value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError("timeout must be a positive number of ms");
+  return value;
 }
