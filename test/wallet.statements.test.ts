@@ -7,6 +7,7 @@ import { parse } from "csv-parse/sync";
 import { sql } from "kysely";
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { walletOf } from "../src/ledger/accounts.ts";
+import { holdFunds, resolveHold } from "../src/ledger/transfers.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { creditWallet as creditWalletInProcess } from "../src/wallet/credit-wallet.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
@@ -222,6 +223,7 @@ test("wallet.balance_low fires once per crossing below the threshold, and wallet
   const credited = await events(partner.partner_id, "wallet.credited");
   assert.deepEqual(credited[1], {
     balance: { amount_minor: esim_price * 2, currency: "USD" },
+    threshold: { amount_minor: threshold, currency: "USD" },
     amount: { amount_minor: esim_price * 2, currency: "USD" },
     reference: "wire-b",
   });
@@ -289,4 +291,55 @@ test("the low-balance check costs a purchase no SQL statement unless it fires (t
   const crossing = await cost();
   assert.equal(crossing, off + 1, "the crossing adds the event's insert only");
   assert.equal((await events(partner.partner_id, "wallet.balance_low")).length, 1);
+});
+
+test("a shown balance_after never changes when a posting that started earlier commits later", async () => {
+  // posted_seq must be drawn under the wallet's lock: a posting that drew its number before waiting
+  // for the lock would commit behind a later one and shift the balance of a row already shown.
+  const partner = await api.createPartner("Race", 1_000);
+  await api.db.transaction().execute((trx) => holdFunds(trx, partner.partner_id, "ord_race_x", 100, "USD"));
+  await api.db.transaction().execute((trx) => holdFunds(trx, partner.partner_id, "ord_race_y", 10, "USD"));
+  const balanceOfX = async () => {
+    const page = await request(target, "GET", "/v1/profile/wallet/transactions", { key: partner.api_key });
+    return (page.body.data as Json[]).find((row) => row.order_id === "ord_race_x")?.balance_after;
+  };
+  const gate = () => {
+    let open!: () => void;
+    return { opened: new Promise<void>((resolve) => (open = resolve)), open: () => open() };
+  };
+  const aLocked = gate();
+  const goA = gate();
+  const bPosted = gate();
+  const releaseB = gate();
+  const a = api.db.transaction().execute(async (trx) => {
+    await sql`select 1 from ledger_accounts where partner_id = ${partner.partner_id} for update`.execute(trx);
+    aLocked.open();
+    await goA.opened;
+    assert.ok(await resolveHold(trx, "ord_race_x", "posted"));
+  });
+  await aLocked.opened;
+  const b = api.db.transaction().execute(async (trx) => {
+    assert.ok(await resolveHold(trx, "ord_race_y", "posted")); // waits for A's wallet lock
+    bPosted.open();
+    await releaseB.opened;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300)); // B is queued on the lock by now
+  goA.open();
+  await a;
+  await bPosted.opened;
+  const shown = await balanceOfX(); // X committed, Y posted but not committed
+  releaseB.open();
+  await b;
+  assert.deepEqual(await balanceOfX(), shown, "a visible row's balance_after never changes");
+  assert.deepEqual(shown, { amount_minor: 900, currency: "USD" });
+});
+
+test("a credit reference a spreadsheet would run as a formula is written inert in the CSV", async () => {
+  const partner = await api.createPartner("Formulas", 0);
+  await creditWallet(target, ADMIN_TOKEN, partner.partner_id, 500, '=HYPERLINK("http://evil.example/x")');
+  await creditWallet(target, ADMIN_TOKEN, partner.partner_id, 500, "@SUM(1+1)");
+  const csv = await csvOf(partner.api_key);
+  const references = (parse(csv.text, { columns: true }) as Json[]).map((row) => row.reference).sort();
+  assert.deepEqual(references, ['\'=HYPERLINK("http://evil.example/x")', "'@SUM(1+1)"]);
+  assert.match(csv.text, /,-?\d+,USD,/, "amounts stay numbers");
 });

@@ -21,6 +21,11 @@ export async function creditWallet(
         type: "wallet.credited",
         data: {
           balance: money(credit.balance.available_minor, currency),
+          // The contract's wallet events carry {balance, threshold}: the alert level, or null when off.
+          threshold:
+            credit.balance.low_balance_threshold_minor === null
+              ? null
+              : money(credit.balance.low_balance_threshold_minor, currency),
           amount: money(input.amount_minor, currency),
           reference: input.reference,
         },

@@ -30,9 +30,15 @@ export const CSV_COLUMNS = [
   "created_at",
 ] as const;
 
-/** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. */
+/**
+ * RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. A text field
+ * that a spreadsheet would read as a formula (`=`, `+`, `-`, `@`, tab, CR first: a payer-typed credit
+ * reference such as `=HYPERLINK(…)`) gets a leading `'` (OWASP's CSV injection advice); numbers,
+ * negative amounts included, are written as they are.
+ */
 function field(value: string | number | null): string {
-  const text = value === null ? "" : String(value);
+  let text = value === null ? "" : String(value);
+  if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
