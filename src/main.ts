@@ -13,6 +13,7 @@ import { listenForInvalidations } from "./db/invalidations.ts";
 import { migrate } from "./db/migrate.ts";
 import { createKysely, createPool, type Pool } from "./db/pool.ts";
 import type { Database } from "./db/schema.ts";
+import { esimChanged, esimNoticesMissed } from "./esims/esim-cache.ts";
 import { ensureOperatorAccounts } from "./ledger/accounts.ts";
 import { createMailer } from "./notifications/mailer.ts";
 import { recentPartners } from "./partners/list-partners.ts";
@@ -141,8 +142,10 @@ async function listen(ctx: AppContext, database_url: string, log: Logger, closer
     {
       api_key_revoked: (key_id) => authenticator.onKeyRevoked(key_id),
       catalog_changed: (version) => catalogChanged(pool, version),
+      esim_changed: (iccid) => esimChanged(pool, iccid),
     },
     (error) => log.warn({ err: error }, "invalidation listener"),
+    () => esimNoticesMissed(pool),
   );
   closers.push({ name: "invalidation listener", close: listener.close });
   closers.push({ name: "HTTP server", close: () => app.close() });

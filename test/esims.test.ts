@@ -228,8 +228,17 @@ test("usage: sums the bundles, counts what queued and active bundles have left, 
     ],
   );
 
+  // A write outside the service notifies like the service's own writes, or cached reads stay stale.
   await sql`update esim_bundles set data_mb = null where order_id = ${topup.body.orderID}`.execute(db);
-  const unlimited = (await get(partner.api_key, `/v1/esims/${iccid}`)).body;
+  await sql`select pg_notify('esim_changed', ${iccid})`.execute(db);
+  const unlimited = await waitFor(
+    "the service drops its cached eSIM",
+    async () => {
+      const body = (await get(partner.api_key, `/v1/esims/${iccid}`)).body;
+      return body.usage.data_total_mb === null ? body : null;
+    },
+    2_000,
+  );
   assert.deepEqual(unlimited.usage, {
     data_total_mb: null,
     data_used_mb: 2024,

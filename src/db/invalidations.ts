@@ -1,10 +1,12 @@
-// Cross-process cache invalidation over PostgreSQL LISTEN/NOTIFY: a revoked API key or a
-// catalog import in one process reaches every other process within milliseconds. One
-// dedicated connection per process; it reconnects with backoff if the database restarts.
+// Cross-process cache invalidation over PostgreSQL LISTEN/NOTIFY: a revoked API key, a catalog
+// import or an eSIM's change in one process reaches every other process within milliseconds. One
+// dedicated connection per process; it reconnects with backoff if the database restarts, and
+// calls `onGap` when the connection is lost and again once it listens again (notices may have
+// been missed in between: a cache without its own version check clears itself then).
 import pg from "pg";
 
 export type InvalidationHandlers = Partial<
-  Record<"api_key_revoked" | "catalog_changed", (payload: string) => void>
+  Record<"api_key_revoked" | "catalog_changed" | "esim_changed", (payload: string) => void>
 >;
 
 const MAX_BACKOFF_MS = 10_000;
@@ -13,6 +15,7 @@ export async function listenForInvalidations(
   connectionString: string,
   handlers: InvalidationHandlers,
   onError: (error: Error) => void = () => undefined,
+  onGap: () => void = () => undefined,
 ): Promise<{ close: () => Promise<void> }> {
   let closed = false;
   let client: pg.Client | null = null;
@@ -37,6 +40,7 @@ export async function listenForInvalidations(
   const reconnect = async (): Promise<void> => {
     const old = client;
     client = null;
+    onGap();
     await old?.end().catch(() => undefined);
     while (!closed && client === null) {
       await new Promise((resolve) => setTimeout(resolve, backoff_ms));
@@ -44,6 +48,7 @@ export async function listenForInvalidations(
       // Whatever was missed while disconnected is covered by each cache's short TTL.
       await connect().catch(onError);
     }
+    if (client !== null) onGap();
   };
 
   await connect();

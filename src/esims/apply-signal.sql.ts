@@ -1,5 +1,7 @@
 // SQL of applying carrier signals: the eSIM row locked for the merge, its bundles, and the writes
 // of one merge (every changed bundle in one statement), plus the pull sync's scheduling columns.
+// Each write that changes what the eSIM renders notifies `esim_changed` with its ICCID (delivered
+// at commit, repeats in one transaction folded into one) so every process drops its cached body.
 import { sql, type Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import type { StoredBundle, StoredEsim } from "./apply-signal-merge.ts";
@@ -40,7 +42,8 @@ export async function updateBundles(
                 ${bundles.map((b) => iso(b.activated_at))}::timestamptz[],
                 ${bundles.map((b) => iso(b.expires_at))}::timestamptz[])
          as v (order_id, status, data_used_mb, activated_at, expires_at)
-    where b.order_id = v.order_id`.execute(trx);
+    where b.order_id = v.order_id
+    returning pg_notify('esim_changed', b.iccid)`.execute(trx);
 }
 
 export async function updateEsimState(trx: Transaction<Database>, esim: StoredEsim): Promise<void> {
@@ -48,7 +51,8 @@ export async function updateEsimState(trx: Transaction<Database>, esim: StoredEs
     update esims
     set status = ${esim.status}, installed_at = ${esim.installed_at}, activated_at = ${esim.activated_at},
         expires_at = ${esim.expires_at}, deleted_at = ${esim.deleted_at}, usage_updated_at = ${esim.usage_updated_at}
-    where iccid = ${esim.iccid}`.execute(trx);
+    where iccid = ${esim.iccid}
+    returning pg_notify('esim_changed', iccid)`.execute(trx);
 }
 
 /**

@@ -12,6 +12,7 @@ import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
 import { bundlesOf, lockEsim, markSynced, updateBundles, updateEsimState } from "./apply-signal.sql.ts";
 import { type CrossedFact, mergeSignal } from "./apply-signal-merge.ts";
+import { esimChanged } from "./esim-cache.ts";
 import { getEsim } from "./get-esim.ts";
 
 export type SignalSource = "callback" | "pull";
@@ -23,11 +24,11 @@ export type AppliedSignal =
 
 /** Every eSIM signal, pushed or pulled, goes through here. */
 export async function applySignal(
-  ctx: Pick<AppContext, "db" | "config">,
+  ctx: Pick<AppContext, "db" | "pool" | "config">,
   signal: EsimSignal,
   source: SignalSource,
 ): Promise<AppliedSignal> {
-  return ctx.db.transaction().execute(async (trx) => {
+  const applied = await ctx.db.transaction().execute(async (trx) => {
     const esim = await lockEsim(trx, signal.iccid);
     if (!esim) return { kind: "unknown_esim" } as const;
     const stored = await bundlesOf(trx, signal.iccid, MAX_SIGNAL_BUNDLES);
@@ -44,6 +45,9 @@ export async function applySignal(
       unknown_references: merged.unknown_references,
     } as const;
   });
+  // Other processes hear of it by NOTIFY; this one reads its own write at once.
+  if (applied.kind === "applied" && applied.changed) esimChanged(ctx.pool, signal.iccid);
+  return applied;
 }
 
 /**

@@ -2,7 +2,7 @@
 import type { FastifyReply } from "fastify";
 import { endpoint } from "../shared/endpoint.ts";
 import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
-import { type EsimBody, getEsim } from "./get-esim.ts";
+import { getEsimBody } from "./get-esim.ts";
 import { IccidParams } from "./iccid-param.ts";
 import { Esim } from "./render-esim.ts";
 
@@ -10,9 +10,11 @@ import { Esim } from "./render-esim.ts";
  * JSON.stringify instead of the schema's serializer: the Esim has a dozen nullable fields, and
  * fast-json-stringify runs a validator on every `anyOf` branch to pick one, which cost more than the
  * query (bench esim-read). renderEsim's type is the schema's `Static`, so the shape is the same.
+ * The bytes come from the per-process cache of rendered eSIMs (esim-cache.ts); Fastify sends a
+ * Buffer as is.
  */
-function sendEsim(reply: FastifyReply, esim: EsimBody): FastifyReply {
-  return reply.type("application/json; charset=utf-8").send(JSON.stringify(esim));
+function sendEsim(reply: FastifyReply, body: Buffer): FastifyReply {
+  return reply.type("application/json; charset=utf-8").send(body);
 }
 
 export const getEsimRoute = endpoint({
@@ -32,7 +34,7 @@ export const getEsimRoute = endpoint({
       ...errorResponses("unauthorized", "wrong_environment", "invalid_iccid", "esim_not_found"),
     },
   },
-  // The pool, not ctx.db: the read runs as a prepared statement (esims.sql.ts).
+  // The pool, not ctx.db: the read runs as a prepared statement (esims.sql.ts); the cache is per pool.
   handler: (ctx) => async (request, reply) =>
-    sendEsim(reply, await getEsim(ctx.pool, request.partner!.partner_id, request.params.iccid)),
+    sendEsim(reply, await getEsimBody(ctx.pool, request.partner!.partner_id, request.params.iccid)),
 });

@@ -2,6 +2,7 @@
 import type { Executor } from "../db/executor.ts";
 import type { Pool } from "../db/pool.ts";
 import { ApiError } from "../shared/errors.ts";
+import { esimCacheOf } from "./esim-cache.ts";
 import { esimWithBundles } from "./esims.sql.ts";
 import { requireValidIccid } from "./iccid-param.ts";
 import { type EsimBody, renderEsim } from "./render-esim.ts";
@@ -14,4 +15,15 @@ export async function getEsim(db: Executor | Pool, partner_id: string, iccid: st
   const row = await esimWithBundles(db, partner_id, iccid);
   if (!row) throw new ApiError("esim_not_found", `No eSIM ${iccid} for this partner.`);
   return renderEsim(row, row.bundles);
+}
+
+/**
+ * The Esim as the GET route sends it: JSON bytes, from this process's cache (esim-cache.ts) or
+ * read and rendered on a miss. JSON.stringify, not the schema's serializer (see get-esim.route.ts).
+ */
+export function getEsimBody(pool: Pool, partner_id: string, iccid: string): Buffer | Promise<Buffer> {
+  requireValidIccid(iccid);
+  return esimCacheOf(pool).body(partner_id, iccid, async () =>
+    Buffer.from(JSON.stringify(await getEsim(pool, partner_id, iccid)), "utf8"),
+  );
 }

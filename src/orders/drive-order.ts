@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
 import type { CarrierOutcome, ProvisionedProfile, TopUpResult } from "../carrier/carrier.ts";
 import type { Database } from "../db/schema.ts";
+import { esimChanged } from "../esims/esim-cache.ts";
 import { resolveHold } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
@@ -126,6 +127,8 @@ export async function driveOrder(ctx: AppContext, order: OrderRow, finish: Order
       .transaction()
       .execute((trx) => complete(trx, order, outcome.value, finish, ctx.config.usage_sync_min_interval_s));
     crashPoint("after_completion_commit");
+    // A top-up's new bundle: other processes hear of it by NOTIFY, this one drops its copy now.
+    if (order.iccid !== null) esimChanged(ctx.pool, order.iccid);
   } else if (outcome.kind === "refused") {
     await ctx.db.transaction().execute((trx) => fail(trx, order, outcome.reason, finish));
   } else {

@@ -133,12 +133,17 @@ export async function insertBundle(
   iccid: string,
 ): Promise<void> {
   const position = order.type === "esim" ? 0 : order.seq;
+  // The notify rides on the insert (no statement more on the purchase path): at commit, every
+  // process drops its cached body of this eSIM (esims/esim-cache.ts), so a top-up shows at once.
   const result = await sql`
-    insert into esim_bundles (order_id, iccid, position, package_id, name, data_mb, validity_days)
-    select ${order.order_id}, ${iccid}, ${position}, p.package_id, p.name, ${order.data_mb}::integer,
-           ${order.validity_days}::integer
-    from packages p where p.package_id = ${order.package_id}`.execute(trx);
-  if (Number(result.numAffectedRows) !== 1) throw new Error(`no package ${order.package_id} for the bundle`);
+    with ins as (
+      insert into esim_bundles (order_id, iccid, position, package_id, name, data_mb, validity_days)
+      select ${order.order_id}, ${iccid}, ${position}, p.package_id, p.name, ${order.data_mb}::integer,
+             ${order.validity_days}::integer
+      from packages p where p.package_id = ${order.package_id}
+      returning iccid)
+    select pg_notify('esim_changed', iccid) from ins`.execute(trx);
+  if (result.rows.length !== 1) throw new Error(`no package ${order.package_id} for the bundle`);
 }
 
 export async function purchasesOf(db: Executor, order_ids: string[]): Promise<PurchaseRow[]> {

@@ -36,4 +36,8 @@ export class LruCache<V> {
   delete(key: string): void {
     this.#entries.delete(key);
   }
+
+  clear(): void {
+    this.#entries.clear();
+  }
 }
