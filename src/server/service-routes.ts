@@ -63,16 +63,22 @@ export function openapiOptions(): SwaggerOptions {
 
 const Health = Type.Object({ status: Type.String() }, { additionalProperties: false });
 
-export async function serviceRoutes(
-  app: App,
-  options: {
-    ctx: AppContext;
-    metrics: Metrics;
-    checkDatabase: () => Promise<unknown>;
-    /** Wrong METRICS_TOKENs, per client address. */
-    failures: RateLimiter;
-  },
-): Promise<void> {
+type ServiceRouteOptions = {
+  ctx: AppContext;
+  metrics: Metrics;
+  checkDatabase: () => Promise<unknown>;
+  /** Wrong METRICS_TOKENs, per client address. */
+  failures: RateLimiter;
+};
+
+/** The unversioned service routes: health, readiness, metrics, and the API reference. */
+export async function serviceRoutes(app: App, options: ServiceRouteOptions): Promise<void> {
+  healthRoutes(app, options);
+  documentRoutes(app);
+}
+
+/** /healthz, /readyz and /metrics: what load balancers and Prometheus ask. */
+function healthRoutes(app: App, options: ServiceRouteOptions): void {
   app.get(
     "/healthz",
     {
@@ -114,7 +120,10 @@ export async function serviceRoutes(
     reply.type(options.metrics.registry.contentType);
     return options.metrics.registry.metrics();
   });
+}
 
+/** /openapi.json, /docs and the reference page's scripts. */
+function documentRoutes(app: App): void {
   // Every document is the same bytes until the process ends: built on first use, then sent as is.
   let openapi: Buffer | null = null;
   let docs: Buffer | null = null;

@@ -97,12 +97,28 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     },
   });
 
+  await listenOrClose(app, options.port, options.host);
+  return runningSimulator(app, closing, stopTicker, (url, token) => {
+    faults = { ...faults, callback_url: url, callback_token: token };
+  });
+}
+
+async function listenOrClose(app: FastifyInstance, port: number, host: string): Promise<void> {
   try {
-    await app.listen({ port: options.port, host: options.host });
+    await app.listen({ port, host });
   } catch (error) {
     await app.close();
     throw error;
   }
+}
+
+/** The handle of a listening simulator: its URL, an idempotent close, and the callback setter. */
+function runningSimulator(
+  app: FastifyInstance,
+  closing: AbortController,
+  stopTicker: () => void,
+  setCallback: RunningSimulator["setCallback"],
+): RunningSimulator {
   const address = app.server.address();
   if (address === null || typeof address === "string") throw new Error("simulator has no TCP address");
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
@@ -124,9 +140,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       })();
       return closed;
     },
-    setCallback: (url, token) => {
-      faults = { ...faults, callback_url: url, callback_token: token };
-    },
+    setCallback,
   };
 }
 
