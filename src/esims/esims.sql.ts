@@ -5,6 +5,7 @@ import { CompiledQuery, sql } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Pool } from "../db/pool.ts";
 import type { BundleStatus, EsimStatus } from "../db/schema.ts";
+import type { EsimState } from "./render-esim.ts";
 
 /** A bundle as json_agg hands it over: instants are ISO 8601 strings. */
 export type BundleJson = {
@@ -19,21 +20,8 @@ export type BundleJson = {
   expires_at: string | null;
 };
 
-export type EsimWithBundlesRow = {
-  iccid: string;
-  order_id: string;
-  client_reference: string | null;
-  created_at: Date;
-  status: EsimStatus;
-  installed_at: Date | null;
-  activated_at: Date | null;
-  expires_at: Date | null;
-  usage_updated_at: Date | null;
-  smdp_address: string;
-  activation_code: string;
-  seq: number;
-  bundles: BundleJson[];
-};
+/** What render needs (render-esim.ts's EsimState), with the keyset and the bundles as JSON. */
+export type EsimWithBundlesRow = EsimState & { seq: number; bundles: BundleJson[] };
 
 // Bigints (seq, data_used_mb) arrive as numbers: pool.ts parses int8, and JSON writes them as numbers.
 const ESIM_WITH_BUNDLES_COLUMNS = `
