@@ -244,8 +244,26 @@ test("callbacks need the shared token", async () => {
   assert.equal(wrong.status, 401);
   const none = await call(api, "POST", "/carrier/callbacks", { body: signal });
   assert.equal(none.status, 401);
-  const unknown = await postSignal({ ...signal, iccid: "8901260999999999994" });
-  assert.ok(unknown.status === 200 || unknown.status === 400, JSON.stringify(unknown.body));
+  // A valid ICCID (check digit right) that is none of ours: received, changes nothing.
+  const unknown = await postSignal({ ...signal, iccid: "8901260999999999997" });
+  assert.equal(unknown.status, 200, JSON.stringify(unknown.body));
+  assert.deepEqual(unknown.body, { received: true, known: false, changed: false });
+});
+
+test("an unauthenticated callback with a malformed body is answered 401, never the body's schema errors", async () => {
+  const response = await call(api, "POST", "/carrier/callbacks", { body: { hello: 1 } as unknown as Json });
+  assert.equal(response.status, 401, JSON.stringify(response.body));
+  assert.doesNotMatch(JSON.stringify(response.body), /hello|iccid|body/);
+});
+
+test("a callback's bearer scheme is case-insensitive", async () => {
+  const esim = await esimBought();
+  const signal = await simulator.esimState(esim.iccid);
+  const response = await call(api, "POST", "/carrier/callbacks", {
+    body: signal,
+    headers: { authorization: `bearer ${CALLBACK_TOKEN}` },
+  });
+  assert.equal(response.status, 200, JSON.stringify(response.body));
 });
 
 test("killed between a callback's receipt and its commit: the carrier's re-send lands it", async () => {

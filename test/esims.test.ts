@@ -406,3 +406,11 @@ test("a retried submit and a replayed top-up answer byte-identical bodies, esim_
   const replay = await topUp(partner.api_key, iccid, `replay-${iccid}`);
   assert.equal(replay.text, topup.text);
 });
+
+test("callbacks disabled: a callback with a malformed body is 404 like an unknown route, not 400", async () => {
+  const response = await call(api, "POST", "/carrier/callbacks", {
+    body: { hello: 1 } as unknown as Json,
+    headers: { authorization: "Bearer anything" },
+  });
+  assert.equal(response.status, 404, JSON.stringify(response.body));
+});
