@@ -28,11 +28,19 @@ export async function syncDueEsims(ctx: AppContext, limit: number): Promise<Sync
 /** Pulls one eSIM's state and applies it; false (recorded on the eSIM) when the carrier did not answer. */
 export async function syncEsim(ctx: AppContext, iccid: string): Promise<boolean> {
   const outcome = await ctx.carrier.esimState(iccid);
+  let error: string;
   if (outcome.kind === "ok") {
-    await applySignal(ctx, outcome.value, "pull");
-    return true;
+    try {
+      await applySignal(ctx, outcome.value, "pull");
+      return true;
+    } catch (cause) {
+      // One eSIM whose signal cannot be applied must not jam the round: it is backed off like an
+      // unreachable one, and the operator sees why in `esims unreachable`.
+      error = `applying the signal failed: ${cause instanceof Error ? cause.message : String(cause)}`;
+    }
+  } else {
+    error = outcome.kind === "not_found" ? "the carrier has no such ICCID" : outcome.reason;
   }
-  const error = outcome.kind === "not_found" ? "the carrier has no such ICCID" : outcome.reason;
   await markSyncFailed(ctx.db, iccid, error, {
     interval_s: ctx.config.usage_sync_min_interval_s,
     max_s: MAX_RETRY_AFTER_S,
