@@ -22,6 +22,14 @@ export async function claimDueEsims(db: Executor, limit: number, lease_s: number
   return result.rows.map((row) => row.iccid);
 }
 
+/** Claims a round gave up on (the carrier is down): due again now. Returns how many. */
+export async function releaseClaims(db: Executor, iccids: readonly string[]): Promise<number> {
+  if (iccids.length === 0) return 0;
+  const result = await sql`
+    update esims set next_sync_at = now() where iccid = any(${[...iccids]}::text[])`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
 /**
  * A failed pull: counted, kept for the operator, and tried again after `interval_s` doubled per
  * failure so far (at most `max_s`), times `jitter` (1 to 1.2).
