@@ -202,3 +202,36 @@ test("an eSIM with 160 bundles still fits an event's 32 KiB data bound (applying
   assert.equal(data.bundles.at(-1)?.order_id, bundles.at(-1)?.order_id, "the newest bundles are kept");
   assert.equal(eventEsim({ ...esim, bundles: esim.bundles.slice(0, 3) }).bundles_truncated, undefined);
 });
+
+test("a profile reported installed without a time moves the eSIM to installed (not released forever)", () => {
+  const merged = mergeSignal(
+    FRESH,
+    [bundle("ord_a")],
+    signal(3, [], { installed_at: null }),
+    new Date(at(3)),
+  );
+  assert.equal(merged.esim.status, "installed");
+  assert.equal(merged.esim.installed_at?.toISOString(), at(3));
+  assert.deepEqual(
+    merged.facts.map((fact) => fact.type),
+    ["esim.installed"],
+  );
+});
+
+test("data used before the SM-DP+ reports the download: the eSIM is active, never activated while released", () => {
+  const early = signal(3, [running("ord_a", 600)], { state: "released", installed_at: null });
+  const merged = mergeSignal(FRESH, [bundle("ord_a")], early, new Date(at(3)));
+  assert.equal(merged.esim.status, "active");
+  assert.equal(merged.esim.installed_at?.toISOString(), at(2), "installed no later than activated");
+  const types = merged.facts.map((fact) => fact.type);
+  assert.ok(types.includes("esim.installed") && types.includes("esim.activated"), types.join(","));
+  // The SM-DP+'s later report with its own, later time changes nothing (earliest wins).
+  const later = mergeSignal(
+    merged.esim,
+    merged.bundles,
+    signal(4, [running("ord_a", 600)], { installed_at: at(3) }),
+    new Date(at(4)),
+  );
+  assert.equal(later.esim.installed_at?.toISOString(), at(2));
+  assert.deepEqual(later.facts, []);
+});
