@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { CarrierBundle, EsimSignal } from "../src/carrier/carrier.ts";
 import { mergeSignal, type StoredBundle, type StoredEsim } from "../src/esims/apply-signal-merge.ts";
+import { eventEsim, MAX_EVENT_BUNDLES } from "../src/esims/event-esim.ts";
+import { renderEsim } from "../src/esims/render-esim.ts";
 
 const ICCID = "8901260000000000014";
 const T0 = Date.parse("2026-11-01T00:00:00Z");
@@ -162,4 +164,74 @@ test("the expiry warning is noticed within 24 hours of the end, once per bundle;
   assert.equal(gone.esim.status, "deleted");
   const after = mergeSignal(gone.esim, gone.bundles, SEQUENCE[1]!, new Date(at(ends_at_hours + 2)));
   assert.equal(after.esim.status, "deleted", "deleted is final");
+});
+
+test("an eSIM with 160 bundles still fits an event's 32 KiB data bound (applying its signal would throw)", () => {
+  const bundles = Array.from({ length: 160 }, (_, i) => ({
+    order_id: `ord_01JDZ6Q0S6Y2N8V1ABCDEFG${String(i).padStart(3, "0")}`,
+    package_id: "fr-3gb-15d",
+    name: "France 3 GB 15 days",
+    data_mb: 3072,
+    data_used_mb: 0,
+    validity_days: 15,
+    status: "queued" as const,
+    activated_at: null,
+    expires_at: null,
+  }));
+  const esim = renderEsim(
+    {
+      iccid: ICCID,
+      order_id: "ord_x",
+      client_reference: null,
+      created_at: new Date(T0),
+      status: "active",
+      installed_at: null,
+      activated_at: null,
+      expires_at: null,
+      usage_updated_at: null,
+      smdp_address: "smdp.example.com",
+      activation_code: "ABCD-1234",
+    },
+    bundles,
+  );
+  assert.ok(JSON.stringify(esim).length > 32 * 1024, "the full rendering is over the bound");
+  const data = eventEsim(esim);
+  assert.ok(JSON.stringify(data).length <= 32 * 1024, `${JSON.stringify(data).length} bytes`);
+  assert.equal(data.bundles.length, MAX_EVENT_BUNDLES);
+  assert.equal(data.bundles_truncated, true);
+  assert.equal(data.bundles.at(-1)?.order_id, bundles.at(-1)?.order_id, "the newest bundles are kept");
+  assert.equal(eventEsim({ ...esim, bundles: esim.bundles.slice(0, 3) }).bundles_truncated, undefined);
+});
+
+test("a profile reported installed without a time moves the eSIM to installed (not released forever)", () => {
+  const merged = mergeSignal(
+    FRESH,
+    [bundle("ord_a")],
+    signal(3, [], { installed_at: null }),
+    new Date(at(3)),
+  );
+  assert.equal(merged.esim.status, "installed");
+  assert.equal(merged.esim.installed_at?.toISOString(), at(3));
+  assert.deepEqual(
+    merged.facts.map((fact) => fact.type),
+    ["esim.installed"],
+  );
+});
+
+test("data used before the SM-DP+ reports the download: the eSIM is active, never activated while released", () => {
+  const early = signal(3, [running("ord_a", 600)], { state: "released", installed_at: null });
+  const merged = mergeSignal(FRESH, [bundle("ord_a")], early, new Date(at(3)));
+  assert.equal(merged.esim.status, "active");
+  assert.equal(merged.esim.installed_at?.toISOString(), at(2), "installed no later than activated");
+  const types = merged.facts.map((fact) => fact.type);
+  assert.ok(types.includes("esim.installed") && types.includes("esim.activated"), types.join(","));
+  // The SM-DP+'s later report with its own, later time changes nothing (earliest wins).
+  const later = mergeSignal(
+    merged.esim,
+    merged.bundles,
+    signal(4, [running("ord_a", 600)], { installed_at: at(3) }),
+    new Date(at(4)),
+  );
+  assert.equal(later.esim.installed_at?.toISOString(), at(2));
+  assert.deepEqual(later.facts, []);
 });

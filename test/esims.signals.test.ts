@@ -4,8 +4,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
+import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { loadConfig } from "../src/config.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
+import { MAX_CONSECUTIVE_UNAVAILABLE, syncDueEsims } from "../src/esims/sync-esims.ts";
 import { runCli } from "./support/cli.ts";
 import { topUpBody } from "./support/fixtures.ts";
 import type { EsimSignal } from "./support/simulator.ts";
@@ -244,8 +247,26 @@ test("callbacks need the shared token", async () => {
   assert.equal(wrong.status, 401);
   const none = await call(api, "POST", "/carrier/callbacks", { body: signal });
   assert.equal(none.status, 401);
-  const unknown = await postSignal({ ...signal, iccid: "8901260999999999994" });
-  assert.ok(unknown.status === 200 || unknown.status === 400, JSON.stringify(unknown.body));
+  // A valid ICCID (check digit right) that is none of ours: received, changes nothing.
+  const unknown = await postSignal({ ...signal, iccid: "8901260999999999997" });
+  assert.equal(unknown.status, 200, JSON.stringify(unknown.body));
+  assert.deepEqual(unknown.body, { received: true, known: false, changed: false });
+});
+
+test("an unauthenticated callback with a malformed body is answered 401, never the body's schema errors", async () => {
+  const response = await call(api, "POST", "/carrier/callbacks", { body: { hello: 1 } as unknown as Json });
+  assert.equal(response.status, 401, JSON.stringify(response.body));
+  assert.doesNotMatch(JSON.stringify(response.body), /hello|iccid|body/);
+});
+
+test("a callback's bearer scheme is case-insensitive", async () => {
+  const esim = await esimBought();
+  const signal = await simulator.esimState(esim.iccid);
+  const response = await call(api, "POST", "/carrier/callbacks", {
+    body: signal,
+    headers: { authorization: `bearer ${CALLBACK_TOKEN}` },
+  });
+  assert.equal(response.status, 200, JSON.stringify(response.body));
 });
 
 test("killed between a callback's receipt and its commit: the carrier's re-send lands it", async () => {
@@ -329,5 +350,33 @@ test("an eSIM the carrier cannot answer for is counted as unreachable, not retri
   } finally {
     await syncing.stop();
     await simulator.control({ down: false });
+  }
+});
+
+test("a carrier down for three pulls in a row ends the round: the other claims are due again, not each one more timeout", async () => {
+  const mine = [];
+  for (let i = 0; i < 5; i++) mine.push((await esimBought()).iccid);
+  const ctx = {
+    config: { ...loadConfig({}), carrier_timeout_ms: 2_000, usage_sync_min_interval_s: 60 },
+    pool: world.database.pool,
+    db,
+    carrier: new HttpCarrier({ base_url: simulator.url, api_key: simulator.apiKey, timeout_ms: 2_000 }),
+  };
+  await sql`update esims set next_sync_at = now() + interval '1 day'`.execute(db);
+  await sql`update esims set next_sync_at = now() where iccid = any(${mine}::text[])`.execute(db);
+  await simulator.control({ down: true });
+  try {
+    const round = await syncDueEsims(ctx, 5);
+    assert.equal(round.claimed, 5);
+    assert.equal(round.failed, MAX_CONSECUTIVE_UNAVAILABLE, JSON.stringify(round));
+    assert.equal(round.released, 5 - MAX_CONSECUTIVE_UNAVAILABLE);
+    const due = await sql<{ n: number }>`
+      select count(*)::int as n from esims where iccid = any(${mine}::text[]) and next_sync_at <= now()`.execute(
+      db,
+    );
+    assert.equal(due.rows[0]!.n, 5 - MAX_CONSECUTIVE_UNAVAILABLE, "the unpulled claims are due again");
+  } finally {
+    await simulator.control({ down: false });
+    await sql`update esims set next_sync_at = now()`.execute(db);
   }
 });

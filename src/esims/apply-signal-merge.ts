@@ -105,8 +105,13 @@ function mergeEsim(esim: StoredEsim, bundles: readonly StoredBundle[], signal: E
     expires_at: bundles.reduce<Date | null>((last, bundle) => latest(last, bundle.expires_at), null),
     usage_updated_at: latest(esim.usage_updated_at, at(signal.as_of)),
   };
-  // A deleted profile also counts when the carrier reports it without a time.
+  // A deleted or installed profile also counts when the carrier reports it without a time.
   if (signal.profile.state === "deleted" && merged.deleted_at === null) merged.deleted_at = at(signal.as_of);
+  if (signal.profile.state === "installed" && merged.installed_at === null)
+    merged.installed_at = at(signal.as_of);
+  // Data used means the profile is on a device, whatever the SM-DP+ has reported so far (the two
+  // systems report independently): never an activated eSIM still `released`.
+  merged.installed_at = earliest(merged.installed_at, merged.activated_at);
   return { ...merged, status: nextStatus(esim.status, derivedStatus(merged, bundles)) };
 }
 

@@ -13,6 +13,7 @@ import { crashPoint } from "../shared/crash-points.ts";
 import { bundlesOf, lockEsim, markSynced, updateBundles, updateEsimState } from "./apply-signal.sql.ts";
 import { type CrossedFact, mergeSignal } from "./apply-signal-merge.ts";
 import { esimChanged } from "./esim-cache.ts";
+import { eventEsim } from "./event-esim.ts";
 import { getEsim } from "./get-esim.ts";
 
 export type SignalSource = "callback" | "pull";
@@ -66,7 +67,7 @@ async function recordFacts(
   facts: readonly CrossedFact[],
 ): Promise<number> {
   if (facts.length === 0) return 0;
-  const esim = await getEsim(trx, partner_id, iccid);
+  const esim = eventEsim(await getEsim(trx, partner_id, iccid));
   let recorded = 0;
   for (const fact of facts) {
     const data = fact.extra ? { ...esim, ...fact.extra } : esim;

@@ -22,6 +22,19 @@ export async function claimDueEsims(db: Executor, limit: number, lease_s: number
   return result.rows.map((row) => row.iccid);
 }
 
+/** Claims a round gave up on (the carrier is down): due again now. Returns how many. */
+export async function releaseClaims(db: Executor, iccids: readonly string[]): Promise<number> {
+  if (iccids.length === 0) return 0;
+  const result = await sql`
+    update esims set next_sync_at = now() where iccid = any(${[...iccids]}::text[])`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** Due for a pull now (a top-up just changed what the carrier will report). */
+export async function dueNow(db: Executor, iccid: string): Promise<void> {
+  await sql`update esims set next_sync_at = least(next_sync_at, now()) where iccid = ${iccid}`.execute(db);
+}
+
 /**
  * A failed pull: counted, kept for the operator, and tried again after `interval_s` doubled per
  * failure so far (at most `max_s`), times `jitter` (1 to 1.2).

@@ -5,38 +5,60 @@
 // callback (apply-signal.ts).
 import type { AppContext } from "../shared/context.ts";
 import { applySignal, withJitter } from "./apply-signal.ts";
-import { claimDueEsims, markSyncFailed } from "./sync-esims.sql.ts";
+import { claimDueEsims, markSyncFailed, releaseClaims } from "./sync-esims.sql.ts";
 
 /** A failing eSIM is retried with doubling pauses, never more than this apart. */
 const MAX_RETRY_AFTER_S = 6 * 3_600;
 
-export type SyncRound = { claimed: number; synced: number; failed: number };
+/** A carrier that fails this many pulls in a row is down: the rest of the round waits for the next one. */
+export const MAX_CONSECUTIVE_UNAVAILABLE = 3;
+
+export type SyncRound = { claimed: number; synced: number; failed: number; released: number };
+
+type Pulled = "synced" | "failed" | "unavailable";
 
 /** One round: claims up to `limit` due eSIMs and pulls each, one at a time (the rate bound). */
 export async function syncDueEsims(ctx: AppContext, limit: number): Promise<SyncRound> {
-  // The claim outlives a carrier call with a margin; then a dead process's claims become due again.
-  const lease_s = Math.ceil(ctx.config.carrier_timeout_ms / 1000) + 30;
+  // The claim outlives the whole round (every pull may take the carrier timeout) with a margin;
+  // then a dead process's claims become due again.
+  const lease_s = Math.ceil((limit * ctx.config.carrier_timeout_ms) / 1000) + 30;
   const iccids = await claimDueEsims(ctx.db, limit, lease_s);
-  const round: SyncRound = { claimed: iccids.length, synced: 0, failed: 0 };
-  for (const iccid of iccids) {
-    if (await syncEsim(ctx, iccid)) round.synced++;
+  const round: SyncRound = { claimed: iccids.length, synced: 0, failed: 0, released: 0 };
+  let unavailable = 0;
+  for (const [index, iccid] of iccids.entries()) {
+    const pulled = await syncEsim(ctx, iccid);
+    if (pulled === "synced") round.synced++;
     else round.failed++;
+    unavailable = pulled === "unavailable" ? unavailable + 1 : 0;
+    if (unavailable >= MAX_CONSECUTIVE_UNAVAILABLE) {
+      // Not one more timeout each: the unpulled claims are due again at once, for the next round.
+      round.released = await releaseClaims(ctx.db, iccids.slice(index + 1));
+      break;
+    }
   }
   return round;
 }
 
-/** Pulls one eSIM's state and applies it; false (recorded on the eSIM) when the carrier did not answer. */
-export async function syncEsim(ctx: AppContext, iccid: string): Promise<boolean> {
+/** Pulls one eSIM's state and applies it; a failure is recorded on the eSIM. */
+async function syncEsim(ctx: AppContext, iccid: string): Promise<Pulled> {
   const outcome = await ctx.carrier.esimState(iccid);
+  let error: string;
   if (outcome.kind === "ok") {
-    await applySignal(ctx, outcome.value, "pull");
-    return true;
+    try {
+      await applySignal(ctx, outcome.value, "pull");
+      return "synced";
+    } catch (cause) {
+      // One eSIM whose signal cannot be applied must not jam the round: it is backed off like an
+      // unreachable one, and the operator sees why in `esims unreachable`.
+      error = `applying the signal failed: ${cause instanceof Error ? cause.message : String(cause)}`;
+    }
+  } else {
+    error = outcome.kind === "not_found" ? "the carrier has no such ICCID" : outcome.reason;
   }
-  const error = outcome.kind === "not_found" ? "the carrier has no such ICCID" : outcome.reason;
   await markSyncFailed(ctx.db, iccid, error, {
     interval_s: ctx.config.usage_sync_min_interval_s,
     max_s: MAX_RETRY_AFTER_S,
     jitter: withJitter(1),
   });
-  return false;
+  return outcome.kind === "unavailable" ? "unavailable" : "failed";
 }

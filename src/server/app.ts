@@ -93,8 +93,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: operatorFailures });
   await registerPartnerApi(app, ctx, authenticator);
   await registerAdminApi(app, ctx, operatorFailures);
-  // The carrier's pushed signals: outside /v1, authenticated by CARRIER_CALLBACK_TOKEN in the route.
-  await carrierCallbackRoutes(app, ctx);
+  await registerCarrierCallbacks(app, ctx, operatorFailures);
   return { app, authenticator, metrics };
 }
 
@@ -199,6 +198,27 @@ async function registerAdminApi(app: App, ctx: AppContext, failures: RateLimiter
     },
     { prefix: "/admin" },
   );
+}
+
+/**
+ * The carrier's pushed signals, outside /v1, behind CARRIER_CALLBACK_TOKEN. Checked in onRequest,
+ * before the body is parsed: a stranger learns nothing of the schema, and a wrong token spends the
+ * same per-address failure budget as the operator tokens. Disabled: 404 like an unknown route.
+ */
+async function registerCarrierCallbacks(app: App, ctx: AppContext, failures: RateLimiter): Promise<void> {
+  await app.register(async (callbacks) => {
+    callbacks.addHook("onRequest", async (request, reply) => {
+      const token = ctx.config.carrier_callback_token;
+      if (!ctx.config.carrier_callbacks_enabled || token === null) {
+        return sendProblem(
+          reply,
+          new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`),
+        );
+      }
+      requireToken(request, token, failures, "CARRIER_CALLBACK_TOKEN");
+    });
+    await carrierCallbackRoutes(callbacks as App, ctx);
+  });
 }
 
 /** Log options: JSON lines, and error serialization that drops database details (they can echo values). */
