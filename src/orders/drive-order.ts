@@ -7,7 +7,6 @@ import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
 import type { CarrierOutcome, ProvisionedProfile, TopUpResult } from "../carrier/carrier.ts";
 import type { Database } from "../db/schema.ts";
-import { rederiveAfterTopUp } from "../esims/rederive-status.ts";
 import { resolveHold } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
@@ -96,7 +95,6 @@ export async function complete(
     start_date: order.start_date,
   });
   await insertBundle(trx, order, iccid);
-  if (order.type === "topup") await rederiveAfterTopUp(trx, iccid);
   assert.ok(await resolveHold(trx, order.order_id, "posted"), "a pending order has a pending hold to post");
   // Only here, so only on the first completion.
   await finish.completed(trx, order.order_id);
