@@ -423,16 +423,3 @@ test("callbacks disabled: a callback with a malformed body is 404 like an unknow
   });
   assert.equal(response.status, 404, JSON.stringify(response.body));
 });
-
-test("a top-up revives a depleted eSIM at once, callbacks disabled: GET shows it installed right after the 200", async () => {
-  const partner = await partnerWithEsim();
-  const { iccid } = partner;
-  await sql`update esims set status = 'depleted', installed_at = now() where iccid = ${iccid}`.execute(db);
-  await sql`update esim_bundles set status = 'depleted', data_used_mb = coalesce(data_mb, 0) where iccid = ${iccid}`.execute(
-    db,
-  );
-  const topup = await topUp(partner.api_key, iccid, `revive-${iccid}`);
-  assert.equal(topup.status, 200, topup.text);
-  const esim = await get(partner.api_key, `/v1/esims/${iccid}`);
-  assert.equal(esim.body.status, "installed", JSON.stringify(esim.body));
-});

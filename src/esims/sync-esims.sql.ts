@@ -30,11 +30,6 @@ export async function releaseClaims(db: Executor, iccids: readonly string[]): Pr
   return Number(result.numAffectedRows ?? 0);
 }
 
-/** Due for a pull now (a top-up just changed what the carrier will report). */
-export async function dueNow(db: Executor, iccid: string): Promise<void> {
-  await sql`update esims set next_sync_at = least(next_sync_at, now()) where iccid = ${iccid}`.execute(db);
-}
-
 /**
  * A failed pull: counted, kept for the operator, and tried again after `interval_s` doubled per
  * failure so far (at most `max_s`), times `jitter` (1 to 1.2).

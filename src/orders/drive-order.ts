@@ -8,7 +8,6 @@ import type { Transaction } from "kysely";
 import type { CarrierOutcome, ProvisionedProfile, TopUpResult } from "../carrier/carrier.ts";
 import type { Database } from "../db/schema.ts";
 import { esimChanged } from "../esims/esim-cache.ts";
-import { rederiveAfterTopUp } from "../esims/rederive-status.ts";
 import { resolveHold } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
@@ -97,7 +96,6 @@ export async function complete(
     start_date: order.start_date,
   });
   await insertBundle(trx, order, iccid);
-  if (order.type === "topup") await rederiveAfterTopUp(trx, iccid);
   assert.ok(await resolveHold(trx, order.order_id, "posted"), "a pending order has a pending hold to post");
   // Only here, so only on the first completion.
   await finish.completed(trx, order.order_id);
