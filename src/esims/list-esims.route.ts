@@ -1,8 +1,14 @@
 // GET /v1/esims: the partner's eSIMs, newest first, by pages.
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
-import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
-import { DEFAULT_PAGE_SIZE, EsimPage, listEsims, MAX_PAGE_SIZE } from "./list-esims.ts";
+import {
+  ClientReferenceFilter,
+  errorResponses,
+  PARTNER_SECURITY,
+  pageParameters,
+  pageSize,
+} from "../shared/schemas.ts";
+import { DEFAULT_PAGE_SIZE, EsimPage, listEsims } from "./list-esims.ts";
 import { EsimStatusSchema } from "./render-esim.ts";
 
 export const listEsimsRoute = endpoint({
@@ -18,17 +24,9 @@ export const listEsimsRoute = endpoint({
     security: PARTNER_SECURITY,
     querystring: Type.Object(
       {
-        client_reference: Type.Optional(
-          Type.String({ minLength: 1, maxLength: 128, pattern: NO_CONTROL_CHARACTERS }),
-        ),
+        client_reference: ClientReferenceFilter,
         status: Type.Optional(EsimStatusSchema),
-        limit: Type.Optional(
-          Type.String({
-            pattern: "^(100|[1-9][0-9]?)$",
-            description: `1-${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}.`,
-          }),
-        ),
-        cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        ...pageParameters(DEFAULT_PAGE_SIZE),
       },
       { additionalProperties: false },
     ),
@@ -40,7 +38,7 @@ export const listEsimsRoute = endpoint({
       partner_id: request.partner!.partner_id,
       client_reference: query.client_reference ?? null,
       status: query.status ?? null,
-      limit: query.limit === undefined ? DEFAULT_PAGE_SIZE : Number(query.limit),
+      limit: pageSize(query.limit, DEFAULT_PAGE_SIZE),
       cursor: query.cursor ?? null,
     });
   },

@@ -1,8 +1,14 @@
 // GET /v1/profile/orders: the partner's orders, newest first, by pages.
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
-import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
-import { DEFAULT_PAGE_SIZE, listOrders, MAX_PAGE_SIZE, OrderPage } from "./list-orders.ts";
+import {
+  ClientReferenceFilter,
+  errorResponses,
+  PARTNER_SECURITY,
+  pageParameters,
+  pageSize,
+} from "../shared/schemas.ts";
+import { DEFAULT_PAGE_SIZE, listOrders, OrderPage } from "./list-orders.ts";
 
 export const listOrdersRoute = endpoint({
   method: "GET",
@@ -15,16 +21,8 @@ export const listOrdersRoute = endpoint({
     security: PARTNER_SECURITY,
     querystring: Type.Object(
       {
-        client_reference: Type.Optional(
-          Type.String({ minLength: 1, maxLength: 128, pattern: NO_CONTROL_CHARACTERS }),
-        ),
-        limit: Type.Optional(
-          Type.String({
-            pattern: "^(100|[1-9][0-9]?)$",
-            description: `1-${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}.`,
-          }),
-        ),
-        cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        client_reference: ClientReferenceFilter,
+        ...pageParameters(DEFAULT_PAGE_SIZE),
       },
       { additionalProperties: false },
     ),
@@ -35,7 +33,7 @@ export const listOrdersRoute = endpoint({
     return listOrders(ctx.db, {
       partner_id: request.partner!.partner_id,
       client_reference: query.client_reference ?? null,
-      limit: query.limit === undefined ? DEFAULT_PAGE_SIZE : Number(query.limit),
+      limit: pageSize(query.limit, DEFAULT_PAGE_SIZE),
       cursor: query.cursor ?? null,
     });
   },

@@ -115,6 +115,26 @@ export function errorResponses(...listed: Array<ErrorCode | Alternate>): Record<
 type Security = Array<Record<string, string[]>>;
 type ProblemResponse = { description: string; content: { "application/problem+json": { schema: TSchema } } };
 
+/** The `client_reference` filter of a partner's lists (orders, eSIMs). */
+export const ClientReferenceFilter = Type.Optional(
+  Type.String({ minLength: 1, maxLength: 128, pattern: NO_CONTROL_CHARACTERS }),
+);
+
+/** `limit` (1-100) and `cursor` of a newest-first list, as query parameters. */
+export function pageParameters(default_page_size: number) {
+  return {
+    limit: Type.Optional(
+      Type.String({ pattern: "^(100|[1-9][0-9]?)$", description: `1-100, default ${default_page_size}.` }),
+    ),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  };
+}
+
+/** The page size a list was asked for, or its default. */
+export function pageSize(limit: string | undefined, default_page_size: number): number {
+  return limit === undefined ? default_page_size : Number(limit);
+}
+
 export const PARTNER_SECURITY: Security = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
 export const ADMIN_SECURITY: Security = [{ adminToken: [] }];
 /** What every operator route can answer besides its own codes. */
