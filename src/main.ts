@@ -167,12 +167,18 @@ async function printSandboxHint(ctx: AppContext, port: number): Promise<void> {
   );
 }
 
-function closeOnSignals(log: Logger, closers: Closers): void {
+/**
+ * Installed before anything starts: a signal that arrives while start-up is still running (the
+ * embedded PostgreSQL half started, the port just opened) waits for start-up to finish, then closes
+ * everything it opened. Without this, Node's default SIGTERM would exit at once and orphan postgres.
+ */
+function closeOnSignals(log: Logger, closers: Closers, started: Promise<unknown>): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "shutting down");
+    await started.catch(() => undefined);
     for (const closer of closers.reverse()) {
       await closer.close().catch((error: unknown) => log.error({ err: error }, `closing ${closer.name}`));
       log.debug(`closed ${closer.name}`);
@@ -184,10 +190,7 @@ function closeOnSignals(log: Logger, closers: Closers): void {
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
 }
 
-async function main(): Promise<void> {
-  const config = withSandboxCallbackToken(readConfig());
-  const log = pino(loggerOptions(config.log_level) as object);
-  const closers: Closers = [];
+async function start(config: Config, log: Logger, closers: Closers): Promise<void> {
   const database_url = await openDatabaseUrl(config, log, closers);
   const { pool, db } = await openDatabase(config, database_url, log, closers);
   const { carrier, pointCallbacksAt } = await startCarrier(config, pool, log, closers);
@@ -197,7 +200,22 @@ async function main(): Promise<void> {
   const port = await listen(ctx, database_url, log, closers);
   pointCallbacksAt?.(`http://127.0.0.1:${port}/carrier/callbacks`);
   await printSandboxHint(ctx, port);
-  closeOnSignals(log, closers);
+}
+
+async function main(): Promise<void> {
+  const config = withSandboxCallbackToken(readConfig());
+  const log = pino(loggerOptions(config.log_level) as object);
+  const closers: Closers = [];
+  let finished: (value: unknown) => void = () => undefined;
+  const started = new Promise((resolve) => {
+    finished = resolve;
+  });
+  closeOnSignals(log, closers, started);
+  try {
+    await start(config, log, closers);
+  } finally {
+    finished(undefined);
+  }
 }
 
 await main();

@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { freePort } from "./support/ports.ts";
+import { spawnNode, waitForOutput } from "./support/processes.ts";
 import { startServiceProcess } from "./support/service.ts";
 import { call } from "./support/world.ts";
 
@@ -46,4 +47,26 @@ test("Ctrl-C stops the service and its embedded PostgreSQL cleanly; a restart re
     await second.stop();
   }
   assert.equal(existsSync(path.join(data_dir, "pg", "postmaster.pid")), false, second.logs().slice(-3000));
+});
+
+test("a SIGTERM during start-up waits for it, then stops the embedded PostgreSQL: nothing is orphaned", async () => {
+  const data_dir = await mkdtemp(path.join(os.tmpdir(), "lifecycle-"));
+  await chmod(data_dir, 0o755);
+  const running = spawnNode({
+    name: "service",
+    script: "src/main.ts",
+    env: {
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      DATA_DIR: data_dir,
+      EMBEDDED_PG_PORT: String(await freePort()),
+      DATABASE_URL: "",
+    },
+  });
+  // The database is up but the service is still migrating, seeding and starting its workers.
+  await waitForOutput(running, /embedded PostgreSQL ready/, 30_000);
+  running.process.kill("SIGTERM");
+  assert.equal(await running.exited, 0, running.output().slice(-3000));
+  assert.equal(existsSync(path.join(data_dir, "pg", "postmaster.pid")), false, running.output().slice(-3000));
 });
