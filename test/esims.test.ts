@@ -1,7 +1,6 @@
 // The partner's eSIMs after the sale (contract "eSIMs"): GET /v1/esims, /v1/esims/{iccid} and its
-// QR image, over a real service process, the carrier simulator and a real SMTP server. eSIMs are
-// bought through the real purchase flow; their bundle rows are added by givenBundleRows until the
-// order completion path writes them (branch esim-signals).
+// QR image, over a real service process, the carrier simulator and a real SMTP server. eSIMs and
+// top-ups are bought through the real purchase flow, whose completion writes their bundle rows.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -33,21 +32,6 @@ const scratch = await mkdtemp(path.join(tmpdir(), "esims-test-"));
 after(() => rm(scratch, { recursive: true, force: true }));
 
 const TOPUP = { package_id: "fr-3gb-15d", external_package_id: "CARRIER-FR-3GB-15D" };
-
-/**
- * The esim_bundles rows of every completed order on `iccid` (the original first, then top-ups by
- * order), as migration 0005 backfills them. In this branch the order completion path does not write
- * them yet; the rows already there are kept, so this is harmless once it does.
- */
-async function givenBundleRows(iccid: string): Promise<void> {
-  await sql`
-    insert into esim_bundles (order_id, iccid, position, package_id, name, data_mb, validity_days, created_at)
-    select o.order_id, o.iccid, (row_number() over (order by o.seq) - 1)::int, o.package_id, p.name,
-           o.data_mb, o.validity_days, o.created_at
-    from orders o join packages p on p.package_id = o.package_id
-    where o.iccid = ${iccid} and o.status = 'completed'
-    on conflict (order_id) do nothing`.execute(db);
-}
 
 /** A partner with one bought FR 1 GB eSIM; the submit's answer as it came. */
 async function partnerWithEsim(credit_minor = 100_00, client_reference?: string) {
@@ -114,7 +98,6 @@ test("an eSIM with a top-up: its state, usage, bundles in order and the install 
   const topup = await topUp(partner.api_key, iccid, `esim-read-${iccid}`);
   assert.equal(topup.status, 200, topup.text);
   assert.equal(topup.body.esim_iccid, iccid, "a top-up names the eSIM it topped up");
-  await givenBundleRows(iccid);
 
   const esim = await get(partner.api_key, `/v1/esims/${iccid}`);
   assert.equal(esim.status, 200, JSON.stringify(esim.body));
@@ -198,7 +181,6 @@ test("usage: sums the bundles, counts what queued and active bundles have left, 
   const { iccid } = partner;
   const topup = await topUp(partner.api_key, iccid, `usage-${iccid}`);
   assert.equal(topup.status, 200, topup.text);
-  await givenBundleRows(iccid);
   // State as the carrier signals would leave it: the original used up, the top-up half used.
   await sql`update esim_bundles set status = 'depleted', data_used_mb = 1024, activated_at = '2026-11-01T08:00:00Z',
             expires_at = '2026-11-08T08:00:00Z' where order_id = ${partner.order.orderID}`.execute(db);
@@ -253,7 +235,6 @@ test("GET /v1/esims: newest first over more than two pages, filtered by client_r
   const bought: Json[] = [];
   for (let i = 0; i < 7; i++) bought.push(await buy(partner.api_key, i % 2 === 0 ? "even" : `odd-${i}`));
   const iccids = bought.map((order) => order.purchases[0].iccid as string);
-  for (const iccid of iccids) await givenBundleRows(iccid);
 
   const seen: string[] = [];
   let cursor: string | null = null;
