@@ -253,6 +253,50 @@ test("callbacks need the shared token", async () => {
   assert.deepEqual(unknown.body, { received: true, known: false, changed: false });
 });
 
+test("a callback naming a bundle we never held is accepted, the rest applied; only a pending order's bundle is 503", async () => {
+  const esim = await esimBought();
+  const carrier = await simulator.esimState(esim.iccid);
+  const stranger = {
+    reference: "ord_the_carrier_has_but_we_never_held",
+    status: "queued" as const,
+    data_mb: 1024,
+    data_used_mb: 0,
+    activated_at: null,
+    expires_at: null,
+  };
+  const installed = { state: "installed" as const, installed_at: carrier.as_of, deleted_at: null };
+  const signal = { ...carrier, profile: installed, bundles: [...carrier.bundles, stranger] };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const answer = await postSignal(signal);
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.deepEqual(answer.body, { received: true, known: true, changed: attempt === 0 });
+  }
+  assert.equal((await esimRow(esim.iccid)).status, "installed", "what we know of the signal is applied");
+  assert.deepEqual(
+    (await bundleRows(esim.iccid)).map((b) => b.order_id),
+    [esim.order_id],
+  );
+
+  // A top-up the carrier could not answer stays pending here: a signal naming its bundle is early.
+  const topup = await call(api, "POST", "/v1/orders/submit-topup", {
+    key: esim.api_key,
+    body: topUpBody(esim.iccid, TOPUP, { email: "unavailable@carrier.test" }),
+  });
+  assert.equal(topup.status, 503, JSON.stringify(topup.body));
+  const pending = await sql<{ order_id: string }>`
+    select order_id from orders where iccid = ${esim.iccid} and type = 'topup' and status = 'pending'`.execute(
+    db,
+  );
+  const order_id = pending.rows[0]!.order_id;
+  const early = await postSignal({
+    ...signal,
+    bundles: [...carrier.bundles, { ...stranger, reference: order_id }],
+  });
+  assert.equal(early.status, 503, JSON.stringify(early.body));
+  assert.equal(early.body.code, "service_unavailable");
+  assert.equal(early.headers.get("retry-after"), "1");
+});
+
 test("an unauthenticated callback with a malformed body is answered 401, never the body's schema errors", async () => {
   const response = await call(api, "POST", "/carrier/callbacks", { body: { hello: 1 } as unknown as Json });
   assert.equal(response.status, 401, JSON.stringify(response.body));
