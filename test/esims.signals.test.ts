@@ -161,6 +161,30 @@ test("a whole lifecycle through sandbox simulate: install, use, deplete, top up,
   assert.equal(types.at(-1)!.data.status, "deleted", "an event's data is the Esim after the change");
 });
 
+test("concurrent top-ups of one depleted eSIM while the carrier pushes each: all complete, none deadlocks, the eSIM is active with every bundle", async () => {
+  const esim = await esimBought();
+  const depleted = await simulate(esim.api_key, esim.iccid, { event: "use_data", data_mb: 1024 });
+  assert.equal(depleted.body.status, "depleted");
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, () =>
+      call(api, "POST", "/v1/orders/submit-topup", { key: esim.api_key, body: topUpBody(esim.iccid, TOPUP) }),
+    ),
+  );
+  for (const answer of answers) assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  await waitFor("every push to land", async () => {
+    const bundles = await bundleRows(esim.iccid);
+    return bundles.length === 9 && bundles.filter((b) => b.status === "active").length === 1;
+  });
+  assert.equal((await esimRow(esim.iccid)).status, "active");
+  const statuses = (await bundleRows(esim.iccid)).map((b) => b.status);
+  // Which top-up runs first is the carrier's order of arrival, not necessarily ours.
+  assert.deepEqual(
+    [statuses[0], ...statuses.slice(1).sort()],
+    ["depleted", "active", ...Array(7).fill("queued")],
+    "one runs, the rest wait",
+  );
+});
+
 test("sandbox simulate: use_data needs data_mb; malformed and other partners' ICCIDs are refused", async () => {
   const esim = await esimBought();
   const other = await newPartner(api, 0, "Other partner");

@@ -404,3 +404,39 @@ test("callbacks disabled: a callback with a malformed body is 404 like an unknow
   });
   assert.equal(response.status, 404, JSON.stringify(response.body));
 });
+
+test("a top-up revives a depleted eSIM within a sync tick of its 200, callbacks off: the completion makes it due for a pull", async () => {
+  const partner = await partnerWithEsim();
+  const { iccid } = partner;
+  // The carrier (no callbacks in this world) uses the bundle up; one pull tells us.
+  await world.simulator.simulate(iccid, { event: "use_data", data_mb: 1024 });
+  await sql`update esims set next_sync_at = now() where iccid = ${iccid}`.execute(db);
+  await waitFor("the pull of the depleted eSIM", async () => {
+    return (await get(partner.api_key, `/v1/esims/${iccid}`)).body.status === "depleted";
+  });
+  const due = await sql<{ in_s: number }>`
+    select extract(epoch from next_sync_at - now())::float8 as in_s from esims where iccid = ${iccid}`.execute(
+    db,
+  );
+  assert.ok(due.rows[0]!.in_s > 60, "the next regular pull is far off (USAGE_SYNC_MIN_INTERVAL_S)");
+
+  const topup = await topUp(partner.api_key, iccid, `revive-${iccid}`);
+  assert.equal(topup.status, 200, topup.text);
+  const revived = await waitFor(
+    "the eSIM usable again",
+    async () => {
+      const body = (await get(partner.api_key, `/v1/esims/${iccid}`)).body;
+      return body.status === "active" ? body : null;
+    },
+    5_000,
+  );
+  assert.deepEqual(
+    revived.bundles.map((b: Json) => [b.order_id, b.status]),
+    [
+      [partner.order.orderID, "depleted"],
+      [topup.body.orderID, "active"],
+    ],
+    "the carrier started the new bundle at once: the one before it had ended",
+  );
+  assert.equal(revived.usage.data_remaining_mb, 3072);
+});

@@ -31,6 +31,16 @@ export async function releaseClaims(db: Executor, iccids: readonly string[]): Pr
 }
 
 /**
+ * Due for a pull now: a top-up's completion added a bundle the carrier will report (a depleted or
+ * expired eSIM is usable again). One UPDATE of a column no foreign key uses: its row lock (FOR NO
+ * KEY UPDATE) does not conflict with the key-share locks that concurrent top-ups' bundle inserts
+ * take on this eSIM, so they never deadlock on it (a SELECT ... FOR UPDATE here did).
+ */
+export async function dueNow(db: Executor, iccid: string): Promise<void> {
+  await sql`update esims set next_sync_at = now() where iccid = ${iccid}`.execute(db);
+}
+
+/**
  * A failed pull: counted, kept for the operator, and tried again after `interval_s` doubled per
  * failure so far (at most `max_s`), times `jitter` (1 to 1.2).
  */
