@@ -8,6 +8,7 @@ import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { loadConfig } from "../src/config.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
+import { applySignal } from "../src/esims/apply-signal.ts";
 import { MAX_CONSECUTIVE_UNAVAILABLE, syncDueEsims } from "../src/esims/sync-esims.ts";
 import { runCli } from "./support/cli.ts";
 import { topUpBody } from "./support/fixtures.ts";
@@ -161,6 +162,30 @@ test("a whole lifecycle through sandbox simulate: install, use, deplete, top up,
   assert.equal(types.at(-1)!.data.status, "deleted", "an event's data is the Esim after the change");
 });
 
+test("concurrent top-ups of one depleted eSIM while the carrier pushes each: all complete, none deadlocks, the eSIM is active with every bundle", async () => {
+  const esim = await esimBought();
+  const depleted = await simulate(esim.api_key, esim.iccid, { event: "use_data", data_mb: 1024 });
+  assert.equal(depleted.body.status, "depleted");
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, () =>
+      call(api, "POST", "/v1/orders/submit-topup", { key: esim.api_key, body: topUpBody(esim.iccid, TOPUP) }),
+    ),
+  );
+  for (const answer of answers) assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  await waitFor("every push to land", async () => {
+    const bundles = await bundleRows(esim.iccid);
+    return bundles.length === 9 && bundles.filter((b) => b.status === "active").length === 1;
+  });
+  assert.equal((await esimRow(esim.iccid)).status, "active");
+  const statuses = (await bundleRows(esim.iccid)).map((b) => b.status);
+  // Which top-up runs first is the carrier's order of arrival, not necessarily ours.
+  assert.deepEqual(
+    [statuses[0], ...statuses.slice(1).sort()],
+    ["depleted", "active", ...Array(7).fill("queued")],
+    "one runs, the rest wait",
+  );
+});
+
 test("sandbox simulate: use_data needs data_mb; malformed and other partners' ICCIDs are refused", async () => {
   const esim = await esimBought();
   const other = await newPartner(api, 0, "Other partner");
@@ -251,6 +276,50 @@ test("callbacks need the shared token", async () => {
   const unknown = await postSignal({ ...signal, iccid: "8901260999999999997" });
   assert.equal(unknown.status, 200, JSON.stringify(unknown.body));
   assert.deepEqual(unknown.body, { received: true, known: false, changed: false });
+});
+
+test("a callback naming a bundle we never held is accepted, the rest applied; only a pending order's bundle is 503", async () => {
+  const esim = await esimBought();
+  const carrier = await simulator.esimState(esim.iccid);
+  const stranger = {
+    reference: "ord_the_carrier_has_but_we_never_held",
+    status: "queued" as const,
+    data_mb: 1024,
+    data_used_mb: 0,
+    activated_at: null,
+    expires_at: null,
+  };
+  const installed = { state: "installed" as const, installed_at: carrier.as_of, deleted_at: null };
+  const signal = { ...carrier, profile: installed, bundles: [...carrier.bundles, stranger] };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const answer = await postSignal(signal);
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.deepEqual(answer.body, { received: true, known: true, changed: attempt === 0 });
+  }
+  assert.equal((await esimRow(esim.iccid)).status, "installed", "what we know of the signal is applied");
+  assert.deepEqual(
+    (await bundleRows(esim.iccid)).map((b) => b.order_id),
+    [esim.order_id],
+  );
+
+  // A top-up the carrier could not answer stays pending here: a signal naming its bundle is early.
+  const topup = await call(api, "POST", "/v1/orders/submit-topup", {
+    key: esim.api_key,
+    body: topUpBody(esim.iccid, TOPUP, { email: "unavailable@carrier.test" }),
+  });
+  assert.equal(topup.status, 503, JSON.stringify(topup.body));
+  const pending = await sql<{ order_id: string }>`
+    select order_id from orders where iccid = ${esim.iccid} and type = 'topup' and status = 'pending'`.execute(
+    db,
+  );
+  const order_id = pending.rows[0]!.order_id;
+  const early = await postSignal({
+    ...signal,
+    bundles: [...carrier.bundles, { ...stranger, reference: order_id }],
+  });
+  assert.equal(early.status, 503, JSON.stringify(early.body));
+  assert.equal(early.body.code, "service_unavailable");
+  assert.equal(early.headers.get("retry-after"), "1");
 });
 
 test("an unauthenticated callback with a malformed body is answered 401, never the body's schema errors", async () => {
@@ -378,5 +447,101 @@ test("a carrier down for three pulls in a row ends the round: the other claims a
   } finally {
     await simulator.control({ down: false });
     await sql`update esims set next_sync_at = now()`.execute(db);
+  }
+});
+
+/** This test file's database and carrier, in this process, with the given minimum pull interval. */
+function inProcess(usage_sync_min_interval_s: number) {
+  return {
+    config: { ...loadConfig({}), carrier_timeout_ms: 2_000, usage_sync_min_interval_s },
+    pool: world.database.pool,
+    db,
+    carrier: new HttpCarrier({ base_url: simulator.url, api_key: simulator.apiKey, timeout_ms: 2_000 }),
+  };
+}
+
+/** One pull of one eSIM, as the sync makes it (sync-esims.ts), without claiming others. */
+async function pullOne(ctx: ReturnType<typeof inProcess>, iccid: string) {
+  const outcome = await ctx.carrier.esimState(iccid);
+  assert.equal(outcome.kind, "ok");
+  if (outcome.kind === "ok") await applySignal(ctx, outcome.value, "pull");
+}
+
+async function nextSyncAt(iccid: string): Promise<Date | null> {
+  const result = await sql<{ next_sync_at: Date | null }>`
+    select next_sync_at from esims where iccid = ${iccid}`.execute(db);
+  return result.rows[0]!.next_sync_at;
+}
+
+test("a released eSIM is pulled less often as it ages: a tenth of its age apart, at most daily", async () => {
+  const ctx = inProcess(900);
+  for (const [age, interval_s] of [
+    ["10 days", 86_400],
+    ["1 day", 8_640],
+    ["1 minute", 900],
+  ] as const) {
+    const esim = await esimBought();
+    await sql`update esims set created_at = now() - ${age}::interval where iccid = ${esim.iccid}`.execute(db);
+    const before = Date.now();
+    await pullOne(ctx, esim.iccid);
+    assert.equal((await esimRow(esim.iccid)).status, "released");
+    const in_s = ((await nextSyncAt(esim.iccid))!.getTime() - before) / 1000;
+    assert.ok(in_s >= interval_s - 1 && in_s <= interval_s * 1.2 + 1, `${age} old: next pull in ${in_s} s`);
+  }
+});
+
+test("the expiry warning is on time and an expired eSIM is not pulled again, until a top-up revives it", async () => {
+  const esim = await esimBought();
+  // Nothing pushed: what the service learns here, it learns by pulling.
+  await simulator.pointCallbacksAt(null);
+  const syncing = await world.startService({
+    USAGE_SYNC_MAX_PER_SECOND: "20",
+    USAGE_SYNC_MIN_INTERVAL_S: "3600",
+  });
+  try {
+    await simulator.simulate(esim.iccid, { event: "use_data", data_mb: 10 });
+    // The carrier's bundle ends 24 hours and 2 seconds from now: the warning is due in 2 seconds.
+    await sql`update carrier_sim.bundles set expires_at = now() + interval '24 hours 2 seconds'
+              where iccid = ${esim.iccid}`.execute(db);
+    await pullOne(inProcess(3600), esim.iccid);
+    const active = await esimRow(esim.iccid);
+    assert.equal(active.status, "active");
+    const line_ms = active.expires_at.getTime() - 24 * 3_600_000;
+    const early_s = (line_ms - (await nextSyncAt(esim.iccid))!.getTime()) / 1000;
+    assert.ok(early_s <= 0 && early_s > -2, `the next pull is right after the warning's line (${early_s} s)`);
+    assert.equal((await eventsOf(esim.partner_id, "esim.expiring")).length, 0, "not yet");
+    await waitFor(
+      "the warning",
+      async () => (await eventsOf(esim.partner_id, "esim.expiring")).length === 1,
+      8_000,
+    );
+    assert.ok(Date.now() - line_ms < 4_000, "recorded within moments of its line, not an interval later");
+
+    // The bundle ends in 2 seconds now: the pull is at its end, and then never again.
+    await sql`update carrier_sim.bundles set expires_at = now() + interval '2 seconds'
+              where iccid = ${esim.iccid}`.execute(db);
+    await pullOne(inProcess(3600), esim.iccid);
+    await waitFor("the expiry", async () => (await esimRow(esim.iccid)).status === "expired", 8_000);
+    assert.equal((await eventsOf(esim.partner_id, "esim.expired")).length, 1);
+    assert.equal(await nextSyncAt(esim.iccid), null, "an expired eSIM is not pulled");
+    const pulled_at = (await esimRow(esim.iccid)).last_synced_at.getTime();
+    await sql`update esims set sync_failures = 0 where iccid = ${esim.iccid}`.execute(db);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.equal((await esimRow(esim.iccid)).last_synced_at.getTime(), pulled_at, "no pull since");
+
+    const topup = await call(api, "POST", "/v1/orders/submit-topup", {
+      key: esim.api_key,
+      body: topUpBody(esim.iccid, TOPUP),
+    });
+    assert.equal(topup.status, 200, JSON.stringify(topup.body));
+    await waitFor("the revival", async () => (await esimRow(esim.iccid)).status === "active", 5_000);
+    assert.notEqual(await nextSyncAt(esim.iccid), null, "pulled again while it can change");
+
+    const deleted = await simulate(esim.api_key, esim.iccid, { event: "delete" });
+    assert.equal(deleted.body.status, "deleted");
+    assert.equal(await nextSyncAt(esim.iccid), null, "a deleted eSIM is not pulled");
+  } finally {
+    await syncing.stop();
+    await simulator.pointCallbacksAt(`${api}/carrier/callbacks`, CALLBACK_TOKEN);
   }
 });

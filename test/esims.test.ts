@@ -1,7 +1,6 @@
 // The partner's eSIMs after the sale (contract "eSIMs"): GET /v1/esims, /v1/esims/{iccid} and its
-// QR image, over a real service process, the carrier simulator and a real SMTP server. eSIMs are
-// bought through the real purchase flow; their bundle rows are added by givenBundleRows until the
-// order completion path writes them (branch esim-signals).
+// QR image, over a real service process, the carrier simulator and a real SMTP server. eSIMs and
+// top-ups are bought through the real purchase flow, whose completion writes their bundle rows.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -33,21 +32,6 @@ const scratch = await mkdtemp(path.join(tmpdir(), "esims-test-"));
 after(() => rm(scratch, { recursive: true, force: true }));
 
 const TOPUP = { package_id: "fr-3gb-15d", external_package_id: "CARRIER-FR-3GB-15D" };
-
-/**
- * The esim_bundles rows of every completed order on `iccid` (the original first, then top-ups by
- * order), as migration 0005 backfills them. In this branch the order completion path does not write
- * them yet; the rows already there are kept, so this is harmless once it does.
- */
-async function givenBundleRows(iccid: string): Promise<void> {
-  await sql`
-    insert into esim_bundles (order_id, iccid, position, package_id, name, data_mb, validity_days, created_at)
-    select o.order_id, o.iccid, (row_number() over (order by o.seq) - 1)::int, o.package_id, p.name,
-           o.data_mb, o.validity_days, o.created_at
-    from orders o join packages p on p.package_id = o.package_id
-    where o.iccid = ${iccid} and o.status = 'completed'
-    on conflict (order_id) do nothing`.execute(db);
-}
 
 /** A partner with one bought FR 1 GB eSIM; the submit's answer as it came. */
 async function partnerWithEsim(credit_minor = 100_00, client_reference?: string) {
@@ -114,7 +98,6 @@ test("an eSIM with a top-up: its state, usage, bundles in order and the install 
   const topup = await topUp(partner.api_key, iccid, `esim-read-${iccid}`);
   assert.equal(topup.status, 200, topup.text);
   assert.equal(topup.body.esim_iccid, iccid, "a top-up names the eSIM it topped up");
-  await givenBundleRows(iccid);
 
   const esim = await get(partner.api_key, `/v1/esims/${iccid}`);
   assert.equal(esim.status, 200, JSON.stringify(esim.body));
@@ -198,7 +181,6 @@ test("usage: sums the bundles, counts what queued and active bundles have left, 
   const { iccid } = partner;
   const topup = await topUp(partner.api_key, iccid, `usage-${iccid}`);
   assert.equal(topup.status, 200, topup.text);
-  await givenBundleRows(iccid);
   // State as the carrier signals would leave it: the original used up, the top-up half used.
   await sql`update esim_bundles set status = 'depleted', data_used_mb = 1024, activated_at = '2026-11-01T08:00:00Z',
             expires_at = '2026-11-08T08:00:00Z' where order_id = ${partner.order.orderID}`.execute(db);
@@ -253,7 +235,6 @@ test("GET /v1/esims: newest first over more than two pages, filtered by client_r
   const bought: Json[] = [];
   for (let i = 0; i < 7; i++) bought.push(await buy(partner.api_key, i % 2 === 0 ? "even" : `odd-${i}`));
   const iccids = bought.map((order) => order.purchases[0].iccid as string);
-  for (const iccid of iccids) await givenBundleRows(iccid);
 
   const seen: string[] = [];
   let cursor: string | null = null;
@@ -422,4 +403,40 @@ test("callbacks disabled: a callback with a malformed body is 404 like an unknow
     headers: { authorization: "Bearer anything" },
   });
   assert.equal(response.status, 404, JSON.stringify(response.body));
+});
+
+test("a top-up revives a depleted eSIM within a sync tick of its 200, callbacks off: the completion makes it due for a pull", async () => {
+  const partner = await partnerWithEsim();
+  const { iccid } = partner;
+  // The carrier (no callbacks in this world) uses the bundle up; one pull tells us.
+  await world.simulator.simulate(iccid, { event: "use_data", data_mb: 1024 });
+  await sql`update esims set next_sync_at = now() where iccid = ${iccid}`.execute(db);
+  await waitFor("the pull of the depleted eSIM", async () => {
+    return (await get(partner.api_key, `/v1/esims/${iccid}`)).body.status === "depleted";
+  });
+  const due = await sql<{ in_s: number }>`
+    select extract(epoch from next_sync_at - now())::float8 as in_s from esims where iccid = ${iccid}`.execute(
+    db,
+  );
+  assert.ok(due.rows[0]!.in_s > 60, "the next regular pull is far off (USAGE_SYNC_MIN_INTERVAL_S)");
+
+  const topup = await topUp(partner.api_key, iccid, `revive-${iccid}`);
+  assert.equal(topup.status, 200, topup.text);
+  const revived = await waitFor(
+    "the eSIM usable again",
+    async () => {
+      const body = (await get(partner.api_key, `/v1/esims/${iccid}`)).body;
+      return body.status === "active" ? body : null;
+    },
+    5_000,
+  );
+  assert.deepEqual(
+    revived.bundles.map((b: Json) => [b.order_id, b.status]),
+    [
+      [partner.order.orderID, "depleted"],
+      [topup.body.orderID, "active"],
+    ],
+    "the carrier started the new bundle at once: the one before it had ended",
+  );
+  assert.equal(revived.usage.data_remaining_mb, 3072);
 });

@@ -5,6 +5,7 @@ import { readFile } from "node:fs/promises";
 import { test } from "node:test";
 import { servedOpenapi } from "../scripts/write-openapi.ts";
 import { ALTERNATE_STATUS, ERROR_CODES } from "../src/shared/errors.ts";
+import { pageParameters } from "../src/shared/schemas.ts";
 
 const served = await servedOpenapi();
 const document = JSON.parse(served);
@@ -52,4 +53,28 @@ test("every operation has an id, a summary, security, and problem+json errors wi
     }
   }
   assert.ok(operations >= 10);
+});
+
+test("every cursor-paged list takes `limit` and `cursor` as pageParameters declares them, nothing of its own", () => {
+  const lists: string[] = [];
+  for (const [path, methods] of Object.entries<Record<string, any>>(document.paths)) {
+    for (const [method, operation] of Object.entries<any>(methods)) {
+      const query = new Map<string, any>(
+        (operation.parameters ?? []).filter((p: any) => p.in === "query").map((p: any) => [p.name, p]),
+      );
+      if (!query.has("cursor")) continue;
+      const where = `${method.toUpperCase()} ${path}`;
+      lists.push(where);
+      const default_size = Number(/default (\d+)\./.exec(query.get("limit")?.description ?? "")?.[1]);
+      assert.ok(Number.isInteger(default_size), `${where}: limit names its default`);
+      const shared = pageParameters(default_size);
+      for (const name of ["limit", "cursor"] as const) {
+        const { description, ...schema } = JSON.parse(JSON.stringify(shared[name]));
+        assert.deepEqual(query.get(name).schema, schema, `${where}: ${name}`);
+        assert.equal(query.get(name).description, description, `${where}: ${name}'s description`);
+      }
+    }
+  }
+  assert.ok(lists.includes("GET /v1/profile/wallet/transactions"), lists.join(", "));
+  assert.ok(lists.length >= 3, lists.join(", "));
 });

@@ -128,7 +128,8 @@ export type Database = {
     expires_at: Date | null;
     deleted_at: Date | null;
     usage_updated_at: Date | null;
-    next_sync_at: Timestamp;
+    /** null: not pulled (expired, deleted, cancelled; migration 0012). */
+    next_sync_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
     last_synced_at: Date | null;
     sync_failures: Generated<number>;
     last_sync_error: string | null;

@@ -184,7 +184,8 @@ function crossedFacts(
 /**
  * The bundle whose end is the eSIM's end, when that end is less than 24 hours away and nothing is
  * queued behind it; null otherwise. Time crosses this line, not a signal: it is noticed by the
- * first signal or sync after it, and recorded once per bundle.
+ * first signal or pull after it (a pull is scheduled just after it: pull-schedule.ts), and
+ * recorded once per bundle.
  */
 function expiringBundle(esim: StoredEsim, bundles: readonly StoredBundle[], now: Date): string | null {
   if (esim.status !== "active" && esim.status !== "installed") return null;

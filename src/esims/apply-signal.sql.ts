@@ -5,13 +5,15 @@
 import { sql, type Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import type { StoredBundle, StoredEsim } from "./apply-signal-merge.ts";
+import { type PullSchedule, pullAt } from "./pull-schedule.ts";
 
-export type LockedEsim = StoredEsim & { partner_id: string };
+export type LockedEsim = StoredEsim & { partner_id: string; created_at: Date };
 
 /** The eSIM, locked until the merge commits: signals for one eSIM apply one at a time. */
 export async function lockEsim(trx: Transaction<Database>, iccid: string): Promise<LockedEsim | null> {
   const result = await sql<LockedEsim>`
-    select iccid, partner_id, status, installed_at, activated_at, expires_at, deleted_at, usage_updated_at
+    select iccid, partner_id, created_at, status, installed_at, activated_at, expires_at, deleted_at,
+           usage_updated_at
     from esims where iccid = ${iccid} for update`.execute(trx);
   return result.rows[0] ?? null;
 }
@@ -56,19 +58,27 @@ export async function updateEsimState(trx: Transaction<Database>, esim: StoredEs
 }
 
 /**
- * After a signal was applied the eSIM is fresh. Pulled: the next pull is due `after_s` from now
- * and the failure count starts again. Pushed: the due pull is put off to at least `after_s` from now.
+ * After a signal was applied the eSIM is fresh; `schedule` (pull-schedule.ts) says when it is next
+ * pulled, null: never (a top-up makes it due again). Pulled: at the schedule, and the failure count
+ * starts again. Pushed: the due pull is put off to at least the interval's time (a pull in flight
+ * keeps its claim), but never past the schedule's time-driven line.
  */
 export async function markSynced(
   trx: Transaction<Database>,
   iccid: string,
-  after_s: number,
+  schedule: PullSchedule,
   pulled: boolean,
 ): Promise<void> {
-  const next = sql`now() + make_interval(secs => ${after_s})`;
+  const next =
+    schedule === null
+      ? sql`null`
+      : pulled
+        ? sql`${pullAt(schedule)}::timestamptz`
+        : // least and greatest skip nulls: no line, or no pull scheduled before (a revived eSIM).
+          sql`least(greatest(next_sync_at, ${schedule.regular_at}::timestamptz), ${schedule.line_at}::timestamptz)`;
   await sql`
     update esims
-    set next_sync_at = ${pulled ? next : sql`greatest(next_sync_at, ${next})`},
+    set next_sync_at = ${next},
         last_synced_at = ${pulled ? sql`now()` : sql`last_synced_at`},
         sync_failures = ${pulled ? sql`0` : sql`sync_failures`},
         last_sync_error = ${pulled ? sql`null` : sql`last_sync_error`}

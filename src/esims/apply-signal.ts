@@ -15,6 +15,7 @@ import { type CrossedFact, mergeSignal } from "./apply-signal-merge.ts";
 import { esimChanged } from "./esim-cache.ts";
 import { eventEsim } from "./event-esim.ts";
 import { getEsim } from "./get-esim.ts";
+import { nextPull } from "./pull-schedule.ts";
 
 export type SignalSource = "callback" | "pull";
 
@@ -33,11 +34,14 @@ export async function applySignal(
     const esim = await lockEsim(trx, signal.iccid);
     if (!esim) return { kind: "unknown_esim" } as const;
     const stored = await bundlesOf(trx, signal.iccid, MAX_SIGNAL_BUNDLES);
-    const merged = mergeSignal(esim, stored, signal, new Date());
+    const now = new Date();
+    const merged = mergeSignal(esim, stored, signal, now);
     await updateBundles(trx, merged.changed_bundles);
     if (merged.esim_changed) await updateEsimState(trx, merged.esim);
     const events = await recordFacts(trx, esim.partner_id, signal.iccid, merged.facts);
-    await markSynced(trx, signal.iccid, withJitter(ctx.config.usage_sync_min_interval_s), source === "pull");
+    const after = { ...merged.esim, created_at: esim.created_at };
+    const schedule = nextPull(after, now, ctx.config.usage_sync_min_interval_s, withJitter(1));
+    await markSynced(trx, signal.iccid, schedule, source === "pull");
     crashPoint("before_signal_commit");
     return {
       kind: "applied",

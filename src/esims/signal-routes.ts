@@ -4,7 +4,7 @@
 import type { AppContext } from "../shared/context.ts";
 import { routesOf } from "../shared/endpoint.ts";
 import type { App } from "../shared/http-types.ts";
-import { carrierCallbackRoute } from "./carrier-callback.route.ts";
+import { carrierCallbackRoute, type PendingReferences } from "./carrier-callback.route.ts";
 import { simulateEsimRoute } from "./simulate-esim.route.ts";
 
 const sandboxRoutes = routesOf([simulateEsimRoute]);
@@ -16,4 +16,7 @@ const sandboxRoutes = routesOf([simulateEsimRoute]);
 export async function esimSignalRoutes(app: App, ctx: AppContext): Promise<void> {
   if (ctx.config.app_env === "sandbox") await sandboxRoutes(app, ctx);
 }
-export const carrierCallbackRoutes = routesOf([carrierCallbackRoute]);
+/** The carrier's callback, told by the caller which bundle references are orders still pending. */
+export function carrierCallbackRoutes(pendingReferences: PendingReferences) {
+  return routesOf([carrierCallbackRoute(pendingReferences)]);
+}

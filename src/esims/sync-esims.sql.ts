@@ -3,7 +3,10 @@
 import { sql } from "kysely";
 import type { Executor } from "../db/executor.ts";
 
-/** Only these can still change: deleted and cancelled are final (the partial index esims_sync_due_idx). */
+/**
+ * The statuses of the partial index esims_sync_due_idx. Deleted and cancelled are final; an expired
+ * eSIM is not pulled either (its next_sync_at is null, pull-schedule.ts) until a top-up makes it due.
+ */
 const SYNCABLE = sql`status in ('released', 'installed', 'active', 'depleted', 'expired')`;
 
 /**
@@ -26,8 +29,19 @@ export async function claimDueEsims(db: Executor, limit: number, lease_s: number
 export async function releaseClaims(db: Executor, iccids: readonly string[]): Promise<number> {
   if (iccids.length === 0) return 0;
   const result = await sql`
-    update esims set next_sync_at = now() where iccid = any(${[...iccids]}::text[])`.execute(db);
+    update esims set next_sync_at = now()
+    where iccid = any(${[...iccids]}::text[]) and next_sync_at is not null`.execute(db);
   return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * Due for a pull now: a top-up's completion added a bundle the carrier will report (a depleted or
+ * expired eSIM is usable again). One UPDATE of a column no foreign key uses: its row lock (FOR NO
+ * KEY UPDATE) does not conflict with the key-share locks that concurrent top-ups' bundle inserts
+ * take on this eSIM, so they never deadlock on it (a SELECT ... FOR UPDATE here did).
+ */
+export async function dueNow(db: Executor, iccid: string): Promise<void> {
+  await sql`update esims set next_sync_at = now() where iccid = ${iccid}`.execute(db);
 }
 
 /**
@@ -46,7 +60,7 @@ export async function markSyncFailed(
         next_sync_at = now() + make_interval(secs => greatest(${backoff.interval_s}::float8,
           least(${backoff.interval_s}::float8 * power(2, least(sync_failures, 20)), ${backoff.max_s}::float8))
           * ${backoff.jitter}::float8)
-    where iccid = ${iccid}`.execute(db);
+    where iccid = ${iccid} and next_sync_at is not null`.execute(db);
 }
 
 export type UnreachableEsim = {
@@ -56,7 +70,8 @@ export type UnreachableEsim = {
   sync_failures: number;
   last_sync_error: string | null;
   last_synced_at: Date | null;
-  next_sync_at: Date;
+  /** null: not pulled any more (expired, deleted, cancelled). */
+  next_sync_at: Date | null;
   created_at: Date;
   /** Seconds since the last successful pull, or since the eSIM was made when it never had one. */
   unreached_for_s: number;
@@ -65,11 +80,11 @@ export type UnreachableEsim = {
 const SYNC_COLUMNS = sql`iccid, partner_id, status, sync_failures, last_sync_error, last_synced_at, next_sync_at,
   created_at, extract(epoch from now() - coalesce(last_synced_at, created_at))::float8 as unreached_for_s`;
 
-/** eSIMs the sync could not reach on its last attempts, longest unreached first. */
+/** eSIMs the sync could not reach on its last attempts and still pulls, longest unreached first. */
 export async function unreachableEsims(db: Executor, limit: number): Promise<UnreachableEsim[]> {
   const result = await sql<UnreachableEsim>`
     select ${SYNC_COLUMNS}
-    from esims where sync_failures > 0 or last_sync_error is not null
+    from esims where (sync_failures > 0 or last_sync_error is not null) and next_sync_at is not null
     order by coalesce(last_synced_at, created_at) limit ${limit}`.execute(db);
   return result.rows;
 }

@@ -3,9 +3,10 @@
 // process. It is what catches a signal the carrier never delivered (our process was down, the
 // callback was lost) and the time-driven facts (an expiry warning). Each pull is applied like a
 // callback (apply-signal.ts).
+import type { Executor } from "../db/executor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { applySignal, withJitter } from "./apply-signal.ts";
-import { claimDueEsims, markSyncFailed, releaseClaims } from "./sync-esims.sql.ts";
+import { claimDueEsims, dueNow, markSyncFailed, releaseClaims } from "./sync-esims.sql.ts";
 
 /** A failing eSIM is retried with doubling pauses, never more than this apart. */
 const MAX_RETRY_AFTER_S = 6 * 3_600;
@@ -16,6 +17,18 @@ export const MAX_CONSECUTIVE_UNAVAILABLE = 3;
 export type SyncRound = { claimed: number; synced: number; failed: number; released: number };
 
 type Pulled = "synced" | "failed" | "unavailable";
+
+/**
+ * A top-up's completion, in its transaction, before the bundle is inserted (the lock order of a
+ * signal: the eSIM, then its bundles): the eSIM is pulled at once, so a depleted or expired one
+ * shows usable again within a sync tick of the 200, even when the carrier's callback is lost or
+ * callbacks are off. The status is not re-derived here: that needs the eSIM's row lock, which
+ * would make concurrent top-ups of one eSIM deadlock; the pull re-derives it (a pull that was
+ * already in flight does too: the merge counts the new queued bundle).
+ */
+export async function pullSoon(trx: Executor, iccid: string): Promise<void> {
+  await dueNow(trx, iccid);
+}
 
 /** One round: claims up to `limit` due eSIMs and pulls each, one at a time (the rate bound). */
 export async function syncDueEsims(ctx: AppContext, limit: number): Promise<SyncRound> {

@@ -8,6 +8,7 @@ import type { Transaction } from "kysely";
 import type { CarrierOutcome, ProvisionedProfile, TopUpResult } from "../carrier/carrier.ts";
 import type { Database } from "../db/schema.ts";
 import { esimChanged } from "../esims/esim-cache.ts";
+import { pullSoon } from "../esims/sync-esims.ts";
 import { resolveHold } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
@@ -85,6 +86,7 @@ export async function complete(
     const esim = await esimProfile(trx, iccid);
     assert.ok(esim, `top-up ${order.order_id} is for a known eSIM`);
     profile = esim;
+    await pullSoon(trx, iccid);
   }
   await insertPurchase(trx, {
     order_id: order.order_id,

@@ -1,10 +1,12 @@
 // What other parts of the service read about orders in bulk: totals and statuses for the ledger
-// audit (wallet/audit-ledger.ts), pending counts for /metrics.
+// audit (wallet/audit-ledger.ts), pending counts for /metrics, and which orders a carrier callback
+// names are still waiting for the carrier's answer (esims/carrier-callback.route.ts, through the server).
 import type { Executor } from "../db/executor.ts";
 import type { OrderRow } from "./order.ts";
 import {
   completedTotals,
   type PendingOrderStats,
+  pendingAmong,
   pendingOrderStats,
   statusesAfter,
   typesOf,
@@ -37,4 +39,9 @@ export async function pendingOrders(db: Executor, give_up_hours: number): Promis
 export async function orderTypes(db: Executor, order_ids: string[]): Promise<Map<string, "esim" | "topup">> {
   const rows = await typesOf(db, order_ids);
   return new Map(rows.map((row) => [row.order_id, row.type]));
+}
+
+/** The orders among `order_ids` that are still pending; at most as many as were named. */
+export function pendingOrderIds(db: Executor, order_ids: readonly string[]): Promise<string[]> {
+  return pendingAmong(db, order_ids);
 }

@@ -309,3 +309,13 @@ export async function typesOf(
     select order_id, type from orders where order_id = any(${order_ids}::text[])`.execute(db);
   return result.rows;
 }
+
+/** Which of the orders named are still pending (a carrier callback names bundles by order id). */
+export async function pendingAmong(db: Executor, order_ids: readonly string[]): Promise<string[]> {
+  if (order_ids.length === 0) return [];
+  const result = await sql<{ order_id: string }>`
+    select order_id from orders where order_id = any(${[...order_ids]}::text[]) and status = 'pending'`.execute(
+    db,
+  );
+  return result.rows.map((row) => row.order_id);
+}

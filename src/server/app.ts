@@ -11,7 +11,7 @@ import { cartRoutes } from "../carts/routes.ts";
 import { catalogAdminRoutes, catalogRoutes } from "../catalog/routes.ts";
 import { esimRoutes } from "../esims/routes.ts";
 import { carrierCallbackRoutes, esimSignalRoutes } from "../esims/signal-routes.ts";
-import { pendingOrders } from "../orders/order-totals.ts";
+import { pendingOrderIds, pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
 import type { AppContext } from "../shared/context.ts";
@@ -217,7 +217,7 @@ async function registerCarrierCallbacks(app: App, ctx: AppContext, failures: Rat
       }
       requireToken(request, token, failures, "CARRIER_CALLBACK_TOKEN");
     });
-    await carrierCallbackRoutes(callbacks as App, ctx);
+    await carrierCallbackRoutes(pendingOrderIds)(callbacks as App, ctx);
   });
 }
 

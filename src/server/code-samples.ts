@@ -69,6 +69,39 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
       '  { idempotencyKey: "topup-booking-1042" }, // optional: the SDK makes one per call\n);',
   },
   getWallet: { sdk: "const { balance } = await client.wallet.get();" },
+  listWalletTransactions: {
+    query: "from=2026-11-01&to=2026-11-30&limit=50",
+    sdk:
+      'for await (const row of client.wallet.transactions({ from: "2026-11-01", to: "2026-11-30" })) {\n' +
+      "  console.log(row.created_at, row.type, row.amount.amount_minor, row.balance_after.amount_minor);\n}\n" +
+      '// Or every row of the range as CSV text (Accept: text/csv):\nconst csv = await client.wallet.transactionsCsv({ from: "2026-11-01", to: "2026-11-30" });',
+  },
+  setLowBalanceAlert: {
+    body: { threshold_minor: 50000 },
+    sdk: "const wallet = await client.wallet.setLowBalanceAlert({ threshold_minor: 50000 }); // null: off",
+  },
+  listEsims: {
+    query: "status=active&limit=20",
+    sdk:
+      'for await (const esim of client.esims.list({ status: "active" })) {\n' +
+      "  console.log(esim.iccid, esim.usage.data_remaining_mb, esim.usage.updated_at);\n}",
+  },
+  getEsim: {
+    path: { iccid: EXAMPLE.iccid },
+    sdk: `const esim = await client.esims.get("${EXAMPLE.iccid}");\nconsole.log(esim.status, esim.installation.ios_install_url);`,
+  },
+  getEsimQrPng: {
+    path: { iccid: EXAMPLE.iccid },
+    query: "size=512",
+    sdk: `const png: Uint8Array = await client.esims.qrPng("${EXAMPLE.iccid}", { size: 512 });`,
+  },
+  simulateEsimEvent: {
+    path: { iccid: EXAMPLE.iccid },
+    body: { event: "use_data", data_mb: 600 },
+    sdk:
+      "// Sandbox only; never retried by the SDK (a repeated use_data would use the data twice).\n" +
+      `const esim = await client.esims.simulate("${EXAMPLE.iccid}", { event: "use_data", data_mb: 600 });`,
+  },
   adminCreatePartner: { body: { name: "Acme Travel" } },
   adminIssueApiKey: { path: { partner_id: EXAMPLE.partner_id } },
   adminRevokeApiKey: { path: { key_id: EXAMPLE.key_id } },

@@ -2,9 +2,9 @@
 import { Readable } from "node:stream";
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
-import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
+import { errorResponses, PARTNER_SECURITY, pageParameters, pageSize } from "../shared/schemas.ts";
 import { CSV_COLUMNS, exportTransactions, MAX_CSV_ROWS } from "./export-transactions.ts";
-import { DEFAULT_PAGE_SIZE, listTransactions, MAX_PAGE_SIZE, TransactionPage } from "./list-transactions.ts";
+import { DEFAULT_PAGE_SIZE, listTransactions, TransactionPage } from "./list-transactions.ts";
 
 const DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 
@@ -30,13 +30,7 @@ export const listTransactionsRoute = endpoint({
     security: PARTNER_SECURITY,
     querystring: Type.Object(
       {
-        limit: Type.Optional(
-          Type.String({
-            pattern: "^(100|[1-9][0-9]?)$",
-            description: `1-${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}.`,
-          }),
-        ),
-        cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        ...pageParameters(DEFAULT_PAGE_SIZE),
         from: Type.Optional(
           Type.String({ format: "date", pattern: DATE, description: "First UTC day included (YYYY-MM-DD)." }),
         ),
@@ -69,7 +63,7 @@ export const listTransactionsRoute = endpoint({
     }
     const page = await listTransactions(ctx.db, {
       ...range,
-      limit: query.limit === undefined ? DEFAULT_PAGE_SIZE : Number(query.limit),
+      limit: pageSize(query.limit, DEFAULT_PAGE_SIZE),
       cursor: query.cursor ?? null,
     });
     return reply.type("application/json; charset=utf-8").send(page);

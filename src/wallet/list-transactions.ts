@@ -132,6 +132,10 @@ export async function listTransactions(
   db: Kysely<Database>,
   input: StatementRange & { partner_id: string; limit: number; cursor: string | null },
 ): Promise<TransactionPage> {
+  // The route's schema (pageParameters) already bounds it; a caller past the bound is a bug.
+  if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > MAX_PAGE_SIZE) {
+    throw new Error(`listTransactions: limit ${input.limit} outside 1-${MAX_PAGE_SIZE}`);
+  }
   const window = statementWindow(input);
   const before_seq = input.cursor === null ? null : decodeCursor(input.cursor);
   const wallet = await partnerWallet(db, input.partner_id);

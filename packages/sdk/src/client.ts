@@ -3,6 +3,7 @@
 import { MAX_RETRIES_LIMIT, SDK_VERSION, Transport } from "./core/transport.ts";
 import { Carts } from "./resources/carts.ts";
 import { Catalog } from "./resources/catalog.ts";
+import { Esims } from "./resources/esims.ts";
 import { Orders } from "./resources/orders.ts";
 import { TopUps } from "./resources/topups.ts";
 import { Wallet } from "./resources/wallet.ts";
@@ -30,6 +31,7 @@ export class EsimClient {
   readonly orders: Orders;
   readonly topUps: TopUps;
   readonly wallet: Wallet;
+  readonly esims: Esims;
 
   constructor(options: ClientOptions) {
     if (!options.apiKey) throw new TypeError("apiKey is required");
@@ -49,5 +51,6 @@ export class EsimClient {
     this.orders = new Orders(transport);
     this.topUps = new TopUps(transport);
     this.wallet = new Wallet(transport);
+    this.esims = new Esims(transport);
   }
 }

@@ -29,3 +29,25 @@ export type TopUpOffer = AvailableTopUps["data"][number];
 export type SubmitTopUpParams = RequestBody<"submitTopUp">;
 
 export type Wallet = Ok<"getWallet", 200>;
+export type SetLowBalanceAlertParams = RequestBody<"setLowBalanceAlert">;
+
+/** The digit-string page size of the document, taken as a number by the SDK (1-100). */
+type NumericLimit<Q> = Omit<Q, "limit"> & { limit?: number };
+
+export type WalletTransactionPage = Ok<"listWalletTransactions", 200>;
+export type WalletTransaction = WalletTransactionPage["data"][number];
+type ListWalletTransactionsQuery = NonNullable<operations["listWalletTransactions"]["parameters"]["query"]>;
+export type ListWalletTransactionsParams = NumericLimit<ListWalletTransactionsQuery>;
+/** The CSV statement takes the date range only: it is every row of the range at once. */
+export type WalletTransactionsCsvParams = Pick<ListWalletTransactionsQuery, "from" | "to">;
+
+export type Esim = Ok<"getEsim", 200>;
+export type EsimStatus = Esim["status"];
+export type Bundle = Esim["bundles"][number];
+export type EsimInstallation = Esim["installation"];
+export type EsimPage = Ok<"listEsims", 200>;
+type ListEsimsQuery = NonNullable<operations["listEsims"]["parameters"]["query"]>;
+export type ListEsimsParams = NumericLimit<ListEsimsQuery>;
+/** The QR image's width and height in pixels (128-1024, default 512). */
+export type EsimQrParams = { size?: number };
+export type SimulateEsimParams = RequestBody<"simulateEsimEvent">;

@@ -29,9 +29,12 @@ export type RequestOptions = {
   headers?: Record<string, string>;
 };
 
+/** How a successful answer is read: parsed JSON (the default), text (CSV) or bytes (an image). */
+export type ResponseAs = "json" | "text" | "bytes";
+
 /** What a resource method asks the transport for. */
 export type Call = {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "PUT";
   path: string;
   query?: Record<string, string | number | null | undefined>;
   body?: unknown;
@@ -41,6 +44,10 @@ export type Call = {
    */
   idempotent: boolean;
   idempotencyKey?: string;
+  /** The media type asked for (default application/json); errors come as problem+json whatever it is. */
+  accept?: string;
+  /** Default "json". */
+  as?: ResponseAs;
 };
 
 export class Transport {
@@ -73,9 +80,9 @@ export class Transport {
         signal,
       });
       // Read the whole body under the same deadline: a response cut after its headers is a failure.
-      const text = await response.text();
-      if (response.ok) return { ok: true, value: (text ? JSON.parse(text) : undefined) as T };
-      const error = apiError(response, text);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      if (response.ok) return { ok: true, value: successValue(bytes, call.as ?? "json") as T };
+      const error = apiError(response, new TextDecoder().decode(bytes));
       const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
       return { ok: false, error, retryable: isRetryableAnswer(error.status, error.code), retryAfterMs };
     } catch (error) {
@@ -99,7 +106,7 @@ export class Transport {
   /** A fresh object per attempt: concurrent calls never see each other's headers. */
   #headers(call: Call, options: RequestOptions): Record<string, string> {
     const headers: Record<string, string> = {
-      accept: "application/json",
+      accept: call.accept ?? "application/json",
       authorization: `Bearer ${this.#settings.apiKey}`,
     };
     // Names lower-cased: `Authorization` beside `authorization` would reach fetch as one joined
@@ -114,6 +121,14 @@ export class Transport {
 type Outcome<T> =
   | { ok: true; value: T }
   | { ok: false; error: Error; retryable: boolean; retryAfterMs: number | null };
+
+/** A 2xx body as the call asked for it; JSON that does not parse throws SyntaxError (not retried). */
+function successValue(bytes: Uint8Array, as: ResponseAs): unknown {
+  if (as === "bytes") return bytes;
+  const text = new TextDecoder().decode(bytes);
+  if (as === "text") return text;
+  return text ? JSON.parse(text) : undefined;
+}
 
 function failed(error: Error): Outcome<never> {
   return { ok: false, error, retryable: true, retryAfterMs: null };
