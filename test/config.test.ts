@@ -50,9 +50,17 @@ test("production refuses to start without DATABASE_URL, ADMIN_TOKEN, SMTP_URL an
     CARRIER_URL: "https://carrier.example",
     CARRIER_API_KEY: "secret",
     CARRIER_CALLBACK_TOKEN: "a-long-callback-token",
+    WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
   };
   assert.equal(loadConfig(full).app_env, "production");
-  for (const missing of ["DATABASE_URL", "ADMIN_TOKEN", "SMTP_URL", "CARRIER_URL", "CARRIER_API_KEY"]) {
+  for (const missing of [
+    "DATABASE_URL",
+    "ADMIN_TOKEN",
+    "SMTP_URL",
+    "CARRIER_URL",
+    "CARRIER_API_KEY",
+    "WEBHOOK_SECRET_KEY",
+  ]) {
     const env: Record<string, string> = { ...full };
     delete env[missing];
     const expected = new RegExp(`^${missing}: is required when APP_ENV=production`);
@@ -71,6 +79,7 @@ test("production refuses to start without the carrier callback token unless call
     SMTP_URL: "smtp://mail:25",
     CARRIER_URL: "https://carrier.example",
     CARRIER_API_KEY: "secret",
+    WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
   };
   assert.throws(
     () => loadConfig(env),
