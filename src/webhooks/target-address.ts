@@ -41,16 +41,19 @@ const NON_PUBLIC_V6: ReadonlyArray<[string, number]> = [
   ["ff00::", 8],         // multicast
 ];
 
-const nonPublic = new BlockList();
-for (const [network, prefix] of NON_PUBLIC_V4) nonPublic.addSubnet(network, prefix, "ipv4");
-for (const [network, prefix] of NON_PUBLIC_V6) nonPublic.addSubnet(network, prefix, "ipv6");
+// Two lists: in one BlockList, Node matches IPv4 addresses against IPv6 rules through their mapped
+// form, and ::ffff:0:0/96 would then refuse every IPv4 address.
+const nonPublicV4 = new BlockList();
+for (const [network, prefix] of NON_PUBLIC_V4) nonPublicV4.addSubnet(network, prefix, "ipv4");
+const nonPublicV6 = new BlockList();
+for (const [network, prefix] of NON_PUBLIC_V6) nonPublicV6.addSubnet(network, prefix, "ipv6");
 
 /** True for a public unicast IPv4 or IPv6 address; false for anything else, unparseable included. */
 export function isPublicAddress(address: string): boolean {
   const bare = address.split("%")[0]!; // a zone id (fe80::1%eth0) is link-local anyway
   const family = isIP(bare);
   if (family === 0) return false;
-  return !nonPublic.check(bare, family === 4 ? "ipv4" : "ipv6");
+  return family === 4 ? !nonPublicV4.check(bare, "ipv4") : !nonPublicV6.check(bare, "ipv6");
 }
 
 export class RefusedTarget extends Error {
