@@ -22,8 +22,8 @@ export type Received = {
   at_ms: number;
 };
 
-/** How a path answers its n-th request (0-based): a status, or "hang" (never answers). */
-export type Behaviour = (n: number, received: Received) => number | "hang";
+/** How a path answers its n-th request (0-based): a status, a status after a delay, or never. */
+export type Behaviour = (n: number, received: Received) => number | "hang" | { status: number; delay_ms: number };
 
 export type WebhookReceiver = {
   url: string;
@@ -79,8 +79,16 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       hanging.add(response);
       return;
     }
-    entry.answered = answer;
-    response.writeHead(answer, { "content-type": "text/plain" }).end("ok");
+    const { status, delay_ms } = typeof answer === "number" ? { status: answer, delay_ms: 0 } : answer;
+    if (delay_ms > 0) {
+      hanging.add(response);
+      await new Promise((resolve) => setTimeout(resolve, delay_ms));
+      hanging.delete(response);
+    }
+    // A sender that died meanwhile never hears the answer: it does not count as answered.
+    if (request.socket.destroyed) return;
+    entry.answered = status;
+    response.writeHead(status, { "content-type": "text/plain" }).end("ok");
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
