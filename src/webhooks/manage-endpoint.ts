@@ -68,6 +68,7 @@ export async function rotateEndpointSecret(
   partner_id: string,
   endpoint_id: string,
 ): Promise<{ secret: string }> {
+  await requireEndpoint(ctx, partner_id, endpoint_id);
   const secret = newSigningSecret();
   const sealed = secretsOf(ctx.config).seal(endpoint_id, secret);
   if (!(await rotateSecret(ctx.db, partner_id, endpoint_id, sealed, ROTATION_OVERLAP_S)))

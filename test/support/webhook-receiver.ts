@@ -23,7 +23,10 @@ export type Received = {
 };
 
 /** How a path answers its n-th request (0-based): a status, a status after a delay, or never. */
-export type Behaviour = (n: number, received: Received) => number | "hang" | { status: number; delay_ms: number };
+export type Behaviour = (
+  n: number,
+  received: Received,
+) => number | "hang" | { status: number; delay_ms: number };
 
 export type WebhookReceiver = {
   url: string;

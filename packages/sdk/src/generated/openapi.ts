@@ -574,7 +574,248 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "order.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.completed
+         * @description An order completed: the eSIM or top-up is provisioned and paid. POSTed to each enabled endpoint subscribed to `order.completed` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_order_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.failed
+         * @description An order failed: the carrier declined it; nothing was charged. POSTed to each enabled endpoint subscribed to `order.failed` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_order_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.refunded
+         * @description An order was refunded to the wallet. POSTed to each enabled endpoint subscribed to `order.refunded` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_order_refunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "esim.installed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * esim.installed
+         * @description The eSIM's profile was downloaded to a device. POSTed to each enabled endpoint subscribed to `esim.installed` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_esim_installed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "esim.activated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * esim.activated
+         * @description The eSIM used data for the first time. POSTed to each enabled endpoint subscribed to `esim.activated` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_esim_activated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "esim.usage_threshold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * esim.usage_threshold
+         * @description A bundle used 50, 80 or 100 percent of its data (once each per bundle). POSTed to each enabled endpoint subscribed to `esim.usage_threshold` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_esim_usage_threshold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "esim.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * esim.expiring
+         * @description The eSIM's last bundle expires within 24 hours. POSTed to each enabled endpoint subscribed to `esim.expiring` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_esim_expiring"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "esim.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * esim.expired
+         * @description Every bundle on the eSIM has expired. POSTed to each enabled endpoint subscribed to `esim.expired` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_esim_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "esim.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * esim.deleted
+         * @description The profile was removed from the device. POSTed to each enabled endpoint subscribed to `esim.deleted` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_esim_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.credited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.credited
+         * @description The operator credited the wallet. POSTed to each enabled endpoint subscribed to `wallet.credited` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_wallet_credited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "wallet.balance_low": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * wallet.balance_low
+         * @description A purchase took the balance below the alert threshold. POSTed to each enabled endpoint subscribed to `wallet.balance_low` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_wallet_balance_low"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description Sent by POST /v1/webhook-endpoints/{endpoint_id}/test, to that endpoint only. POSTed to each enabled endpoint subscribed to `webhook.test` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: never;
     responses: never;
@@ -9700,6 +9941,957 @@ export interface operations {
                         }[];
                     };
                 };
+            };
+        };
+    };
+    webhook_order_completed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "order.completed";
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        orderID: string;
+                        type: "esim" | "topup";
+                        status: "completed" | "pending" | "failed";
+                        client_reference: string | null;
+                        /** @description An amount of money. Never a float. */
+                        total: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Empty until the order is completed. */
+                        purchases: {
+                            package_id: string;
+                            iccid: string;
+                            /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
+                            qr_code: string;
+                            /** @description The matching ID, for manual entry. */
+                            activation_code: string;
+                            smdp_address: string;
+                            /** @description Opens the iOS eSIM installer with this eSIM (iOS 17.4+). */
+                            ios_install_url: string;
+                            /** @description Opens the Android eSIM installer with this eSIM. */
+                            android_install_url: string;
+                            start_date: string | null;
+                        }[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                        esim_iccid: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_order_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "order.failed";
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        orderID: string;
+                        type: "esim" | "topup";
+                        status: "completed" | "pending" | "failed";
+                        client_reference: string | null;
+                        /** @description An amount of money. Never a float. */
+                        total: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Empty until the order is completed. */
+                        purchases: {
+                            package_id: string;
+                            iccid: string;
+                            /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
+                            qr_code: string;
+                            /** @description The matching ID, for manual entry. */
+                            activation_code: string;
+                            smdp_address: string;
+                            /** @description Opens the iOS eSIM installer with this eSIM (iOS 17.4+). */
+                            ios_install_url: string;
+                            /** @description Opens the Android eSIM installer with this eSIM. */
+                            android_install_url: string;
+                            start_date: string | null;
+                        }[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                        esim_iccid: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_order_refunded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "order.refunded";
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        orderID: string;
+                        type: "esim" | "topup";
+                        status: "completed" | "pending" | "failed";
+                        client_reference: string | null;
+                        /** @description An amount of money. Never a float. */
+                        total: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Empty until the order is completed. */
+                        purchases: {
+                            package_id: string;
+                            iccid: string;
+                            /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
+                            qr_code: string;
+                            /** @description The matching ID, for manual entry. */
+                            activation_code: string;
+                            smdp_address: string;
+                            /** @description Opens the iOS eSIM installer with this eSIM (iOS 17.4+). */
+                            ios_install_url: string;
+                            /** @description Opens the Android eSIM installer with this eSIM. */
+                            android_install_url: string;
+                            start_date: string | null;
+                        }[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                        esim_iccid: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_esim_installed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "esim.installed";
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        iccid: string;
+                        /** @description The order that bought the eSIM. */
+                        order_id: string;
+                        /** @description That order's. */
+                        client_reference: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Moves forward only (released, installed, active, depleted, expired, deleted, cancelled), except that a top-up brings a depleted or expired eSIM back to active or installed. */
+                        status: "released" | "installed" | "active" | "depleted" | "expired" | "deleted" | "cancelled";
+                        installed_at: string | null;
+                        activated_at: string | null;
+                        expires_at: string | null;
+                        /** @description Totals are null when a bundle is unlimited. Cancelled bundles do not count. */
+                        usage: {
+                            data_total_mb: number | null;
+                            data_used_mb: number;
+                            data_remaining_mb: number | null;
+                            /** @description How fresh the figures are: the carrier's time of the newest usage applied. */
+                            updated_at: string | null;
+                        };
+                        /** @description The original bundle first, then top-ups in order. */
+                        bundles: {
+                            /** @description The order that bought this bundle. */
+                            order_id: string;
+                            package_id: string;
+                            name: string;
+                            /** @description Null: unlimited. */
+                            data_mb: number | null;
+                            data_used_mb: number;
+                            validity_days: number;
+                            status: "queued" | "active" | "depleted" | "expired" | "cancelled";
+                            activated_at: string | null;
+                            expires_at: string | null;
+                        }[];
+                        installation: {
+                            /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`. */
+                            qr_code: string;
+                            /** @description The matching ID, for manual entry. */
+                            activation_code: string;
+                            smdp_address: string;
+                            /** @description Opens the iOS eSIM installer (iOS 17.4+). */
+                            ios_install_url: string;
+                            /** @description Opens the Android eSIM installer. */
+                            android_install_url: string;
+                            /** @description Path of this eSIM's QR code as a PNG image. */
+                            qr_png_url: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_esim_activated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "esim.activated";
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        iccid: string;
+                        /** @description The order that bought the eSIM. */
+                        order_id: string;
+                        /** @description That order's. */
+                        client_reference: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Moves forward only (released, installed, active, depleted, expired, deleted, cancelled), except that a top-up brings a depleted or expired eSIM back to active or installed. */
+                        status: "released" | "installed" | "active" | "depleted" | "expired" | "deleted" | "cancelled";
+                        installed_at: string | null;
+                        activated_at: string | null;
+                        expires_at: string | null;
+                        /** @description Totals are null when a bundle is unlimited. Cancelled bundles do not count. */
+                        usage: {
+                            data_total_mb: number | null;
+                            data_used_mb: number;
+                            data_remaining_mb: number | null;
+                            /** @description How fresh the figures are: the carrier's time of the newest usage applied. */
+                            updated_at: string | null;
+                        };
+                        /** @description The original bundle first, then top-ups in order. */
+                        bundles: {
+                            /** @description The order that bought this bundle. */
+                            order_id: string;
+                            package_id: string;
+                            name: string;
+                            /** @description Null: unlimited. */
+                            data_mb: number | null;
+                            data_used_mb: number;
+                            validity_days: number;
+                            status: "queued" | "active" | "depleted" | "expired" | "cancelled";
+                            activated_at: string | null;
+                            expires_at: string | null;
+                        }[];
+                        installation: {
+                            /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`. */
+                            qr_code: string;
+                            /** @description The matching ID, for manual entry. */
+                            activation_code: string;
+                            smdp_address: string;
+                            /** @description Opens the iOS eSIM installer (iOS 17.4+). */
+                            ios_install_url: string;
+                            /** @description Opens the Android eSIM installer. */
+                            android_install_url: string;
+                            /** @description Path of this eSIM's QR code as a PNG image. */
+                            qr_png_url: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_esim_usage_threshold: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "esim.usage_threshold";
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        iccid: string;
+                        /** @description The order that bought the eSIM. */
+                        order_id: string;
+                        /** @description That order's. */
+                        client_reference: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Moves forward only (released, installed, active, depleted, expired, deleted, cancelled), except that a top-up brings a depleted or expired eSIM back to active or installed. */
+                        status: "released" | "installed" | "active" | "depleted" | "expired" | "deleted" | "cancelled";
+                        installed_at: string | null;
+                        activated_at: string | null;
+                        expires_at: string | null;
+                        /** @description Totals are null when a bundle is unlimited. Cancelled bundles do not count. */
+                        usage: {
+                            data_total_mb: number | null;
+                            data_used_mb: number;
+                            data_remaining_mb: number | null;
+                            /** @description How fresh the figures are: the carrier's time of the newest usage applied. */
+                            updated_at: string | null;
+                        };
+                        /** @description The original bundle first, then top-ups in order. */
+                        bundles: {
+                            /** @description The order that bought this bundle. */
+                            order_id: string;
+                            package_id: string;
+                            name: string;
+                            /** @description Null: unlimited. */
+                            data_mb: number | null;
+                            data_used_mb: number;
+                            validity_days: number;
+                            status: "queued" | "active" | "depleted" | "expired" | "cancelled";
+                            activated_at: string | null;
+                            expires_at: string | null;
+                        }[];
+                        installation: {
+                            /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`. */
+                            qr_code: string;
+                            /** @description The matching ID, for manual entry. */
+                            activation_code: string;
+                            smdp_address: string;
+                            /** @description Opens the iOS eSIM installer (iOS 17.4+). */
+                            ios_install_url: string;
+                            /** @description Opens the Android eSIM installer. */
+                            android_install_url: string;
+                            /** @description Path of this eSIM's QR code as a PNG image. */
+                            qr_png_url: string;
+                        };
+                        threshold_percent: 50 | 80 | 100;
+                        /** @description The order of the bundle whose data crossed the line. */
+                        bundle_order_id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_esim_expiring: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "esim.expiring";
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        iccid: string;
+                        /** @description The order that bought the eSIM. */
+                        order_id: string;
+                        /** @description That order's. */
+                        client_reference: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Moves forward only (released, installed, active, depleted, expired, deleted, cancelled), except that a top-up brings a depleted or expired eSIM back to active or installed. */
+                        status: "released" | "installed" | "active" | "depleted" | "expired" | "deleted" | "cancelled";
+                        installed_at: string | null;
+                        activated_at: string | null;
+                        expires_at: string | null;
+                        /** @description Totals are null when a bundle is unlimited. Cancelled bundles do not count. */
+                        usage: {
+                            data_total_mb: number | null;
+                            data_used_mb: number;
+                            data_remaining_mb: number | null;
+                            /** @description How fresh the figures are: the carrier's time of the newest usage applied. */
+                            updated_at: string | null;
+                        };
+                        /** @description The original bundle first, then top-ups in order. */
+                        bundles: {
+                            /** @description The order that bought this bundle. */
+                            order_id: string;
+                            package_id: string;
+                            name: string;
+                            /** @description Null: unlimited. */
+                            data_mb: number | null;
+                            data_used_mb: number;
+                            validity_days: number;
+                            status: "queued" | "active" | "depleted" | "expired" | "cancelled";
+                            activated_at: string | null;
+                            expires_at: string | null;
+                        }[];
+                        installation: {
+                            /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`. */
+                            qr_code: string;
+                            /** @description The matching ID, for manual entry. */
+                            activation_code: string;
+                            smdp_address: string;
+                            /** @description Opens the iOS eSIM installer (iOS 17.4+). */
+                            ios_install_url: string;
+                            /** @description Opens the Android eSIM installer. */
+                            android_install_url: string;
+                            /** @description Path of this eSIM's QR code as a PNG image. */
+                            qr_png_url: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_esim_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "esim.expired";
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        iccid: string;
+                        /** @description The order that bought the eSIM. */
+                        order_id: string;
+                        /** @description That order's. */
+                        client_reference: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Moves forward only (released, installed, active, depleted, expired, deleted, cancelled), except that a top-up brings a depleted or expired eSIM back to active or installed. */
+                        status: "released" | "installed" | "active" | "depleted" | "expired" | "deleted" | "cancelled";
+                        installed_at: string | null;
+                        activated_at: string | null;
+                        expires_at: string | null;
+                        /** @description Totals are null when a bundle is unlimited. Cancelled bundles do not count. */
+                        usage: {
+                            data_total_mb: number | null;
+                            data_used_mb: number;
+                            data_remaining_mb: number | null;
+                            /** @description How fresh the figures are: the carrier's time of the newest usage applied. */
+                            updated_at: string | null;
+                        };
+                        /** @description The original bundle first, then top-ups in order. */
+                        bundles: {
+                            /** @description The order that bought this bundle. */
+                            order_id: string;
+                            package_id: string;
+                            name: string;
+                            /** @description Null: unlimited. */
+                            data_mb: number | null;
+                            data_used_mb: number;
+                            validity_days: number;
+                            status: "queued" | "active" | "depleted" | "expired" | "cancelled";
+                            activated_at: string | null;
+                            expires_at: string | null;
+                        }[];
+                        installation: {
+                            /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`. */
+                            qr_code: string;
+                            /** @description The matching ID, for manual entry. */
+                            activation_code: string;
+                            smdp_address: string;
+                            /** @description Opens the iOS eSIM installer (iOS 17.4+). */
+                            ios_install_url: string;
+                            /** @description Opens the Android eSIM installer. */
+                            android_install_url: string;
+                            /** @description Path of this eSIM's QR code as a PNG image. */
+                            qr_png_url: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_esim_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "esim.deleted";
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        iccid: string;
+                        /** @description The order that bought the eSIM. */
+                        order_id: string;
+                        /** @description That order's. */
+                        client_reference: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Moves forward only (released, installed, active, depleted, expired, deleted, cancelled), except that a top-up brings a depleted or expired eSIM back to active or installed. */
+                        status: "released" | "installed" | "active" | "depleted" | "expired" | "deleted" | "cancelled";
+                        installed_at: string | null;
+                        activated_at: string | null;
+                        expires_at: string | null;
+                        /** @description Totals are null when a bundle is unlimited. Cancelled bundles do not count. */
+                        usage: {
+                            data_total_mb: number | null;
+                            data_used_mb: number;
+                            data_remaining_mb: number | null;
+                            /** @description How fresh the figures are: the carrier's time of the newest usage applied. */
+                            updated_at: string | null;
+                        };
+                        /** @description The original bundle first, then top-ups in order. */
+                        bundles: {
+                            /** @description The order that bought this bundle. */
+                            order_id: string;
+                            package_id: string;
+                            name: string;
+                            /** @description Null: unlimited. */
+                            data_mb: number | null;
+                            data_used_mb: number;
+                            validity_days: number;
+                            status: "queued" | "active" | "depleted" | "expired" | "cancelled";
+                            activated_at: string | null;
+                            expires_at: string | null;
+                        }[];
+                        installation: {
+                            /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`. */
+                            qr_code: string;
+                            /** @description The matching ID, for manual entry. */
+                            activation_code: string;
+                            smdp_address: string;
+                            /** @description Opens the iOS eSIM installer (iOS 17.4+). */
+                            ios_install_url: string;
+                            /** @description Opens the Android eSIM installer. */
+                            android_install_url: string;
+                            /** @description Path of this eSIM's QR code as a PNG image. */
+                            qr_png_url: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_wallet_credited: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "wallet.credited";
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        /** @description An amount of money. Never a float. */
+                        balance: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description The low-balance alert level, or null when off. */
+                        threshold: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        } | null;
+                        /** @description An amount of money. Never a float. */
+                        amount?: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description wallet.credited: the credit's reference. */
+                        reference?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_wallet_balance_low: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "wallet.balance_low";
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        /** @description An amount of money. Never a float. */
+                        balance: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description The low-balance alert level, or null when off. */
+                        threshold: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        } | null;
+                        /** @description An amount of money. Never a float. */
+                        amount?: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description wallet.credited: the credit's reference. */
+                        reference?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "webhook.test";
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        endpoint_id: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
