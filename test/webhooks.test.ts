@@ -3,11 +3,15 @@
 // made by the real flows: a purchase through the simulator, a declined one, sandbox simulate, an
 // operator credit, the low-balance alert, the test route.
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { spawn } from "node:child_process";
+import { readFile, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { after, test } from "node:test";
 import { sql } from "kysely";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { creditWallet } from "./support/fixtures.ts";
+import { freePort } from "./support/ports.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
 import {
   ADMIN_TOKEN,
@@ -393,4 +397,38 @@ test("at most 10 endpoints per partner; the secret is shown once and stored only
   const sealed = stored.rows[0]!.secret_sealed;
   assert.ok(!sealed.includes(partner.secret.slice(6)) && !sealed.includes("whsec_"), "sealed, not plain");
   assert.ok(!world.services[0]!.logs().includes(partner.secret.slice(6)), "never logged");
+});
+
+test("the README's receiver verifies and logs a delivery", async () => {
+  const readme = await readFile("README.md", "utf8");
+  const code = [...readme.matchAll(/```js\n(.*?)```/gs)]
+    .map((m) => m[1]!)
+    .find((block) => block.includes("standardwebhooks"));
+  assert.ok(code, "the receiver example exists");
+  const port = await freePort();
+  // Beside package.json, so that `standardwebhooks` resolves from node_modules.
+  const file = path.resolve(`readme-receiver-${process.pid}.mjs`);
+  await writeFile(file, code.replace(".listen(8080)", `.listen(${port}, "127.0.0.1")`));
+  after(() => rm(file, { force: true }));
+  const partner = await newPartner(api, 0);
+  const created = await call(api, "POST", "/v1/webhook-endpoints", {
+    key: partner.api_key,
+    body: { url: `http://127.0.0.1:${port}/` },
+  });
+  const child = spawn(process.execPath, [file], {
+    env: { ...process.env, WEBHOOK_SECRET: created.body.secret },
+  });
+  after(() => child.kill());
+  let output = "";
+  child.stdout.on("data", (chunk) => {
+    output += chunk;
+  });
+  await waitFor("the receiver listens", async () => {
+    const probe = await fetch(`http://127.0.0.1:${port}/`, { method: "POST", body: "{}" }).catch(() => null);
+    return probe?.status === 400;
+  });
+  await call(api, "POST", `/v1/webhook-endpoints/${created.body.endpoint_id}/test`, { key: partner.api_key });
+  await waitFor("the receiver logs the event", async () => output.includes("webhook.test"));
+  const [delivery] = await deliveries(partner.api_key, created.body.endpoint_id);
+  assert.deepEqual([delivery!.status, delivery!.last_response_status], ["succeeded", 204]);
 });
