@@ -39,7 +39,8 @@ export type WebhookReceiver = {
   close(): Promise<void>;
 };
 
-export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+/** `autoClose: false` outside node:test (the chaos command line closes it itself). */
+export async function startWebhookReceiver(options: { autoClose?: boolean } = {}): Promise<WebhookReceiver> {
   const behaviours = new Map<string, Behaviour>();
   const secrets = new Map<string, string[]>();
   const received: Received[] = [];
@@ -101,7 +102,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     server.closeAllConnections();
     server.close();
   };
-  after(close);
+  if (options.autoClose ?? true) after(close);
   const ok = (entry: Received) => entry.answered !== null && entry.answered >= 200 && entry.answered < 300;
   return {
     url,
