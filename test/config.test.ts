@@ -140,3 +140,30 @@ test("METRICS_TOKEN is off by default; one with a space or under 16 characters s
     );
   }
 });
+
+test("webhook settings: the secret key is base64 of 32+ bytes, the first retry's delay is shortened only in the sandbox", () => {
+  const sandbox = loadConfig({});
+  assert.deepEqual(
+    [
+      sandbox.webhook_secret_key,
+      sandbox.webhook_allow_private_networks,
+      sandbox.webhook_timeout_ms,
+      sandbox.webhook_concurrency,
+      sandbox.webhook_endpoint_concurrency,
+      sandbox.webhook_first_retry_delay_ms,
+      sandbox.webhook_poll_ms,
+    ],
+    [null, false, 15_000, 16, 2, 5_000, 500],
+    "the documented defaults",
+  );
+  assert.throws(
+    () => loadConfig({ WEBHOOK_SECRET_KEY: Buffer.alloc(16, 1).toString("base64") }),
+    /WEBHOOK_SECRET_KEY: must be base64 of at least 32/,
+  );
+  assert.throws(() => loadConfig({ WEBHOOK_SECRET_KEY: "not base64!" }), /WEBHOOK_SECRET_KEY/);
+  assert.equal(loadConfig({ WEBHOOK_FIRST_RETRY_DELAY_MS: "200" }).webhook_first_retry_delay_ms, 200);
+  assert.throws(
+    () => loadConfig({ APP_ENV: "production", WEBHOOK_FIRST_RETRY_DELAY_MS: "200" }),
+    (error: Error) => /^WEBHOOK_FIRST_RETRY_DELAY_MS: is a test setting/.test(error.message),
+  );
+});

@@ -3,25 +3,14 @@
 import { type Static, Type } from "typebox";
 import type { Executor } from "../db/executor.ts";
 import { ApiError } from "../shared/errors.ts";
+import { seqCursor } from "../shared/seq-cursor.ts";
 import { type EventRow, eventById, pageOfEvents } from "./events.sql.ts";
 import { Event, type EventBody, renderEvent } from "./render-event.ts";
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
 
-// The cursor is the seq of the last event on the page, wrapped so clients treat it as opaque.
-function encodeCursor(seq: number): string {
-  return Buffer.from(`v1:${seq}`).toString("base64url");
-}
-
-function decodeCursor(cursor: string): number {
-  const match = /^v1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match)
-    throw new ApiError("invalid_request", "The cursor is not one this API returned.", {
-      errors: [{ field: "cursor", message: "is not a valid cursor" }],
-    });
-  return Number(match[1]);
-}
+const cursor = seqCursor("v1");
 
 export const EventPage = Type.Object(
   {
@@ -43,7 +32,7 @@ export async function listEvents(
   if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > MAX_PAGE_SIZE) {
     throw new Error(`listEvents: limit ${input.limit} outside 1-${MAX_PAGE_SIZE}`);
   }
-  const before_seq = input.cursor === null ? null : decodeCursor(input.cursor);
+  const before_seq = input.cursor === null ? null : cursor.decode(input.cursor);
   // One extra row tells whether another page exists, without a count.
   const rows: EventRow[] = await pageOfEvents(db, { ...input, before_seq, limit: input.limit + 1 });
   const page = rows.slice(0, input.limit);
@@ -51,7 +40,7 @@ export async function listEvents(
   return {
     data: page.map(renderEvent),
     has_more,
-    next_cursor: has_more ? encodeCursor(page.at(-1)!.seq) : null,
+    next_cursor: has_more ? cursor.encode(page.at(-1)!.seq) : null,
   };
 }
 

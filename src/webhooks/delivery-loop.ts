@@ -15,6 +15,34 @@ const MAX_DISPATCH_BATCHES = 5;
 
 export type DeliveryLoop = { wake: () => void; close: () => Promise<void> };
 
+/** One attempt in the background, tracked in `sends` until it is recorded; then `done`. */
+function sendInBackground(
+  ctx: AppContext,
+  log: Logger,
+  sends: Set<Promise<unknown>>,
+  claim: ClaimedDelivery,
+  body: string | undefined,
+  done: () => void,
+): void {
+  const sent = (async () => {
+    if (body === undefined)
+      throw new Error(`event ${claim.event_id} of delivery ${claim.delivery_id} is gone`);
+    const result = await deliverOnce(ctx, claim, body);
+    if (result.kind !== "succeeded") {
+      log.info(
+        { delivery_id: claim.delivery_id, attempt: claim.attempts, ...result },
+        "webhook attempt failed",
+      );
+    }
+  })()
+    .catch((error: unknown) => log.warn({ err: error, delivery_id: claim.delivery_id }, "webhook attempt"))
+    .finally(() => {
+      sends.delete(sent);
+      done();
+    });
+  sends.add(sent);
+}
+
 export function startWebhookDelivery(ctx: AppContext, log: Logger): DeliveryLoop {
   const total = ctx.config.webhook_concurrency;
   if (total === 0) return { wake: () => undefined, close: async () => undefined };
@@ -22,26 +50,6 @@ export function startWebhookDelivery(ctx: AppContext, log: Logger): DeliveryLoop
   let running: Promise<void> | null = null;
   let again = false;
   let closed = false;
-
-  const send = (claim: ClaimedDelivery, body: string | undefined) => {
-    const sent = (async () => {
-      if (body === undefined)
-        throw new Error(`event ${claim.event_id} of delivery ${claim.delivery_id} is gone`);
-      const result = await deliverOnce(ctx, claim, body);
-      if (result.kind !== "succeeded") {
-        log.info(
-          { delivery_id: claim.delivery_id, attempt: claim.attempts, ...result },
-          "webhook attempt failed",
-        );
-      }
-    })()
-      .catch((error: unknown) => log.warn({ err: error, delivery_id: claim.delivery_id }, "webhook attempt"))
-      .finally(() => {
-        sends.delete(sent);
-        wake();
-      });
-    sends.add(sent);
-  };
 
   const round = async () => {
     for (let batch = 0; batch < MAX_DISPATCH_BATCHES; batch++) {
@@ -53,7 +61,7 @@ export function startWebhookDelivery(ctx: AppContext, log: Logger): DeliveryLoop
       ctx.db,
       claims.map((claim) => claim.event_id),
     );
-    for (const claim of claims) send(claim, bodies.get(claim.event_id));
+    for (const claim of claims) sendInBackground(ctx, log, sends, claim, bodies.get(claim.event_id), wake);
   };
 
   function wake(): void {

@@ -4,6 +4,7 @@
 import { type Static, Type } from "typebox";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
+import { seqCursor } from "../shared/seq-cursor.ts";
 import { notifyDeliveriesDue, pageOfDeliveries, retryDelivery } from "./deliveries.sql.ts";
 import { requireEndpoint } from "./manage-endpoint.ts";
 import { Delivery, type DeliveryBody, renderDelivery } from "./render-webhooks.ts";
@@ -11,18 +12,7 @@ import { Delivery, type DeliveryBody, renderDelivery } from "./render-webhooks.t
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
 
-function encodeCursor(seq: number): string {
-  return Buffer.from(`d1:${seq}`).toString("base64url");
-}
-
-function decodeCursor(cursor: string): number {
-  const match = /^d1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match)
-    throw new ApiError("invalid_request", "The cursor is not one this API returned.", {
-      errors: [{ field: "cursor", message: "is not a valid cursor" }],
-    });
-  return Number(match[1]);
-}
+const cursor = seqCursor("d1");
 
 export const DeliveryPage = Type.Object(
   {
@@ -48,7 +38,7 @@ export async function listDeliveries(
   if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > MAX_PAGE_SIZE) {
     throw new Error(`listDeliveries: limit ${input.limit} outside 1-${MAX_PAGE_SIZE}`);
   }
-  const before_seq = input.cursor === null ? null : decodeCursor(input.cursor);
+  const before_seq = input.cursor === null ? null : cursor.decode(input.cursor);
   await requireEndpoint(ctx, input.partner_id, input.endpoint_id);
   const rows = await pageOfDeliveries(ctx.db, { ...input, before_seq, limit: input.limit + 1 });
   const page = rows.slice(0, input.limit);
@@ -56,7 +46,7 @@ export async function listDeliveries(
   return {
     data: page.map(renderDelivery),
     has_more,
-    next_cursor: has_more ? encodeCursor(page.at(-1)!.seq) : null,
+    next_cursor: has_more ? cursor.encode(page.at(-1)!.seq) : null,
   };
 }
 
