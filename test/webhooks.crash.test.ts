@@ -72,3 +72,34 @@ test("a SIGKILL mid-delivery loses no event: each one is answered 2xx at least o
   });
   assert.equal(log.body.data.length, events.rows.length, "one delivery per event, whatever the retries");
 });
+
+test("two processes share the deliveries: without a crash each event is sent exactly once", async () => {
+  // The first test left one live service; a second one joins it on the same database.
+  await world.startService();
+  const live = world.services.filter(
+    (service) => service.process.exitCode === null && !service.process.killed,
+  );
+  assert.ok(live.length >= 2, `${live.length} live services`);
+  const partner = await newPartner(live[0]!.url, 0);
+  const created = await call(live[0]!.url, "POST", "/v1/webhook-endpoints", {
+    key: partner.api_key,
+    body: { url: receiver.path("shared", () => ({ status: 200, delay_ms: 50 })) },
+  });
+  receiver.setSecrets("shared", [created.body.secret]);
+  const ids: string[] = [];
+  for (let i = 0; i < 30; i++) {
+    const url = live[i % live.length]!.url;
+    const tested = await call(url, "POST", `/v1/webhook-endpoints/${created.body.endpoint_id}/test`, {
+      key: partner.api_key,
+    });
+    ids.push(tested.body.event_id);
+  }
+  await waitFor(
+    "every event delivered",
+    async () => receiver.succeeded("shared").length >= ids.length,
+    30_000,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const received = receiver.received("shared").map((entry) => entry.id);
+  assert.deepEqual([...received].sort(), [...ids].sort(), "each event id once, none twice");
+});
