@@ -51,6 +51,27 @@ export type Config = {
   stale_job_after_ms: number;
   /** Test-only: SIGKILL this process at a named point of a purchase (sandbox only). */
   crash_at: CrashPoint | null;
+} & WebhookConfig;
+
+/** Webhook delivery (README "Webhooks"). */
+export type WebhookConfig = {
+  /**
+   * Base64 of at least 32 random bytes: the key that encrypts webhook signing secrets at rest.
+   * Required in production; absent in the sandbox, main.ts makes one and keeps it under DATA_DIR.
+   */
+  webhook_secret_key: string | null;
+  /** Lets endpoints use http:// and loopback, private or link-local addresses (development, tests). */
+  webhook_allow_private_networks: boolean;
+  /** One attempt (connect, send, answer) gets this long; a 2xx later is a failure. */
+  webhook_timeout_ms: number;
+  /** Receivers called at once by this process (0: this process delivers nothing). */
+  webhook_concurrency: number;
+  /** Calls in flight to one endpoint at once, across all processes. */
+  webhook_endpoint_concurrency: number;
+  /** The first retry's delay (the contract's 5 s); shorter only in the sandbox, for tests. */
+  webhook_first_retry_delay_ms: number;
+  /** How often the delivery loop looks for new events and due retries without being woken. */
+  webhook_poll_ms: number;
 };
 
 export class ConfigError extends Error {
@@ -160,10 +181,39 @@ function readLimits(env: Env) {
   };
 }
 
+/** base64 of at least 32 bytes, or absent. */
+function secretKey(env: Env, name: string): string | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(value) || Buffer.from(value, "base64").length < 32) {
+    throw new ConfigError(name, "must be base64 of at least 32 random bytes (openssl rand -base64 32)");
+  }
+  return value;
+}
+
+function readWebhooks(env: Env): WebhookConfig {
+  return {
+    webhook_secret_key: secretKey(env, "WEBHOOK_SECRET_KEY"),
+    webhook_allow_private_networks:
+      oneOf(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS", ["true", "false"] as const, "false") === "true",
+    webhook_timeout_ms: integer(env, "WEBHOOK_TIMEOUT_MS", 15_000, 100, 60_000),
+    webhook_concurrency: integer(env, "WEBHOOK_CONCURRENCY", 16, 0, 256),
+    webhook_endpoint_concurrency: integer(env, "WEBHOOK_ENDPOINT_CONCURRENCY", 2, 1, 64),
+    webhook_first_retry_delay_ms: integer(env, "WEBHOOK_FIRST_RETRY_DELAY_MS", 5_000, 100, 5_000),
+    webhook_poll_ms: integer(env, "WEBHOOK_POLL_MS", 500, 20, 10_000),
+  };
+}
+
 /** Settings that are valid alone but not together. */
 function checkTogether(config: Config): void {
   if (config.crash_at !== null && config.app_env !== "sandbox") {
     throw new ConfigError("CRASH_AT", "is a test setting and is refused outside the sandbox");
+  }
+  if (config.webhook_first_retry_delay_ms !== 5_000 && config.app_env !== "sandbox") {
+    throw new ConfigError(
+      "WEBHOOK_FIRST_RETRY_DELAY_MS",
+      "is a test setting and is refused outside the sandbox",
+    );
   }
   if (config.stale_job_after_ms <= config.carrier_timeout_ms + 30_000 && config.app_env === "production") {
     // A live job (a carrier call, an SMTP send) must never look stale in production.
@@ -198,6 +248,8 @@ function checkProduction(config: Config): void {
     ["SMTP_URL", config.smtp_url],
     ["CARRIER_URL", config.carrier_url],
     ["CARRIER_API_KEY", config.carrier_api_key],
+    // Without it, partners' webhook secrets could not be stored encrypted.
+    ["WEBHOOK_SECRET_KEY", config.webhook_secret_key],
   ] as const) {
     if (value === null) throw new ConfigError(name, "is required when APP_ENV=production");
   }
@@ -222,6 +274,7 @@ export function loadConfig(env: Env = process.env): Config {
     currency,
     ...readLimits(env),
     crash_at: text(env, "CRASH_AT") === null ? null : oneOf(env, "CRASH_AT", CRASH_POINTS, CRASH_POINTS[0]),
+    ...readWebhooks(env),
   };
   checkTogether(config);
   checkProduction(config);

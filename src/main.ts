@@ -21,6 +21,8 @@ import { buildApp, loggerOptions } from "./server/app.ts";
 import { startEsimSync, startStaleJobSweeper, startWorker } from "./server/worker.ts";
 import type { AppContext } from "./shared/context.ts";
 import { armCrashPoint } from "./shared/crash-points.ts";
+import { startWebhookDelivery } from "./webhooks/delivery-loop.ts";
+import { loadOrCreateSecretKey } from "./webhooks/secret-box.ts";
 
 type Closer = { name: string; close: () => Promise<unknown> };
 
@@ -116,6 +118,31 @@ async function startCarrier(
   return { carrier, pointCallbacksAt };
 }
 
+/**
+ * WEBHOOK_SECRET_KEY, or in the sandbox (config.ts refuses production without it) one made once
+ * and kept in DATA_DIR, so secrets sealed by an earlier run still open.
+ */
+async function withWebhookSecretKey(config: Config, log: Logger): Promise<Config> {
+  if (config.webhook_secret_key !== null) return config;
+  const webhook_secret_key = await loadOrCreateSecretKey(config.data_dir);
+  log.info({ data_dir: config.data_dir }, "sandbox webhook secret key kept in DATA_DIR/webhook-secret-key");
+  return { ...config, webhook_secret_key };
+}
+
+/** The webhook delivery loop, woken by NOTIFY from any process and by its own timer. */
+async function startWebhooks(ctx: AppContext, database_url: string, log: Logger, closers: Closers) {
+  const loop = startWebhookDelivery(ctx, log);
+  closers.push({ name: "webhook delivery", close: loop.close });
+  if (ctx.config.webhook_concurrency === 0) return;
+  const listener = await listenForInvalidations(
+    database_url,
+    { webhook_deliveries_due: () => loop.wake() },
+    (error) => log.warn({ err: error }, "webhook listener"),
+    () => loop.wake(),
+  );
+  closers.push({ name: "webhook listener", close: listener.close });
+}
+
 /** The mailer, the job worker and its stale-job sweeper. */
 async function startBackground(ctx: AppContext, log: Logger, closers: Closers): Promise<void> {
   const { config } = ctx;
@@ -194,9 +221,10 @@ async function start(config: Config, log: Logger, closers: Closers): Promise<voi
   const database_url = await openDatabaseUrl(config, log, closers);
   const { pool, db } = await openDatabase(config, database_url, log, closers);
   const { carrier, pointCallbacksAt } = await startCarrier(config, pool, log, closers);
-  const ctx: AppContext = { config, pool, db, carrier };
+  const ctx: AppContext = { config: await withWebhookSecretKey(config, log), pool, db, carrier };
   armCrashPoint(config.crash_at);
   await startBackground(ctx, log, closers);
+  await startWebhooks(ctx, database_url, log, closers);
   const port = await listen(ctx, database_url, log, closers);
   pointCallbacksAt?.(`http://127.0.0.1:${port}/carrier/callbacks`);
   await printSandboxHint(ctx, port);

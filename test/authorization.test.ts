@@ -21,7 +21,11 @@ import { startSimulatorProcess } from "./support/simulator.ts";
 const database = await createTestDatabase({ catalog: true });
 const simulator = await startSimulatorProcess({ databaseUrl: database.url, stopAfterTests: true });
 const carrier = new HttpCarrier({ base_url: simulator.url, api_key: simulator.apiKey, timeout_ms: 5_000 });
-const sandbox = await createTestApp({ carrier_timeout_ms: 5_000 }, { database, carrier });
+// Private networks allowed: the owner's webhook endpoint points at loopback (nothing is sent: no loop runs here).
+const sandbox = await createTestApp(
+  { carrier_timeout_ms: 5_000, webhook_allow_private_networks: true },
+  { database, carrier },
+);
 const production = await createTestApp({ app_env: "production" }, { database, carrier });
 const disabled = await createTestApp({ admin_token: null }, { database, carrier });
 const doc = (await sandbox.app.inject({ url: "/openapi.json" })).json();
@@ -88,6 +92,28 @@ async function partnerWithObjects(name: string, credit_minor: number) {
 // Different credits, so the two wallets can never answer the same balance by chance.
 const owner = await partnerWithObjects("Owner", 1_000_000);
 const intruder = await partnerWithObjects("Intruder", 2_000_000);
+/** The owner's webhook endpoint, one test event of it and that event's delivery. */
+async function webhookObjects(api_key: string) {
+  const created = await call(sandbox, "POST", "/v1/webhook-endpoints", {
+    headers: bearer(api_key),
+    payload: { url: "http://127.0.0.1:9/owner-hook" },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const endpoint_id: string = created.body.endpoint_id;
+  const tested = await call(sandbox, "POST", `/v1/webhook-endpoints/${endpoint_id}/test`, {
+    headers: bearer(api_key),
+  });
+  assert.equal(tested.status, 202, JSON.stringify(tested.body));
+  const log = await call(sandbox, "GET", `/v1/webhook-endpoints/${endpoint_id}/deliveries`, {
+    headers: bearer(api_key),
+  });
+  return {
+    endpoint_id,
+    event_id: tested.body.event_id as string,
+    delivery_id: log.body.data[0].delivery_id as string,
+  };
+}
+const ownerHook = await webhookObjects(owner.api_key);
 const revoked = (
   await call(sandbox, "POST", `/admin/partners/${owner.partner_id}/api-keys`, { headers: admin })
 ).body;
@@ -127,7 +153,81 @@ const ownerOrderIds = async () =>
     await call(sandbox, "GET", "/v1/profile/orders?limit=100", { headers: bearer(owner.api_key) })
   ).body.data.map((order: Json) => order.orderID);
 
+/** A partner row whose other-partner answer is a 404 with `code`, like an unknown object's. */
+function hiddenRow(operation: string, request: Request, code: string): PartnerRow {
+  return {
+    operation,
+    request,
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    other_partner: { status: 404, code },
+  };
+}
+
+/** A partner row that names nothing of the owner's: the intruder gets its own, checked by `check`. */
+function ownRow(
+  operation: string,
+  request: Request,
+  status: number,
+  check: (body: Json) => void,
+): PartnerRow {
+  return { ...hiddenRow(operation, request, ""), other_partner: { status, check } };
+}
+
+const hook = `/v1/webhook-endpoints/${ownerHook.endpoint_id}`;
+const NOT_FOUND_HOOK = "webhook_endpoint_not_found";
+const WEBHOOK_ROWS: PartnerRow[] = [
+  ownRow(
+    "POST /v1/webhook-endpoints",
+    { method: "POST", url: "/v1/webhook-endpoints", payload: { url: "http://127.0.0.1:9/intruder" } },
+    201,
+    (body) => assert.notEqual(body.endpoint_id, ownerHook.endpoint_id),
+  ),
+  ownRow("GET /v1/webhook-endpoints", { method: "GET", url: "/v1/webhook-endpoints" }, 200, (body) =>
+    assert.ok(!JSON.stringify(body).includes(ownerHook.endpoint_id), "none of the owner's endpoints"),
+  ),
+  hiddenRow("GET /v1/webhook-endpoints/{endpoint_id}", { method: "GET", url: hook }, NOT_FOUND_HOOK),
+  hiddenRow(
+    "PATCH /v1/webhook-endpoints/{endpoint_id}",
+    { method: "PATCH", url: hook, payload: { description: "mine now" } },
+    NOT_FOUND_HOOK,
+  ),
+  hiddenRow("DELETE /v1/webhook-endpoints/{endpoint_id}", { method: "DELETE", url: hook }, NOT_FOUND_HOOK),
+  hiddenRow(
+    "POST /v1/webhook-endpoints/{endpoint_id}/rotate-secret",
+    { method: "POST", url: `${hook}/rotate-secret` },
+    NOT_FOUND_HOOK,
+  ),
+  hiddenRow(
+    "POST /v1/webhook-endpoints/{endpoint_id}/test",
+    { method: "POST", url: `${hook}/test` },
+    NOT_FOUND_HOOK,
+  ),
+  hiddenRow(
+    "GET /v1/webhook-endpoints/{endpoint_id}/deliveries",
+    { method: "GET", url: `${hook}/deliveries` },
+    NOT_FOUND_HOOK,
+  ),
+  hiddenRow(
+    "POST /v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry",
+    { method: "POST", url: `${hook}/deliveries/${ownerHook.delivery_id}/retry` },
+    NOT_FOUND_HOOK,
+  ),
+  ownRow("GET /v1/events", { method: "GET", url: "/v1/events?limit=100" }, 200, (body) =>
+    assert.ok(!JSON.stringify(body).includes(ownerHook.event_id), "none of the owner's events"),
+  ),
+  hiddenRow(
+    "GET /v1/events/{event_id}",
+    { method: "GET", url: `/v1/events/${ownerHook.event_id}` },
+    "event_not_found",
+  ),
+];
+
 const PARTNER_ROWS: PartnerRow[] = [
+  ...WEBHOOK_ROWS,
   {
     operation: "GET /v1/esim/destination/{destination_code}/packages",
     request: { method: "GET", url: "/v1/esim/destination/FR/packages" },
@@ -385,7 +485,11 @@ test("unknown objects answer exactly as other partners' objects do", async () =>
   // Same status, code and detail: nothing tells a guessed id of another partner from a missing one.
   const unknownOrder = "ord_AAAAAAAAAAAAAAAAAAAAAA";
   const unknownIccid = `890126099999999999${luhnCheckDigit("890126099999999999")}`;
+  const unknownHook = "we_AAAAAAAAAAAAAAAAAAAAAA";
+  const unknownEvent = "evt_AAAAAAAAAAAAAAAAAAAAAA";
   const pairs: Array<[string, string, string, string]> = [
+    [hook, ownerHook.endpoint_id, `/v1/webhook-endpoints/${unknownHook}`, unknownHook],
+    [`/v1/events/${ownerHook.event_id}`, ownerHook.event_id, `/v1/events/${unknownEvent}`, unknownEvent],
     [`/v1/orders/${owner.order_id}`, owner.order_id, `/v1/orders/${unknownOrder}`, unknownOrder],
     [
       `/v1/orders/available-topups/${owner.iccid}`,

@@ -50,9 +50,17 @@ test("production refuses to start without DATABASE_URL, ADMIN_TOKEN, SMTP_URL an
     CARRIER_URL: "https://carrier.example",
     CARRIER_API_KEY: "secret",
     CARRIER_CALLBACK_TOKEN: "a-long-callback-token",
+    WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
   };
   assert.equal(loadConfig(full).app_env, "production");
-  for (const missing of ["DATABASE_URL", "ADMIN_TOKEN", "SMTP_URL", "CARRIER_URL", "CARRIER_API_KEY"]) {
+  for (const missing of [
+    "DATABASE_URL",
+    "ADMIN_TOKEN",
+    "SMTP_URL",
+    "CARRIER_URL",
+    "CARRIER_API_KEY",
+    "WEBHOOK_SECRET_KEY",
+  ]) {
     const env: Record<string, string> = { ...full };
     delete env[missing];
     const expected = new RegExp(`^${missing}: is required when APP_ENV=production`);
@@ -71,6 +79,7 @@ test("production refuses to start without the carrier callback token unless call
     SMTP_URL: "smtp://mail:25",
     CARRIER_URL: "https://carrier.example",
     CARRIER_API_KEY: "secret",
+    WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
   };
   assert.throws(
     () => loadConfig(env),
@@ -130,4 +139,31 @@ test("METRICS_TOKEN is off by default; one with a space or under 16 characters s
       (error: Error) => error instanceof ConfigError && /^METRICS_TOKEN: /.test(error.message),
     );
   }
+});
+
+test("webhook settings: the secret key is base64 of 32+ bytes, the first retry's delay is shortened only in the sandbox", () => {
+  const sandbox = loadConfig({});
+  assert.deepEqual(
+    [
+      sandbox.webhook_secret_key,
+      sandbox.webhook_allow_private_networks,
+      sandbox.webhook_timeout_ms,
+      sandbox.webhook_concurrency,
+      sandbox.webhook_endpoint_concurrency,
+      sandbox.webhook_first_retry_delay_ms,
+      sandbox.webhook_poll_ms,
+    ],
+    [null, false, 15_000, 16, 2, 5_000, 500],
+    "the documented defaults",
+  );
+  assert.throws(
+    () => loadConfig({ WEBHOOK_SECRET_KEY: Buffer.alloc(16, 1).toString("base64") }),
+    /WEBHOOK_SECRET_KEY: must be base64 of at least 32/,
+  );
+  assert.throws(() => loadConfig({ WEBHOOK_SECRET_KEY: "not base64!" }), /WEBHOOK_SECRET_KEY/);
+  assert.equal(loadConfig({ WEBHOOK_FIRST_RETRY_DELAY_MS: "200" }).webhook_first_retry_delay_ms, 200);
+  assert.throws(
+    () => loadConfig({ APP_ENV: "production", WEBHOOK_FIRST_RETRY_DELAY_MS: "200" }),
+    (error: Error) => /^WEBHOOK_FIRST_RETRY_DELAY_MS: is a test setting/.test(error.message),
+  );
 });

@@ -6,7 +6,10 @@
 import pg from "pg";
 
 export type InvalidationHandlers = Partial<
-  Record<"api_key_revoked" | "catalog_changed" | "esim_changed", (payload: string) => void>
+  Record<
+    "api_key_revoked" | "catalog_changed" | "esim_changed" | "webhook_deliveries_due",
+    (payload: string) => void
+  >
 >;
 
 const MAX_BACKOFF_MS = 10_000;

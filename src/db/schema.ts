@@ -157,6 +157,40 @@ export type Database = {
     data: unknown;
     dedup_key: string | null;
     created_at: Timestamp;
+    /** When the webhook loop made its deliveries (migration 0009); null: not yet. */
+    dispatched_at: Date | null;
+  };
+  webhook_endpoints: {
+    endpoint_id: string;
+    seq: Generated<number>;
+    partner_id: string;
+    url: string;
+    description: string | null;
+    event_types: string[];
+    status: "enabled" | "disabled";
+    disabled_reason: string | null;
+    secret_sealed: string;
+    previous_secret_sealed: string | null;
+    previous_secret_expires_at: Date | null;
+    failing_since: Date | null;
+    created_at: Timestamp;
+  };
+  webhook_deliveries: {
+    delivery_id: string;
+    seq: Generated<number>;
+    endpoint_id: string;
+    partner_id: string;
+    event_id: string;
+    event_type: string;
+    status: "pending" | "succeeded" | "failed";
+    attempts: number;
+    last_attempt_at: Date | null;
+    next_attempt_at: Date | null;
+    last_response_status: number | null;
+    last_error: string | null;
+    leased_until: Date | null;
+    lease_token: string | null;
+    created_at: Timestamp;
   };
   purchases: {
     order_id: string;

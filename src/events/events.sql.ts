@@ -1,6 +1,7 @@
 // SQL of events (migration 0005): append-only facts, one row per change a partner may hear about.
-import { sql } from "kysely";
+import { sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
+import type { Database } from "../db/schema.ts";
 
 export type NewEvent = {
   event_id: string;
@@ -8,7 +9,14 @@ export type NewEvent = {
   type: string;
   data: unknown;
   dedup_key: string | null;
+  /** True when the caller makes the event's deliveries itself (a test event for one endpoint). */
+  dispatched: boolean;
 };
+
+export type EventRow = { event_id: string; seq: number; type: string; data: unknown; created_at: Date };
+
+/** What GET /v1/events shows: the last 30 days. */
+export const EVENT_WINDOW_DAYS = 30;
 
 /**
  * Inserts the event; with a `dedup_key` already recorded for this partner, inserts nothing and
@@ -16,9 +24,69 @@ export type NewEvent = {
  */
 export async function insertEvent(db: Executor, event: NewEvent): Promise<boolean> {
   const result = await sql`
-    insert into events (event_id, partner_id, type, data, dedup_key)
+    insert into events (event_id, partner_id, type, data, dedup_key, dispatched_at)
     values (${event.event_id}, ${event.partner_id}, ${event.type}, ${JSON.stringify(event.data)}::jsonb,
-            ${event.dedup_key})
+            ${event.dedup_key}, ${event.dispatched ? sql`now()` : null})
     on conflict (partner_id, dedup_key) where dedup_key is not null do nothing`.execute(db);
   return Number(result.numAffectedRows) === 1;
+}
+
+/** A newest-first page of a partner's events of the last 30 days (keyset on seq). */
+export async function pageOfEvents(
+  db: Executor,
+  input: { partner_id: string; type: string | null; before_seq: number | null; limit: number },
+): Promise<EventRow[]> {
+  const result = await sql<EventRow>`
+    select event_id, seq, type, data, created_at from events
+    where partner_id = ${input.partner_id}
+      and created_at > now() - make_interval(days => ${EVENT_WINDOW_DAYS})
+      ${input.type === null ? sql`` : sql`and type = ${input.type}`}
+      ${input.before_seq === null ? sql`` : sql`and seq < ${input.before_seq}`}
+    order by seq desc
+    limit ${input.limit}`.execute(db);
+  return result.rows;
+}
+
+/** One of the partner's events of the last 30 days; another partner's is null like an unknown one. */
+export async function eventById(
+  db: Executor,
+  partner_id: string,
+  event_id: string,
+): Promise<EventRow | null> {
+  const result = await sql<EventRow>`
+    select event_id, seq, type, data, created_at from events
+    where event_id = ${event_id} and partner_id = ${partner_id}
+      and created_at > now() - make_interval(days => ${EVENT_WINDOW_DAYS})`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+export type UndispatchedEvent = { event_id: string; partner_id: string; type: string; created_at: Date };
+
+/**
+ * Claims up to `limit` events nobody has handed to webhook endpoints yet, oldest first, and stamps
+ * them dispatched, in the caller's transaction: its deliveries must commit with the stamp. Rows
+ * another process is claiming are skipped, never waited for.
+ */
+export async function claimUndispatchedEvents(
+  trx: Transaction<Database>,
+  limit: number,
+): Promise<UndispatchedEvent[]> {
+  const result = await sql<UndispatchedEvent>`
+    with claimed as (
+      select event_id from events where dispatched_at is null
+      order by seq limit ${limit}
+      for update skip locked)
+    update events e set dispatched_at = now()
+    from claimed where e.event_id = claimed.event_id
+    returning e.event_id, e.partner_id, e.type, e.created_at`.execute(trx);
+  return result.rows;
+}
+
+/** The events with these ids, for their deliveries' bodies. */
+export async function eventsByIds(db: Executor, event_ids: string[]): Promise<EventRow[]> {
+  if (event_ids.length === 0) return [];
+  const result = await sql<EventRow>`
+    select event_id, seq, type, data, created_at from events
+    where event_id = any(${event_ids}::text[])`.execute(db);
+  return result.rows;
 }

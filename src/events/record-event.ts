@@ -35,6 +35,11 @@ export type EventInput = {
   data: unknown;
   /** Set for once-only facts (e.g. `usage:<order_id>:80`): a second record of it is a no-op. */
   dedup_key?: string;
+  /**
+   * Set by a caller that makes this event's deliveries itself in the same transaction (a
+   * `webhook.test` for one endpoint): the delivery loop then does not hand it to other endpoints.
+   */
+  dispatched?: boolean;
 };
 
 /**
@@ -50,6 +55,7 @@ export async function recordEvent(trx: Transaction<Database>, input: EventInput)
     type: input.type,
     data: input.data,
     dedup_key: input.dedup_key ?? null,
+    dispatched: input.dispatched ?? false,
   });
   return inserted ? event_id : null;
 }

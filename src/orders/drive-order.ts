@@ -9,6 +9,7 @@ import type { CarrierOutcome, ProvisionedProfile, TopUpResult } from "../carrier
 import type { Database } from "../db/schema.ts";
 import { esimChanged } from "../esims/esim-cache.ts";
 import { pullSoon } from "../esims/sync-esims.ts";
+import { recordEvent } from "../events/record-event.ts";
 import { resolveHold } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
@@ -25,6 +26,7 @@ import {
   orderById,
   releaseLease,
 } from "./orders.sql.ts";
+import { renderOrder } from "./render-order.ts";
 
 /** A little longer than one carrier call: nobody else drives the order meanwhile. */
 export function leaseMs(ctx: AppContext): number {
@@ -88,7 +90,7 @@ export async function complete(
     profile = esim;
     await pullSoon(trx, iccid);
   }
-  await insertPurchase(trx, {
+  const purchase = {
     order_id: order.order_id,
     position: 0,
     package_id: order.package_id,
@@ -96,9 +98,13 @@ export async function complete(
     smdp_address: profile.smdp_address,
     activation_code: profile.activation_code,
     start_date: order.start_date,
-  });
+  };
+  await insertPurchase(trx, purchase);
   await insertBundle(trx, order, iccid);
   assert.ok(await resolveHold(trx, order.order_id, "posted"), "a pending order has a pending hold to post");
+  // The Order as GET /v1/orders/{orderID} now renders it, from what this transaction wrote: no read.
+  const data = renderOrder({ ...order, status: "completed", iccid }, [purchase]);
+  await recordEvent(trx, { partner_id: order.partner_id, type: "order.completed", data });
   // Only here, so only on the first completion.
   await finish.completed(trx, order.order_id);
 }
@@ -113,6 +119,8 @@ export async function fail(
 ) {
   if (!(await markFailed(trx, order.order_id, failure_code, reason))) return;
   assert.ok(await resolveHold(trx, order.order_id, "voided"), "a pending order has a pending hold to void");
+  const data = renderOrder({ ...order, status: "failed" }, []);
+  await recordEvent(trx, { partner_id: order.partner_id, type: "order.failed", data });
   await finish.failed(trx, order.order_id);
 }
 

@@ -11,6 +11,7 @@ import { cartRoutes } from "../carts/routes.ts";
 import { catalogAdminRoutes, catalogRoutes } from "../catalog/routes.ts";
 import { esimRoutes } from "../esims/routes.ts";
 import { carrierCallbackRoutes, esimSignalRoutes } from "../esims/signal-routes.ts";
+import { eventRoutes } from "../events/routes.ts";
 import { pendingOrderIds, pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
@@ -26,6 +27,7 @@ import {
 import { refuseMalformedText } from "../shared/well-formed-text.ts";
 import { topupRoutes } from "../topups/routes.ts";
 import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
+import { webhookRoutes } from "../webhooks/routes.ts";
 import { Authenticator, requireToken } from "./auth.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { RateLimiter } from "./rate-limit.ts";
@@ -67,6 +69,8 @@ const PARTNER_ROUTES: DomainRoutes[] = [
   esimRoutes,
   walletRoutes,
   esimSignalRoutes,
+  webhookRoutes,
+  eventRoutes,
 ];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */

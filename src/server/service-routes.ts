@@ -5,6 +5,7 @@ import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
 import { errorResponses } from "../shared/schemas.ts";
+import { openapiWebhooks } from "../webhooks/openapi-webhooks.ts";
 import { apiDescription } from "./api-guide.ts";
 import { requireToken } from "./auth.ts";
 import { withCodeSamples } from "./code-samples.ts";
@@ -39,8 +40,16 @@ export function openapiOptions(): SwaggerOptions {
           name: "Operator",
           description: "Back office: partners, keys and wallet credits. Needs ADMIN_TOKEN.",
         },
+        {
+          name: "Webhooks",
+          description:
+            "Endpoints that receive signed events (Standard Webhooks), their delivery logs, and the events of " +
+            "the last 30 days. The `webhooks` section documents each event's payload.",
+        },
         { name: "Service", description: "Health, readiness, metrics and documentation." },
       ],
+      // Plain JSON built from the route schemas (src/webhooks/openapi-webhooks.ts).
+      webhooks: openapiWebhooks() as never,
       components: {
         securitySchemes: {
           bearerAuth: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <API_KEY>`" },

@@ -28,7 +28,7 @@ export type Handler<S extends FastifySchema> = RouteHandlerMethod<
 >;
 
 export type Endpoint<S extends FastifySchema = FastifySchema> = {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   url: string;
   schema: S;
   /** Called once per registration: state kept across requests (a cache) lives in its closure. */

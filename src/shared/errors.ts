@@ -37,6 +37,18 @@ export const ERROR_CODES = {
   carrier_error: { status: 502, title: "The carrier refused the request." },
   carrier_unavailable: { status: 503, title: "The carrier is unavailable; try again later." },
   service_unavailable: { status: 503, title: "The service is temporarily unavailable." },
+  // Issue 12, webhooks.
+  webhook_endpoint_not_found: { status: 404, title: "No such webhook endpoint." },
+  delivery_not_found: { status: 404, title: "No such webhook delivery." },
+  event_not_found: { status: 404, title: "No such event in the last 30 days." },
+  webhook_endpoint_limit_reached: {
+    status: 409,
+    title: "The partner has as many webhook endpoints as it may (10).",
+  },
+  invalid_webhook_url: {
+    status: 422,
+    title: "The webhook URL is not one the service may call (https, public address).",
+  },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -9,6 +9,8 @@ const PREFIXES = {
   cart: "cart",
   order: "ord",
   event: "evt",
+  webhook_endpoint: "we",
+  delivery: "dlv",
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;

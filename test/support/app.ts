@@ -45,6 +45,7 @@ export async function createTestApp(
     rate_limit_per_second: 100_000,
     rate_limit_burst: 100_000,
     auth_failures_per_minute: 100_000,
+    webhook_secret_key: Buffer.alloc(32, 1).toString("base64"),
     ...overrides,
   };
   const onQuery = options.onQuery;

@@ -27,18 +27,26 @@ export async function drain(run: Run): Promise<void> {
       emails: number;
       esims: number;
       delivered: number;
+      webhooks: number;
     }>(`
       select (select count(*) from orders where status = 'pending')::int as pending,
              (select count(*) from graphile_worker.jobs where task_identifier = 'send_confirmation_email')::int as emails,
              (select count(*) from orders where type = 'esim' and status = 'completed')::int as esims,
-             (select count(*) from email_deliveries)::int as delivered`);
-    const { pending, emails, esims, delivered } = state.rows[0]!;
+             (select count(*) from email_deliveries)::int as delivered,
+             ((select count(*) from events where dispatched_at is null)
+               + (select count(*) from webhook_deliveries where status = 'pending'))::int as webhooks`);
+    const { pending, emails, esims, delivered, webhooks } = state.rows[0]!;
     const settled =
-      pending === 0 && emails === 0 && delivered >= esims && cluster.smtp.messages.length >= esims;
+      pending === 0 &&
+      emails === 0 &&
+      webhooks === 0 &&
+      delivered >= esims &&
+      cluster.smtp.messages.length >= esims;
     if (settled) break;
     if (Date.now() - last_log > 5_000) {
       run.options.log(
-        `  draining: ${pending} pending orders, ${emails} email jobs queued, ${delivered}/${esims} emails delivered`,
+        `  draining: ${pending} pending orders, ${emails} email jobs queued, ${delivered}/${esims} emails delivered, ` +
+          `${webhooks} webhook events or deliveries pending`,
       );
       last_log = Date.now();
     }

@@ -35,6 +35,12 @@ export const CHAOS_SERVICE_ENV = {
   DB_POOL_MAX: "10",
   // A job locked by a SIGKILLed process is unlocked after this long (src/server/worker.ts), not 4 hours.
   STALE_JOB_AFTER_MS: "6000",
+  // Webhooks to the run's receiver on loopback; a first failure is retried after 200 ms, not 5 s.
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+  WEBHOOK_SECRET_KEY: Buffer.alloc(32, 11).toString("base64"),
+  WEBHOOK_TIMEOUT_MS: "2000",
+  WEBHOOK_FIRST_RETRY_DELAY_MS: "200",
+  WEBHOOK_POLL_MS: "100",
 };
 /** A slow carrier call (slow@carrier.test, timeout_share) outlives the API's carrier timeout. */
 export const CHAOS_SIMULATOR_ENV = { SIMULATOR_SLOW_MS: "2500" };

@@ -9,7 +9,7 @@ import { clientLoop } from "./operations.ts";
 import { CHAOS_SERVICE_ENV, CHAOS_SIMULATOR_ENV, type ChaosOptions, THIN_PARTNERS } from "./options.ts";
 import { setup } from "./setup.ts";
 import { type ChaosReport, Run } from "./state.ts";
-import { crossCheck, reconcile } from "./verify.ts";
+import { checkWebhooks, crossCheck, reconcile } from "./verify.ts";
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log;
@@ -52,6 +52,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await drain(run);
     await reconcile(run);
     await crossCheck(run);
+    await checkWebhooks(run);
     const audit = await auditSystem({
       pool: cluster.pool,
       simulator: cluster.simulator,
@@ -69,6 +70,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     };
   } finally {
     run.stopping = true;
+    await run.receiver?.close();
     if (!options.cluster) await cluster.stop();
   }
 }
@@ -90,7 +92,7 @@ export function formatChaosReport(report: ChaosReport): string {
       `deaths at crash points ${s.crash_point_deaths}`,
     `  retries ${s.retries}, client timeouts ${s.client_timeouts}, racing duplicate submits ${s.duplicate_submits}, ` +
       `replays checked ${s.replays_checked}, key reuses checked ${s.key_reuses_checked}, reconciled after drain ${s.reconciled}`,
-    `  carrier fault changes ${s.fault_changes}`,
+    `  carrier fault changes ${s.fault_changes}; webhook events answered 2xx ${s.webhooks_answered}`,
     formatAudit(report.audit),
     `client-side checks: ${report.client_breaches.length === 0 ? "PASS" : `FAIL (${report.client_breaches.length})`}`,
     ...report.client_breaches.map((breach) => `  BREACH ${breach}`),

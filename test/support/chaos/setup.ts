@@ -1,6 +1,8 @@
 // Before the stream: partners (rich and thin wallets) and the packages they buy.
 import { createPartner } from "../cluster.ts";
 import { request } from "../http.ts";
+import { createRng } from "../rng.ts";
+import { startWebhookReceiver } from "../webhook-receiver.ts";
 import { RICH_CREDIT_MINOR, RICH_PARTNERS, THIN_PARTNERS } from "./options.ts";
 import type { Run } from "./state.ts";
 
@@ -13,6 +15,7 @@ export async function setup(run: Run): Promise<void> {
     const created = await createPartner(url, name, thin ? 0 : RICH_CREDIT_MINOR);
     run.partners.push({ name, ...created, thin, credit_minor: thin ? 0 : RICH_CREDIT_MINOR, iccids: [] });
   }
+  await subscribeWebhooks(run, url);
   const key = run.partners[0]!.api_key;
   for (const code of ["FR", "DE", "JP", "US"]) {
     const found = await request(url, "GET", `/v1/esim/destination/${code}/packages`, { key });
@@ -41,4 +44,28 @@ export async function setup(run: Run): Promise<void> {
   // Top-ups are in the stream when the service offers the route (a 400, not a 404 not_found).
   const probe = await request(url, "POST", "/v1/orders/submit-topup", { key, body: {} });
   run.stats.topups_available = !(probe.status === 404 && probe.body.code === "not_found");
+}
+
+/**
+ * One endpoint per partner on the run's receiver, for every event type. About one first attempt in
+ * eight is answered 503, so retries (same webhook-id, 200 ms later) are part of the run.
+ */
+async function subscribeWebhooks(run: Run, url: string): Promise<void> {
+  const receiver = await startWebhookReceiver({ autoClose: false });
+  run.receiver = receiver;
+  const rng = createRng(run.options.seed, "webhooks");
+  const failedOnce = new Set<string>();
+  for (const partner of run.partners) {
+    const hook = receiver.path(partner.partner_id, (_n, received) => {
+      if (failedOnce.has(received.id) || rng.int(0, 7) !== 0) return 200;
+      failedOnce.add(received.id);
+      return 503;
+    });
+    const created = await request(url, "POST", "/v1/webhook-endpoints", {
+      key: partner.api_key,
+      body: { url: hook },
+    });
+    if (created.status !== 201) throw new Error(`webhook endpoint of ${partner.name}: ${created.status}`);
+    receiver.setSecrets(partner.partner_id, [created.body.secret]);
+  }
 }

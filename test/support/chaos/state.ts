@@ -1,6 +1,7 @@
 // What a chaos run did and saw: its operations, partners, counters and breaches.
 import type { AuditResult } from "../audit.ts";
 import type { Cluster } from "../cluster.ts";
+import type { WebhookReceiver } from "../webhook-receiver.ts";
 import type { ChaosOptions } from "./options.ts";
 
 export type Final = "completed" | "failed" | "insufficient" | "unresolved";
@@ -47,6 +48,7 @@ export type ChaosStats = {
   topups_available: boolean;
   stream_s: number;
   drain_s: number;
+  webhooks_answered: number;
 };
 
 export type ChaosReport = {
@@ -77,6 +79,7 @@ export class Run {
     topups_available: false,
     stream_s: 0,
     drain_s: 0,
+    webhooks_answered: 0,
   };
   readonly breaches: string[] = [];
   readonly operations: Operation[] = [];
@@ -87,6 +90,8 @@ export class Run {
   streaming = true;
   readonly cluster: Cluster;
   readonly options: ChaosOptions;
+  /** Every partner's webhook endpoint points here (setup.ts); verify.ts checks what it received. */
+  receiver: WebhookReceiver | null = null;
   /** Slots whose current process was started with CRASH_AT. */
   readonly armed = new Set<number>();
   /** One restart at a time per slot. */

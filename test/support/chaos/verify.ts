@@ -75,3 +75,58 @@ export async function crossCheck(run: Run): Promise<void> {
     }
   }
 }
+
+/**
+ * Webhooks after the drain: every committed event of a partner since its endpoint existed was
+ * answered 2xx at least once, and every delivery verified with the endpoint's secret (standardwebhooks);
+ * nothing was delivered that is not a committed event; and each order event agrees with the order
+ * as committed (no order.completed for an order that is not completed: none for a rolled-back change).
+ */
+export async function checkWebhooks(run: Run): Promise<void> {
+  const receiver = run.receiver;
+  if (receiver === null) return;
+  const events = await run.cluster.pool.query<{
+    event_id: string;
+    partner_id: string;
+    type: string;
+    order_id: string | null;
+    order_status: string | null;
+  }>(`
+    select e.event_id, e.partner_id, e.type, e.data->>'orderID' as order_id, o.status as order_status
+    from events e join webhook_endpoints w on w.partner_id = e.partner_id and w.created_at <= e.created_at
+    left join orders o on o.order_id = e.data->>'orderID'`);
+  const committed = new Map(events.rows.map((row) => [row.event_id, row]));
+  const answered = new Set(receiver.succeeded().map((entry) => entry.id));
+  for (const row of events.rows) {
+    if (!answered.has(row.event_id))
+      run.breach(`webhook: event ${row.event_id} (${row.type}) never answered 2xx`);
+    // A completed order may have been refunded since (order.refunded, issue 13): still a committed completion.
+    const expected =
+      row.type === "order.completed"
+        ? ["completed", "refunded"]
+        : row.type === "order.failed"
+          ? ["failed"]
+          : null;
+    if (expected !== null && !expected.includes(row.order_status ?? "")) {
+      run.breach(
+        `webhook: ${row.type} ${row.event_id} for order ${row.order_id}, which is ${row.order_status}`,
+      );
+    }
+  }
+  for (const entry of receiver.received()) {
+    if (!committed.has(entry.id)) run.breach(`webhook: delivered ${entry.id}, which is no committed event`);
+    if (entry.verified_with.length === 0)
+      run.breach(`webhook: ${entry.id} did not verify with the endpoint's secret`);
+    if (entry.path !== committed.get(entry.id)?.partner_id)
+      run.breach(`webhook: ${entry.id} went to another partner`);
+  }
+  const orders = await run.cluster.pool.query<{ order_id: string; status: string; events: number }>(`
+    select o.order_id, o.status, count(e.event_id)::int as events
+    from orders o left join events e on e.data->>'orderID' = o.order_id and e.type in ('order.completed', 'order.failed')
+    where o.status in ('completed', 'failed', 'refunded') group by o.order_id, o.status`);
+  for (const order of orders.rows) {
+    if (order.events !== 1)
+      run.breach(`webhook: order ${order.order_id} (${order.status}) has ${order.events} order events`);
+  }
+  run.stats.webhooks_answered = answered.size;
+}

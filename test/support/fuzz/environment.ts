@@ -36,6 +36,10 @@ export async function startFuzzEnvironment(
     rate_limit_burst: 1_000_000,
     auth_failures_per_minute: 1_000_000,
     carrier_timeout_ms: 2_000,
+    // main.ts always has one (given, or the sandbox's own); an app built here must be given one.
+    webhook_secret_key: Buffer.alloc(32, 3).toString("base64"),
+    // Valid requests create endpoints on loopback (nothing is sent: no delivery loop runs here).
+    webhook_allow_private_networks: true,
     ...options.config,
   };
   const db = createKysely<Database>(database.pool);

@@ -6,7 +6,7 @@ import { REPORT_CHARS } from "./limits.ts";
 import type { Operation } from "./openapi.ts";
 import { type AuthKind, INVALID_PARTNER_AUTH, type Plan, VALID_PARTNER_AUTH } from "./plans.ts";
 import { rawHttp } from "./raw-http.ts";
-import { type Answer, callerOf, type FuzzEnvironment, MAX_SENT, type Sent } from "./state.ts";
+import { type Answer, callerOf, type FuzzEnvironment, type Holdings, MAX_SENT, type Sent } from "./state.ts";
 
 export type Outcome = {
   sequence: number;
@@ -96,6 +96,7 @@ export function learn(env: FuzzEnvironment, sent: Sent, routed: Operation | null
     pools.sent.push(sent);
     if (pools.sent.length > MAX_SENT) pools.sent.shift();
   }
+  forgetDeletedEndpoint(env, path, built.used.endpoint_id, answer.status);
   const etag = answer.headers.etag;
   if (etag && answer.status === 200 && pools.etags.size < 500) pools.etags.set(built.target, etag);
   if (answer.status >= 300 || !json) return;
@@ -119,6 +120,31 @@ export function learn(env: FuzzEnvironment, sent: Sent, routed: Operation | null
   }
   if (path === "/admin/partners/{partner_id}/api-keys" && answer.status === 201) {
     pools.revocable_key_ids.push(json.key_id);
+  }
+  if (holdings) learnWebhooks(path, answer.status, json, holdings);
+}
+
+/** Endpoints created join the caller's pool, deleted ones leave every pool, test events join. */
+function learnWebhooks(path: string | undefined, status: number, json: any, holdings: Holdings) {
+  if (path === "/v1/webhook-endpoints" && status === 201 && holdings.endpoints.length < 20) {
+    holdings.endpoints.push(json.endpoint_id);
+  }
+  if (path === "/v1/webhook-endpoints/{endpoint_id}/test" && status === 202 && holdings.events.length < 100) {
+    holdings.events.push(json.event_id);
+  }
+}
+
+/** A DELETE that succeeded: the endpoint is gone for everyone (called before the 2xx early return). */
+function forgetDeletedEndpoint(
+  env: FuzzEnvironment,
+  path: string | undefined,
+  endpoint_id: string | undefined,
+  status: number,
+) {
+  if (path !== "/v1/webhook-endpoints/{endpoint_id}" || status !== 204 || endpoint_id === undefined) return;
+  for (const holder of Object.values(env.pools.holdings)) {
+    holder.endpoints = holder.endpoints.filter((id) => id !== endpoint_id);
+    holder.deliveries = holder.deliveries.filter((d) => d.endpoint_id !== endpoint_id);
   }
 }
 

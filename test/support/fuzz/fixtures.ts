@@ -5,7 +5,7 @@ import { generateApiKey } from "../../../src/partners/api-keys.ts";
 import { createCart, createPartner, END_USER, purchase } from "../fixtures.ts";
 import { expectStatus, request } from "../http.ts";
 import { REQUEST_TIMEOUT_MS } from "./limits.ts";
-import type { FuzzEnvironment } from "./state.ts";
+import type { FuzzEnvironment, Holdings } from "./state.ts";
 
 /** JSON for fixtures (test/support/http.ts): throws unless the status is the expected one. */
 export async function callJson(
@@ -127,6 +127,13 @@ export async function prepareFixtures(env: FuzzEnvironment, admin_token: string)
       pools.holdings[holder].fresh_carts.push(await newCart(env, partner.api_key, country.package_id));
     }
   }
+  for (const [partner, holder] of [
+    [main, "main"],
+    [other, "other"],
+    [poor, "poor"],
+  ] as const) {
+    await webhookFixtures(env, partner.api_key, pools.holdings[holder]);
+  }
   // An expired cart: the only way short of waiting 30 minutes is to age it in the database.
   const expired = await newCart(env, main.api_key, country.package_id);
   await sql`update carts set expires_at = now() - interval '1 minute' where cart_key = ${expired}`.execute(
@@ -148,4 +155,24 @@ export async function topupChoices(env: FuzzEnvironment, api_key: string, iccid:
 
 export async function newCart(env: FuzzEnvironment, api_key: string, package_id: string): Promise<string> {
   return (await createCart(env.url, api_key, package_id)).cart_key;
+}
+
+/** Two webhook endpoints, each with a test event and its delivery. */
+async function webhookFixtures(env: FuzzEnvironment, api_key: string, holdings: Holdings): Promise<void> {
+  for (let i = 0; i < 2; i++) {
+    const created = await callJson(env, "POST", "/v1/webhook-endpoints", {
+      auth: api_key,
+      body: { url: `http://127.0.0.1:9/fixture-${i}` },
+    });
+    const tested = await callJson(env, "POST", `/v1/webhook-endpoints/${created.endpoint_id}/test`, {
+      auth: api_key,
+      expect: [202],
+    });
+    const log = await callJson(env, "GET", `/v1/webhook-endpoints/${created.endpoint_id}/deliveries`, {
+      auth: api_key,
+    });
+    holdings.endpoints.push(created.endpoint_id);
+    holdings.events.push(tested.event_id);
+    holdings.deliveries.push({ endpoint_id: created.endpoint_id, delivery_id: log.data[0].delivery_id });
+  }
 }

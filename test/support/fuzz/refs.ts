@@ -60,7 +60,11 @@ export type RefKind =
   | "cursor"
   | "idempotency_key"
   | "credit_reference"
-  | "etag";
+  | "etag"
+  | "endpoint_id"
+  | "delivery_id"
+  | "event_id"
+  | "webhook_url";
 
 /** Body, path, query and header fields whose valid values come from the fixtures. */
 export const FIELD_REFS: Record<string, RefKind> = {
@@ -81,4 +85,8 @@ export const FIELD_REFS: Record<string, RefKind> = {
   "idempotency-key": "idempotency_key",
   "if-none-match": "etag",
   reference: "credit_reference",
+  endpoint_id: "endpoint_id",
+  delivery_id: "delivery_id",
+  event_id: "event_id",
+  url: "webhook_url",
 };

@@ -4,7 +4,7 @@ import { luhnCheckDigit } from "../../../src/carrier/luhn.ts";
 import { END_USER } from "../fixtures.ts";
 import { callJson, newCart } from "./fixtures.ts";
 import { Appended, Huge, RawSegment, Ref } from "./refs.ts";
-import { type FuzzEnvironment, foreignOf, type Holder } from "./state.ts";
+import { type FuzzEnvironment, foreignOf, type Holder, type Holdings } from "./state.ts";
 
 export function randomIccid(n: number): string {
   const body = `8901260${String(900_000_000_00 + n).padStart(11, "0")}`;
@@ -118,6 +118,11 @@ export async function resolveRef(env: FuzzEnvironment, ref: Ref, used: ResolvedR
       if (bucket < 17) return `"stale", ${current ?? any}`;
       return any;
     }
+    case "endpoint_id":
+    case "delivery_id":
+    case "event_id":
+    case "webhook_url":
+      return resolveWebhookRef(ref.kind, n, used, own, foreign);
     case "credit_reference":
       if (bucket < 12 || pools.credit_references.length === 0) {
         const reference = `fuzz-credit-${randomBytes(6).toString("hex")}`;
@@ -128,7 +133,48 @@ export async function resolveRef(env: FuzzEnvironment, ref: Ref, used: ResolvedR
   }
 }
 
+/** Webhook ids: mostly the caller's own (a delivery of the endpoint already chosen), some foreign or unknown. */
+function resolveWebhookRef(
+  kind: "endpoint_id" | "delivery_id" | "event_id" | "webhook_url",
+  n: number,
+  used: ResolvedRefs,
+  own: Holdings,
+  foreign: Holdings,
+): string {
+  const at = <T>(items: readonly T[], fallback: T): T => (items.length ? items[n % items.length]! : fallback);
+  const bucket = n % 20;
+  const unknown = (prefix: string) =>
+    `${prefix}_${Buffer.from(String(n)).toString("base64url").padEnd(22, "A")}`;
+  if (kind === "webhook_url") {
+    if (bucket < 15) return `http://127.0.0.1:9/fuzz-${n % 1000}`;
+    return at(["ftp://127.0.0.1/x", "not a url", "https://user:pw@127.0.0.1/x", "//no-scheme"], "not a url");
+  }
+  if (kind === "endpoint_id") {
+    const chosen =
+      bucket < 14
+        ? at(own.endpoints, unknown("we"))
+        : bucket < 17
+          ? at(foreign.endpoints, unknown("we"))
+          : unknown("we");
+    used.endpoint_id = chosen;
+    return chosen;
+  }
+  if (kind === "delivery_id") {
+    const ofEndpoint = own.deliveries.filter((d) => d.endpoint_id === used.endpoint_id);
+    if (bucket < 14)
+      return at(ofEndpoint, at(own.deliveries, { delivery_id: unknown("dlv"), endpoint_id: "" })).delivery_id;
+    if (bucket < 17)
+      return at(foreign.deliveries, { delivery_id: unknown("dlv"), endpoint_id: "" }).delivery_id;
+    return unknown("dlv");
+  }
+  if (bucket < 14) return at(own.events, unknown("evt"));
+  if (bucket < 17) return at(foreign.events, unknown("evt"));
+  return unknown("evt");
+}
+
 export type ResolvedRefs = {
+  /** The webhook endpoint a path names, so its delivery can be picked to match. */
+  endpoint_id?: string;
   /** Whose objects the request names: the caller's own, mostly. */
   caller: Holder;
   /** The request-target, once built (headers are resolved after it). */

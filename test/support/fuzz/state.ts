@@ -35,6 +35,10 @@ export type Holdings = {
   orders: string[];
   iccids: string[];
   cursors: string[];
+  /** Webhook endpoints, their deliveries (with their endpoint) and events. */
+  endpoints: string[];
+  deliveries: Array<{ endpoint_id: string; delivery_id: string }>;
+  events: string[];
 };
 
 /** What exists now: grows as the run buys, creates and revokes. */
@@ -57,7 +61,17 @@ export type Sent = { built: Built; auth: AuthKind; route: string | null; status:
 export const MAX_SENT = 200;
 
 export function emptyHoldings(): Holdings {
-  return { fresh_carts: [], used_carts: [], expired_carts: [], orders: [], iccids: [], cursors: [] };
+  return {
+    fresh_carts: [],
+    used_carts: [],
+    expired_carts: [],
+    orders: [],
+    iccids: [],
+    cursors: [],
+    endpoints: [],
+    deliveries: [],
+    events: [],
+  };
 }
 
 export function callerOf(auth: AuthKind): Holder {

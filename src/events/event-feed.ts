@@ -1,0 +1,23 @@
+// What the webhook loop reads of events, through this domain: new events to hand to endpoints, and
+// the bodies to post. The body is the Event exactly as GET /v1/events/{event_id} renders it.
+import type { Transaction } from "kysely";
+import type { Executor } from "../db/executor.ts";
+import type { Database } from "../db/schema.ts";
+import { claimUndispatchedEvents, eventsByIds, type UndispatchedEvent } from "./events.sql.ts";
+import { renderEvent } from "./render-event.ts";
+
+export type { UndispatchedEvent };
+
+/** Claims and stamps up to `limit` undispatched events in `trx`, oldest first (SKIP LOCKED). */
+export function claimEventsToDispatch(
+  trx: Transaction<Database>,
+  limit: number,
+): Promise<UndispatchedEvent[]> {
+  return claimUndispatchedEvents(trx, limit);
+}
+
+/** The JSON bodies of these events, by id. */
+export async function eventBodies(db: Executor, event_ids: string[]): Promise<Map<string, string>> {
+  const rows = await eventsByIds(db, event_ids);
+  return new Map(rows.map((row) => [row.event_id, JSON.stringify(renderEvent(row))]));
+}

@@ -1,0 +1,173 @@
+// SQL of webhook deliveries (migration 0009), private to src/webhooks: one row per (endpoint, event),
+// claimed by a lease so that one sender at a time calls the receiver, and a killed sender's claim
+// simply runs out (the delivery goes again: at least once).
+import { sql, type Transaction } from "kysely";
+import type { Executor } from "../db/executor.ts";
+import type { Database } from "../db/schema.ts";
+
+export type DeliveryRow = {
+  delivery_id: string;
+  seq: number;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: "pending" | "succeeded" | "failed";
+  attempts: number;
+  last_attempt_at: Date | null;
+  next_attempt_at: Date | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  created_at: Date;
+};
+
+const COLUMNS = sql`delivery_id, seq, endpoint_id, event_id, event_type, status, attempts, last_attempt_at,
+  next_attempt_at, last_response_status, last_error, created_at`;
+
+export type NewDelivery = {
+  delivery_id: string;
+  endpoint_id: string;
+  partner_id: string;
+  event_id: string;
+  event_type: string;
+};
+
+/** Due at once; a pair already delivered to (a repeated dispatch) is left as it is. */
+export async function insertDeliveries(trx: Transaction<Database>, rows: NewDelivery[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const result = await sql`
+    insert into webhook_deliveries (delivery_id, endpoint_id, partner_id, event_id, event_type, next_attempt_at)
+    select d, e, p, v, t, now()
+    from unnest(${rows.map((r) => r.delivery_id)}::text[], ${rows.map((r) => r.endpoint_id)}::text[],
+                ${rows.map((r) => r.partner_id)}::text[], ${rows.map((r) => r.event_id)}::text[],
+                ${rows.map((r) => r.event_type)}::text[]) as x(d, e, p, v, t)
+    on conflict (endpoint_id, event_id) do nothing`.execute(trx);
+  return Number(result.numAffectedRows);
+}
+
+/** Wakes every process's delivery loop (at commit, when inside a transaction). */
+export async function notifyDeliveriesDue(db: Executor): Promise<void> {
+  await sql`select pg_notify('webhook_deliveries_due', '')`.execute(db);
+}
+
+export async function pageOfDeliveries(
+  db: Executor,
+  input: { endpoint_id: string; status: string | null; before_seq: number | null; limit: number },
+): Promise<DeliveryRow[]> {
+  const result = await sql<DeliveryRow>`
+    select ${COLUMNS} from webhook_deliveries
+    where endpoint_id = ${input.endpoint_id}
+      ${input.status === null ? sql`` : sql`and status = ${input.status}`}
+      ${input.before_seq === null ? sql`` : sql`and seq < ${input.before_seq}`}
+    order by seq desc
+    limit ${input.limit}`.execute(db);
+  return result.rows;
+}
+
+/** Due again at once, whatever its state: the manual retry. Null when it is not this endpoint's. */
+export async function retryDelivery(
+  db: Executor,
+  endpoint_id: string,
+  delivery_id: string,
+): Promise<DeliveryRow | null> {
+  const result = await sql<DeliveryRow>`
+    update webhook_deliveries set status = 'pending', next_attempt_at = now()
+    where delivery_id = ${delivery_id} and endpoint_id = ${endpoint_id}
+    returning ${COLUMNS}`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+export type ClaimedDelivery = {
+  delivery_id: string;
+  endpoint_id: string;
+  event_id: string;
+  attempts: number;
+  lease_token: string;
+  url: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+};
+
+/** Calls in flight per endpoint, across all processes (leases not yet run out). */
+export async function inFlightByEndpoint(trx: Transaction<Database>): Promise<Map<string, number>> {
+  const result = await sql<{ endpoint_id: string; n: number }>`
+    select endpoint_id, count(*)::int as n from webhook_deliveries
+    where leased_until > now() group by endpoint_id`.execute(trx);
+  return new Map(result.rows.map((row) => [row.endpoint_id, row.n]));
+}
+
+/**
+ * Due deliveries of enabled endpoints, oldest due first, skipping endpoints already at their cap
+ * (so one dead receiver's backlog cannot fill the page), locked for the claim that follows.
+ */
+export async function dueDeliveries(
+  trx: Transaction<Database>,
+  saturated: string[],
+  limit: number,
+): Promise<Array<{ delivery_id: string; endpoint_id: string }>> {
+  const result = await sql<{ delivery_id: string; endpoint_id: string }>`
+    select d.delivery_id, d.endpoint_id
+    from webhook_deliveries d join webhook_endpoints e on e.endpoint_id = d.endpoint_id
+    where d.status = 'pending' and d.next_attempt_at <= now()
+      and (d.leased_until is null or d.leased_until <= now())
+      and e.status = 'enabled' and d.endpoint_id <> all(${saturated}::text[])
+    order by d.next_attempt_at
+    limit ${limit}
+    for update of d skip locked`.execute(trx);
+  return result.rows;
+}
+
+/** Leases the chosen deliveries for one attempt each: the attempt counts from here. */
+export async function leaseDeliveries(
+  trx: Transaction<Database>,
+  delivery_ids: string[],
+  lease_token: string,
+  lease_ms: number,
+): Promise<ClaimedDelivery[]> {
+  if (delivery_ids.length === 0) return [];
+  const result = await sql<ClaimedDelivery>`
+    update webhook_deliveries d set
+      leased_until = clock_timestamp() + make_interval(secs => ${lease_ms / 1000}),
+      lease_token = ${lease_token}, attempts = d.attempts + 1, last_attempt_at = now()
+    from webhook_endpoints e
+    where d.delivery_id = any(${delivery_ids}::text[]) and e.endpoint_id = d.endpoint_id
+    returning d.delivery_id, d.endpoint_id, d.event_id, d.attempts, d.lease_token, e.url, e.secret_sealed,
+      case when e.previous_secret_expires_at > now() then e.previous_secret_sealed end as previous_secret_sealed`.execute(
+    trx,
+  );
+  return result.rows;
+}
+
+export type Outcome = {
+  status: "pending" | "succeeded" | "failed";
+  /** Seconds until the next attempt (pending only). */
+  retry_after_ms: number | null;
+  last_response_status: number | null;
+  last_error: string | null;
+};
+
+/** Records the attempt's outcome, only by the lease holder: a sender whose lease ran out changes nothing. */
+export async function recordOutcome(
+  db: Executor,
+  delivery_id: string,
+  lease_token: string,
+  outcome: Outcome,
+): Promise<boolean> {
+  const next =
+    outcome.retry_after_ms === null
+      ? sql`null`
+      : sql`now() + make_interval(secs => ${outcome.retry_after_ms / 1000})`;
+  const result = await sql`
+    update webhook_deliveries set status = ${outcome.status}, next_attempt_at = ${next},
+      last_response_status = ${outcome.last_response_status}, last_error = ${outcome.last_error},
+      leased_until = null, lease_token = null
+    where delivery_id = ${delivery_id} and lease_token = ${lease_token}`.execute(db);
+  return Number(result.numAffectedRows) === 1;
+}
+
+/**
+ * Claims run one at a time across all processes (a transaction-scoped advisory lock held for a few
+ * milliseconds), so the per-endpoint count of calls in flight each claim reads is exact.
+ */
+export async function serializeClaims(trx: Transaction<Database>): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended('webhook_delivery_claims', 0))`.execute(trx);
+}
