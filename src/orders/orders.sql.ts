@@ -158,12 +158,19 @@ export async function purchasesOf(db: Executor, order_ids: string[]): Promise<Pu
 /** Newest first, keyset-paginated on seq: a page never shifts when new orders arrive. */
 export async function pageOfOrders(
   db: Executor,
-  input: { partner_id: string; client_reference: string | null; before_seq: number | null; limit: number },
+  input: {
+    partner_id: string;
+    client_reference: string | null;
+    status?: OrderRow["status"] | null;
+    before_seq: number | null;
+    limit: number;
+  },
 ): Promise<OrderRow[]> {
   const result = await sql<OrderRow>`
     select ${ORDER_COLUMNS} from orders
     where partner_id = ${input.partner_id}
       ${input.client_reference === null ? sql`` : sql`and client_reference = ${input.client_reference}`}
+      ${input.status == null ? sql`` : sql`and status = ${input.status}`}
       ${input.before_seq === null ? sql`` : sql`and seq < ${input.before_seq}`}
     order by seq desc
     limit ${input.limit}`.execute(db);
@@ -308,4 +315,24 @@ export async function typesOf(
   const result = await sql<{ order_id: string; type: "esim" | "topup" }>`
     select order_id, type from orders where order_id = any(${order_ids}::text[])`.execute(db);
   return result.rows;
+}
+
+export type PartnerOrderCounts = {
+  today: number;
+  today_completed: number;
+  today_failed: number;
+  pending: number;
+};
+
+/** A partner's orders since UTC midnight by outcome, and all its pending ones (the console's overview). */
+export async function partnerOrderCounts(db: Executor, partner_id: string): Promise<PartnerOrderCounts> {
+  const result = await sql<PartnerOrderCounts>`
+    with today as (select (date_trunc('day', now() at time zone 'UTC') at time zone 'UTC') as since)
+    select count(*) filter (where created_at >= today.since)::int as today,
+           count(*) filter (where created_at >= today.since and status = 'completed')::int as today_completed,
+           count(*) filter (where created_at >= today.since and status = 'failed')::int as today_failed,
+           count(*) filter (where status = 'pending')::int as pending
+    from orders, today
+    where partner_id = ${partner_id} and (created_at >= today.since or status = 'pending')`.execute(db);
+  return result.rows[0] ?? { today: 0, today_completed: 0, today_failed: 0, pending: 0 };
 }
