@@ -14,7 +14,16 @@ import { after, test } from "node:test";
 import { promisify } from "node:util";
 import type { BrowserContext, Page } from "playwright-core";
 import { browserForFile, DESKTOP, PHONE, seriousViolations } from "./support/browser.ts";
-import { ADMIN_TOKEN, balance, call, createWorld, newCart, newPartner, submit } from "./support/world.ts";
+import {
+  ADMIN_TOKEN,
+  balance,
+  call,
+  createWorld,
+  newCart,
+  newPartner,
+  submit,
+  waitFor,
+} from "./support/world.ts";
 
 const world = await createWorld();
 const base = world.services[0]!.url;
@@ -61,12 +70,10 @@ async function sessionCookie(context: BrowserContext, name: string): Promise<str
 test("the partner signs in with its API key and finds the API's order by its client_reference", async () => {
   const page = partnerPage;
   await sessionCookie(partnerContext, "console_partner");
-  assert.equal(
-    await page.locator(".card .value").first().textContent(),
-    "$97.00",
-    "100.00 minus the 3.00 eSIM",
-  );
-  await page.getByRole("link", { name: "Orders" }).click();
+  const left = (10_000 - bought.body.total.amount_minor) / 100;
+  const shown = await page.locator(".card .value").first().textContent();
+  assert.equal(shown, `$${left.toFixed(2)}`, "100.00 minus the eSIM");
+  await page.getByRole("navigation").getByRole("link", { name: "Orders", exact: true }).click();
   await page.getByLabel("Client reference").fill("booking-42");
   await page.getByRole("button", { name: "Search" }).click();
   await page.getByRole("link", { name: order_id }).click();
@@ -91,21 +98,36 @@ test("the eSIM's QR code read off the page with zbarimg is its LPA string", asyn
   assert.match(await page.locator("main").innerText(), new RegExp(lpa.replaceAll("$", "\\$")));
 });
 
-test("a top-up from the eSIM page, double-clicked, buys once and debits once", async () => {
+test("a top-up form sent three times (two at once, as a double click on a slow line, then clicked) buys once", async () => {
   const page = partnerPage;
   await page.goto(`${base}/console/esims/${iccid}`);
   const before = await balance(base, partner.api_key);
   await page.getByLabel("Package").selectOption({ index: 0 });
   const price = await page.getByLabel("Package").locator("option").first().textContent();
-  await page.getByRole("button", { name: "Buy top-up" }).dblclick();
+  // The form exactly as the browser would send it, Idempotency-Key included, sent twice at once.
+  const form = page.locator('form[action$="/top-up"]');
+  const fields: Record<string, string> = {};
+  for (const input of await form.locator("input, select").all()) {
+    fields[(await input.getAttribute("name"))!] = await input.inputValue();
+  }
+  const action = `${base}${await form.getAttribute("action")}`;
+  const send = () =>
+    partnerContext.request.post(action, { form: fields, headers: { origin: base }, maxRedirects: 0 });
+  const answers = await Promise.all([send(), send()]);
+  for (const answer of answers) {
+    assert.equal(answer.status(), 303);
+    assert.match(answer.headers().location ?? "", /^\/console\/orders\/ord_/);
+  }
+  await page.getByRole("button", { name: "Buy top-up" }).click();
   await page.waitForURL(/\/console\/orders\/ord_/);
-  await page
-    .getByText(/completed/)
-    .first()
-    .waitFor();
+  await page.getByText("Top-up completed.").waitFor();
+  const posts = world.services[0]!.logs()
+    .split("\n")
+    .filter((line) => line.includes('"route":"/console/esims/:iccid/top-up"'));
+  assert.equal(posts.length, 3, "three submissions reached the service");
   const orders = await call(base, "GET", "/v1/profile/orders", { key: partner.api_key });
   const topups = orders.body.data.filter((o: { type: string }) => o.type === "topup");
-  assert.equal(topups.length, 1, "one top-up order for two clicks");
+  assert.equal(topups.length, 1, "one top-up order for three submissions");
   assert.equal(topups[0].status, "completed");
   assert.equal(await balance(base, partner.api_key), before - topups[0].total.amount_minor, "debited once");
   assert.ok(
@@ -181,6 +203,63 @@ test("a change without the session's CSRF token, or from another origin, is refu
   const issued = await partnerContext.request.get(`${base}/console/keys`);
   assert.equal((await issued.text()).match(/key_[A-Za-z0-9_-]+<\/td>/g)?.length, 1, "still one key");
   assert.equal(await balance(base, partner.api_key), before);
+});
+
+test("the partner issues a key (shown once) and revokes it: the API refuses it at once", async () => {
+  const page = partnerPage;
+  await page.goto(`${base}/console/keys`);
+  await page.getByRole("button", { name: "Issue a new key" }).click();
+  const api_key = (await page.getByLabel("The new API key").textContent())?.trim() ?? "";
+  assert.match(api_key, /^sand_/);
+  assert.equal((await call(base, "GET", "/v1/profile/wallet", { key: api_key })).status, 200);
+  await page.goto(`${base}/console/keys`);
+  assert.doesNotMatch(await page.content(), new RegExp(api_key), "never shown again");
+  const revoke = page.getByRole("button", { name: /^Revoke key_/ }).last();
+  await revoke.click();
+  await page.getByText("The key is revoked").waitFor();
+  assert.equal((await call(base, "GET", "/v1/profile/wallet", { key: api_key })).status, 401);
+  assert.equal(
+    (await call(base, "GET", "/v1/profile/wallet", { key: partner.api_key })).status,
+    200,
+    "the first key works",
+  );
+});
+
+test("in the sandbox the simulate buttons install the eSIM and use data, as a carrier would signal", async () => {
+  const page = partnerPage;
+  await page.goto(`${base}/console/esims/${iccid}`);
+  await page.getByRole("button", { name: "Install on a device" }).click();
+  await page.waitForURL(`${base}/console/esims/${iccid}`);
+  await page.getByLabel("Data to use (MB)").fill("300");
+  await page.getByRole("button", { name: "Use data" }).click();
+  await page.getByText("300 MB of 1 GB used").waitFor();
+  const esim = await call(base, "GET", `/v1/esims/${iccid}`, { key: partner.api_key });
+  assert.equal(esim.body.status, "active");
+  assert.equal(esim.body.usage.data_used_mb, 300);
+});
+
+test("the operator's catalog import reports rejected rows and changes nothing; pending orders and the ledger audit show", async () => {
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const admin = await signIn(context, "operator", ADMIN_TOKEN);
+  const before = await call(base, "GET", "/v1/esim/destination/FR/packages", { key: partner.api_key });
+  assert.equal(before.status, 200);
+  await admin.getByRole("link", { name: "Catalog" }).click();
+  const header =
+    "package_id,external_package_id,name,destination_codes,data_mb,validity_days,wholesale_minor,retail_minor";
+  await admin.getByLabel(/^Catalog/).fill(`${header}\nbad-1,X,Bad,FR,1024,7,-5,10\n`);
+  await admin.getByRole("button", { name: "Import" }).click();
+  await admin.getByText("Imported, with rejected rows.").waitFor();
+  const report = await admin.locator("main").innerText();
+  assert.match(report, /Rejected\s+1/);
+  assert.match(report, /Retired\s+0/);
+  assert.match(report, /Catalog version\s+unchanged/);
+  const after = await call(base, "GET", "/v1/esim/destination/FR/packages", { key: partner.api_key });
+  assert.deepEqual(after.body, before.body, "the catalog is as it was");
+  await admin.getByRole("link", { name: "Ledger audit" }).click();
+  await admin.getByText(/Ledger OK: \d+ accounts, \d+ transfers/).waitFor();
+  await admin.getByRole("link", { name: "Pending orders" }).click();
+  await admin.getByText("No order has been pending that long.").waitFor();
+  await context.close();
 });
 
 test("every console page passes axe-core with no serious violation, at desktop and phone width", async () => {

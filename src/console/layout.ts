@@ -36,12 +36,12 @@ function nav(shell: Shell): Html {
       ([href, label]) =>
         html`<li><a href="${href}"${shell.current === href ? html` aria-current="page"` : ""}>${label}</a></li>`,
     )}</ul>
-    <form method="post" action="${sign_out}" class="sign-out">
-      <input type="hidden" name="_csrf" value="${shell.signed_in.csrf}">
-      <span class="who">${shell.signed_in.who}</span>
-      <button type="submit" class="quiet">Sign out</button>
-    </form>
-  </nav>`;
+  </nav>
+  <form method="post" action="${sign_out}" class="sign-out">
+    <input type="hidden" name="_csrf" value="${shell.signed_in.csrf}">
+    <span class="who">${shell.signed_in.who}</span>
+    <button type="submit" class="quiet">Sign out</button>
+  </form>`;
 }
 
 export function page(title: string, shell: Shell, body: Html): string {

@@ -40,7 +40,7 @@ export const operatorOrderPages: ConsolePages = (scope, ctx) => {
     const body = html`<form method="get" action="/console/admin/orders" class="panel"><div class="fields">
         <div><label for="older">Pending longer than (minutes)</label>
           <input id="older" name="older_than_minutes" type="number" min="0" max="${MAX_MINUTES}" value="${minutes}"></div>
-        <div><button type="submit">Show</button></div></div></form>
+        <div class="submit"><button type="submit">Show</button></div></div></form>
       ${pending.length === 0 ? html`<div class="panel"><p>No order has been pending that long.</p></div>` : table}
       <p class="hint">Given up: pending longer than PENDING_GIVE_UP_HOURS (${give_up_hours} h). The money stays held until
         it is settled: <code>npm run cli -- orders settle &lt;order_id&gt; --completed|--failed</code> (the carrier is asked first).</p>`;

@@ -25,7 +25,7 @@ export function creditPage(base: string, csrf: string, currency: string): Html {
         <div><label for="reference">Payment reference</label>
           <input id="reference" name="reference" required maxlength="128" pattern="[\\x21-\\x7e]+" aria-describedby="reference-hint">
           <p class="hint" id="reference-hint">The bank transfer's id. The same reference credits once.</p></div>
-        <div><button type="submit">Credit</button></div>
+        <div class="submit"><button type="submit">Credit</button></div>
       </div></form>`;
 }
 

@@ -36,7 +36,7 @@ async function partnersPage(request: FastifyRequest, ctx: AppContext): Promise<s
   );
   const body = html`<form method="post" action="/console/admin/partners" class="panel">${csrfField(shell.signed_in!.csrf)}
       <div class="fields"><div><label for="name">New partner's name</label><input id="name" name="name" required maxlength="200"></div>
-      <div><button type="submit">Create partner</button></div></div></form>
+      <div class="submit"><button type="submit">Create partner</button></div></div></form>
     ${
       partners.length === 0
         ? html`<div class="panel"><p>No partners yet.</p></div>`

@@ -60,7 +60,7 @@ async function listPage(request: FastifyRequest, ctx: AppContext): Promise<strin
   const body = html`<form method="get" action="/console/esims" class="panel" role="search"><div class="fields">
       <div><label for="status">Status</label><select id="status" name="status"><option value="">Any</option>${STATUSES.map(
         (s) => html`<option value="${s}"${s === status ? html` selected` : ""}>${s}</option>`,
-      )}</select></div><div><button type="submit">Filter</button></div></div></form>
+      )}</select></div><div class="submit"><button type="submit">Filter</button></div></div></form>
     ${esimsTable(esims.data)}
     <div class="pager">${cursor ? html`<a href="/console/esims">First page</a>` : ""}${
       esims.next_cursor ? html`<a href="/console/esims?${next.toString()}">Older eSIMs</a>` : ""

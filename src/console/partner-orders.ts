@@ -29,7 +29,7 @@ function filters(reference: string | null, status: Status | null): Html {
         <select id="status" name="status"><option value="">Any</option>${STATUSES.map(
           (s) => html`<option value="${s}"${s === status ? html` selected` : ""}>${s}</option>`,
         )}</select></div>
-      <div><button type="submit">Search</button></div>
+      <div class="submit"><button type="submit">Search</button></div>
     </div>
   </form>`;
 }

@@ -53,7 +53,7 @@ export async function topUpForm(
       ${csrfField(csrf)}
       <input type="hidden" name="idempotency_key" value="${randomUUID()}">
       <div class="fields">
-        <div><label for="topup-package">Package</label><select id="topup-package" name="package_id" required>${offers.data.map(
+        <div class="wide"><label for="topup-package">Package</label><select id="topup-package" name="package_id" required>${offers.data.map(
           (o) =>
             html`<option value="${o.package_id}">${o.name} · ${megabytes(o.data_mb)}, ${o.validity_days} days · ${formatMoney(o.wholesale_price)}</option>`,
         )}</select></div>

@@ -65,7 +65,7 @@ async function walletPage(request: FastifyRequest, ctx: AppContext): Promise<str
     <form method="get" action="/console/wallet" class="panel"><div class="fields">
       <div><label for="from">From (UTC day)</label><input id="from" name="from" type="date" value="${r.from ?? ""}"></div>
       <div><label for="to">To (UTC day, included)</label><input id="to" name="to" type="date" value="${r.to ?? ""}"></div>
-      <div><button type="submit">Show</button></div>
+      <div class="submit"><button type="submit">Show</button></div>
     </div>
     <div class="actions"><a class="button" href="/console/wallet/statement.csv${query ? `?${query}` : ""}" download>Download CSV</a></div>
     </form>
