@@ -4,15 +4,20 @@ import type { Executor } from "../db/executor.ts";
 
 export type SessionKind = "partner" | "operator";
 
-export type SessionRow = { kind: SessionKind; partner_id: string | null; key_id: string | null };
+export type SessionRow = {
+  kind: SessionKind;
+  partner_id: string | null;
+  key_id: string | null;
+  operator_token_hash: Buffer | null;
+};
 
 export async function insertSession(
   db: Executor,
   row: SessionRow & { session_hash: Buffer; lifetime_hours: number },
 ): Promise<void> {
   await sql`
-    insert into console_sessions (session_hash, kind, partner_id, key_id, expires_at)
-    values (${row.session_hash}, ${row.kind}, ${row.partner_id}, ${row.key_id},
+    insert into console_sessions (session_hash, kind, partner_id, key_id, operator_token_hash, expires_at)
+    values (${row.session_hash}, ${row.kind}, ${row.partner_id}, ${row.key_id}, ${row.operator_token_hash},
             now() + make_interval(hours => ${row.lifetime_hours}))`.execute(db);
 }
 
@@ -29,7 +34,7 @@ export async function touchSession(
     where session_hash = ${input.session_hash} and kind = ${input.kind}
       and expires_at > now()
       and last_seen_at > now() - make_interval(mins => ${input.idle_minutes})
-    returning kind, partner_id, key_id`.execute(db);
+    returning kind, partner_id, key_id, operator_token_hash`.execute(db);
   return result.rows[0] ?? null;
 }
 

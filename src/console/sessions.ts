@@ -14,6 +14,7 @@ import {
   deleteSession,
   insertSession,
   type SessionKind,
+  type SessionRow,
   touchSession,
 } from "./sessions.sql.ts";
 
@@ -31,6 +32,11 @@ const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 const MAX_SECRET_LENGTH = 200;
 /** Dead sessions removed per sign-in: the table stays small without a timer of its own. */
 const PURGE_PER_SIGN_IN = 100;
+
+/** What an operator session remembers of ADMIN_TOKEN: a labelled hash, so a new token ends old sessions. */
+function operatorTokenHash(token: string): Buffer {
+  return createHash("sha256").update(`operator\0${token}`, "utf8").digest();
+}
 
 function sessionHash(session_id: string): Buffer {
   return createHash("sha256").update(`session\0${session_id}`, "utf8").digest();
@@ -50,7 +56,7 @@ export function csrfTokenMatches(session_id: string, presented: unknown): boolea
 async function startSession(
   db: Kysely<Database>,
   config: Config,
-  owner: Omit<ConsoleSession, "session_id">,
+  owner: Omit<ConsoleSession, "session_id"> & { operator_token_hash: Buffer | null },
 ): Promise<ConsoleSession> {
   await deleteDeadSessions(db, config.console_idle_minutes, PURGE_PER_SIGN_IN);
   const session_id = randomBytes(32).toString("base64url");
@@ -59,7 +65,7 @@ async function startSession(
     session_hash: sessionHash(session_id),
     lifetime_hours: config.console_session_hours,
   });
-  return { session_id, ...owner };
+  return { session_id, kind: owner.kind, partner_id: owner.partner_id, key_id: owner.key_id };
 }
 
 /** A partner signs in with one of its API keys: the same checks as the API's (format, environment, revoked). */
@@ -79,7 +85,12 @@ export async function signInPartner(
   }
   const record = await findApiKey(db, hashApiKey(key));
   if (!record || record.revoked) throw new ApiError("unauthorized", "The API key is unknown or revoked.");
-  return startSession(db, config, { kind: "partner", partner_id: record.partner_id, key_id: record.key_id });
+  return startSession(db, config, {
+    kind: "partner",
+    partner_id: record.partner_id,
+    key_id: record.key_id,
+    operator_token_hash: null,
+  });
 }
 
 /** The operator signs in with ADMIN_TOKEN, compared in constant time; without one there is no operator console. */
@@ -93,10 +104,26 @@ export async function signInOperator(
   const matches = timingSafeEqual(hashApiKey(token.trim()), hashApiKey(expected));
   if (!matches || token.length > MAX_SECRET_LENGTH)
     throw new ApiError("unauthorized", "That is not the operator token.");
-  return startSession(db, config, { kind: "operator", partner_id: null, key_id: null });
+  return startSession(db, config, {
+    kind: "operator",
+    partner_id: null,
+    key_id: null,
+    operator_token_hash: operatorTokenHash(expected),
+  });
 }
 
-/** The live session behind a cookie value, or null (unknown, expired, idle, or its key revoked). */
+/** Whether the session's credential still works: its API key unrevoked, or ADMIN_TOKEN unchanged. */
+async function credentialHolds(db: Kysely<Database>, config: Config, row: SessionRow): Promise<boolean> {
+  if (row.kind === "partner") return keyIsActive(db, row.key_id!, row.partner_id!);
+  const token = config.admin_token;
+  return (
+    token !== null &&
+    row.operator_token_hash !== null &&
+    operatorTokenHash(token).equals(row.operator_token_hash)
+  );
+}
+
+/** The live session behind a cookie value, or null (unknown, expired, idle, its key revoked, a new ADMIN_TOKEN). */
 export async function findSession(
   db: Kysely<Database>,
   config: Config,
@@ -109,9 +136,8 @@ export async function findSession(
     kind,
     idle_minutes: config.console_idle_minutes,
   });
-  if (!row) return null;
-  if (row.kind === "partner" && !(await keyIsActive(db, row.key_id!, row.partner_id!))) return null;
-  return { session_id, ...row };
+  if (!row || !(await credentialHolds(db, config, row))) return null;
+  return { session_id, kind: row.kind, partner_id: row.partner_id, key_id: row.key_id };
 }
 
 export async function signOut(db: Kysely<Database>, session_id: string): Promise<void> {

@@ -184,6 +184,7 @@ export type Database = {
     kind: "partner" | "operator";
     partner_id: string | null;
     key_id: string | null;
+    operator_token_hash: Buffer | null;
     created_at: Timestamp;
     last_seen_at: Timestamp;
     expires_at: Date;
