@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
@@ -141,10 +142,18 @@ test("a top-up form sent three times (two at once, as a double click on a slow l
 test("the statement CSV downloads with the purchase, the top-up and the credit", async () => {
   const page = partnerPage;
   await page.goto(`${base}/console/wallet`);
+  const today = new Date().toISOString().slice(0, 10);
+  await page.getByLabel("From (UTC day)").fill(today);
+  await page.getByLabel("To (UTC day, included)").fill(today);
   const [download] = await Promise.all([
     page.waitForEvent("download"),
-    page.getByRole("link", { name: "Download CSV" }).click(),
+    page.getByRole("button", { name: "Download CSV" }).click(),
   ]);
+  assert.equal(
+    download.suggestedFilename(),
+    `statement-${today}-to-${today}.csv`,
+    "the range typed in the form",
+  );
   const csv = await readFile(await download.path(), "utf8");
   const lines = csv.trim().split("\r\n");
   assert.equal(
@@ -364,4 +373,36 @@ test("idle, expired, signed-out sessions are refused, and operator sessions end 
   await admin.goto(`${base}/console/admin`);
   assert.equal(admin.url(), `${base}/console/admin`, "the old token's process still takes it");
   await operator.close();
+});
+
+test("the session cookie is Secure when the console is reached by a name other than localhost", async () => {
+  const { port } = new URL(base);
+  const answer = await new Promise<{ status: number; cookie: string }>((resolve, reject) => {
+    const body = new URLSearchParams({ secret: partner.api_key }).toString();
+    const sent = httpRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: "/console/sign-in",
+        headers: {
+          host: `console.example.com:${port}`,
+          origin: `https://console.example.com:${port}`,
+          "content-type": "application/x-www-form-urlencoded",
+          "content-length": Buffer.byteLength(body),
+        },
+      },
+      (response) => {
+        response.resume();
+        resolve({ status: response.statusCode ?? 0, cookie: String(response.headers["set-cookie"] ?? "") });
+      },
+    );
+    sent.on("error", reject);
+    sent.end(body);
+  });
+  assert.equal(answer.status, 303);
+  assert.match(
+    answer.cookie,
+    /^console_partner=[A-Za-z0-9_-]{43}; Path=\/console; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/,
+  );
 });

@@ -61,7 +61,7 @@ export function page(title: string, shell: Shell, body: Html): string {
   <span class="brand">${brand}${sandbox ? html` <span class="badge">sandbox</span>` : ""}</span>
   ${nav(shell)}
 </header>
-<main id="main" tabindex="-1">
+<main id="main" tabindex="-1"${shell.signed_in ? "" : html` class="narrow"`}>
 <h1>${title}</h1>
 ${body}
 </main>

@@ -67,7 +67,7 @@ async function walletPage(request: FastifyRequest, ctx: AppContext): Promise<str
       <div><label for="to">To (UTC day, included)</label><input id="to" name="to" type="date" value="${r.to ?? ""}"></div>
       <div class="submit"><button type="submit">Show</button></div>
     </div>
-    <div class="actions"><a class="button" href="/console/wallet/statement.csv${query ? `?${query}` : ""}" download>Download CSV</a></div>
+    <div class="actions"><button type="submit" formaction="/console/wallet/statement.csv" class="quiet-accent">Download CSV</button></div>
     </form>
     <h2>Statement</h2>
     <p class="hint">Settled money only: a purchase appears once the carrier confirms it.</p>

@@ -41,7 +41,7 @@ function signInForm(area: Area, message: string | null, status: "ok" | "error" =
   return page(
     s.title,
     { area },
-    html`<div class="sign-in panel">
+    html`<div class="panel">
       ${message === null ? "" : notice(status, message)}
       <form method="post" action="${s.path}">
         <label for="secret">${s.label}</label>
