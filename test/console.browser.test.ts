@@ -191,6 +191,21 @@ test("the operator credits the partner and the partner's console shows the new b
     statement.body.data.filter((t: { reference: string }) => t.reference === "bank-transfer-77").length,
     1,
   );
+  // The partner's price list, through the same use case as PUT /admin/partners/{id}/pricing.
+  await admin.getByLabel("Discount off list prices (%)").fill("10");
+  await admin.getByLabel(/^Overrides/).fill("fr-3gb-15d 700");
+  await admin.getByRole("button", { name: "Save prices" }).click();
+  await admin.getByText("The price list is saved.").waitFor();
+  const pricing = await call(base, "GET", `/admin/partners/${partner.partner_id}/pricing`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  assert.deepEqual(pricing.body, {
+    discount_percent: 10,
+    overrides: [{ package_id: "fr-3gb-15d", amount_minor: 700 }],
+  });
+  await admin.getByLabel(/^Overrides/).fill("no-such-package 700");
+  await admin.getByRole("button", { name: "Save prices" }).click();
+  await admin.getByText("No package no-such-package.").waitFor();
   await operatorContext.close();
 });
 

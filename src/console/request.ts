@@ -50,6 +50,11 @@ export function rememberSession(request: FastifyRequest, session: ConsoleSession
   sessions.set(request, session);
 }
 
+/** The session the area's hook found for this request, if it got that far (for error pages). */
+export function knownSession(request: FastifyRequest): ConsoleSession | null {
+  return sessions.get(request) ?? null;
+}
+
 /** The session the area's hook found: a handler behind the hook always has one. */
 export function sessionOf(request: FastifyRequest): ConsoleSession {
   const session = sessions.get(request);

@@ -21,8 +21,8 @@ import { partnerKeyPages } from "./partner-keys.ts";
 import { partnerOrderPages } from "./partner-orders.ts";
 import { partnerOverviewPages } from "./partner-overview.ts";
 import { partnerWalletPages } from "./partner-wallet.ts";
-import { COOKIE, cookie, formOf, rememberSession, sameOrigin, seeOther } from "./request.ts";
-import { csrfTokenMatches, findSession, type SessionKind } from "./sessions.ts";
+import { COOKIE, cookie, formOf, knownSession, rememberSession, sameOrigin, seeOther } from "./request.ts";
+import { csrfToken, csrfTokenMatches, findSession, type SessionKind } from "./sessions.ts";
 import { operatorSignOut, partnerSignOut, signInPages } from "./sign-in-pages.ts";
 
 /** Pages: this origin's stylesheet and images (the QR code), forms posting here, nothing else. */
@@ -65,39 +65,46 @@ function areaOf(request: FastifyRequest): Area {
   return request.url.startsWith("/console/admin") ? "operator" : "partner";
 }
 
-function refusal(area: Area, title: string, detail: string): string {
+/** The page of a refusal or error: with the area's nav when the request had a session. */
+function refusal(request: FastifyRequest, ctx: AppContext, title: string, detail: string): string {
+  const area = areaOf(request);
   const home = area === "operator" ? "/console/admin" : "/console";
+  const session = knownSession(request);
+  const signed_in = session && {
+    csrf: csrfToken(session.session_id),
+    who: area === "operator" ? "Operator" : "",
+    sandbox: ctx.config.app_env === "sandbox",
+  };
   return page(
     title,
-    { area },
+    signed_in ? { area, signed_in } : { area },
     html`<div class="panel"><p>${detail}</p><p><a href="${home}">Back to the console</a></p></div>`,
   );
 }
 
 /** An error in a console handler: the same codes and messages as the API, as a page. */
-function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const area = areaOf(request);
-  if (error instanceof ApiError && error.code !== "internal_error") {
-    return sendPage(reply, error.status, refusal(area, ERROR_CODES[error.code].title, error.message));
-  }
-  const status = (error as { statusCode?: number }).statusCode;
-  if (typeof status === "number" && status >= 400 && status < 500) {
-    // A form that fails the API's schema: Fastify's message names the field (`body/email must …`).
-    const detail = (error as { validation?: unknown }).validation
-      ? (error as Error).message
-      : "Go back and try again.";
-    return sendPage(reply, status, refusal(area, "The form could not be accepted.", detail));
-  }
-  request.log.error({ err: error }, "console page failed");
-  return sendPage(
-    reply,
-    500,
-    refusal(
-      area,
-      "Something went wrong.",
-      `Nothing more is known here; quote request ${request.id} to support.`,
-    ),
-  );
+function errorHandler(ctx: AppContext) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    if (error instanceof ApiError && error.code !== "internal_error") {
+      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+      return sendPage(
+        reply,
+        error.status,
+        refusal(request, ctx, ERROR_CODES[error.code].title, error.message),
+      );
+    }
+    const status = (error as { statusCode?: number }).statusCode;
+    if (typeof status === "number" && status >= 400 && status < 500) {
+      // A form that fails the API's schema: Fastify's message names the field (`body/email must …`).
+      const detail = (error as { validation?: unknown }).validation
+        ? (error as Error).message
+        : "Go back and try again.";
+      return sendPage(reply, status, refusal(request, ctx, "The form could not be accepted.", detail));
+    }
+    request.log.error({ err: error }, "console page failed");
+    const detail = `Nothing more is known here; quote request ${request.id} to support.`;
+    return sendPage(reply, 500, refusal(request, ctx, "Something went wrong.", detail));
+  };
 }
 
 /**
@@ -108,13 +115,12 @@ function requireSession(ctx: AppContext, kind: SessionKind) {
   const sign_in = kind === "operator" ? "/console/admin/sign-in" : "/console/sign-in";
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const session = await findSession(ctx.db, ctx.config, cookie(request, COOKIE[kind]), kind);
-    const area: Area = kind;
     if (!session) {
       if (request.method === "GET") return seeOther(reply, `${sign_in}?ended=1`);
       return sendPage(
         reply,
         401,
-        refusal(area, "Your session has ended", "Sign in again. Nothing was changed."),
+        refusal(request, ctx, "Your session has ended", "Sign in again. Nothing was changed."),
       );
     }
     if (
@@ -124,7 +130,7 @@ function requireSession(ctx: AppContext, kind: SessionKind) {
       return sendPage(
         reply,
         403,
-        refusal(area, "This form has expired", "Reload the page and try again. Nothing was changed."),
+        refusal(request, ctx, "This form has expired", "Reload the page and try again. Nothing was changed."),
       );
     }
     rememberSession(request, session);
@@ -167,7 +173,7 @@ export async function consoleRoutes(app: App, ctx: AppContext, failures: SignInF
       scope.addHook("onRoute", (route) => {
         route.schema = { ...route.schema, hide: true };
       });
-      scope.setErrorHandler(sendError);
+      scope.setErrorHandler(errorHandler(ctx));
       scope.get("/assets/console.css", async (_request, reply) =>
         reply
           .type("text/css; charset=utf-8")
