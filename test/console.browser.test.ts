@@ -74,6 +74,9 @@ test("the partner signs in with its API key and finds the API's order by its cli
   const left = (10_000 - bought.body.total.amount_minor) / 100;
   const shown = await page.locator(".card .value").first().textContent();
   assert.equal(shown, `$${left.toFixed(2)}`, "100.00 minus the eSIM");
+  const today = await page.locator(".card").nth(2).innerText();
+  assert.match(today, /Orders today\s+1\s+1 completed, 0 failed/);
+  assert.match(await page.locator(".card").nth(3).innerText(), /Pending orders\s+0/);
   await page.getByRole("navigation").getByRole("link", { name: "Orders", exact: true }).click();
   await page.getByLabel("Client reference").fill("booking-42");
   await page.getByRole("button", { name: "Search" }).click();

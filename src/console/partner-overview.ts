@@ -53,7 +53,7 @@ export const partnerOverviewPages: ConsolePages = (scope, ctx) => {
       <section aria-label="Wallet and orders" class="cards">
         ${card("Balance", formatMoney(wallet.balance), "Spendable now")}
         ${card("Held", formatMoney(wallet.pending), "By purchases the carrier has not confirmed")}
-        ${card("Orders today", String(counts.today), `${counts.today_completed} completed, ${counts.today_failed} failed (UTC day)`)}
+        ${card("Orders today", counts.today_capped ? `${counts.today}+` : String(counts.today), `${counts.today_completed} completed, ${counts.today_failed} failed (UTC day)`)}
         ${card("Pending orders", String(counts.pending), "Finished by the service on its own")}
       </section>
       <h2>Newest orders</h2>

@@ -321,18 +321,40 @@ export type PartnerOrderCounts = {
   today: number;
   today_completed: number;
   today_failed: number;
+  /** True when today has more orders than were counted (the count is a floor). */
+  today_capped: boolean;
   pending: number;
 };
 
-/** A partner's orders since UTC midnight by outcome, and all its pending ones (the console's overview). */
+/** Today's orders counted per partner at most: the newest this many, through the page index. */
+export const MAX_COUNTED_TODAY = 10_000;
+
+/**
+ * A partner's orders since UTC midnight by outcome (its newest orders by seq, which follows
+ * creation, through orders_partner_page_idx, stopping at MAX_COUNTED_TODAY) and its pending ones
+ * (through the partial index of pending orders). The console's overview.
+ */
 export async function partnerOrderCounts(db: Executor, partner_id: string): Promise<PartnerOrderCounts> {
-  const result = await sql<PartnerOrderCounts>`
-    with today as (select (date_trunc('day', now() at time zone 'UTC') at time zone 'UTC') as since)
-    select count(*) filter (where created_at >= today.since)::int as today,
-           count(*) filter (where created_at >= today.since and status = 'completed')::int as today_completed,
-           count(*) filter (where created_at >= today.since and status = 'failed')::int as today_failed,
-           count(*) filter (where status = 'pending')::int as pending
-    from orders, today
-    where partner_id = ${partner_id} and (created_at >= today.since or status = 'pending')`.execute(db);
-  return result.rows[0] ?? { today: 0, today_completed: 0, today_failed: 0, pending: 0 };
+  const result = await sql<Omit<PartnerOrderCounts, "today_capped">>`
+    with recent as (
+      select status, created_at from orders where partner_id = ${partner_id}
+      order by seq desc limit ${MAX_COUNTED_TODAY + 1}
+    ), today as (
+      select * from recent where created_at >= (date_trunc('day', now() at time zone 'UTC') at time zone 'UTC')
+    )
+    select (select count(*)::int from today) as today,
+           (select count(*)::int from today where status = 'completed') as today_completed,
+           (select count(*)::int from today where status = 'failed') as today_failed,
+           (select count(*)::int from orders where status = 'pending' and partner_id = ${partner_id}) as pending`.execute(
+    db,
+  );
+  const row = result.rows[0] ?? { today: 0, today_completed: 0, today_failed: 0, pending: 0 };
+  const today_capped = row.today > MAX_COUNTED_TODAY;
+  return {
+    today: Math.min(row.today, MAX_COUNTED_TODAY),
+    today_completed: row.today_completed,
+    today_failed: row.today_failed,
+    today_capped,
+    pending: row.pending,
+  };
 }
