@@ -84,6 +84,11 @@ test("the partner signs in with its API key and finds the API's order by its cli
   await page.waitForURL(`${base}/console/orders/${order_id}`);
   assert.match(await page.locator("main").innerText(), /completed[\s\S]*booking-42/);
 
+  await page.goBack();
+  await page.getByLabel("Status").selectOption("failed");
+  await page.getByRole("button", { name: "Search" }).click();
+  assert.equal(new URL(page.url()).search, "?client_reference=booking-42&status=failed");
+  assert.match(await page.locator("main").innerText(), /No orders\./, "booking-42's order did not fail");
   await page.goto(`${base}/console/orders?client_reference=no-such-booking`);
   assert.match(await page.locator("main").innerText(), /No orders\./);
 });
