@@ -284,7 +284,11 @@ test("the operator's catalog import reports rejected rows and changes nothing; p
   await admin.getByRole("link", { name: "Catalog" }).click();
   const header =
     "package_id,external_package_id,name,destination_codes,data_mb,validity_days,wholesale_minor,retail_minor";
-  await admin.getByLabel(/^Catalog/).fill(`${header}\nbad-1,X,Bad,FR,1024,7,-5,10\n`);
+  await admin.getByLabel(/^Catalog file/).setInputFiles({
+    name: "catalog.csv",
+    mimeType: "text/csv",
+    buffer: Buffer.from(`${header}\nbad-1,X,Bad,FR,1024,7,-5,10\n`),
+  });
   await admin.getByRole("button", { name: "Import" }).click();
   await admin.getByText("Imported, with rejected rows.").waitFor();
   const report = await admin.locator("main").innerText();

@@ -12,9 +12,11 @@ import { operatorShell } from "./shells.ts";
 const MAX_REJECTED_SHOWN = 200;
 
 function form(csrf: string): Html {
-  return html`<form method="post" action="/console/admin/catalog" class="panel">${csrfField(csrf)}
-    <label for="catalog">Catalog (CSV with a header row, or a JSON array)</label>
-    <textarea id="catalog" name="catalog" required spellcheck="false" aria-describedby="catalog-hint"
+  return html`<form method="post" action="/console/admin/catalog" enctype="multipart/form-data" class="panel">${csrfField(csrf)}
+    <label for="catalog_file">Catalog file (.csv with a header row, or .json)</label>
+    <input id="catalog_file" name="catalog_file" type="file" accept=".csv,.json,text/csv,application/json">
+    <label for="catalog">or paste it here</label>
+    <textarea id="catalog" name="catalog" spellcheck="false" aria-describedby="catalog-hint"
       placeholder="package_id,external_package_id,name,destination_codes,data_mb,validity_days,wholesale_minor,retail_minor,coverage,region"></textarea>
     <p class="hint" id="catalog-hint">The file becomes the whole catalog: packages it does not name are retired (never deleted).
       Bad rows are reported and skipped; nothing is written if the file as a whole cannot be read.</p>
@@ -62,9 +64,10 @@ export const operatorCatalogPages: ConsolePages = (scope, ctx) => {
     const shell = operatorShell(request, ctx, "/console/admin/catalog");
     let result: ImportReport;
     try {
-      result = await importCatalogText(ctx.pool, formOf(request).catalog ?? "", {
-        currency: ctx.config.currency,
-      });
+      const form = formOf(request);
+      const text = form.catalog_file ?? form.catalog;
+      if (text === undefined) throw new ApiError("invalid_request", "Choose a catalog file or paste one.");
+      result = await importCatalogText(ctx.pool, text, { currency: ctx.config.currency });
     } catch (error) {
       if (error instanceof CatalogFileError)
         throw new ApiError("invalid_request", `Nothing imported: ${error.message}.`);

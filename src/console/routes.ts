@@ -108,8 +108,8 @@ function errorHandler(ctx: AppContext) {
 }
 
 /**
- * Every page of an area needs its kind of session; every change also the session's CSRF token and a
- * same-origin request. A GET without a session goes to the sign-in page; a change is refused.
+ * Every page of an area needs its kind of session, looked up before the body is read: a GET without
+ * one goes to the sign-in page, a change is refused (401) and its body never parsed.
  */
 function requireSession(ctx: AppContext, kind: SessionKind) {
   const sign_in = kind === "operator" ? "/console/admin/sign-in" : "/console/sign-in";
@@ -117,21 +117,8 @@ function requireSession(ctx: AppContext, kind: SessionKind) {
     const session = await findSession(ctx.db, ctx.config, cookie(request, COOKIE[kind]), kind);
     if (!session) {
       if (request.method === "GET") return seeOther(reply, `${sign_in}?ended=1`);
-      return sendPage(
-        reply,
-        401,
-        refusal(request, ctx, "Your session has ended", "Sign in again. Nothing was changed."),
-      );
-    }
-    if (
-      request.method !== "GET" &&
-      (!sameOrigin(request) || !csrfTokenMatches(session.session_id, formOf(request)._csrf))
-    ) {
-      return sendPage(
-        reply,
-        403,
-        refusal(request, ctx, "This form has expired", "Reload the page and try again. Nothing was changed."),
-      );
+      const detail = "Sign in again. Nothing was changed.";
+      return sendPage(reply, 401, refusal(request, ctx, "Your session has ended", detail));
     }
     rememberSession(request, session);
     if (session.partner_id !== null && session.key_id !== null) {
@@ -140,26 +127,68 @@ function requireSession(ctx: AppContext, kind: SessionKind) {
   };
 }
 
+/** Every change, once its form is read: the session's CSRF token and a same-origin request (403). */
+function requireCsrf(ctx: AppContext) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method === "GET" || request.method === "HEAD") return;
+    const session = knownSession(request);
+    if (session && sameOrigin(request) && csrfTokenMatches(session.session_id, formOf(request)._csrf)) return;
+    const detail = "Reload the page and try again. Nothing was changed.";
+    return sendPage(reply, 403, refusal(request, ctx, "This form has expired", detail));
+  };
+}
+
+/** A form's fields as strings; an empty field is an absent one (an optional field left blank is null). */
+function formFields(entries: Iterable<[string, string]>): Record<string, string> {
+  const form: Record<string, string> = {};
+  let fields = 0;
+  for (const [name, value] of entries) {
+    if (++fields > MAX_FORM_FIELDS) throw new ApiError("invalid_request", "Too many form fields.");
+    const trimmed = value.trim();
+    if (trimmed !== "") form[name] = trimmed;
+  }
+  return form;
+}
+
 function parseForm(
   _request: FastifyRequest,
   body: string,
   done: (error: Error | null, body?: unknown) => void,
 ) {
-  const form: Record<string, string> = {};
-  let fields = 0;
-  for (const [name, value] of new URLSearchParams(body)) {
-    if (++fields > MAX_FORM_FIELDS) return done(new ApiError("invalid_request", "Too many form fields."));
-    // An empty field is an absent one: an optional field left blank is null, a required one is missing.
-    const trimmed = value.trim();
-    if (trimmed !== "") form[name] = trimmed;
+  try {
+    done(null, formFields(new URLSearchParams(body)));
+  } catch (error) {
+    done(error as Error);
   }
-  done(null, form);
+}
+
+/**
+ * multipart/form-data (the catalog file), parsed by the platform's own Response.formData(): the body
+ * is already bounded by the route's bodyLimit, and a file's content becomes its field's text.
+ */
+async function parseMultipart(request: FastifyRequest, body: Buffer): Promise<Record<string, string>> {
+  const type = request.headers["content-type"] ?? "";
+  let parsed: FormData;
+  try {
+    parsed = await new Response(new Uint8Array(body), { headers: { "content-type": type } }).formData();
+  } catch {
+    throw new ApiError("invalid_request", "The form's multipart body could not be read.");
+  }
+  const entries: Array<[string, string]> = [];
+  for (const [name, value] of parsed)
+    entries.push([name, typeof value === "string" ? value : await value.text()]);
+  return formFields(entries);
 }
 
 export async function consoleRoutes(app: App, ctx: AppContext, failures: SignInFailures): Promise<void> {
   await app.register(
     async (scope) => {
       scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, parseForm);
+      scope.addContentTypeParser(
+        "multipart/form-data",
+        { parseAs: "buffer" },
+        (request: FastifyRequest, body: string | Buffer) => parseMultipart(request, body as Buffer),
+      );
       // Pages of people's money: never cached, never framed, and no script at all.
       scope.addHook("onRequest", (_request, reply, done) => {
         reply.header("content-security-policy", CONSOLE_CSP);
@@ -182,12 +211,14 @@ export async function consoleRoutes(app: App, ctx: AppContext, failures: SignInF
       );
       signInPages(scope as App, ctx, failures);
       await scope.register(async (partner) => {
-        partner.addHook("preValidation", requireSession(ctx, "partner"));
+        partner.addHook("onRequest", requireSession(ctx, "partner"));
+        partner.addHook("preValidation", requireCsrf(ctx));
         for (const pages of PARTNER_PAGES) pages(partner as App, ctx, failures);
       });
       await scope.register(
         async (operator) => {
-          operator.addHook("preValidation", requireSession(ctx, "operator"));
+          operator.addHook("onRequest", requireSession(ctx, "operator"));
+          operator.addHook("preValidation", requireCsrf(ctx));
           for (const pages of OPERATOR_PAGES) pages(operator as App, ctx, failures);
         },
         { prefix: "/admin" },
