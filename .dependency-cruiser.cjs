@@ -1,5 +1,5 @@
 // The house rules (docs/architecture.md), checked by `npm run lint`. Layers, top to bottom:
-//   entry points (src/main.ts, src/cli/)  >  src/server/  >  domains  >  src/ledger/, src/carrier/
+//   entry points (src/main.ts, src/cli/)  >  src/server/ (mounting src/console/)  >  domains  >  src/ledger/, src/carrier/
 //   >  the shared base (src/shared/, src/config.ts)  >  src/db/
 // Nothing imports from a layer above it, nothing imports in a circle, and a domain's SQL
 // (`*.sql.ts`) is read only by that domain: other code goes through the domain's functions.
@@ -28,6 +28,21 @@ module.exports = {
       comment: "Only the entry points assemble the server; domains and the base never import it.",
       from: { path: "^src/", pathNot: "^src/(main\\.ts|cli/|server/)" },
       to: { path: "^src/server/" },
+    },
+    {
+      name: "console-is-beside-the-server",
+      severity: "error",
+      comment:
+        "The web console is top floor: only the server mounts it, and it takes what it needs from the server as arguments.",
+      from: { path: "^src/", pathNot: "^src/(main\\.ts|cli/|server/|console/)" },
+      to: { path: "^src/console/" },
+    },
+    {
+      name: "console-imports-no-server",
+      severity: "error",
+      comment: "The console calls the domains' use cases, like the routes do; the server passes in the rest.",
+      from: { path: "^src/console/" },
+      to: { path: "^src/(server/|main\\.ts|cli/)" },
     },
     {
       name: "base-imports-no-domain",

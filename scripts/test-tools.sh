@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Debian programs the test suite drives for real: zbarimg (zbar-tools) decodes the QR images the
-# API draws, Chromium renders /docs offline. `npm test` runs this first and installs what is missing
-# with apt-get (as root), as `npm run bench` does for wrk, so a fresh machine needs no step by hand.
+# API draws, Chromium renders /docs offline and runs the web console's tests (test/support/browser.ts).
+# `npm test` runs this first and installs what is missing with apt-get (as root), as `npm run bench`
+# does for wrk, so a fresh machine needs no step by hand.
 set -euo pipefail
 need=()
 command -v zbarimg >/dev/null || need+=(zbar-tools)

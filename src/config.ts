@@ -49,6 +49,10 @@ export type Config = {
   worker_concurrency: number;
   /** A job locked this long belongs to a dead process and is unlocked (every task is idempotent). */
   stale_job_after_ms: number;
+  /** The web console: a session ends after this long without a request (minutes). */
+  console_idle_minutes: number;
+  /** The web console: a session ends this long after sign-in, however busy (hours). */
+  console_session_hours: number;
   /** Test-only: SIGKILL this process at a named point of a purchase (sandbox only). */
   crash_at: CrashPoint | null;
 } & WebhookConfig;
@@ -178,6 +182,8 @@ function readLimits(env: Env) {
     worker_concurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 64),
     pending_give_up_hours: integer(env, "PENDING_GIVE_UP_HOURS", 24, 1, 24 * 30),
     stale_job_after_ms: integer(env, "STALE_JOB_AFTER_MS", 120_000, 1_000, 24 * 3_600_000),
+    console_idle_minutes: integer(env, "CONSOLE_IDLE_MINUTES", 30, 1, 24 * 60),
+    console_session_hours: integer(env, "CONSOLE_SESSION_HOURS", 12, 1, 7 * 24),
   };
 }
 

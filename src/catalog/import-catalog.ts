@@ -20,7 +20,13 @@ import {
   writeBatches,
 } from "./catalog-writes.sql.ts";
 import { defaultDestinations } from "./default-catalog.ts";
-import { CatalogFileError, MAX_CATALOG_ROWS, readCatalogFile, type SourceRow } from "./read-catalog-file.ts";
+import {
+  CatalogFileError,
+  MAX_CATALOG_ROWS,
+  parseCatalogText,
+  readCatalogFile,
+  type SourceRow,
+} from "./read-catalog-file.ts";
 
 export type { CatalogImportRow } from "./catalog-rows.ts";
 export { CatalogFileError, MAX_CATALOG_FILE_BYTES, MAX_CATALOG_ROWS } from "./read-catalog-file.ts";
@@ -273,6 +279,25 @@ export async function importCatalog(
   if (!/^[A-Z]{3}$/.test(options.currency))
     throw new Error(`currency ${options.currency} is not an ISO 4217 code`);
   const rows = typeof source === "string" ? await readCatalogFile(source) : givenRows(source);
+  return importSourceRows(pool, rows, options);
+}
+
+/** For the web console: a catalog pasted as CSV or JSON text, imported like a file. */
+export async function importCatalogText(
+  pool: Pool,
+  text: string,
+  options: ImportCatalogOptions,
+): Promise<ImportReport> {
+  return importSourceRows(pool, parseCatalogText(text), options);
+}
+
+async function importSourceRows(
+  pool: Pool,
+  rows: SourceRow[],
+  options: ImportCatalogOptions,
+): Promise<ImportReport> {
+  if (!/^[A-Z]{3}$/.test(options.currency))
+    throw new Error(`currency ${options.currency} is not an ISO 4217 code`);
   const report = await inTransaction(pool, (client) => importRows(client, rows, options));
   // This process's cache need not wait for the notification.
   if (report.version !== null) catalogChanged(pool, report.version);

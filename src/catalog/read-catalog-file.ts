@@ -109,6 +109,14 @@ function looksLikeJson(path: string, text: string): boolean {
   return text.trimStart().startsWith("[");
 }
 
+/** A catalog pasted or uploaded as text: JSON when it starts with `[`, CSV otherwise. */
+export function parseCatalogText(text: string): SourceRow[] {
+  if (text.length > MAX_CATALOG_FILE_BYTES) {
+    throw new CatalogFileError(`the catalog is larger than ${MAX_CATALOG_FILE_BYTES} bytes`);
+  }
+  return looksLikeJson("", text) ? parseCatalogJson(text) : parseCatalogCsv(text);
+}
+
 /** Reads a .csv or .json file (other names: sniffed from the first character). */
 export async function readCatalogFile(path: string): Promise<SourceRow[]> {
   const text = await readBounded(path);

@@ -214,4 +214,14 @@ export type Database = {
     expires_at: Date;
   };
   email_deliveries: { order_id: string; message_id: string; recipient: string; delivered_at: Timestamp };
+  console_sessions: {
+    session_hash: Buffer;
+    kind: "partner" | "operator";
+    partner_id: string | null;
+    key_id: string | null;
+    operator_token_hash: Buffer | null;
+    created_at: Timestamp;
+    last_seen_at: Timestamp;
+    expires_at: Date;
+  };
 };

@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import { type Static, Type } from "typebox";
 import type { Database } from "../db/schema.ts";
 import { ApiError } from "../shared/errors.ts";
+import type { OrderRow } from "./order.ts";
 import { pageOfOrders, purchasesOf } from "./orders.sql.ts";
 import { Order, renderOrder } from "./render-order.ts";
 
@@ -38,13 +39,21 @@ export type OrderPage = Static<typeof OrderPage>;
 
 export async function listOrders(
   db: Kysely<Database>,
-  input: { partner_id: string; client_reference: string | null; limit: number; cursor: string | null },
+  input: {
+    partner_id: string;
+    client_reference: string | null;
+    /** The console's filter; the API lists every status. */
+    status?: OrderRow["status"] | null;
+    limit: number;
+    cursor: string | null;
+  },
 ): Promise<OrderPage> {
   const before_seq = input.cursor === null ? null : decodeCursor(input.cursor);
   // One extra row tells whether another page exists, without a count.
   const rows = await pageOfOrders(db, {
     partner_id: input.partner_id,
     client_reference: input.client_reference,
+    status: input.status ?? null,
     before_seq,
     limit: input.limit + 1,
   });

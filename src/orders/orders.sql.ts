@@ -158,12 +158,19 @@ export async function purchasesOf(db: Executor, order_ids: string[]): Promise<Pu
 /** Newest first, keyset-paginated on seq: a page never shifts when new orders arrive. */
 export async function pageOfOrders(
   db: Executor,
-  input: { partner_id: string; client_reference: string | null; before_seq: number | null; limit: number },
+  input: {
+    partner_id: string;
+    client_reference: string | null;
+    status?: OrderRow["status"] | null;
+    before_seq: number | null;
+    limit: number;
+  },
 ): Promise<OrderRow[]> {
   const result = await sql<OrderRow>`
     select ${ORDER_COLUMNS} from orders
     where partner_id = ${input.partner_id}
       ${input.client_reference === null ? sql`` : sql`and client_reference = ${input.client_reference}`}
+      ${input.status == null ? sql`` : sql`and status = ${input.status}`}
       ${input.before_seq === null ? sql`` : sql`and seq < ${input.before_seq}`}
     order by seq desc
     limit ${input.limit}`.execute(db);
@@ -318,4 +325,46 @@ export async function pendingAmong(db: Executor, order_ids: readonly string[]): 
     db,
   );
   return result.rows.map((row) => row.order_id);
+}
+
+export type PartnerOrderCounts = {
+  today: number;
+  today_completed: number;
+  today_failed: number;
+  /** True when today has more orders than were counted (the count is a floor). */
+  today_capped: boolean;
+  pending: number;
+};
+
+/** Today's orders counted per partner at most: the newest this many, through the page index. */
+export const MAX_COUNTED_TODAY = 10_000;
+
+/**
+ * A partner's orders since UTC midnight by outcome (its newest orders by seq, which follows
+ * creation, through orders_partner_page_idx, stopping at MAX_COUNTED_TODAY) and its pending ones
+ * (through the partial index of pending orders). The console's overview.
+ */
+export async function partnerOrderCounts(db: Executor, partner_id: string): Promise<PartnerOrderCounts> {
+  const result = await sql<Omit<PartnerOrderCounts, "today_capped">>`
+    with recent as (
+      select status, created_at from orders where partner_id = ${partner_id}
+      order by seq desc limit ${MAX_COUNTED_TODAY + 1}
+    ), today as (
+      select * from recent where created_at >= (date_trunc('day', now() at time zone 'UTC') at time zone 'UTC')
+    )
+    select (select count(*)::int from today) as today,
+           (select count(*)::int from today where status = 'completed') as today_completed,
+           (select count(*)::int from today where status = 'failed') as today_failed,
+           (select count(*)::int from orders where status = 'pending' and partner_id = ${partner_id}) as pending`.execute(
+    db,
+  );
+  const row = result.rows[0] ?? { today: 0, today_completed: 0, today_failed: 0, pending: 0 };
+  const today_capped = row.today > MAX_COUNTED_TODAY;
+  return {
+    today: Math.min(row.today, MAX_COUNTED_TODAY),
+    today_completed: row.today_completed,
+    today_failed: row.today_failed,
+    today_capped,
+    pending: row.pending,
+  };
 }

@@ -4,7 +4,7 @@ import { endpoint } from "../shared/endpoint.ts";
 import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses } from "../shared/schemas.ts";
 import { CreatedPartner, createPartner } from "./create-partner.ts";
 
-const CreatePartnerBody = Type.Object(
+export const CreatePartnerBody = Type.Object(
   // At least one visible character, no control characters (PostgreSQL refuses NUL in text).
   { name: Type.String({ minLength: 1, maxLength: 200, pattern: "^(?=.*\\S)[^\\x00-\\x1f\\x7f]+$" }) },
   { additionalProperties: false },

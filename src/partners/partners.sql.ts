@@ -87,3 +87,10 @@ export async function listKeys(db: Executor, partner_id: string): Promise<KeySum
     from api_keys where partner_id = ${partner_id} order by created_at limit 1000`.execute(db);
   return result.rows;
 }
+
+/** The key's partner when the key exists and is not revoked. */
+export async function activeKeyPartner(db: Executor, key_id: string): Promise<string | null> {
+  const result = await sql<{ partner_id: string }>`
+    select partner_id from api_keys where key_id = ${key_id} and revoked_at is null`.execute(db);
+  return result.rows[0]?.partner_id ?? null;
+}

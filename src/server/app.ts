@@ -9,6 +9,7 @@ import Fastify, { type FastifyServerOptions, LogController } from "fastify";
 import { sql } from "kysely";
 import { cartRoutes } from "../carts/routes.ts";
 import { catalogAdminRoutes, catalogRoutes } from "../catalog/routes.ts";
+import { consoleRoutes } from "../console/routes.ts";
 import { esimRoutes } from "../esims/routes.ts";
 import { carrierCallbackRoutes, esimSignalRoutes } from "../esims/signal-routes.ts";
 import { eventRoutes } from "../events/routes.ts";
@@ -30,7 +31,7 @@ import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
 import { webhookRoutes } from "../webhooks/routes.ts";
 import { Authenticator, requireToken } from "./auth.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import { addressKey, RateLimiter } from "./rate-limit.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
 import { sharedProbe } from "./shared-probe.ts";
 
@@ -98,6 +99,11 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await registerPartnerApi(app, ctx, authenticator);
   await registerAdminApi(app, ctx, operatorFailures);
   await registerCarrierCallbacks(app, ctx, operatorFailures);
+  // The web console: a wrong key or token at its sign-in spends the same per-address budget.
+  await consoleRoutes(app, ctx, {
+    take: (ip) => void operatorFailures.take(addressKey(ip)),
+    refund: (ip) => operatorFailures.refund(addressKey(ip)),
+  });
   return { app, authenticator, metrics };
 }
 

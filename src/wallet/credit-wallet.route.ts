@@ -5,7 +5,7 @@ import { endpoint } from "../shared/endpoint.ts";
 import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, Money, money, PrefixedId } from "../shared/schemas.ts";
 import { creditWallet } from "./credit-wallet.ts";
 
-const CreditBody = Type.Object(
+export const CreditBody = Type.Object(
   {
     amount_minor: Type.Integer({ minimum: 1, maximum: MAX_AMOUNT_MINOR }),
     reference: Type.String({

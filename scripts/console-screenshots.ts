@@ -1,0 +1,127 @@
+// `npm run console:screenshots`: every page of the web console at desktop and phone width, as PNGs
+// under docs/console/ (the README shows them). A throw-away sandbox: its own embedded PostgreSQL,
+// the service with its built-in carrier simulator, a partner with a few orders made through the API.
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { DESKTOP, launchBrowser, PHONE } from "../test/support/browser.ts";
+import { createPartner, purchase, topUpBody } from "../test/support/fixtures.ts";
+import { bearer, expectStatus, request } from "../test/support/http.ts";
+import { startOwnPostgres } from "../test/support/postgres.ts";
+import { startServiceProcess } from "../test/support/service.ts";
+
+const OUT = path.resolve("docs/console");
+const ADMIN_TOKEN = "screenshots-admin-token-0123456789";
+
+type Shot = { name: string; url: string; area: "partner" | "operator" | "none" };
+
+async function seed(base: string) {
+  const partner = await createPartner(base, {
+    admin_token: ADMIN_TOKEN,
+    name: "Acme Travel",
+    credit_minor: 50_000,
+  });
+  const key = partner.api_key;
+  const orders = [];
+  for (const [package_id, reference] of [
+    ["fr-1gb-7d", "booking-1042"],
+    ["fr-3gb-15d", "booking-1043"],
+    ["de-1gb-7d", "booking-1044"],
+  ] as const) {
+    orders.push(await purchase(base, key, package_id, { client_reference: reference }));
+  }
+  const iccid: string = orders[0]!.esim_iccid;
+  const offers = await request(base, "GET", `/v1/orders/available-topups/${iccid}`, { key });
+  const topup = await request(base, "POST", "/v1/orders/submit-topup", {
+    key,
+    headers: { "idempotency-key": "screenshots-topup-1" },
+    body: topUpBody(iccid, offers.body.data[0], { client_reference: "booking-1042" }),
+  });
+  expectStatus(topup, 200, "top-up");
+  for (const body of [{ event: "install" }, { event: "use_data", data_mb: 700 }]) {
+    expectStatus(
+      await request(base, "POST", `/v1/sandbox/esims/${iccid}/simulate`, { key, body }),
+      200,
+      "simulate",
+    );
+  }
+  await createPartner(base, { admin_token: ADMIN_TOKEN, name: "Globetrotter GmbH", credit_minor: 120_000 });
+  expectStatus(
+    await request(base, "POST", `/admin/partners/${partner.partner_id}/api-keys`, {
+      headers: bearer(ADMIN_TOKEN),
+    }),
+    201,
+    "second key",
+  );
+  return { partner, order_id: orders[0]!.orderID as string, iccid };
+}
+
+async function signedIn(
+  browser: Browser,
+  base: string,
+  area: "partner" | "operator",
+  secret: string,
+): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: DESKTOP, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  await page.goto(`${base}/console${area === "operator" ? "/admin" : ""}/sign-in`);
+  await page.locator("#secret").fill(secret);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(`${base}/console${area === "operator" ? "/admin" : ""}`);
+  await page.close();
+  return context;
+}
+
+async function shoot(page: Page, base: string, shot: Shot): Promise<void> {
+  for (const [width, viewport] of [
+    ["desktop", DESKTOP],
+    ["phone", PHONE],
+  ] as const) {
+    await page.setViewportSize(viewport);
+    await page.goto(`${base}${shot.url}`);
+    await page.screenshot({ path: path.join(OUT, `${shot.name}-${width}.png`), fullPage: true });
+  }
+  console.error(`docs/console/${shot.name}-{desktop,phone}.png`);
+}
+
+async function main(): Promise<void> {
+  await mkdir(OUT, { recursive: true });
+  const postgres = await startOwnPostgres();
+  const service = await startServiceProcess({ DATABASE_URL: postgres.url, ADMIN_TOKEN, LOG_LEVEL: "info" });
+  const browser = await launchBrowser();
+  try {
+    const base = service.url;
+    const { partner, order_id, iccid } = await seed(base);
+    const shots: Shot[] = [
+      { name: "sign-in", url: "/console/sign-in", area: "none" },
+      { name: "overview", url: "/console", area: "partner" },
+      { name: "orders", url: "/console/orders", area: "partner" },
+      { name: "order", url: `/console/orders/${order_id}`, area: "partner" },
+      { name: "esims", url: "/console/esims", area: "partner" },
+      { name: "esim", url: `/console/esims/${iccid}`, area: "partner" },
+      { name: "wallet", url: "/console/wallet", area: "partner" },
+      { name: "api-keys", url: "/console/keys", area: "partner" },
+      { name: "admin-partners", url: "/console/admin", area: "operator" },
+      { name: "admin-partner", url: `/console/admin/partners/${partner.partner_id}`, area: "operator" },
+      { name: "admin-pending-orders", url: "/console/admin/orders?older_than_minutes=0", area: "operator" },
+      { name: "admin-catalog", url: "/console/admin/catalog", area: "operator" },
+      { name: "admin-ledger", url: "/console/admin/ledger", area: "operator" },
+    ];
+    const contexts = {
+      none: await browser.newContext({ deviceScaleFactor: 1 }),
+      partner: await signedIn(browser, base, "partner", partner.api_key),
+      operator: await signedIn(browser, base, "operator", ADMIN_TOKEN),
+    };
+    for (const shot of shots) {
+      const page = await contexts[shot.area].newPage();
+      await shoot(page, base, shot);
+      await page.close();
+    }
+  } finally {
+    await browser.close();
+    await service.stop();
+    await postgres.stop();
+  }
+}
+
+await main();

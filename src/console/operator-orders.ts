@@ -1,0 +1,51 @@
+// Orders pending longer than a threshold (the CLI's `orders pending`, the same query): the ones the
+// carrier has not answered for, oldest first, flagged once past PENDING_GIVE_UP_HOURS.
+import { listPendingOrders } from "../orders/order-totals.ts";
+import { formatInstant } from "./format.ts";
+import { html } from "./html.ts";
+import { page, scrollTable } from "./layout.ts";
+import type { ConsolePages } from "./pages.ts";
+import { queryValue } from "./request.ts";
+import { operatorShell } from "./shells.ts";
+
+const MAX_LISTED = 500;
+const DEFAULT_MINUTES = 10;
+const MAX_MINUTES = 60 * 24 * 30;
+
+function age(seconds: number): string {
+  const minutes = Math.floor(seconds / 60);
+  return minutes >= 60 ? `${Math.floor(minutes / 60)} h ${minutes % 60} min` : `${minutes} min`;
+}
+
+export const operatorOrderPages: ConsolePages = (scope, ctx) => {
+  scope.get("/orders", async (request, reply) => {
+    const given = Number(queryValue(request, "older_than_minutes") ?? DEFAULT_MINUTES);
+    const minutes = Number.isInteger(given) && given >= 0 && given <= MAX_MINUTES ? given : DEFAULT_MINUTES;
+    const give_up_hours = ctx.config.pending_give_up_hours;
+    // Oldest first: the orders older than the threshold are the head of the list.
+    const pending = (await listPendingOrders(ctx.db, give_up_hours, MAX_LISTED)).filter(
+      (o) => o.age_seconds >= minutes * 60,
+    );
+    const table = scrollTable(
+      "Pending orders",
+      html`<table><thead><tr><th scope="col">Order</th><th scope="col">Type</th><th scope="col">Partner</th>
+        <th scope="col">Created</th><th scope="col" class="num">Age</th><th scope="col">Flag</th></tr></thead>
+        <tbody>${pending.map(
+          (o) => html`<tr><td class="mono">${o.order_id}</td><td>${o.type}</td>
+            <td><a class="mono" href="/console/admin/partners/${o.partner_id}">${o.partner_id}</a></td>
+            <td>${formatInstant(o.created_at)}</td><td class="num">${age(o.age_seconds)}</td>
+            <td>${o.given_up ? html`<span class="status failed">given up</span>` : ""}</td></tr>`,
+        )}</tbody></table>`,
+    );
+    const body = html`<form method="get" action="/console/admin/orders" class="panel"><div class="fields">
+        <div><label for="older">Pending longer than (minutes)</label>
+          <input id="older" name="older_than_minutes" type="number" min="0" max="${MAX_MINUTES}" value="${minutes}"></div>
+        <div class="submit"><button type="submit">Show</button></div></div></form>
+      ${pending.length === 0 ? html`<div class="panel"><p>No order has been pending that long.</p></div>` : table}
+      <p class="hint">Given up: pending longer than PENDING_GIVE_UP_HOURS (${give_up_hours} h). The money stays held until
+        it is settled: <code>npm run cli -- orders settle &lt;order_id&gt; --completed|--failed</code> (the carrier is asked first).</p>`;
+    return reply
+      .type("text/html; charset=utf-8")
+      .send(page("Pending orders", operatorShell(request, ctx, "/console/admin/orders"), body));
+  });
+};

@@ -1,0 +1,53 @@
+// The partner's API keys: list, issue (shown once) and revoke, through the operator's use cases
+// scoped to the signed-in partner. Revoking the key this session signed in with ends the session.
+import type { FastifyRequest } from "fastify";
+import { issueApiKey } from "../partners/issue-api-key.ts";
+import { partnerKeys } from "../partners/list-partners.ts";
+import { revokeApiKey } from "../partners/revoke-api-key.ts";
+import type { AppContext } from "../shared/context.ts";
+import { ApiError } from "../shared/errors.ts";
+import { type Html, html } from "./html.ts";
+import { issuedKey, keysTable } from "./keys-table.ts";
+import { csrfField, notice, page } from "./layout.ts";
+import type { ConsolePages } from "./pages.ts";
+import { partnerOf, queryValue, seeOther, sessionOf } from "./request.ts";
+import { partnerShell } from "./shells.ts";
+
+async function keysPage(request: FastifyRequest, ctx: AppContext, top: Html): Promise<string> {
+  const partner_id = partnerOf(request);
+  const shell = await partnerShell(request, ctx, "/console/keys");
+  const csrf = shell.signed_in!.csrf;
+  const keys = await partnerKeys(ctx.db, partner_id);
+  const body = html`${top}
+    <p>Rotate a key by issuing a new one, switching your systems to it, then revoking the old one.</p>
+    ${keysTable(keys, (key_id) => `/console/keys/${key_id}/revoke`, csrf, sessionOf(request).key_id)}
+    <form method="post" action="/console/keys" class="actions">${csrfField(csrf)}<button type="submit">Issue a new key</button></form>`;
+  return page("API keys", shell, body);
+}
+
+export const partnerKeyPages: ConsolePages = (scope, ctx) => {
+  scope.get("/keys", async (request, reply) => {
+    const top = queryValue(request, "revoked")
+      ? notice("ok", "The key is revoked; requests with it are refused from now on.")
+      : html``;
+    return reply.type("text/html; charset=utf-8").send(await keysPage(request, ctx, top));
+  });
+  // The new key is in this response only (no redirect to a page that could show it again).
+  scope.post("/keys", async (request, reply) => {
+    const issued = await issueApiKey(ctx.db, { partner_id: partnerOf(request), app_env: ctx.config.app_env });
+    return reply
+      .type("text/html; charset=utf-8")
+      .send(await keysPage(request, ctx, issuedKey(issued.api_key, issued.key_id)));
+  });
+  scope.post("/keys/:key_id/revoke", async (request, reply) => {
+    const { key_id } = request.params as { key_id: string };
+    const own = await partnerKeys(ctx.db, partnerOf(request));
+    if (!own.some((k) => k.key_id === key_id))
+      throw new ApiError("api_key_not_found", `No API key ${key_id} of yours.`);
+    await revokeApiKey(ctx.db, key_id);
+    return seeOther(
+      reply,
+      key_id === sessionOf(request).key_id ? "/console/sign-in?ended=1" : "/console/keys?revoked=1",
+    );
+  });
+};

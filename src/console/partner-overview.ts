@@ -1,0 +1,66 @@
+// The partner's overview: what support and finance look at first. The balance and held money from
+// the wallet (as GET /v1/profile/wallet), today's and pending orders, the newest orders.
+import { countPartnerOrders } from "../orders/get-order.ts";
+import { listOrders } from "../orders/list-orders.ts";
+import type { OrderBody } from "../orders/render-order.ts";
+import { renderWallet } from "../wallet/get-wallet.route.ts";
+import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
+import { formatInstant, formatMoney, statusPill } from "./format.ts";
+import { type Html, html } from "./html.ts";
+import { page, scrollTable } from "./layout.ts";
+import type { ConsolePages } from "./pages.ts";
+import { partnerOf } from "./request.ts";
+import { partnerShell } from "./shells.ts";
+
+const RECENT_ORDERS = 5;
+
+export function ordersTable(orders: readonly OrderBody[], label: string): Html {
+  if (orders.length === 0) return html`<div class="panel"><p>No orders.</p></div>`;
+  return scrollTable(
+    label,
+    html`<table>
+      <thead><tr><th scope="col">Order</th><th scope="col">Type</th><th scope="col">Status</th>
+        <th scope="col">Client reference</th><th scope="col" class="num">Total</th><th scope="col">Created</th></tr></thead>
+      <tbody>${orders.map(
+        (o) => html`<tr>
+          <td><a class="mono" href="/console/orders/${o.orderID}">${o.orderID}</a></td>
+          <td>${o.type === "esim" ? "new eSIM" : "top-up"}</td>
+          <td>${statusPill(o.status)}</td>
+          <td>${o.client_reference ?? "—"}</td>
+          <td class="num">${formatMoney(o.total)}</td>
+          <td>${formatInstant(o.created_at)}</td>
+        </tr>`,
+      )}</tbody>
+    </table>`,
+  );
+}
+
+function card(label: string, value: string, hint?: string): Html {
+  return html`<div class="card"><p class="label">${label}</p><p class="value">${value}</p>${
+    hint ? html`<p class="hint">${hint}</p>` : ""
+  }</div>`;
+}
+
+export const partnerOverviewPages: ConsolePages = (scope, ctx) => {
+  scope.get("/", async (request, reply) => {
+    const partner_id = partnerOf(request);
+    const [wallet, counts, recent] = await Promise.all([
+      getWalletBalance(ctx.db, partner_id).then(renderWallet),
+      countPartnerOrders(ctx.db, partner_id),
+      listOrders(ctx.db, { partner_id, client_reference: null, limit: RECENT_ORDERS, cursor: null }),
+    ]);
+    const body = html`
+      <section aria-label="Wallet and orders" class="cards">
+        ${card("Balance", formatMoney(wallet.balance), "Spendable now")}
+        ${card("Held", formatMoney(wallet.pending), "By purchases the carrier has not confirmed")}
+        ${card("Orders today", counts.today_capped ? `${counts.today}+` : String(counts.today), `${counts.today_completed} completed, ${counts.today_failed} failed (UTC day)`)}
+        ${card("Pending orders", String(counts.pending), "Finished by the service on its own")}
+      </section>
+      <h2>Newest orders</h2>
+      ${ordersTable(recent.data, "Newest orders")}
+      <p><a href="/console/orders">All orders</a> · <a href="/console/wallet">Wallet statement</a></p>`;
+    return reply
+      .type("text/html; charset=utf-8")
+      .send(page("Overview", await partnerShell(request, ctx, "/console"), body));
+  });
+};

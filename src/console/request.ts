@@ -1,0 +1,112 @@
+// What every console handler needs from a request: cookies, the form body, the session set by the
+// area's hook, and the cookie attributes (HttpOnly, SameSite=Strict, Secure outside localhost).
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Static, TSchema } from "typebox";
+import { Value } from "typebox/value";
+import { ApiError } from "../shared/errors.ts";
+import type { ConsoleSession, SessionKind } from "./sessions.ts";
+
+export const COOKIE: Record<SessionKind, string> = {
+  partner: "console_partner",
+  operator: "console_operator",
+};
+const MAX_COOKIE_HEADER = 8_192;
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+
+const sessions = new WeakMap<FastifyRequest, ConsoleSession>();
+
+export function cookie(request: FastifyRequest, name: string): string | undefined {
+  const header = request.headers.cookie;
+  if (typeof header !== "string" || header.length > MAX_COOKIE_HEADER) return undefined;
+  for (const part of header.split(";")) {
+    const at = part.indexOf("=");
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+/** Secure everywhere but a browser on this machine over plain HTTP (local development and tests). */
+function secure(request: FastifyRequest): boolean {
+  return !LOCAL_HOSTS.has(request.hostname.replace(/:\d+$/, ""));
+}
+
+export function setSessionCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  kind: SessionKind,
+  value: string,
+  max_age_s: number,
+): void {
+  const attributes = ["Path=/console", "HttpOnly", "SameSite=Strict", `Max-Age=${max_age_s}`];
+  if (secure(request)) attributes.push("Secure");
+  reply.header("set-cookie", `${COOKIE[kind]}=${value}; ${attributes.join("; ")}`);
+}
+
+export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply, kind: SessionKind): void {
+  setSessionCookie(request, reply, kind, "", 0);
+}
+
+export function rememberSession(request: FastifyRequest, session: ConsoleSession): void {
+  sessions.set(request, session);
+}
+
+/** The session the area's hook found for this request, if it got that far (for error pages). */
+export function knownSession(request: FastifyRequest): ConsoleSession | null {
+  return sessions.get(request) ?? null;
+}
+
+/** The session the area's hook found: a handler behind the hook always has one. */
+export function sessionOf(request: FastifyRequest): ConsoleSession {
+  const session = sessions.get(request);
+  if (!session) throw new ApiError("internal_error", "console handler reached without a session");
+  return session;
+}
+
+export function partnerOf(request: FastifyRequest): string {
+  const partner_id = sessionOf(request).partner_id;
+  if (partner_id === null) throw new ApiError("internal_error", "partner page without a partner session");
+  return partner_id;
+}
+
+export type Form = Record<string, string>;
+
+/** The url-encoded form body (parsed by the console's content-type parser), or an empty form. */
+export function formOf(request: FastifyRequest): Form {
+  const body = request.body;
+  return body !== null && typeof body === "object" ? (body as Form) : {};
+}
+
+/** A query string's single value, or null. */
+export function queryValue(request: FastifyRequest, name: string): string | null {
+  const value = (request.query as Record<string, unknown> | undefined)?.[name];
+  return typeof value === "string" && value.length > 0 ? value : null;
+}
+
+/**
+ * A change must come from a page of this console: a browser says where a form came from
+ * (Sec-Fetch-Site, Origin). Besides the CSRF token, and the only check before a session exists (sign-in).
+ */
+export function sameOrigin(request: FastifyRequest): boolean {
+  const site = request.headers["sec-fetch-site"];
+  if (typeof site === "string" && site !== "same-origin") return false;
+  const origin = request.headers.origin;
+  if (typeof origin !== "string") return true;
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+/** See Other: after a change, the browser loads the result with a GET (a reload repeats nothing). */
+export function seeOther(reply: FastifyReply, location: string): FastifyReply {
+  return reply.code(303).header("location", location).send();
+}
+
+/** Checks a value against an API schema (TypeBox): the console accepts what the API accepts. */
+export function checked<T extends TSchema>(schema: T, value: unknown): Static<T> {
+  if (Value.Check(schema, value)) return value as Static<T>;
+  const first = Value.Errors(schema, value)[0] as { instancePath?: string; message?: string } | undefined;
+  const field = first?.instancePath?.replace(/^\//, "") || "form";
+  throw new ApiError("invalid_request", `${field}: ${first?.message ?? "is not valid"}.`);
+}

@@ -1,0 +1,229 @@
+// The web console under /console (issue 17): server-rendered pages, plain HTML forms, no script.
+// Beside the API on the top floor: every page calls the same use cases as the API routes and the
+// CLI, and a change made here is exactly as exactly-once as through the API (the top-up form
+// carries an Idempotency-Key, a credit its reference). Two areas: the partner's (/console, signed in
+// with an API key) and the operator's (/console/admin, signed in with ADMIN_TOKEN).
+import { readFileSync } from "node:fs";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { AppContext } from "../shared/context.ts";
+import { ApiError, ERROR_CODES } from "../shared/errors.ts";
+import type { App } from "../shared/http-types.ts";
+import { html } from "./html.ts";
+import { type Area, page } from "./layout.ts";
+import { operatorCatalogPages } from "./operator-catalog.ts";
+import { operatorLedgerPages } from "./operator-ledger.ts";
+import { operatorOrderPages } from "./operator-orders.ts";
+import { operatorMoneyPages } from "./operator-partner-money.ts";
+import { operatorPartnerPages } from "./operator-partners.ts";
+import type { ConsolePages, SignInFailures } from "./pages.ts";
+import { partnerEsimPages } from "./partner-esims.ts";
+import { partnerKeyPages } from "./partner-keys.ts";
+import { partnerOrderPages } from "./partner-orders.ts";
+import { partnerOverviewPages } from "./partner-overview.ts";
+import { partnerWalletPages } from "./partner-wallet.ts";
+import { COOKIE, cookie, formOf, knownSession, rememberSession, sameOrigin, seeOther } from "./request.ts";
+import { csrfToken, csrfTokenMatches, findSession, type SessionKind } from "./sessions.ts";
+import { operatorSignOut, partnerSignOut, signInPages } from "./sign-in-pages.ts";
+
+/** Pages: this origin's stylesheet and images (the QR code), forms posting here, nothing else. */
+const CONSOLE_CSP = [
+  "default-src 'none'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+/** Fields per form: the largest (pricing) has a handful. */
+const MAX_FORM_FIELDS = 50;
+
+const STYLESHEET = readFileSync(new URL("./console.css", import.meta.url));
+
+const PARTNER_PAGES: ConsolePages[] = [
+  partnerOverviewPages,
+  partnerOrderPages,
+  partnerEsimPages,
+  partnerWalletPages,
+  partnerKeyPages,
+  partnerSignOut,
+];
+const OPERATOR_PAGES: ConsolePages[] = [
+  operatorPartnerPages,
+  operatorMoneyPages,
+  operatorOrderPages,
+  operatorCatalogPages,
+  operatorLedgerPages,
+  operatorSignOut,
+];
+
+export function sendPage(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.code(status).type("text/html; charset=utf-8").send(body);
+}
+
+function areaOf(request: FastifyRequest): Area {
+  return request.url.startsWith("/console/admin") ? "operator" : "partner";
+}
+
+/** The page of a refusal or error: with the area's nav when the request had a session. */
+function refusal(request: FastifyRequest, ctx: AppContext, title: string, detail: string): string {
+  const area = areaOf(request);
+  const home = area === "operator" ? "/console/admin" : "/console";
+  const session = knownSession(request);
+  const signed_in = session && {
+    csrf: csrfToken(session.session_id),
+    who: area === "operator" ? "Operator" : "",
+    sandbox: ctx.config.app_env === "sandbox",
+  };
+  return page(
+    title,
+    signed_in ? { area, signed_in } : { area },
+    html`<div class="panel"><p>${detail}</p><p><a href="${home}">Back to the console</a></p></div>`,
+  );
+}
+
+/** An error in a console handler: the same codes and messages as the API, as a page. */
+function errorHandler(ctx: AppContext) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    if (error instanceof ApiError && error.code !== "internal_error") {
+      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+      return sendPage(
+        reply,
+        error.status,
+        refusal(request, ctx, ERROR_CODES[error.code].title, error.message),
+      );
+    }
+    const status = (error as { statusCode?: number }).statusCode;
+    if (typeof status === "number" && status >= 400 && status < 500) {
+      // A form that fails the API's schema: Fastify's message names the field (`body/email must …`).
+      const detail = (error as { validation?: unknown }).validation
+        ? (error as Error).message
+        : "Go back and try again.";
+      return sendPage(reply, status, refusal(request, ctx, "The form could not be accepted.", detail));
+    }
+    request.log.error({ err: error }, "console page failed");
+    const detail = `Nothing more is known here; quote request ${request.id} to support.`;
+    return sendPage(reply, 500, refusal(request, ctx, "Something went wrong.", detail));
+  };
+}
+
+/**
+ * Every page of an area needs its kind of session, looked up before the body is read: a GET without
+ * one goes to the sign-in page, a change is refused (401) and its body never parsed.
+ */
+function requireSession(ctx: AppContext, kind: SessionKind) {
+  const sign_in = kind === "operator" ? "/console/admin/sign-in" : "/console/sign-in";
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const session = await findSession(ctx.db, ctx.config, cookie(request, COOKIE[kind]), kind);
+    if (!session) {
+      if (request.method === "GET") return seeOther(reply, `${sign_in}?ended=1`);
+      const detail = "Sign in again. Nothing was changed.";
+      return sendPage(reply, 401, refusal(request, ctx, "Your session has ended", detail));
+    }
+    rememberSession(request, session);
+    if (session.partner_id !== null && session.key_id !== null) {
+      request.partner = { partner_id: session.partner_id, key_id: session.key_id };
+    }
+  };
+}
+
+/** Every change, once its form is read: the session's CSRF token and a same-origin request (403). */
+function requireCsrf(ctx: AppContext) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method === "GET" || request.method === "HEAD") return;
+    const session = knownSession(request);
+    if (session && sameOrigin(request) && csrfTokenMatches(session.session_id, formOf(request)._csrf)) return;
+    const detail = "Reload the page and try again. Nothing was changed.";
+    return sendPage(reply, 403, refusal(request, ctx, "This form has expired", detail));
+  };
+}
+
+/** A form's fields as strings; an empty field is an absent one (an optional field left blank is null). */
+function formFields(entries: Iterable<[string, string]>): Record<string, string> {
+  const form: Record<string, string> = {};
+  let fields = 0;
+  for (const [name, value] of entries) {
+    if (++fields > MAX_FORM_FIELDS) throw new ApiError("invalid_request", "Too many form fields.");
+    const trimmed = value.trim();
+    if (trimmed !== "") form[name] = trimmed;
+  }
+  return form;
+}
+
+function parseForm(
+  _request: FastifyRequest,
+  body: string,
+  done: (error: Error | null, body?: unknown) => void,
+) {
+  try {
+    done(null, formFields(new URLSearchParams(body)));
+  } catch (error) {
+    done(error as Error);
+  }
+}
+
+/**
+ * multipart/form-data (the catalog file), parsed by the platform's own Response.formData(): the body
+ * is already bounded by the route's bodyLimit, and a file's content becomes its field's text.
+ */
+async function parseMultipart(request: FastifyRequest, body: Buffer): Promise<Record<string, string>> {
+  const type = request.headers["content-type"] ?? "";
+  let parsed: FormData;
+  try {
+    parsed = await new Response(new Uint8Array(body), { headers: { "content-type": type } }).formData();
+  } catch {
+    throw new ApiError("invalid_request", "The form's multipart body could not be read.");
+  }
+  const entries: Array<[string, string]> = [];
+  for (const [name, value] of parsed)
+    entries.push([name, typeof value === "string" ? value : await value.text()]);
+  return formFields(entries);
+}
+
+export async function consoleRoutes(app: App, ctx: AppContext, failures: SignInFailures): Promise<void> {
+  await app.register(
+    async (scope) => {
+      scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, parseForm);
+      scope.addContentTypeParser(
+        "multipart/form-data",
+        { parseAs: "buffer" },
+        (request: FastifyRequest, body: string | Buffer) => parseMultipart(request, body as Buffer),
+      );
+      // Pages of people's money: never cached, never framed, and no script at all.
+      scope.addHook("onRequest", (_request, reply, done) => {
+        reply.header("content-security-policy", CONSOLE_CSP);
+        reply.header("cache-control", "no-store");
+        // The API's no-referrer would make the browser send `Origin: null` with the console's own
+        // forms; same-origin keeps the origin on them (the CSRF check reads it) and off other sites.
+        reply.header("referrer-policy", "same-origin");
+        done();
+      });
+      // Not part of the API: kept out of the OpenAPI document.
+      scope.addHook("onRoute", (route) => {
+        route.schema = { ...route.schema, hide: true };
+      });
+      scope.setErrorHandler(errorHandler(ctx));
+      scope.get("/assets/console.css", async (_request, reply) =>
+        reply
+          .type("text/css; charset=utf-8")
+          .header("cache-control", "public, max-age=3600")
+          .send(STYLESHEET),
+      );
+      signInPages(scope as App, ctx, failures);
+      await scope.register(async (partner) => {
+        partner.addHook("onRequest", requireSession(ctx, "partner"));
+        partner.addHook("preValidation", requireCsrf(ctx));
+        for (const pages of PARTNER_PAGES) pages(partner as App, ctx, failures);
+      });
+      await scope.register(
+        async (operator) => {
+          operator.addHook("onRequest", requireSession(ctx, "operator"));
+          operator.addHook("preValidation", requireCsrf(ctx));
+          for (const pages of OPERATOR_PAGES) pages(operator as App, ctx, failures);
+        },
+        { prefix: "/admin" },
+      );
+    },
+    { prefix: "/console" },
+  );
+}

@@ -1,0 +1,37 @@
+// The page shell of a signed-in user: the nav, the CSRF token for its forms, and who is signed in.
+import type { FastifyRequest } from "fastify";
+import { findPartner } from "../partners/list-partners.ts";
+import type { AppContext } from "../shared/context.ts";
+import type { Shell } from "./layout.ts";
+import { partnerOf, sessionOf } from "./request.ts";
+import { csrfToken } from "./sessions.ts";
+
+export async function partnerShell(
+  request: FastifyRequest,
+  ctx: AppContext,
+  current: string,
+): Promise<Shell> {
+  const session = sessionOf(request);
+  const partner = await findPartner(ctx.db, partnerOf(request));
+  return {
+    area: "partner",
+    current,
+    signed_in: {
+      csrf: csrfToken(session.session_id),
+      who: partner?.name ?? "",
+      sandbox: ctx.config.app_env === "sandbox",
+    },
+  };
+}
+
+export function operatorShell(request: FastifyRequest, ctx: AppContext, current: string): Shell {
+  return {
+    area: "operator",
+    current,
+    signed_in: {
+      csrf: csrfToken(sessionOf(request).session_id),
+      who: "Operator",
+      sandbox: ctx.config.app_env === "sandbox",
+    },
+  };
+}
