@@ -9,10 +9,27 @@ import {
   type OperatorTotals,
   operatorTotals,
   purchaseStates,
+  type RefundFacts,
+  refundCount,
+  refundFacts,
   walletDrift,
 } from "./audit.sql.ts";
 
-export type { OperatorTotals };
+export type { OperatorTotals, RefundFacts };
+
+/** The refund transfers of each order id given, by order id; an order without one is absent. */
+export async function refundTransfersOf(
+  db: Executor,
+  order_ids: string[],
+): Promise<Map<string, RefundFacts>> {
+  const rows = await refundFacts(db, order_ids);
+  return new Map(rows.map((row) => [row.reference, row]));
+}
+
+/** How many refund transfers the ledger holds. */
+export async function countRefundTransfers(db: Executor): Promise<number> {
+  return refundCount(db);
+}
 
 /** Each wallet's running totals equal what its transfers say. */
 export async function walletTotalsMatchTransfers(db: Executor): Promise<string[]> {

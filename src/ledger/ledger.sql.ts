@@ -176,6 +176,51 @@ export async function resolvePendingPurchase(
   return resolved.rows[0] ?? null;
 }
 
+export type PostedPurchase = {
+  transfer_id: string;
+  debit_account_id: string;
+  amount_minor: number;
+  currency: string;
+};
+
+/** The order's purchase transfer, when it is posted (what a refund may give back, at most). */
+export async function selectPostedPurchase(
+  trx: Transaction<Database>,
+  order_id: string,
+): Promise<PostedPurchase | null> {
+  const result = await sql<PostedPurchase>`
+    select transfer_id, debit_account_id, amount_minor, currency from ledger_transfers
+    where reference = ${order_id} and kind = 'purchase' and state = 'posted'`.execute(trx);
+  return result.rows[0] ?? null;
+}
+
+/**
+ * The refund of an order: posted at once, revenue -> wallet, naming the order. posted_seq is drawn
+ * here, after the caller took the wallet's row lock (0006). False when the order already has one
+ * (the unique index on refunds' reference): nothing written.
+ */
+export async function insertRefund(
+  trx: Transaction<Database>,
+  refund: {
+    transfer_id: string;
+    revenue: string;
+    wallet: string;
+    amount_minor: number;
+    currency: string;
+    order_id: string;
+  },
+): Promise<boolean> {
+  const inserted = await sql<{ transfer_id: string }>`
+    insert into ledger_transfers
+      (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference, resolved_at,
+       posted_seq)
+    values (${refund.transfer_id}, ${refund.revenue}, ${refund.wallet}, ${refund.amount_minor}, ${refund.currency},
+            'refund', 'posted', ${refund.order_id}, clock_timestamp(), nextval('ledger_posted_seq'))
+    on conflict (reference) where kind = 'refund' do nothing
+    returning transfer_id`.execute(trx);
+  return inserted.rows.length > 0;
+}
+
 export async function setLowBalanceThreshold(
   db: Executor,
   partner_id: string,

@@ -14,6 +14,7 @@ import { carrierCallbackRoutes, esimSignalRoutes } from "../esims/signal-routes.
 import { pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
+import { refundRoutes } from "../refunds/routes.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
@@ -63,6 +64,7 @@ const PARTNER_ROUTES: DomainRoutes[] = [
   catalogRoutes,
   cartRoutes,
   orderRoutes,
+  refundRoutes,
   topupRoutes,
   esimRoutes,
   walletRoutes,
