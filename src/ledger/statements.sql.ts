@@ -5,7 +5,7 @@ import type { Executor } from "../db/executor.ts";
 
 export type StatementRow = {
   transfer_id: string;
-  kind: "wallet_credit" | "purchase";
+  kind: "wallet_credit" | "purchase" | "refund";
   /** Positive into the wallet, negative out of it. */
   signed_minor: number;
   balance_after_minor: number;

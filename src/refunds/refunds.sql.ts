@@ -117,3 +117,20 @@ export async function markRefundDone(trx: Transaction<Database>, order_id: strin
 export async function deleteRefundIntent(trx: Transaction<Database>, order_id: string): Promise<void> {
   await sql`delete from order_refunds where order_id = ${order_id} and state = 'refunding'`.execute(trx);
 }
+
+export type RefundStatus = {
+  state: "refunding" | "refunded";
+  attempts: number;
+  last_error: string | null;
+  lease_until: Date | null;
+  created_at: Date;
+  refunded_at: Date | null;
+};
+
+/** The refund of an order as it stands, for the operator; null when none was asked for. */
+export async function selectRefundStatus(db: Executor, order_id: string): Promise<RefundStatus | null> {
+  const result = await sql<RefundStatus>`
+    select state, attempts, last_error, lease_until, created_at, refunded_at
+    from order_refunds where order_id = ${order_id}`.execute(db);
+  return result.rows[0] ?? null;
+}
