@@ -27,7 +27,7 @@ after(() => cluster.stop());
 
 const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
-test(`three SIGKILLs under purchases, top-ups and retries: the audit passes (seed ${seed})`, async (t) => {
+test(`three SIGKILLs under purchases, top-ups, refunds and retries: the audit passes (seed ${seed})`, async (t) => {
   const lines: string[] = [];
   const report = await runChaos({
     seed,
@@ -150,6 +150,29 @@ test("the audit fails loudly on each broken invariant, naming what broke", async
       assertBreach(result, "one-transfer-per-order", "ord_twin");
       assertBreach(result, "failed-was-refused", "ord_twin");
     },
+    [id],
+  );
+
+  // Money given back for an order that was never refunded: a refund transfer nobody asked for.
+  await whileBroken(
+    `insert into ledger_transfers (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind,
+       state, reference, resolved_at, posted_seq)
+     select 'trf_forged_refund', credit_account_id, debit_account_id, amount_minor, currency, 'refund', 'posted',
+       reference, now(), nextval('ledger_posted_seq')
+     from ledger_transfers where reference = $1 and kind = 'purchase'`,
+    "delete from ledger_transfers where transfer_id = 'trf_forged_refund'",
+    (result) => {
+      assertBreach(result, "refund-once", id);
+      assertBreach(result, "ledger", `order ${id} is completed but has 1 refund transfers`);
+    },
+    [id],
+  );
+
+  // The carrier cancelled an eSIM we still hold as sold: cancelled and never refunded.
+  await whileBroken(
+    "update carrier_sim.profiles set cancelled_at = now() where reference = $1",
+    "update carrier_sim.profiles set cancelled_at = null where reference = $1",
+    (result) => assertBreach(result, "refund-cancelled", id),
     [id],
   );
 

@@ -24,21 +24,27 @@ export async function drain(run: Run): Promise<void> {
   for (;;) {
     const state = await cluster.pool.query<{
       pending: number;
+      refunding: number;
       emails: number;
       esims: number;
       delivered: number;
     }>(`
       select (select count(*) from orders where status = 'pending')::int as pending,
+             (select count(*) from order_refunds where state = 'refunding')::int as refunding,
              (select count(*) from graphile_worker.jobs where task_identifier = 'send_confirmation_email')::int as emails,
              (select count(*) from orders where type = 'esim' and status = 'completed')::int as esims,
              (select count(*) from email_deliveries)::int as delivered`);
-    const { pending, emails, esims, delivered } = state.rows[0]!;
+    const { pending, refunding, emails, esims, delivered } = state.rows[0]!;
     const settled =
-      pending === 0 && emails === 0 && delivered >= esims && cluster.smtp.messages.length >= esims;
+      pending === 0 &&
+      refunding === 0 &&
+      emails === 0 &&
+      delivered >= esims &&
+      cluster.smtp.messages.length >= esims;
     if (settled) break;
     if (Date.now() - last_log > 5_000) {
       run.options.log(
-        `  draining: ${pending} pending orders, ${emails} email jobs queued, ${delivered}/${esims} emails delivered`,
+        `  draining: ${pending} pending orders, ${refunding} refunds under way, ${emails} email jobs queued, ${delivered}/${esims} emails delivered`,
       );
       last_log = Date.now();
     }
