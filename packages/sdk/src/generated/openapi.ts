@@ -135,6 +135,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/orders/{orderID}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund an order whose eSIM or bundle was never used
+         * @description Cancels the order's eSIM (a new-eSIM order) or its bundle (a top-up order) with the carrier, then credits the wallet exactly what the order cost, once, and answers the order with status `refunded`.
+         *
+         *     Allowed for a completed order whose bundle was never used: a new eSIM still `released`, or a top-up bundle still `queued`, within `REFUND_WINDOW_DAYS` (default 30) of the purchase. Otherwise 409 `refund_not_allowed` with `reason`: `not_completed`, `esim_installed`, `bundle_used` or `window_passed` (the carrier may refuse too, with the same reasons). An order already refunded answers 200 again and credits nothing.
+         *
+         *     **Idempotency-Key** (optional): the rules of top-ups. Same key and request: the stored outcome (200 or 409 `refund_not_allowed`) with `Idempotent-Replayed: true`; another request: 422 `idempotency_key_reused`; while the first is running: 409 `request_in_progress`. 503 `carrier_unavailable` is not stored: the refund stays under way, finished by a retry or on its own.
+         */
+        post: operations["refundOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orders/available-topups/{iccid}": {
         parameters: {
             query?: never;
@@ -484,7 +508,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -513,7 +537,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -542,7 +566,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -571,7 +595,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -600,7 +624,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -629,7 +653,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -740,7 +764,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -769,7 +793,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -798,7 +822,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -827,7 +851,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -856,7 +880,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -885,7 +909,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -914,7 +938,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -943,7 +967,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1018,7 +1042,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1047,7 +1071,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1076,7 +1100,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1105,7 +1129,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1134,7 +1158,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1163,7 +1187,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1192,7 +1216,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1221,7 +1245,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1250,7 +1274,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1300,7 +1324,7 @@ export interface operations {
                     "application/json": {
                         orderID: string;
                         type: "esim" | "topup";
-                        status: "completed" | "pending" | "failed";
+                        status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
                         /** @description An amount of money. Never a float. */
                         total: {
@@ -1311,7 +1335,7 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed. */
+                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
                         purchases: {
                             package_id: string;
                             iccid: string;
@@ -1326,8 +1350,10 @@ export interface operations {
                             android_install_url: string;
                             start_date: string | null;
                         }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
                         esim_iccid: string | null;
+                        /** @description When the order was refunded (status `refunded`); null otherwise. */
+                        refunded_at: string | null;
                     };
                 };
             };
@@ -1348,7 +1374,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1377,7 +1403,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1406,7 +1432,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1435,7 +1461,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1464,7 +1490,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1493,7 +1519,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1522,7 +1548,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1551,7 +1577,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1580,7 +1606,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1609,7 +1635,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1638,7 +1664,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1667,7 +1693,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1696,7 +1722,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1730,7 +1756,7 @@ export interface operations {
                     "application/json": {
                         orderID: string;
                         type: "esim" | "topup";
-                        status: "completed" | "pending" | "failed";
+                        status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
                         /** @description An amount of money. Never a float. */
                         total: {
@@ -1741,7 +1767,7 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed. */
+                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
                         purchases: {
                             package_id: string;
                             iccid: string;
@@ -1756,8 +1782,10 @@ export interface operations {
                             android_install_url: string;
                             start_date: string | null;
                         }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
                         esim_iccid: string | null;
+                        /** @description When the order was refunded (status `refunded`); null otherwise. */
+                        refunded_at: string | null;
                     };
                 };
             };
@@ -1778,7 +1806,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1807,7 +1835,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1836,7 +1864,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1865,7 +1893,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1894,7 +1922,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1923,7 +1951,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1952,7 +1980,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1981,7 +2009,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2019,7 +2047,7 @@ export interface operations {
                         data: {
                             orderID: string;
                             type: "esim" | "topup";
-                            status: "completed" | "pending" | "failed";
+                            status: "completed" | "pending" | "failed" | "refunded";
                             client_reference: string | null;
                             /** @description An amount of money. Never a float. */
                             total: {
@@ -2030,7 +2058,7 @@ export interface operations {
                             };
                             /** Format: date-time */
                             created_at: string;
-                            /** @description Empty until the order is completed. */
+                            /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
                             purchases: {
                                 package_id: string;
                                 iccid: string;
@@ -2045,8 +2073,10 @@ export interface operations {
                                 android_install_url: string;
                                 start_date: string | null;
                             }[];
-                            /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                            /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
                             esim_iccid: string | null;
+                            /** @description When the order was refunded (status `refunded`); null otherwise. */
+                            refunded_at: string | null;
                         }[];
                         has_more: boolean;
                         /** @description Pass as `cursor` for the next page. */
@@ -2071,7 +2101,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2100,7 +2130,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2129,7 +2159,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2158,7 +2188,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2187,7 +2217,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2216,7 +2246,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2245,7 +2275,357 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    refundOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: 1-255 printable ASCII characters, as for top-ups. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                orderID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refunded order (`status` `refunded`, `refunded_at` set, `esim_iccid` kept). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        orderID: string;
+                        type: "esim" | "topup";
+                        status: "completed" | "pending" | "failed" | "refunded";
+                        client_reference: string | null;
+                        /** @description An amount of money. Never a float. */
+                        total: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
+                        purchases: {
+                            package_id: string;
+                            iccid: string;
+                            /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
+                            qr_code: string;
+                            /** @description The matching ID, for manual entry. */
+                            activation_code: string;
+                            smdp_address: string;
+                            /** @description Opens the iOS eSIM installer with this eSIM (iOS 17.4+). */
+                            ios_install_url: string;
+                            /** @description Opens the Android eSIM installer with this eSIM. */
+                            android_install_url: string;
+                            start_date: string | null;
+                        }[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                        esim_iccid: string | null;
+                        /** @description When the order was refunded (status `refunded`); null otherwise. */
+                        refunded_at: string | null;
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `order_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `request_in_progress` (retry after `Retry-After`), `refund_not_allowed` (with `reason`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description On `refund_not_allowed`: why the order cannot be refunded. */
+                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed";
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2327,7 +2707,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2356,7 +2736,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2385,7 +2765,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2414,7 +2794,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2443,7 +2823,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2472,7 +2852,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2501,7 +2881,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2530,7 +2910,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2587,7 +2967,7 @@ export interface operations {
                     "application/json": {
                         orderID: string;
                         type: "esim" | "topup";
-                        status: "completed" | "pending" | "failed";
+                        status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
                         /** @description An amount of money. Never a float. */
                         total: {
@@ -2598,7 +2978,7 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed. */
+                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
                         purchases: {
                             package_id: string;
                             iccid: string;
@@ -2613,8 +2993,10 @@ export interface operations {
                             android_install_url: string;
                             start_date: string | null;
                         }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
                         esim_iccid: string | null;
+                        /** @description When the order was refunded (status `refunded`); null otherwise. */
+                        refunded_at: string | null;
                     };
                 };
             };
@@ -2635,7 +3017,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2664,7 +3046,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2693,7 +3075,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2722,7 +3104,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2751,7 +3133,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2780,7 +3162,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2809,7 +3191,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2838,7 +3220,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2867,7 +3249,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2896,7 +3278,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2925,7 +3307,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2954,7 +3336,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3062,7 +3444,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3091,7 +3473,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3120,7 +3502,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3149,7 +3531,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3178,7 +3560,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3207,7 +3589,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3236,7 +3618,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3336,7 +3718,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3365,7 +3747,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3394,7 +3776,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3423,7 +3805,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3452,7 +3834,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3481,7 +3863,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3510,7 +3892,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3539,7 +3921,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3594,7 +3976,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3623,7 +4005,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3652,7 +4034,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3681,7 +4063,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3710,7 +4092,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3739,7 +4121,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3768,7 +4150,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3797,7 +4179,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3868,7 +4250,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3897,7 +4279,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3926,7 +4308,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3955,7 +4337,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3984,7 +4366,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4013,7 +4395,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4042,7 +4424,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4131,7 +4513,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4160,7 +4542,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4189,7 +4571,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4218,7 +4600,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4247,7 +4629,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4276,7 +4658,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4305,7 +4687,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4334,7 +4716,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4412,7 +4794,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4441,7 +4823,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4470,7 +4852,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4499,7 +4881,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4528,7 +4910,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4557,7 +4939,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4586,7 +4968,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4695,7 +5077,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4724,7 +5106,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4753,7 +5135,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4782,7 +5164,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4811,7 +5193,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4840,7 +5222,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4869,7 +5251,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4898,7 +5280,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4927,7 +5309,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4988,7 +5370,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5017,7 +5399,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5046,7 +5428,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5075,7 +5457,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5104,7 +5486,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5133,7 +5515,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5162,7 +5544,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5191,7 +5573,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5246,7 +5628,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5275,7 +5657,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5304,7 +5686,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5333,7 +5715,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5362,7 +5744,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5391,7 +5773,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5420,7 +5802,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5449,7 +5831,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5478,7 +5860,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5527,7 +5909,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5556,7 +5938,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5585,7 +5967,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5614,7 +5996,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5643,7 +6025,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5672,7 +6054,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5701,7 +6083,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5730,7 +6112,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5799,7 +6181,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5828,7 +6210,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5857,7 +6239,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5886,7 +6268,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5915,7 +6297,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5944,7 +6326,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5973,7 +6355,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6002,7 +6384,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6031,7 +6413,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6090,7 +6472,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6119,7 +6501,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6148,7 +6530,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6177,7 +6559,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6206,7 +6588,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6235,7 +6617,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6264,7 +6646,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6293,7 +6675,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6364,7 +6746,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6393,7 +6775,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6422,7 +6804,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6451,7 +6833,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6480,7 +6862,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6509,7 +6891,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6538,7 +6920,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6567,7 +6949,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6596,7 +6978,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
