@@ -49,6 +49,8 @@ export type Database = {
     resolved_at: Date | null;
     /** Set when posted (migration 0006): the wallet statement's total order. */
     posted_seq: number | null;
+    /** Set when posted (migration 0008): the settled balance of the wallet it moved, right after it. */
+    wallet_balance_after_minor: number | null;
   };
   destinations: { destination_code: string; name: string };
   partner_pricing: { partner_id: string; discount_percent: number; updated_at: Generated<Date> };

@@ -29,6 +29,36 @@ export async function walletDrift(
   return drift.rows;
 }
 
+/**
+ * Posted transfers whose stored wallet balance (migration 0008) is not the running sum of their
+ * wallet's posted transfers in posted_seq order up to them (at most 100).
+ */
+export async function walletBalanceBreaks(
+  db: Executor,
+): Promise<Array<{ transfer_id: string; account_id: string; stored: number | null; derived: number }>> {
+  const result = await sql<{
+    transfer_id: string;
+    account_id: string;
+    stored: number | null;
+    derived: number;
+  }>`
+    with moves as (
+      select t.transfer_id, a.account_id, t.posted_seq, t.wallet_balance_after_minor as stored,
+             case when t.credit_account_id = a.account_id then t.amount_minor else -t.amount_minor end as signed_minor
+      from ledger_transfers t
+      join ledger_accounts a on a.kind = 'partner_wallet' and a.account_id in (t.credit_account_id, t.debit_account_id)
+      where t.posted_seq is not null
+    ), running as (
+      select transfer_id, account_id, stored,
+             (sum(signed_minor) over (partition by account_id order by posted_seq))::bigint as derived
+      from moves
+    )
+    select transfer_id, account_id, stored, derived from running
+    where stored is distinct from derived
+    limit 100`.execute(db);
+  return result.rows;
+}
+
 /** Transfers whose accounts are not both in the transfer's currency (at most 100). */
 export async function crossCurrencyTransfers(db: Executor): Promise<Array<{ transfer_id: string }>> {
   const result = await sql<{ transfer_id: string }>`

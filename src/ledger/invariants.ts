@@ -12,6 +12,7 @@ import {
   type RefundFacts,
   refundCount,
   refundFacts,
+  walletBalanceBreaks,
   walletDrift,
 } from "./audit.sql.ts";
 
@@ -36,6 +37,19 @@ export async function walletTotalsMatchTransfers(db: Executor): Promise<string[]
   const drift = await walletDrift(db);
   return drift.map(
     (row) => `${row.account_id}: ${row.column} is ${row.stored} but its transfers say ${row.derived}`,
+  );
+}
+
+/**
+ * Each posted transfer's stored wallet balance (what statements show as balance_after) is the
+ * running sum of its wallet's posted transfers in posted_seq order: the value was written under the
+ * wallet's lock when it was posted, and is re-derived here from the transfers alone.
+ */
+export async function walletBalancesMatchTransfers(db: Executor): Promise<string[]> {
+  const rows = await walletBalanceBreaks(db);
+  return rows.map(
+    (row) =>
+      `${row.account_id}: transfer ${row.transfer_id} stores balance ${row.stored} but the transfers before it sum to ${row.derived}`,
   );
 }
 

@@ -12,6 +12,7 @@ import {
   purchaseTransferStates,
   refundTransfersOf,
   transfersStayInTheirCurrency,
+  walletBalancesMatchTransfers,
   walletsNeverNegative,
   walletTotalsMatchTransfers,
 } from "../ledger/invariants.ts";
@@ -133,6 +134,7 @@ function refundFinding(
 /** In report order. */
 const INVARIANTS: readonly Invariant[] = [
   walletTotalsMatchTransfers,
+  walletBalancesMatchTransfers,
   transfersStayInTheirCurrency,
   operatorBooksBalance,
   walletsNeverNegative,

@@ -40,3 +40,26 @@ create index order_refunds_due_idx on order_refunds (lease_until) where state = 
 --    stays the order a top-up key created), so one key table serves both with the same rules.
 alter table idempotency_keys add column refund_of text references orders (order_id);
 create index idempotency_keys_refund_idx on idempotency_keys (refund_of) where refund_of is not null;
+
+-- 5. Statements in O(page): each posted transfer keeps the settled balance (posted credits minus
+--    posted debits) of the one partner wallet it moves, right after it. Written by the statement
+--    that posts it, under the wallet's row lock, beside posted_seq (src/ledger/ledger.sql.ts): per
+--    wallet, postings take turns on that lock, so each value is the previous posting's plus this
+--    amount, i.e. the running sum of the wallet's transfers in posted_seq order that 0006 derived
+--    on every read. The check below makes a posting that forgets it fail; the ledger audit
+--    re-derives the chain from the transfers (walletBalancesMatchTransfers). Existing rows: backfilled
+--    from that same running sum.
+alter table ledger_transfers add column wallet_balance_after_minor bigint;
+with moves as (
+  select t.transfer_id, a.account_id, t.posted_seq,
+         case when t.credit_account_id = a.account_id then t.amount_minor else -t.amount_minor end as signed_minor
+  from ledger_transfers t
+  join ledger_accounts a on a.kind = 'partner_wallet' and a.account_id in (t.credit_account_id, t.debit_account_id)
+  where t.posted_seq is not null
+), running as (
+  select transfer_id, sum(signed_minor) over (partition by account_id order by posted_seq) as after_minor from moves
+)
+update ledger_transfers t set wallet_balance_after_minor = r.after_minor
+from running r where r.transfer_id = t.transfer_id;
+alter table ledger_transfers
+  add constraint posted_has_wallet_balance check ((state = 'posted') = (wallet_balance_after_minor is not null));
