@@ -26,25 +26,31 @@ export type StatementQuery = {
 };
 
 /**
- * One page, newest first, in O(page): each side is an index scan on (account, posted_seq), merged
- * and stopped at `limit` (`not materialized`), and balance_after is the value the posting stored
- * under the wallet's row lock (migration 0008), not a sum over the wallet's history.
+ * One page, newest first, in O(page): each side (the wallet credited, the wallet debited) is its own
+ * backward index scan on (account, posted_seq) stopped at `limit`, the two merged and cut again;
+ * balance_after is the value the posting stored under the wallet's row lock (migration 0008), not a
+ * sum over the wallet's history.
  */
 export async function selectStatementPage(db: Executor, q: StatementQuery): Promise<StatementRow[]> {
+  const range = sql`
+    -- Always a bound on posted_seq (no cursor: below any seq), so the planner reads the index from the top.
+    posted_seq < coalesce(${q.before_seq}::bigint, ${Number.MAX_SAFE_INTEGER}::bigint)
+    and (${q.from}::timestamptz is null or resolved_at >= ${q.from}::timestamptz)
+    and (${q.until}::timestamptz is null or resolved_at < ${q.until}::timestamptz)`;
   const result = await sql<StatementRow>`
-    with moves as not materialized (
-      select transfer_id, kind, amount_minor as signed_minor, currency, reference, posted_seq, resolved_at as posted_at,
-             wallet_balance_after_minor as balance_after_minor
-      from ledger_transfers where credit_account_id = ${q.account_id} and posted_seq is not null
+    select * from (
+      (select transfer_id, kind, amount_minor as signed_minor, currency, reference, posted_seq,
+              resolved_at as posted_at, wallet_balance_after_minor as balance_after_minor
+       from ledger_transfers
+       where credit_account_id = ${q.account_id} and posted_seq is not null and ${range}
+       order by posted_seq desc limit ${q.limit})
       union all
-      select transfer_id, kind, -amount_minor, currency, reference, posted_seq, resolved_at, wallet_balance_after_minor
-      from ledger_transfers where debit_account_id = ${q.account_id} and posted_seq is not null
-    )
-    select transfer_id, kind, signed_minor, currency, reference, posted_seq, posted_at, balance_after_minor
-    from moves
-    where (${q.before_seq}::bigint is null or posted_seq < ${q.before_seq}::bigint)
-      and (${q.from}::timestamptz is null or posted_at >= ${q.from}::timestamptz)
-      and (${q.until}::timestamptz is null or posted_at < ${q.until}::timestamptz)
+      (select transfer_id, kind, -amount_minor, currency, reference, posted_seq, resolved_at,
+              wallet_balance_after_minor
+       from ledger_transfers
+       where debit_account_id = ${q.account_id} and posted_seq is not null and ${range}
+       order by posted_seq desc limit ${q.limit})
+    ) moves
     order by posted_seq desc
     limit ${q.limit}`.execute(db);
   return result.rows;
