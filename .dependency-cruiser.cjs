@@ -3,7 +3,8 @@
 //   >  the shared base (src/shared/, src/config.ts)  >  src/db/
 // Nothing imports from a layer above it, nothing imports in a circle, and a domain's SQL
 // (`*.sql.ts`) is read only by that domain: other code goes through the domain's functions.
-const DOMAINS = "(partners|catalog|carts|orders|topups|wallet|notifications|events|esims|webhooks|console)";
+const DOMAINS =
+  "(partners|catalog|carts|orders|topups|wallet|notifications|events|esims|refunds|webhooks|console)";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

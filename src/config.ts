@@ -42,6 +42,10 @@ export type Config = {
   db_pool_max: number;
   cart_ttl_minutes: number;
   idempotency_ttl_hours: number;
+  /** A completed order can be refunded this many days after its purchase (contract "Order additions"). */
+  refund_window_days: number;
+  /** How often each worker sweeps refunds whose driver died or whose carrier did not answer. */
+  refund_sweep_interval_ms: number;
   /** How long a pending order waits before the resolver asks the carrier about it. */
   resolve_after_ms: number;
   /** A pending order this old is flagged for the operator to settle (`orders settle`). */
@@ -178,6 +182,8 @@ function readLimits(env: Env) {
     db_pool_max: integer(env, "DB_POOL_MAX", 20, 2, 500),
     cart_ttl_minutes: integer(env, "CART_TTL_MINUTES", 30, 1, 24 * 60),
     idempotency_ttl_hours: integer(env, "IDEMPOTENCY_TTL_HOURS", 24, 24, 24 * 30),
+    refund_window_days: integer(env, "REFUND_WINDOW_DAYS", 30, 0, 3650),
+    refund_sweep_interval_ms: integer(env, "REFUND_SWEEP_INTERVAL_MS", 2_000, 100, 600_000),
     resolve_after_ms: integer(env, "RESOLVE_AFTER_MS", 30_000, 100, 3_600_000),
     worker_concurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 64),
     pending_give_up_hours: integer(env, "PENDING_GIVE_UP_HOURS", 24, 1, 24 * 30),

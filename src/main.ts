@@ -17,6 +17,7 @@ import { esimChanged, esimNoticesMissed } from "./esims/esim-cache.ts";
 import { ensureOperatorAccounts } from "./ledger/accounts.ts";
 import { createMailer } from "./notifications/mailer.ts";
 import { recentPartners } from "./partners/list-partners.ts";
+import { startRefundSweep } from "./refunds/sweep-refunds.ts";
 import { buildApp, loggerOptions } from "./server/app.ts";
 import { startEsimSync, startStaleJobSweeper, startWorker } from "./server/worker.ts";
 import type { AppContext } from "./shared/context.ts";
@@ -156,6 +157,7 @@ async function startBackground(ctx: AppContext, log: Logger, closers: Closers): 
   closers.push({ name: "worker", close: () => worker.stop() });
   closers.push({ name: "stale job sweeper", ...startStaleJobSweeper(ctx, log) });
   closers.push({ name: "eSIM sync", ...startEsimSync(ctx, log) });
+  closers.push({ name: "refund sweep", ...startRefundSweep(ctx, log) });
 }
 
 /** The HTTP application, its cache invalidations, and the listening socket. */

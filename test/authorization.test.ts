@@ -271,6 +271,21 @@ const PARTNER_ROWS: PartnerRow[] = [
     other_partner: { status: 404, code: "order_not_found" },
   },
   {
+    // The intruder's refund of the owner's order, under the owner's own key string: never refunded.
+    operation: "POST /v1/orders/{orderID}/refund",
+    request: {
+      method: "POST",
+      url: `/v1/orders/${owner.order_id}/refund`,
+      headers: { "idempotency-key": owner.idempotency_key },
+    },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    other_partner: { status: 404, code: "order_not_found" },
+  },
+  {
     operation: "GET /v1/orders/available-topups/{iccid}",
     request: { method: "GET", url: `/v1/orders/available-topups/${owner.iccid}` },
     no_key: UNAUTHORIZED,

@@ -276,7 +276,7 @@ describe("audit", () => {
       references.slice(0, 2).map((request) => request.reference),
     );
     const future = await simulator.audit({ since: new Date(Date.now() + 60_000).toISOString() });
-    assert.deepEqual(future.counts, { provisionings: 0, topups: 0, refusals: 0 });
+    assert.deepEqual(future.counts, { provisionings: 0, topups: 0, refusals: 0, cancellations: 0 });
   });
 });
 

@@ -27,7 +27,7 @@ after(() => cluster.stop());
 
 const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
-test(`three SIGKILLs under purchases, top-ups and retries: the audit passes (seed ${seed})`, async (t) => {
+test(`three SIGKILLs under purchases, top-ups, refunds and retries: the audit passes (seed ${seed})`, async (t) => {
   const lines: string[] = [];
   const report = await runChaos({
     seed,
@@ -115,15 +115,36 @@ test("the audit fails loudly on each broken invariant, naming what broke", async
     [id],
   );
 
-  // A posted transfer turned back into a hold: the wallet's running totals drift from it.
+  // A posted transfer turned back into a hold: the wallet's running totals drift from it. (posted_seq
+  // and the stored wallet balance follow the state, migrations 0006 and 0008; the restore puts both
+  // back, so the transfer keeps its place in its wallet's chain.)
+  const posting = await database.pool.query<{ posted_seq: string; wallet_balance_after_minor: string }>(
+    "select posted_seq, wallet_balance_after_minor from ledger_transfers where reference = $1 and kind = 'purchase'",
+    [id],
+  );
+  const { posted_seq, wallet_balance_after_minor } = posting.rows[0]!;
+  await database.pool.query(
+    `update ledger_transfers set state = 'voided', posted_seq = null, wallet_balance_after_minor = null
+     where reference = $1 and kind = 'purchase'`,
+    [id],
+  );
+  try {
+    const result = await auditNow();
+    assertBreach(result, "completed-is-posted", id);
+    assertBreach(result, "ledger", "posted_debits_minor");
+  } finally {
+    await database.pool.query(
+      `update ledger_transfers set state = 'posted', posted_seq = $2, wallet_balance_after_minor = $3
+       where reference = $1 and kind = 'purchase'`,
+      [id, posted_seq, wallet_balance_after_minor],
+    );
+  }
+
+  // A stored balance_after that its wallet's transfers do not add up to.
   await whileBroken(
-    // (posted_seq follows the state: migration 0006 checks a transfer has one iff it is posted)
-    "update ledger_transfers set state = 'voided', posted_seq = null where reference = $1 and kind = 'purchase'",
-    "update ledger_transfers set state = 'posted', posted_seq = nextval('ledger_posted_seq') where reference = $1 and kind = 'purchase'",
-    (result) => {
-      assertBreach(result, "completed-is-posted", id);
-      assertBreach(result, "ledger", "posted_debits_minor");
-    },
+    "update ledger_transfers set wallet_balance_after_minor = wallet_balance_after_minor + 1 where reference = $1 and kind = 'purchase'",
+    "update ledger_transfers set wallet_balance_after_minor = wallet_balance_after_minor - 1 where reference = $1 and kind = 'purchase'",
+    (result) => assertBreach(result, "ledger", "stores balance"),
     [id],
   );
 
@@ -150,6 +171,29 @@ test("the audit fails loudly on each broken invariant, naming what broke", async
       assertBreach(result, "one-transfer-per-order", "ord_twin");
       assertBreach(result, "failed-was-refused", "ord_twin");
     },
+    [id],
+  );
+
+  // Money given back for an order that was never refunded: a refund transfer nobody asked for.
+  await whileBroken(
+    `insert into ledger_transfers (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind,
+       state, reference, resolved_at, posted_seq, wallet_balance_after_minor)
+     select 'trf_forged_refund', credit_account_id, debit_account_id, amount_minor, currency, 'refund', 'posted',
+       reference, now(), nextval('ledger_posted_seq'), 0
+     from ledger_transfers where reference = $1 and kind = 'purchase'`,
+    "delete from ledger_transfers where transfer_id = 'trf_forged_refund'",
+    (result) => {
+      assertBreach(result, "refund-once", id);
+      assertBreach(result, "ledger", `order ${id} is completed but has 1 refund transfers`);
+    },
+    [id],
+  );
+
+  // The carrier cancelled an eSIM we still hold as sold: cancelled and never refunded.
+  await whileBroken(
+    "update carrier_sim.profiles set cancelled_at = now() where reference = $1",
+    "update carrier_sim.profiles set cancelled_at = null where reference = $1",
+    (result) => assertBreach(result, "refund-cancelled", id),
     [id],
   );
 

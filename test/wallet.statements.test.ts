@@ -83,7 +83,18 @@ function csvRowsAsJson(text: string): Json[] {
   }));
 }
 
-test("after 50 concurrent credits, purchases and top-ups the statement chains to the settled balance, and its CSV is its pages", async () => {
+/** Refunds the order until a final answer (a racing twin gets 409 request_in_progress meanwhile). */
+async function refundUntilDone(key: string, order_id: string): Promise<Json> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const answer = await request(target, "POST", `/v1/orders/${order_id}/refund`, { key });
+    if (answer.status === 200) return answer.body;
+    assert.equal(answer.body.code, "request_in_progress", JSON.stringify(answer.body));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`refund of ${order_id} never finished`);
+}
+
+test("after 50 concurrent credits, purchases, top-ups and refunds the statement chains to the settled balance, and its CSV is its pages", async () => {
   const partner = await api.createPartner("Statements", 200_000);
   const esim_price = await price(partner.api_key, PACKAGE_ID);
   const bought = await purchase(target, partner.api_key);
@@ -92,6 +103,9 @@ test("after 50 concurrent credits, purchases and top-ups the statement chains to
     key: partner.api_key,
   });
   const row = offer.body.data[0];
+  // Five eSIMs refunded during the mix, each asked twice at once: one credit each.
+  const refundable = await inParallel(5, 5, async () => (await purchase(target, partner.api_key)).orderID);
+  const refunds = inParallel(10, 4, (i) => refundUntilDone(partner.api_key, refundable[i % 5]!));
   const outcomes = await inParallel(50, 16, async (i) => {
     if (i % 3 === 0) {
       await creditWallet(target, ADMIN_TOKEN, partner.partner_id, 1_000 + i, `wire-${i},"q"`);
@@ -107,6 +121,7 @@ test("after 50 concurrent credits, purchases and top-ups the statement chains to
     return topup.body.orderID;
   });
   assert.ok(outcomes.length === 50);
+  assert.ok((await refunds).every((order) => order.status === "refunded"));
 
   const rows = await allPages(partner.api_key);
   assertChain(rows);
@@ -123,6 +138,15 @@ test("after 50 concurrent credits, purchases and top-ups the statement chains to
   assert.ok(counts.get("purchase")!.length >= 2 && counts.get("topup")!.length >= 1);
   for (const r of counts.get("purchase")!) assert.ok(r.amount.amount_minor === -esim_price && r.order_id);
   for (const r of counts.get("credit")!) assert.ok(r.amount.amount_minor > 0 && r.reference && !r.order_id);
+  assert.deepEqual(
+    counts
+      .get("refund")!
+      .map((r) => r.order_id)
+      .sort(),
+    [...refundable].sort(),
+    "one refund row per refunded order",
+  );
+  for (const r of counts.get("refund")!) assert.ok(r.amount.amount_minor === esim_price && !r.reference);
   assert.equal(new Set(rows.map((r) => r.transaction_id)).size, rows.length, "no row twice");
   const times = rows.map((r) => Date.parse(r.created_at));
   assert.deepEqual(

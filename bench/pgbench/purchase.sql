@@ -38,7 +38,10 @@ BEGIN;
 UPDATE orders SET status = 'completed', iccid = '89' || lpad(CAST(:k AS text), 17, '0'), resolved_at = now(),
                   lease_until = NULL
 WHERE order_id = 'ord_pgb_' || CAST(:k AS text) AND status = 'pending';
-UPDATE ledger_transfers SET state = 'posted', resolved_at = clock_timestamp(), posted_seq = nextval('ledger_posted_seq')
+-- The wallet's settled balance after this posting (migration 0008); each client posts to its own wallet.
+UPDATE ledger_transfers SET state = 'posted', resolved_at = clock_timestamp(), posted_seq = nextval('ledger_posted_seq'),
+       wallet_balance_after_minor = (SELECT posted_credits_minor - posted_debits_minor - :price FROM ledger_accounts
+                                     WHERE account_id = 'acc_pgb_' || CAST(:client_id AS text))
 WHERE reference = 'ord_pgb_' || CAST(:k AS text) AND kind = 'purchase' AND state = 'pending'
 RETURNING debit_account_id, amount_minor;
 UPDATE ledger_accounts SET pending_debits_minor = pending_debits_minor - :price,

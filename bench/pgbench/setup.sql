@@ -9,9 +9,9 @@ SELECT 'acc_pgb_' || c, 'partner_wallet', 'ptr_pgb_' || c, 'USD', :price * :cart
 FROM generate_series(0, :clients - 1) AS c;
 -- The credit that funds each wallet, so the ledger still sums to zero.
 INSERT INTO ledger_transfers (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind,
-                              state, reference, resolved_at, posted_seq)
+                              state, reference, resolved_at, posted_seq, wallet_balance_after_minor)
 SELECT 'trf_pgb_credit_' || c, :'funding', 'acc_pgb_' || c, :price * :carts_per_client * 2, 'USD',
-       'wallet_credit', 'posted', 'pgbench-seed', now(), nextval('ledger_posted_seq')
+       'wallet_credit', 'posted', 'pgbench-seed', now(), nextval('ledger_posted_seq'), :price * :carts_per_client * 2
 FROM generate_series(0, :clients - 1) AS c;
 INSERT INTO carts (cart_key, partner_id, package_id, external_package_id, data_mb, validity_days, start_date,
                    total_minor, currency, expires_at)

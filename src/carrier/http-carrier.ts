@@ -1,6 +1,6 @@
 // The Carrier port over HTTP, speaking the protocol of the sandbox carrier simulator
-// (src/carrier/simulator/README.md): POST /profiles, POST /topups and GET /outcomes/:reference,
-// JSON, a bearer token.
+// (src/carrier/simulator/README.md): POST /profiles, POST /topups, GET /outcomes/:reference and,
+// for refunds, POST /profiles/cancel and POST /bundles/cancel; JSON, a bearer token.
 //
 // The one decision that matters is which answers are definitive. Only a 200 with a well-formed
 // body is "ok", and only a 422 that says "refused" is "refused" (the caller releases the hold).
@@ -8,6 +8,8 @@
 // malformed) is "unavailable": the outcome is unknown and the caller asks again later with the
 // same reference, which the carrier answers without provisioning twice.
 import type {
+  CancelOutcome,
+  CancelRequest,
   Carrier,
   CarrierOutcome,
   EsimStateOutcome,
@@ -97,6 +99,16 @@ export class HttpCarrier implements Carrier {
     return { kind: "ok", value };
   }
 
+  /** A new eSIM's order: the profile and its bundle. Idempotent by reference at the carrier. */
+  async cancelProfile(request: CancelRequest): Promise<CancelOutcome> {
+    return cancelAnswer(await this.#post("/profiles/cancel", request), request);
+  }
+
+  /** A top-up order: its queued bundle only. Idempotent by reference at the carrier. */
+  async cancelBundle(request: CancelRequest): Promise<CancelOutcome> {
+    return cancelAnswer(await this.#post("/bundles/cancel", request), request);
+  }
+
   async esimState(iccid: string): Promise<EsimStateOutcome> {
     return esimAnswer(await this.#post(`/esims/${encodeURIComponent(iccid)}`, null), iccid);
   }
@@ -142,6 +154,17 @@ function notOk(status: number, body: unknown): CarrierOutcome<never> {
     };
   }
   return { kind: "unavailable", reason: `carrier answered HTTP ${status}` };
+}
+
+/** Only a 200 naming the reference asked for is "ok"; a 422 refusal is "refused"; anything else is unknown. */
+function cancelAnswer(answer: HttpAnswer, request: CancelRequest): CancelOutcome {
+  if (answer.kind === "unavailable") return answer;
+  if (answer.status !== 200) return notOk(answer.status, answer.body);
+  const body = answer.body;
+  if (!isObject(body) || body.reference !== request.reference || body.iccid !== request.iccid) {
+    return { kind: "unavailable", reason: "carrier answered 200 with a malformed cancellation" };
+  }
+  return { kind: "ok" };
 }
 
 /** A signal about the ICCID asked for, 404 not_found, or unavailable (anything else). */

@@ -1,7 +1,10 @@
 // `orders pending|settle`: the orders whose outcome the carrier never gave, and the operator's
-// way to finish them (src/orders/settle-pending-order.ts decides what the carrier allows).
+// way to finish them (src/orders/settle-pending-order.ts decides what the carrier allows);
+// `orders show`: one order, with its refund if one was asked for.
 import { listPendingOrders } from "../orders/order-totals.ts";
+import { orderOf } from "../orders/refunded-order.ts";
 import { type Settlement, SettlementRefused, settlePendingOrder } from "../orders/settle-pending-order.ts";
+import { refundStatus } from "../refunds/refund-status.ts";
 import { orderFinishers } from "../server/worker.ts";
 import { limit } from "./args.ts";
 import { withCarrier } from "./carrier.ts";
@@ -56,12 +59,61 @@ async function pending(ctx: CliContext, max: number): Promise<CommandOutput> {
   return { json: { give_up_hours, data }, text };
 }
 
+function checkOrderId(order_id: string): string {
+  if (!ORDER_ID.test(order_id))
+    throw new CliError("invalid_argument", `"${order_id.slice(0, 40)}" is not an order id (ord_...)`);
+  return order_id;
+}
+
+async function show(ctx: CliContext, order_id: string): Promise<CommandOutput> {
+  const order = await orderOf(ctx.db, order_id);
+  if (!order) throw new CliError("not_found", `no order ${order_id}`);
+  const refund = await refundStatus(ctx.db, order_id);
+  const json = {
+    order_id,
+    partner_id: order.partner_id,
+    type: order.type,
+    status: order.status,
+    total_minor: order.total_minor,
+    currency: order.currency,
+    iccid: order.iccid,
+    client_reference: order.client_reference,
+    failure_code: order.failure_code,
+    created_at: timestamp(order.created_at),
+    resolved_at: timestamp(order.resolved_at),
+    refunded_at: timestamp(order.refunded_at),
+    refund:
+      refund === null
+        ? null
+        : {
+            ...refund,
+            lease_until: timestamp(refund.lease_until),
+            created_at: timestamp(refund.created_at),
+            refunded_at: timestamp(refund.refunded_at),
+          },
+  };
+  const text = fields([
+    ["order_id", order_id],
+    ["partner_id", order.partner_id],
+    ["type", order.type],
+    ["status", order.status],
+    ["total", `${order.total_minor} ${order.currency}`],
+    ["iccid", order.iccid],
+    ["client_reference", order.client_reference],
+    ["failure_code", order.failure_code],
+    ["created_at", json.created_at],
+    ["resolved_at", json.resolved_at],
+    ["refunded_at", json.refunded_at],
+    ["refund", refund === null ? null : `${refund.state} after ${refund.attempts} carrier attempts`],
+    ["refund_last_error", refund?.last_error ?? null],
+  ]);
+  return { json, text };
+}
+
 type Settle = { order_id: string; wanted: Settlement };
 
 function checkSettle({ positionals, options }: CommandArgs): Settle {
-  const order_id = positionals[0] ?? "";
-  if (!ORDER_ID.test(order_id))
-    throw new CliError("invalid_argument", `"${order_id.slice(0, 40)}" is not an order id (ord_...)`);
+  const order_id = checkOrderId(positionals[0] ?? "");
   if ((options.completed === undefined) === (options.failed === undefined)) {
     throw new CliError("invalid_argument", "say how to settle it: exactly one of --completed or --failed");
   }
@@ -94,6 +146,19 @@ async function settle(ctx: CliContext, { order_id, wanted }: Settle): Promise<Co
 }
 
 export const orderCommands: readonly Command[] = [
+  {
+    group: "orders",
+    name: "show",
+    args: ["<order_id>"],
+    options_usage: "",
+    options: [],
+    summary: "One order: status (pending, completed, failed, refunded), total, eSIM, and its refund if any",
+    example: "npm run cli -- orders show ord_…",
+    prepare: ({ positionals }) => {
+      const order_id = checkOrderId(positionals[0] ?? "");
+      return (ctx) => show(ctx, order_id);
+    },
+  },
   {
     group: "orders",
     name: "pending",

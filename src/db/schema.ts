@@ -42,13 +42,15 @@ export type Database = {
     credit_account_id: string;
     amount_minor: number;
     currency: string;
-    kind: "wallet_credit" | "purchase";
+    kind: "wallet_credit" | "purchase" | "refund";
     state: "pending" | "posted" | "voided";
     reference: string;
     created_at: Timestamp;
     resolved_at: Date | null;
     /** Set when posted (migration 0006): the wallet statement's total order. */
     posted_seq: number | null;
+    /** Set when posted (migration 0008): the settled balance of the wallet it moved, right after it. */
+    wallet_balance_after_minor: number | null;
   };
   destinations: { destination_code: string; name: string };
   partner_pricing: { partner_id: string; discount_percent: number; updated_at: Generated<Date> };
@@ -89,7 +91,7 @@ export type Database = {
     seq: Generated<number>;
     partner_id: string;
     type: "esim" | "topup";
-    status: "pending" | "completed" | "failed";
+    status: "pending" | "completed" | "failed" | "refunded";
     cart_key: string | null;
     package_id: string;
     external_package_id: string;
@@ -113,6 +115,8 @@ export type Database = {
     lease_token: string | null;
     created_at: Timestamp;
     resolved_at: Date | null;
+    /** When the order was refunded (migration 0008); null otherwise. */
+    refunded_at: Date | null;
   };
   esims: {
     iccid: string;
@@ -212,6 +216,20 @@ export type Database = {
     response_body: string | null;
     created_at: Timestamp;
     expires_at: Date;
+    /** The order a refund key refunds (migration 0008); null for a top-up key. */
+    refund_of: string | null;
+  };
+  /** Refund intents and their outcome (migration 0008). */
+  order_refunds: {
+    order_id: string;
+    partner_id: string;
+    state: "refunding" | "refunded";
+    lease_until: Date | null;
+    lease_token: string | null;
+    attempts: Generated<number>;
+    last_error: string | null;
+    created_at: Timestamp;
+    refunded_at: Date | null;
   };
   email_deliveries: { order_id: string; message_id: string; recipient: string; delivered_at: Timestamp };
   console_sessions: {

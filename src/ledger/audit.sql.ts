@@ -29,6 +29,36 @@ export async function walletDrift(
   return drift.rows;
 }
 
+/**
+ * Posted transfers whose stored wallet balance (migration 0008) is not the running sum of their
+ * wallet's posted transfers in posted_seq order up to them (at most 100).
+ */
+export async function walletBalanceBreaks(
+  db: Executor,
+): Promise<Array<{ transfer_id: string; account_id: string; stored: number | null; derived: number }>> {
+  const result = await sql<{
+    transfer_id: string;
+    account_id: string;
+    stored: number | null;
+    derived: number;
+  }>`
+    with moves as (
+      select t.transfer_id, a.account_id, t.posted_seq, t.wallet_balance_after_minor as stored,
+             case when t.credit_account_id = a.account_id then t.amount_minor else -t.amount_minor end as signed_minor
+      from ledger_transfers t
+      join ledger_accounts a on a.kind = 'partner_wallet' and a.account_id in (t.credit_account_id, t.debit_account_id)
+      where t.posted_seq is not null
+    ), running as (
+      select transfer_id, account_id, stored,
+             (sum(signed_minor) over (partition by account_id order by posted_seq))::bigint as derived
+      from moves
+    )
+    select transfer_id, account_id, stored, derived from running
+    where stored is distinct from derived
+    limit 100`.execute(db);
+  return result.rows;
+}
+
 /** Transfers whose accounts are not both in the transfer's currency (at most 100). */
 export async function crossCurrencyTransfers(db: Executor): Promise<Array<{ transfer_id: string }>> {
   const result = await sql<{ transfer_id: string }>`
@@ -40,7 +70,14 @@ export async function crossCurrencyTransfers(db: Executor): Promise<Array<{ tran
   return result.rows;
 }
 
-export type OperatorTotals = { currency: string; revenue: number; funding: number; credited: number };
+export type OperatorTotals = {
+  currency: string;
+  revenue: number;
+  /** What the revenue account paid back to wallets (refunds). */
+  refunded: number;
+  funding: number;
+  credited: number;
+};
 
 /**
  * Per revenue account: what it received (posted), what the funding account of its currency paid
@@ -51,6 +88,8 @@ export async function operatorTotals(db: Executor): Promise<OperatorTotals[]> {
     select a.currency,
            coalesce((select sum(amount_minor) from ledger_transfers t
                      where t.credit_account_id = a.account_id and t.state = 'posted'), 0)::bigint as revenue,
+           coalesce((select sum(amount_minor) from ledger_transfers t
+                     where t.debit_account_id = a.account_id and t.state = 'posted'), 0)::bigint as refunded,
            coalesce((select sum(amount_minor) from ledger_transfers t join ledger_accounts f
                        on f.account_id = t.debit_account_id and f.kind = 'operator_funding'
                      where t.currency = a.currency and t.state = 'posted'), 0)::bigint as funding,
@@ -81,6 +120,34 @@ export async function purchaseStates(
     select reference, state from ledger_transfers
     where kind = 'purchase' and reference = any(${references}::text[])`.execute(db);
   return result.rows;
+}
+
+export type RefundFacts = {
+  reference: string;
+  refunds: number;
+  refunded_minor: number;
+  /** Whether every refund of the order credited the wallet its purchase debited. */
+  to_payer: boolean;
+};
+
+/** The refund transfers naming each of these references (order ids); an order without one is absent. */
+export async function refundFacts(db: Executor, references: string[]): Promise<RefundFacts[]> {
+  if (references.length === 0) return [];
+  const result = await sql<RefundFacts>`
+    select r.reference, count(*)::int as refunds, sum(r.amount_minor)::bigint as refunded_minor,
+           bool_and(r.credit_account_id = p.debit_account_id and p.state = 'posted') as to_payer
+    from ledger_transfers r
+    left join ledger_transfers p on p.reference = r.reference and p.kind = 'purchase'
+    where r.kind = 'refund' and r.reference = any(${references}::text[])
+    group by r.reference`.execute(db);
+  return result.rows.map((row) => ({ ...row, to_payer: row.to_payer === true }));
+}
+
+/** How many refund transfers exist (each names an order; compared with the refunded orders). */
+export async function refundCount(db: Executor): Promise<number> {
+  const result = await sql<{ n: number }>`
+    select count(*)::int as n from ledger_transfers where kind = 'refund'`.execute(db);
+  return result.rows[0]?.n ?? 0;
 }
 
 export async function ledgerSize(db: Executor): Promise<{ accounts: number; transfers: number }> {

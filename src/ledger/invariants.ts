@@ -9,16 +9,47 @@ import {
   type OperatorTotals,
   operatorTotals,
   purchaseStates,
+  type RefundFacts,
+  refundCount,
+  refundFacts,
+  walletBalanceBreaks,
   walletDrift,
 } from "./audit.sql.ts";
 
-export type { OperatorTotals };
+export type { OperatorTotals, RefundFacts };
+
+/** The refund transfers of each order id given, by order id; an order without one is absent. */
+export async function refundTransfersOf(
+  db: Executor,
+  order_ids: string[],
+): Promise<Map<string, RefundFacts>> {
+  const rows = await refundFacts(db, order_ids);
+  return new Map(rows.map((row) => [row.reference, row]));
+}
+
+/** How many refund transfers the ledger holds. */
+export async function countRefundTransfers(db: Executor): Promise<number> {
+  return refundCount(db);
+}
 
 /** Each wallet's running totals equal what its transfers say. */
 export async function walletTotalsMatchTransfers(db: Executor): Promise<string[]> {
   const drift = await walletDrift(db);
   return drift.map(
     (row) => `${row.account_id}: ${row.column} is ${row.stored} but its transfers say ${row.derived}`,
+  );
+}
+
+/**
+ * Each posted transfer's stored wallet balance (what statements show as balance_after) is the
+ * running sum of its wallet's posted transfers in posted_seq order: the value was written under the
+ * wallet's lock when it was posted, and is re-derived here from the transfers alone.
+ */
+export async function walletBalancesMatchTransfers(db: Executor): Promise<string[]> {
+  const rows = await walletBalanceBreaks(db);
+  return rows.map(
+    (row) =>
+      `${row.account_id}: transfer ${row.transfer_id} stores balance ${row.stored} but the transfers before it sum to ${row.derived}`,
   );
 }
 

@@ -65,6 +65,15 @@ export async function selectWallet(
   return result.rows[0] ?? null;
 }
 
+/**
+ * The wallet's settled balance once `amount_minor` more is credited to it (migration 0008): read from
+ * the wallet row, which the caller has row-locked, before its running totals take the credit.
+ */
+function settledAfterCredit(wallet: string, amount_minor: number) {
+  return sql<number>`(select posted_credits_minor - posted_debits_minor + ${amount_minor}::bigint
+                      from ledger_accounts where account_id = ${wallet})`;
+}
+
 /** A posted wallet credit; false when this wallet already has a credit with this reference. */
 export async function insertWalletCredit(
   trx: Transaction<Database>,
@@ -74,9 +83,10 @@ export async function insertWalletCredit(
   const inserted = await sql<{ transfer_id: string }>`
     insert into ledger_transfers
       (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference, resolved_at,
-       posted_seq)
+       posted_seq, wallet_balance_after_minor)
     values (${credit.transfer_id}, ${credit.funding}, ${credit.wallet}, ${credit.amount_minor}, ${credit.currency},
-            'wallet_credit', 'posted', ${reference}, clock_timestamp(), nextval('ledger_posted_seq'))
+            'wallet_credit', 'posted', ${reference}, clock_timestamp(), nextval('ledger_posted_seq'),
+            ${settledAfterCredit(credit.wallet, credit.amount_minor)})
     on conflict (credit_account_id, reference) where kind = 'wallet_credit' do nothing
     returning transfer_id`.execute(trx);
   return inserted.rows.length > 0;
@@ -165,15 +175,62 @@ export async function resolvePendingPurchase(
       set pending_debits_minor = a.pending_debits_minor - p.amount_minor,
           posted_debits_minor = a.posted_debits_minor + (case when ${posted}::boolean then p.amount_minor else 0 end)
       from pending p where a.account_id = p.debit_account_id
-      returning a.account_id
+      returning a.account_id, a.posted_credits_minor - a.posted_debits_minor as settled_after_minor
     )
     update ledger_transfers t
     set state = ${outcome}, resolved_at = clock_timestamp(),
-        posted_seq = case when ${posted}::boolean then nextval('ledger_posted_seq') end
+        posted_seq = case when ${posted}::boolean then nextval('ledger_posted_seq') end,
+        wallet_balance_after_minor = case when ${posted}::boolean then w.settled_after_minor end
     from pending p join wallet w on w.account_id = p.debit_account_id
     where t.transfer_id = p.transfer_id
     returning t.debit_account_id, t.amount_minor`.execute(trx);
   return resolved.rows[0] ?? null;
+}
+
+export type PostedPurchase = {
+  transfer_id: string;
+  debit_account_id: string;
+  amount_minor: number;
+  currency: string;
+};
+
+/** The order's purchase transfer, when it is posted (what a refund may give back, at most). */
+export async function selectPostedPurchase(
+  trx: Transaction<Database>,
+  order_id: string,
+): Promise<PostedPurchase | null> {
+  const result = await sql<PostedPurchase>`
+    select transfer_id, debit_account_id, amount_minor, currency from ledger_transfers
+    where reference = ${order_id} and kind = 'purchase' and state = 'posted'`.execute(trx);
+  return result.rows[0] ?? null;
+}
+
+/**
+ * The refund of an order: posted at once, revenue -> wallet, naming the order. posted_seq is drawn
+ * here, after the caller took the wallet's row lock (0006). False when the order already has one
+ * (the unique index on refunds' reference): nothing written.
+ */
+export async function insertRefund(
+  trx: Transaction<Database>,
+  refund: {
+    transfer_id: string;
+    revenue: string;
+    wallet: string;
+    amount_minor: number;
+    currency: string;
+    order_id: string;
+  },
+): Promise<boolean> {
+  const inserted = await sql<{ transfer_id: string }>`
+    insert into ledger_transfers
+      (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference, resolved_at,
+       posted_seq, wallet_balance_after_minor)
+    values (${refund.transfer_id}, ${refund.revenue}, ${refund.wallet}, ${refund.amount_minor}, ${refund.currency},
+            'refund', 'posted', ${refund.order_id}, clock_timestamp(), nextval('ledger_posted_seq'),
+            ${settledAfterCredit(refund.wallet, refund.amount_minor)})
+    on conflict (reference) where kind = 'refund' do nothing
+    returning transfer_id`.execute(trx);
+  return inserted.rows.length > 0;
 }
 
 export async function setLowBalanceThreshold(

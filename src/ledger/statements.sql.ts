@@ -1,11 +1,11 @@
-// SQL of wallet statements (migration 0006): a wallet's posted transfers in posted_seq order, each
-// with the balance it left, derived from the transfers. Private to src/ledger/.
+// SQL of wallet statements (migrations 0006, 0008): a wallet's posted transfers in posted_seq order,
+// each with the settled balance it left, stored when it was posted. Private to src/ledger/.
 import { sql } from "kysely";
 import type { Executor } from "../db/executor.ts";
 
 export type StatementRow = {
   transfer_id: string;
-  kind: "wallet_credit" | "purchase";
+  kind: "wallet_credit" | "purchase" | "refund";
   /** Positive into the wallet, negative out of it. */
   signed_minor: number;
   balance_after_minor: number;
@@ -26,36 +26,33 @@ export type StatementQuery = {
 };
 
 /**
- * One page, newest first. posted_at (clock_timestamp() under the wallet's row lock) rises with
- * posted_seq within a wallet, so a date range is a contiguous run of the wallet's order and
- * balance_after is the sum up to the page's newest row minus the newer rows of the page.
- * `not materialized`: each side is an index scan on (account, posted_seq), merged, stopped at limit.
+ * One page, newest first, in O(page): each side (the wallet credited, the wallet debited) is its own
+ * backward index scan on (account, posted_seq) stopped at `limit`, the two merged and cut again;
+ * balance_after is the value the posting stored under the wallet's row lock (migration 0008), not a
+ * sum over the wallet's history.
  */
 export async function selectStatementPage(db: Executor, q: StatementQuery): Promise<StatementRow[]> {
+  const range = sql`
+    -- Always a bound on posted_seq (no cursor: below any seq), so the planner reads the index from the top.
+    posted_seq < coalesce(${q.before_seq}::bigint, ${Number.MAX_SAFE_INTEGER}::bigint)
+    and (${q.from}::timestamptz is null or resolved_at >= ${q.from}::timestamptz)
+    and (${q.until}::timestamptz is null or resolved_at < ${q.until}::timestamptz)`;
   const result = await sql<StatementRow>`
-    with moves as not materialized (
-      select transfer_id, kind, amount_minor as signed_minor, currency, reference, posted_seq, resolved_at as posted_at
-      from ledger_transfers where credit_account_id = ${q.account_id} and posted_seq is not null
+    select * from (
+      (select transfer_id, kind, amount_minor as signed_minor, currency, reference, posted_seq,
+              resolved_at as posted_at, wallet_balance_after_minor as balance_after_minor
+       from ledger_transfers
+       where credit_account_id = ${q.account_id} and posted_seq is not null and ${range}
+       order by posted_seq desc limit ${q.limit})
       union all
-      select transfer_id, kind, -amount_minor, currency, reference, posted_seq, resolved_at
-      from ledger_transfers where debit_account_id = ${q.account_id} and posted_seq is not null
-    ), page as (
-      select * from moves
-      where (${q.before_seq}::bigint is null or posted_seq < ${q.before_seq}::bigint)
-        and (${q.from}::timestamptz is null or posted_at >= ${q.from}::timestamptz)
-        and (${q.until}::timestamptz is null or posted_at < ${q.until}::timestamptz)
-      order by posted_seq desc
-      limit ${q.limit}
-    ), upto as (
-      select coalesce(sum(signed_minor), 0)::bigint as total from moves
-      where posted_seq <= (select max(posted_seq) from page)
-    )
-    select p.transfer_id, p.kind, p.signed_minor, p.currency, p.reference, p.posted_seq, p.posted_at,
-           (u.total - coalesce(sum(p.signed_minor) over (order by p.posted_seq desc
-                                 rows between unbounded preceding and 1 preceding), 0))::bigint
-             as balance_after_minor
-    from page p cross join upto u
-    order by p.posted_seq desc`.execute(db);
+      (select transfer_id, kind, -amount_minor, currency, reference, posted_seq, resolved_at,
+              wallet_balance_after_minor
+       from ledger_transfers
+       where debit_account_id = ${q.account_id} and posted_seq is not null and ${range}
+       order by posted_seq desc limit ${q.limit})
+    ) moves
+    order by posted_seq desc
+    limit ${q.limit}`.execute(db);
   return result.rows;
 }
 

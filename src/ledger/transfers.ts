@@ -10,8 +10,10 @@ import {
   addPostedCredit,
   holdOnWallet,
   insertPendingPurchase,
+  insertRefund,
   insertWalletCredit,
   resolvePendingPurchase,
+  selectPostedPurchase,
   walletCreditOf,
 } from "./ledger.sql.ts";
 
@@ -107,4 +109,49 @@ export async function resolveHold(
 ): Promise<boolean> {
   const transfer = await resolvePendingPurchase(trx, order_id, outcome);
   return transfer !== null;
+}
+
+export type RefundOutcome =
+  | { kind: "refunded"; transfer_id: string; amount_minor: number }
+  /** The order has its refund already: nothing was written. */
+  | { kind: "already_refunded" };
+
+/**
+ * The money of a completed order back to the wallet that paid it: a new posted transfer from
+ * revenue to that wallet, naming the order. Never more than was paid: the amount is the order's
+ * posted purchase transfer's, asserted equal to the order's total; once per order (a unique index).
+ * Takes the wallet's row lock first, so posted_seq follows the wallet's commit order like every
+ * posting (migration 0006). Must run inside the transaction that marks the order refunded.
+ */
+export async function refundToWallet(
+  trx: Transaction<Database>,
+  partner_id: string,
+  order: { order_id: string; total_minor: number; currency: string },
+): Promise<RefundOutcome> {
+  assertAmount(order.total_minor);
+  const wallet = await walletOf(trx, partner_id, true);
+  assert.ok(wallet, "a partner with orders has a wallet");
+  const purchase = await selectPostedPurchase(trx, order.order_id);
+  assert.ok(purchase, "only an order whose purchase was posted can be refunded");
+  assert.equal(purchase.debit_account_id, wallet.account_id, "the refund goes to the wallet that paid");
+  assert.equal(purchase.amount_minor, order.total_minor, "a refund gives back exactly what was paid");
+  assert.equal(purchase.currency, wallet.currency, "the refund is in the wallet's currency");
+  const revenue = await operatorAccount(trx, "operator_revenue", wallet.currency);
+  const transfer_id = newId("transfer");
+  const refund = {
+    transfer_id,
+    revenue,
+    wallet: wallet.account_id,
+    amount_minor: purchase.amount_minor,
+    currency: purchase.currency,
+    order_id: order.order_id,
+  };
+  if (!(await insertRefund(trx, refund))) return { kind: "already_refunded" };
+  await addPostedCredit(trx, wallet.account_id, purchase.amount_minor);
+  const after = await walletOf(trx, partner_id);
+  assert.ok(
+    after && after.available_minor === wallet.available_minor + purchase.amount_minor,
+    "refund credited exactly once",
+  );
+  return { kind: "refunded", transfer_id, amount_minor: purchase.amount_minor };
 }

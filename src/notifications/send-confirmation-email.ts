@@ -48,7 +48,7 @@ export type SendConfirmationEmailDeps = {
   findOrder: (order_id: string) => Promise<OrderForEmail | null>;
 };
 
-export type SendConfirmationEmailOutcome = "sent" | "already_delivered";
+export type SendConfirmationEmailOutcome = "sent" | "already_delivered" | "refunded";
 
 type Logger = { info(message: string, meta?: Record<string, unknown>): void };
 
@@ -121,6 +121,11 @@ export async function sendConfirmationEmail(
 ): Promise<SendConfirmationEmailOutcome> {
   if (await isDelivered(deps.pool, order_id)) return "already_delivered";
   const order = await loadOrder(deps, order_id);
+  if (order === "refunded") {
+    // Refunded before its email went out: its eSIM is cancelled, so there is nothing to install.
+    logger.info(`confirmation email not sent for order ${order_id}: refunded`, { order_id });
+    return "refunded";
+  }
   const email = await renderConfirmationEmail({
     order_id,
     first_name: order.first_name,
@@ -164,10 +169,14 @@ function assertOrderId(order_id: string): void {
 // The job is added in the transaction that completes a new-eSIM order, so anything else here is
 // a bug. It throws rather than dropping the job: a failing job keeps its last_error in
 // graphile_worker's jobs, where an operator sees it, instead of an email silently never sent.
-async function loadOrder(deps: SendConfirmationEmailDeps, order_id: string): Promise<LoadedOrder> {
+async function loadOrder(
+  deps: SendConfirmationEmailDeps,
+  order_id: string,
+): Promise<LoadedOrder | "refunded"> {
   const row = await deps.findOrder(order_id);
   if (!row) throw new Error(`order ${order_id} not found`);
   if (row.type !== "esim") throw new Error(`order ${order_id} is a ${row.type} order, not esim`);
+  if (row.status === "refunded") return "refunded";
   if (row.status !== "completed") throw new Error(`order ${order_id} is ${row.status}, not completed`);
   const { iccid, smdp_address, activation_code, package_name } = row;
   if (iccid === null || smdp_address === null || activation_code === null || package_name === null) {

@@ -4,7 +4,7 @@
 import type { Executor } from "../db/executor.ts";
 import type { OrderRow } from "./order.ts";
 import {
-  completedTotals,
+  chargedTotals,
   type PendingOrderStats,
   pendingAmong,
   pendingOrderStats,
@@ -12,10 +12,15 @@ import {
   typesOf,
 } from "./orders.sql.ts";
 
-/** What completed orders cost, per currency: what the operator's revenue must have received. */
-export async function completedOrderTotals(db: Executor): Promise<Map<string, number>> {
-  const rows = await completedTotals(db);
-  return new Map(rows.map((row) => [row.currency, row.total_minor]));
+/**
+ * Per currency: what the orders that were charged cost (completed, or refunded since: what the
+ * operator's revenue received) and what the refunded ones among them cost (what it paid back).
+ */
+export async function chargedOrderTotals(
+  db: Executor,
+): Promise<Map<string, { charged_minor: number; refunded_minor: number }>> {
+  const rows = await chargedTotals(db);
+  return new Map(rows.map((row) => [row.currency, row]));
 }
 
 /** Up to `limit` orders after `after_seq` (0: from the first), in insertion order. */
@@ -23,7 +28,7 @@ export async function orderStatusPage(
   db: Executor,
   after_seq: number,
   limit: number,
-): Promise<Array<Pick<OrderRow, "seq" | "order_id" | "status">>> {
+): Promise<Array<Pick<OrderRow, "seq" | "order_id" | "status" | "total_minor">>> {
   return statusesAfter(db, after_seq, limit);
 }
 

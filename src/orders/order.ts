@@ -18,6 +18,7 @@ export type NewOrder = Omit<
   | "carrier_refusal"
   | "created_at"
   | "resolved_at"
+  | "refunded_at"
   | "lease_until"
   | "lease_token"
 >;

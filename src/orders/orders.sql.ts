@@ -14,7 +14,7 @@ function newLeaseToken(): string {
 const ORDER_COLUMNS =
   sql.raw(`order_id, seq, partner_id, type, status, cart_key, package_id, external_package_id, data_mb, validity_days,
   start_date, total_minor, currency, client_reference, email, phone, first_name, last_name, iccid,
-  failure_code, failure_detail, carrier_refusal, lease_until, lease_token, created_at, resolved_at`);
+  failure_code, failure_detail, carrier_refusal, lease_until, lease_token, created_at, resolved_at, refunded_at`);
 
 /** Inserts the order as pending, leased to the request that creates it for `lease_ms`. */
 export async function insertPendingOrder(
@@ -225,24 +225,47 @@ export function orderOfCartExists(cart_key: RawBuilder<unknown>): RawBuilder<boo
   return sql<boolean>`exists (select 1 from orders o where o.cart_key = ${cart_key})`;
 }
 
-/** Sums of completed orders' totals, per currency. */
-export async function completedTotals(
+/** Sums of the totals of orders that were charged (completed, or refunded since), per currency. */
+export async function chargedTotals(
   db: Executor,
-): Promise<Array<{ currency: string; total_minor: number }>> {
-  const result = await sql<{ currency: string; total_minor: number }>`
-    select currency, sum(total_minor)::bigint as total_minor from orders
-    where status = 'completed' group by currency`.execute(db);
+): Promise<Array<{ currency: string; charged_minor: number; refunded_minor: number }>> {
+  const result = await sql<{ currency: string; charged_minor: number; refunded_minor: number }>`
+    select currency, sum(total_minor)::bigint as charged_minor,
+           coalesce(sum(total_minor) filter (where status = 'refunded'), 0)::bigint as refunded_minor
+    from orders where status in ('completed', 'refunded') group by currency`.execute(db);
   return result.rows;
 }
 
-/** Every order's status, in insertion order, a page at a time (keyset on seq). */
+/** The order, row-locked until the transaction ends: a refund and its finish take it first. */
+export async function lockOrder(
+  trx: Transaction<Database>,
+  order_id: string,
+  partner_id?: string,
+): Promise<OrderRow | null> {
+  const result = await sql<OrderRow>`
+    select ${ORDER_COLUMNS} from orders
+    where order_id = ${order_id} ${partner_id === undefined ? sql`` : sql`and partner_id = ${partner_id}`}
+    for update`.execute(trx);
+  return result.rows[0] ?? null;
+}
+
+/** completed -> refunded, once: a second finisher updates nothing and gets null. */
+export async function markRefunded(trx: Transaction<Database>, order_id: string): Promise<OrderRow | null> {
+  const result = await sql<OrderRow>`
+    update orders set status = 'refunded', refunded_at = clock_timestamp()
+    where order_id = ${order_id} and status = 'completed'
+    returning ${ORDER_COLUMNS}`.execute(trx);
+  return result.rows[0] ?? null;
+}
+
+/** Every order's status and total, in insertion order, a page at a time (keyset on seq). */
 export async function statusesAfter(
   db: Executor,
   after_seq: number,
   limit: number,
-): Promise<Array<Pick<OrderRow, "seq" | "order_id" | "status">>> {
-  const result = await sql<Pick<OrderRow, "seq" | "order_id" | "status">>`
-    select seq, order_id, status from orders where seq > ${after_seq} order by seq limit ${limit}`.execute(
+): Promise<Array<Pick<OrderRow, "seq" | "order_id" | "status" | "total_minor">>> {
+  const result = await sql<Pick<OrderRow, "seq" | "order_id" | "status" | "total_minor">>`
+    select seq, order_id, status, total_minor from orders where seq > ${after_seq} order by seq limit ${limit}`.execute(
     db,
   );
   return result.rows;

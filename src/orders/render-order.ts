@@ -26,15 +26,25 @@ export const Order = Type.Object(
   {
     orderID: Type.String(),
     type: Type.Union([Type.Literal("esim"), Type.Literal("topup")]),
-    status: Type.Union([Type.Literal("completed"), Type.Literal("pending"), Type.Literal("failed")]),
+    status: Type.Union([
+      Type.Literal("completed"),
+      Type.Literal("pending"),
+      Type.Literal("failed"),
+      Type.Literal("refunded"),
+    ]),
     client_reference: Type.Union([Type.String(), Type.Null()]),
     total: Money,
     created_at: Type.String({ format: "date-time" }),
-    purchases: Type.Array(Purchase, { description: "Empty until the order is completed." }),
+    purchases: Type.Array(Purchase, {
+      description: "Empty until the order is completed; a refunded order keeps what it had bought.",
+    }),
     esim_iccid: Type.Union([Type.String({ pattern: "^89[0-9]{17,18}$" }), Type.Null()], {
       description:
         "The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); " +
-        "null before, and for a failed order.",
+        "null before, and for a failed order. A refunded order keeps it.",
+    }),
+    refunded_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
+      description: "When the order was refunded (status `refunded`); null otherwise.",
     }),
   },
   { additionalProperties: false },
@@ -43,6 +53,7 @@ export const Order = Type.Object(
 export type OrderBody = Static<typeof Order>;
 
 export function renderOrder(order: OrderRow, purchases: PurchaseRow[]): OrderBody {
+  const delivered = order.status === "completed" || order.status === "refunded";
   return {
     orderID: order.order_id,
     type: order.type,
@@ -50,17 +61,17 @@ export function renderOrder(order: OrderRow, purchases: PurchaseRow[]): OrderBod
     client_reference: order.client_reference,
     total: money(order.total_minor, order.currency),
     created_at: rfc3339(order.created_at),
-    purchases:
-      order.status === "completed"
-        ? purchases.map((p) => ({
-            package_id: p.package_id,
-            iccid: p.iccid,
-            // The install kit the Esim and the confirmation email carry too (shared/install-kit.ts).
-            ...installKit(p.smdp_address, p.activation_code),
-            start_date: p.start_date,
-          }))
-        : [],
+    purchases: delivered
+      ? purchases.map((p) => ({
+          package_id: p.package_id,
+          iccid: p.iccid,
+          // The install kit the Esim and the confirmation email carry too (shared/install-kit.ts).
+          ...installKit(p.smdp_address, p.activation_code),
+          start_date: p.start_date,
+        }))
+      : [],
     // From the order row alone, like every field here: a replayed submit stays byte-identical.
-    esim_iccid: order.status === "completed" ? order.iccid : null,
+    esim_iccid: delivered ? order.iccid : null,
+    refunded_at: order.refunded_at === null ? null : rfc3339(order.refunded_at),
   };
 }

@@ -16,6 +16,7 @@ import { eventRoutes } from "../events/routes.ts";
 import { pendingOrderIds, pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
+import { refundRoutes } from "../refunds/routes.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
@@ -66,6 +67,7 @@ const PARTNER_ROUTES: DomainRoutes[] = [
   catalogRoutes,
   cartRoutes,
   orderRoutes,
+  refundRoutes,
   topupRoutes,
   esimRoutes,
   walletRoutes,

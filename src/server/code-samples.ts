@@ -46,6 +46,11 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
     path: { orderID: EXAMPLE.order_id },
     sdk: `const order = await client.orders.get("${EXAMPLE.order_id}");`,
   },
+  refundOrder: {
+    path: { orderID: EXAMPLE.order_id },
+    headers: { "Idempotency-Key": "refund-booking-1042" },
+    sdk: `const refunded = await client.orders.refund("${EXAMPLE.order_id}"); // status "refunded"`,
+  },
   listOrders: {
     query: "limit=20",
     sdk: "for await (const order of client.orders.list({ limit: 20 })) {\n  console.log(order.orderID, order.status);\n}",

@@ -7,6 +7,11 @@ export const CRASH_POINTS = [
   "after_completion_commit",
   // An eSIM signal (callback or pull) received and applied, its transaction not yet committed.
   "before_signal_commit",
+  // A refund (src/refunds/): its intent committed before the carrier is asked; the carrier's cancel
+  // answered, nothing of ours committed; the refund committed, the answer not sent.
+  "after_refund_intent_commit",
+  "after_cancel_answer",
+  "after_refund_commit",
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

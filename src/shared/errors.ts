@@ -49,6 +49,9 @@ export const ERROR_CODES = {
     status: 422,
     title: "The webhook URL is not one the service may call (https, public address).",
   },
+  // Issue 13 (refunds): the problem body's `reason` says why (not_completed, esim_installed,
+  // bundle_used, window_passed).
+  refund_not_allowed: { status: 409, title: "This order cannot be refunded." },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -73,6 +76,8 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
   /** The order a 409 or 503 is about, so a client can poll GET /orders/{orderID} for its outcome. */
   readonly order_id: string | undefined;
+  /** Why, in a stable word, when the code has several causes (refund_not_allowed). */
+  readonly reason: string | undefined;
 
   constructor(
     code: ErrorCode,
@@ -81,6 +86,7 @@ export class ApiError extends Error {
       errors?: FieldError[];
       headers?: Record<string, string>;
       order_id?: string;
+      reason?: string;
       /** Answer with the code's ALTERNATE_STATUS instead of its own. */
       alternate?: boolean;
     } = {},
@@ -95,6 +101,7 @@ export class ApiError extends Error {
     this.errors = options.errors;
     this.headers = options.headers ?? {};
     this.order_id = options.order_id;
+    this.reason = options.reason;
   }
 }
 

@@ -14,6 +14,7 @@ export type ProblemBody = {
   request_id: string;
   errors?: FieldError[];
   order_id?: string;
+  reason?: string;
 };
 
 export function problemBody(error: ApiError, request_id: string): ProblemBody {
@@ -27,6 +28,7 @@ export function problemBody(error: ApiError, request_id: string): ProblemBody {
   };
   if (error.errors) body.errors = error.errors;
   if (error.order_id) body.order_id = error.order_id;
+  if (error.reason) body.reason = error.reason;
   return body;
 }
 

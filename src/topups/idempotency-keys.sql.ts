@@ -12,7 +12,7 @@ export type NewKey = KeyRef & { fingerprint: Buffer; request_id: string; ttl_hou
 
 export type KeyRow = Pick<
   Selectable<Database["idempotency_keys"]>,
-  "fingerprint" | "state" | "order_id" | "request_id" | "response_status" | "response_body"
+  "fingerprint" | "state" | "order_id" | "refund_of" | "request_id" | "response_status" | "response_body"
 > & {
   /**
    * Judged by the database clock, like expires_at was written. Only a completed key expires: a
@@ -34,7 +34,7 @@ export async function insertRunningKey(trx: Transaction<Database>, key: NewKey):
 /** Reads and row-locks an existing key until the transaction ends. */
 export async function lockKey(trx: Transaction<Database>, key: KeyRef): Promise<KeyRow | null> {
   const result = await sql<KeyRow>`
-    select fingerprint, state, order_id, request_id, response_status, response_body,
+    select fingerprint, state, order_id, refund_of, request_id, response_status, response_body,
            state = 'completed' and expires_at <= now() as expired
     from idempotency_keys
     where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
@@ -46,7 +46,8 @@ export async function lockKey(trx: Transaction<Database>, key: KeyRef): Promise<
 export async function restartExpiredKey(trx: Transaction<Database>, key: NewKey): Promise<void> {
   const updated = await sql`
     update idempotency_keys
-    set fingerprint = ${key.fingerprint}, state = 'running', order_id = null, request_id = ${key.request_id},
+    set fingerprint = ${key.fingerprint}, state = 'running', order_id = null, refund_of = null,
+        request_id = ${key.request_id},
         response_status = null, response_body = null, created_at = now(),
         expires_at = now() + make_interval(hours => ${key.ttl_hours})
     where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
@@ -67,6 +68,34 @@ export async function linkKeyToOrder(
       and state = 'running' and order_id is null`.execute(trx);
   if (Number(updated.numAffectedRows) !== 1)
     throw new Error("linkKeyToOrder: the claimed key is not running");
+}
+
+/** Links a running refund key to the order it refunds (migration 0008: `refund_of`). */
+export async function linkKeyToRefund(
+  trx: Transaction<Database>,
+  key: KeyRef,
+  order_id: string,
+): Promise<void> {
+  const updated = await sql`
+    update idempotency_keys set refund_of = ${order_id}
+    where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
+      and state = 'running' and order_id is null`.execute(trx);
+  if (Number(updated.numAffectedRows) !== 1)
+    throw new Error("linkKeyToRefund: the claimed key is not running");
+}
+
+/** Stores a refund's final outcome on its running keys, kept at least `ttl_hours` from now. */
+export async function completeKeysOfRefund(
+  trx: Transaction<Database>,
+  order_id: string,
+  outcome: { status: number; body: string },
+  ttl_hours: number,
+): Promise<void> {
+  await sql`
+    update idempotency_keys
+    set state = 'completed', response_status = ${outcome.status}, response_body = ${outcome.body},
+        expires_at = greatest(expires_at, now() + make_interval(hours => ${ttl_hours}))
+    where refund_of = ${order_id} and state = 'running'`.execute(trx);
 }
 
 /** The request id of the running key that created this order, row-locked; null when none did. */

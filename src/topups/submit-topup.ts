@@ -33,16 +33,14 @@ import { problemBody } from "../shared/problem.ts";
 import { recordBalanceLow } from "../wallet/record-balance-low.ts";
 import { finishTopUp } from "./finish-topup.ts";
 import {
-  completeKeyWithoutOrder,
-  insertRunningKey,
+  answerExisting,
+  claimKey,
+  type IdempotencyClaim,
   type KeyRef,
-  type KeyRow,
-  linkKeyToOrder,
-  lockKey,
   type NewKey,
-  restartExpiredKey,
-  storedResponse,
-} from "./idempotency-keys.sql.ts";
+  type StoredOutcome,
+} from "./idempotency.ts";
+import { completeKeyWithoutOrder, linkKeyToOrder, storedResponse } from "./idempotency-keys.sql.ts";
 import { requirePartnerEsim, requireValidIccid } from "./topup-esim.ts";
 import { offeredTopUp } from "./topup-offer.ts";
 
@@ -51,17 +49,6 @@ export type TopUpInput = EndUser & {
   package_id: string;
   external_package_id: string;
   client_reference: string | null;
-};
-
-/**
- * The Idempotency-Key of this request, parsed, with the fingerprint of the request it came with
- * (stored), and the previous release's fingerprint of it (matched, never stored).
- */
-export type IdempotencyClaim = {
-  idempotency_key: string;
-  fingerprint: Buffer;
-  legacy_fingerprint: Buffer;
-  request_id: string;
 };
 
 /**
@@ -84,8 +71,7 @@ export function normaliseTopUp(
   };
 }
 
-/** Exact bytes to send: a stored outcome, or a 402 stored just now. */
-export type StoredOutcome = { status: number; body: string; replayed: boolean };
+export type { IdempotencyClaim, StoredOutcome };
 
 export type TopUpOutcome = { kind: "order"; order: OrderRow } | { kind: "stored"; stored: StoredOutcome };
 
@@ -94,49 +80,6 @@ type Phase1 =
   | { kind: "stored"; stored: StoredOutcome }
   /** The key's first request created this order, which is still pending. */
   | { kind: "running"; order_id: string };
-
-/** Claims attempted per request: a second try only follows a purge that raced the first. */
-const MAX_CLAIM_ATTEMPTS = 3;
-
-type Claim = { kind: "new" } | { kind: "existing"; row: KeyRow };
-
-/** Inserts the key as running, or locks the existing row; an expired row starts over as new. */
-async function claimKey(trx: Transaction<Database>, key: NewKey): Promise<Claim> {
-  for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-    if (await insertRunningKey(trx, key)) return { kind: "new" };
-    const row = await lockKey(trx, key);
-    if (row === null) continue; // purged between the two statements: insert again
-    if (row.expired) {
-      await restartExpiredKey(trx, key);
-      return { kind: "new" };
-    }
-    return { kind: "existing", row };
-  }
-  throw new Error(`idempotency key claim did not settle in ${MAX_CLAIM_ATTEMPTS} attempts`);
-}
-
-/** What an unexpired key answers: 422 for another request, its stored outcome, or its order. */
-function answerExisting(
-  row: KeyRow,
-  claim: Pick<IdempotencyClaim, "fingerprint" | "legacy_fingerprint">,
-): Phase1 {
-  if (!row.fingerprint.equals(claim.fingerprint) && !row.fingerprint.equals(claim.legacy_fingerprint)) {
-    throw new ApiError(
-      "idempotency_key_reused",
-      "This Idempotency-Key was used with a different request (method, path or body). Nothing was charged; " +
-        "use a new key for a new top-up.",
-    );
-  }
-  if (row.state === "completed") {
-    assert.ok(row.response_status !== null && row.response_body !== null, "a completed key has a response");
-    return {
-      kind: "stored",
-      stored: { status: row.response_status, body: row.response_body, replayed: true },
-    };
-  }
-  assert.ok(row.order_id, "a running key is linked to the order its first request created");
-  return { kind: "running", order_id: row.order_id };
-}
 
 function insufficientBalance(): ApiError {
   return new ApiError(

@@ -107,7 +107,13 @@ export async function renderTransactions(db: Kysely<Database>, rows: StatementRo
     const credit = row.kind === "wallet_credit";
     return {
       transaction_id: row.transfer_id,
-      type: credit ? "credit" : types.get(row.reference) === "topup" ? "topup" : "purchase",
+      type: credit
+        ? "credit"
+        : row.kind === "refund"
+          ? "refund"
+          : types.get(row.reference) === "topup"
+            ? "topup"
+            : "purchase",
       amount: money(row.signed_minor, row.currency),
       balance_after: money(row.balance_after_minor, row.currency),
       order_id: credit ? null : row.reference,

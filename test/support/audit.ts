@@ -18,10 +18,14 @@
 //  7. Idempotency keys: a completed key replays its order's real outcome; none left running on a
 //     finished order; each key's order belongs to the key's partner.
 //  8. Confirmation emails: exactly one email_deliveries row per completed new-eSIM order and none
-//     for anything else; when the SMTP server is given, one distinct message (by Message-ID) per
-//     such order, to the order's address, and nothing else.
+//     for anything else (a refunded one may have had its email before the refund); when the SMTP
+//     server is given, one distinct message (by Message-ID) per such order, to the order's address,
+//     and nothing else.
+// 10. Refunds: refunded orders credited exactly their total, once, and cancelled at the carrier;
+//     nothing cancelled at the carrier stays unrefunded (checkRefunds; the ledger's own check of
+//     refund transfers against orders is in auditLedger).
 //
-// The checks are in test/support/audit/: orders.ts (1-5), books.ts (6-9), facts.ts (what they read).
+// The checks are in test/support/audit/: orders.ts (1-5, 10), books.ts (6-9), facts.ts (what they read).
 import type { Kysely } from "kysely";
 import type pg from "pg";
 import { createKysely } from "../../src/db/pool.ts";
@@ -29,7 +33,13 @@ import type { Database } from "../../src/db/schema.ts";
 import { auditLedger } from "../../src/wallet/audit-ledger.ts";
 import { checkEmailDeliveries, checkIdempotencyKeys, checkSmtp, checkWallets } from "./audit/books.ts";
 import { BreachList, ORDER_FACTS_SQL, type OrderFacts } from "./audit/facts.ts";
-import { checkCarrierDeliveries, checkDuplicateKeys, checkOrders, checkUniqueness } from "./audit/orders.ts";
+import {
+  checkCarrierDeliveries,
+  checkDuplicateKeys,
+  checkOrders,
+  checkRefunds,
+  checkUniqueness,
+} from "./audit/orders.ts";
 import type { SimulatorAudit } from "./simulator.ts";
 import type { ReceivedMessage } from "./smtp.ts";
 
@@ -48,11 +58,13 @@ export type AuditFigures = {
   completed: number;
   failed: number;
   pending: number;
+  refunded: number;
   esim_completed: number;
   topup_completed: number;
   carrier_provisionings: number;
   carrier_topups: number;
   carrier_refusals: number;
+  carrier_cancellations: number;
   email_deliveries: number;
   smtp_messages: number | null;
   ledger_accounts: number;
@@ -85,6 +97,7 @@ export async function auditSystem(input: AuditInput): Promise<AuditResult> {
   await checkDuplicateKeys(found, input.pool);
   checkOrders(found, orders, carrier);
   checkCarrierDeliveries(found, orders, carrier);
+  checkRefunds(found, orders, carrier);
   const ledger = await auditLedger(db);
   for (const breach of ledger.breaches) found.add("ledger", breach);
   await checkWallets(found, input.pool);
@@ -102,11 +115,13 @@ export async function auditSystem(input: AuditInput): Promise<AuditResult> {
       completed: count((o) => o.status === "completed"),
       failed: count((o) => o.status === "failed"),
       pending: count((o) => o.status === "pending"),
+      refunded: count((o) => o.status === "refunded"),
       esim_completed: count((o) => o.status === "completed" && o.type === "esim"),
       topup_completed: count((o) => o.status === "completed" && o.type === "topup"),
       carrier_provisionings: carrier.counts.provisionings,
       carrier_topups: carrier.counts.topups,
       carrier_refusals: carrier.counts.refusals,
+      carrier_cancellations: carrier.counts.cancellations,
       email_deliveries: deliveries.rows[0]?.n ?? 0,
       smtp_messages: input.smtp ? input.smtp.messages.length : null,
       ledger_accounts: ledger.accounts,
@@ -120,8 +135,9 @@ export function formatAudit(result: AuditResult): string {
   const lines = [
     `audit: ${result.breaches.length === 0 ? "PASS" : `FAIL (${result.breaches.length} breaches)`}`,
     `  orders ${f.orders}: ${f.completed} completed (${f.esim_completed} esim, ${f.topup_completed} topup), ` +
-      `${f.failed} failed, ${f.pending} pending`,
-    `  carrier: ${f.carrier_provisionings} provisionings, ${f.carrier_topups} top-ups, ${f.carrier_refusals} refusals`,
+      `${f.failed} failed, ${f.pending} pending, ${f.refunded} refunded`,
+    `  carrier: ${f.carrier_provisionings} provisionings, ${f.carrier_topups} top-ups, ${f.carrier_refusals} refusals, ` +
+      `${f.carrier_cancellations} cancellations`,
     `  emails: ${f.email_deliveries} delivered (email_deliveries)` +
       (f.smtp_messages === null ? "" : `, ${f.smtp_messages} received by the SMTP server`),
     `  ledger: ${f.ledger_accounts} accounts, ${f.ledger_transfers} transfers`,

@@ -12,11 +12,13 @@ import { type NodeChild, spawnNode, unref, waitForOutput } from "./processes.ts"
 export type { EsimSignal, FaultSettings };
 
 export type SimulatorAudit = {
-  counts: { provisionings: number; topups: number; refusals: number };
+  counts: { provisionings: number; topups: number; refusals: number; cancellations: number };
   truncated: boolean;
   provisionings: { reference: string; iccid: string; created_at: string }[];
   topups: { reference: string; iccid: string; data_mb: number | null; created_at: string }[];
   refusals: { reference: string; kind: "profile" | "topup"; reason: string; created_at: string }[];
+  /** Refunds' cancels: a profile (by the reference that provisioned it) or a top-up's bundle alone. */
+  cancellations: { reference: string; iccid: string; kind: "profile" | "bundle"; cancelled_at: string }[];
 };
 
 export type SimulatorProfile = {

@@ -20,13 +20,14 @@ export type SimProfileState = { iccid: string; installed_at: Date | null; delete
 const BUNDLE_COLUMNS = `id::float8 as id, reference, status, data_mb::float8 as data_mb,
   data_used_mb::float8 as data_used_mb, validity_days, activated_at, expires_at`;
 
-/** Locks the profile: every lifecycle change of one eSIM runs one at a time. */
+/** Locks the profile: every lifecycle change of one eSIM runs one at a time. A cancelled one is gone. */
 export async function lockProfileState(
   client: pg.PoolClient,
   iccid: string,
 ): Promise<SimProfileState | null> {
   const result = await client.query<SimProfileState>(
-    "select iccid, installed_at, deleted_at from carrier_sim.profiles where iccid = $1 for update",
+    `select iccid, installed_at, deleted_at from carrier_sim.profiles
+     where iccid = $1 and cancelled_at is null for update`,
     [iccid],
   );
   return result.rows[0] ?? null;
@@ -34,16 +35,20 @@ export async function lockProfileState(
 
 export async function selectProfileState(db: Queryable, iccid: string): Promise<SimProfileState | null> {
   const result = await db.query<SimProfileState>(
-    "select iccid, installed_at, deleted_at from carrier_sim.profiles where iccid = $1",
+    "select iccid, installed_at, deleted_at from carrier_sim.profiles where iccid = $1 and cancelled_at is null",
     [iccid],
   );
   return result.rows[0] ?? null;
 }
 
-/** Oldest first (the original, then top-ups in the order they were bought); at most `limit`. */
+/**
+ * Oldest first (the original, then top-ups in the order they were bought); at most `limit`.
+ * Cancelled bundles (refunded) are gone for the device and the signals alike.
+ */
 export async function selectBundles(db: Queryable, iccid: string, limit: number): Promise<SimBundleRow[]> {
   const result = await db.query<SimBundleRow>(
-    `select ${BUNDLE_COLUMNS} from carrier_sim.bundles where iccid = $1 order by id limit $2`,
+    `select ${BUNDLE_COLUMNS} from carrier_sim.bundles
+     where iccid = $1 and cancelled_at is null order by id limit $2`,
     [iccid, limit],
   );
   return result.rows;
@@ -113,7 +118,7 @@ export async function expireAllBundles(client: pg.PoolClient, iccid: string, now
   await client.query(
     `update carrier_sim.bundles
      set status = 'expired', expires_at = least(coalesce(expires_at, $2::timestamptz), $2::timestamptz)
-     where iccid = $1 and status <> 'expired'`,
+     where iccid = $1 and status <> 'expired' and cancelled_at is null`,
     [iccid, now],
   );
 }

@@ -74,6 +74,11 @@ create table if not exists carrier_sim.bundles (
 create index if not exists bundles_iccid on carrier_sim.bundles (iccid, id);
 create index if not exists bundles_running_expiry on carrier_sim.bundles (expires_at) where status = 'active';
 
+-- Refunds (README "Cancellations"): a cancelled profile or bundle is gone for the device and the
+-- carrier's signals; the row stays, so a second cancel of the same reference answers ok again.
+alter table carrier_sim.profiles add column if not exists cancelled_at timestamptz;
+alter table carrier_sim.bundles add column if not exists cancelled_at timestamptz;
+
 -- Profiles and top-ups made before bundles existed get theirs (the original's data is what the
 -- profile holds less its top-ups'); idempotent by reference.
 insert into carrier_sim.bundles (reference, iccid, data_mb, validity_days, created_at)

@@ -8,6 +8,8 @@ import type pg from "pg";
 import { Type } from "typebox";
 import { type SimulatorAnswer, type SimulatorContext, unavailable } from "./answers.ts";
 import { CallbackPusher } from "./callbacks.ts";
+import { countCancellationsSince, listCancellationsSince } from "./cancel.sql.ts";
+import { CancelBody, cancelBundle, cancelProfile } from "./cancel.ts";
 import { type FaultSettings, FaultSettingsPatch, initialFaults, patchFaults, roll } from "./faults.ts";
 import { registerLifecycleRoutes, signalNow, startExpiryTicker } from "./lifecycle-routes.ts";
 import { lookUpOutcome } from "./look-up-outcome.ts";
@@ -161,6 +163,17 @@ function registerCarrierRoutes(app: FastifyInstance, context: SimulatorContext):
       underNetworkFaults(context, () => topUp(context, request.body)),
     ),
   );
+  for (const [path, cancel] of [
+    ["/profiles/cancel", cancelProfile],
+    ["/bundles/cancel", cancelBundle],
+  ] as const) {
+    app.post<{ Body: CancelBody }>(path, { schema: { body: CancelBody } }, (request, reply) =>
+      send(
+        reply,
+        underNetworkFaults(context, () => cancel(context, request.body)),
+      ),
+    );
+  }
   const ReferenceParams = Type.Object({ reference: Type.String({ minLength: 1, maxLength: 128 }) });
   app.get<{ Params: { reference: string } }>(
     "/outcomes/:reference",
@@ -242,17 +255,27 @@ async function audit(
   const since = new Date(query.since ?? 0);
   if (Number.isNaN(since.getTime())) return reply.code(400).send({ error: "bad_request", message: "since" });
   const limit = query.limit ?? MAX_AUDIT_ROWS;
-  const [counts, provisionings, topups, refusals] = await Promise.all([
+  const [counts, provisionings, topups, refusals, cancelled, cancellations] = await Promise.all([
     countSince(pool, since),
     listProvisioningsSince(pool, since, limit),
     listTopupsSince(pool, since, limit),
     listRefusalsSince(pool, since, limit),
+    countCancellationsSince(pool, since),
+    listCancellationsSince(pool, since, limit),
   ]);
   const truncated =
     provisionings.length < counts.provisionings ||
     topups.length < counts.topups ||
-    refusals.length < counts.refusals;
-  return reply.send({ counts, truncated, provisionings, topups, refusals });
+    refusals.length < counts.refusals ||
+    cancellations.length < cancelled;
+  return reply.send({
+    counts: { ...counts, cancellations: cancelled },
+    truncated,
+    provisionings,
+    topups,
+    refusals,
+    cancellations,
+  });
 }
 
 function authenticate(apiKey: string) {

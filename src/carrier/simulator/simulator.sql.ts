@@ -130,9 +130,9 @@ export async function selectTopupsByIccid(db: Queryable, iccid: string, limit: n
 export async function selectProfileForUpdate(
   client: pg.PoolClient,
   iccid: string,
-): Promise<ProfileRow | null> {
-  const result = await client.query<ProfileRow>(
-    `select ${PROFILE_COLUMNS} from carrier_sim.profiles where iccid = $1 for update`,
+): Promise<(ProfileRow & { cancelled_at: Date | null }) | null> {
+  const result = await client.query<ProfileRow & { cancelled_at: Date | null }>(
+    `select ${PROFILE_COLUMNS}, cancelled_at from carrier_sim.profiles where iccid = $1 for update`,
     [iccid],
   );
   return result.rows[0] ?? null;

@@ -44,7 +44,12 @@ export async function topUp(context: SimulatorContext, request: TopUpBody): Prom
     const decided = await recordedAnswer(client, request.reference);
     if (decided) return decided;
     const profile = await selectProfileForUpdate(client, request.iccid);
-    const reason = profile === null ? `unknown iccid ${request.iccid}` : refusal;
+    const reason =
+      profile === null
+        ? `unknown iccid ${request.iccid}`
+        : profile.cancelled_at !== null
+          ? `profile ${request.iccid} was cancelled`
+          : refusal;
     if (reason !== null) {
       await insertRefusal(client, { reference: request.reference, kind: "topup", reason });
       return refused(reason);

@@ -16,16 +16,18 @@ export async function checkWallets(found: BreachList, pool: pg.Pool): Promise<vo
       );
     }
   }
-  // Each wallet's posted debits are exactly its completed orders' totals.
+  // Each wallet's posted debits are exactly its charged orders' totals (completed, or refunded since:
+  // a refund is a credit of its own, the purchase stays posted).
   const spent = await pool.query<{ partner_id: string; posted_debits: number; completed_total: number }>(`
     select a.partner_id, a.posted_debits_minor as posted_debits,
-           coalesce((select sum(o.total_minor) from orders o where o.partner_id = a.partner_id and o.status = 'completed'), 0)::bigint as completed_total
+           coalesce((select sum(o.total_minor) from orders o where o.partner_id = a.partner_id
+                     and o.status in ('completed', 'refunded')), 0)::bigint as completed_total
     from ledger_accounts a where a.kind = 'partner_wallet'`);
   for (const row of spent.rows) {
     if (row.posted_debits !== row.completed_total) {
       found.add(
         "charged-for-completed-only",
-        `partner ${row.partner_id} was debited ${row.posted_debits} but its completed orders total ${row.completed_total}`,
+        `partner ${row.partner_id} was debited ${row.posted_debits} but its completed and refunded orders total ${row.completed_total}`,
       );
     }
   }
@@ -41,12 +43,19 @@ export async function checkIdempotencyKeys(found: BreachList, pool: pg.Pool): Pr
     response_body: string | null;
     order_partner: string | null;
     order_status: string | null;
+    refund_of: string | null;
+    refunding: boolean;
   }>(`
-    select k.partner_id, k.idempotency_key, k.state, k.order_id, k.response_status, k.response_body,
-           o.partner_id as order_partner, o.status as order_status
-    from idempotency_keys k left join orders o on o.order_id = k.order_id`);
+    select k.partner_id, k.idempotency_key, k.state, coalesce(k.order_id, k.refund_of) as order_id,
+           k.response_status, k.response_body, o.partner_id as order_partner, o.status as order_status, k.refund_of,
+           exists (select 1 from order_refunds r where r.order_id = k.refund_of and r.state = 'refunding') as refunding
+    from idempotency_keys k left join orders o on o.order_id = coalesce(k.order_id, k.refund_of)`);
   for (const key of keys.rows) {
     const what = `Idempotency-Key ${JSON.stringify(key.idempotency_key)} of partner ${key.partner_id}`;
+    if (key.refund_of !== null) {
+      checkRefundKey(found, what, key);
+      continue;
+    }
     if (key.order_id !== null && key.order_partner !== key.partner_id) {
       found.add("idempotency-key", `${what} names order ${key.order_id} of partner ${key.order_partner}`);
       continue;
@@ -67,7 +76,9 @@ export async function checkIdempotencyKeys(found: BreachList, pool: pg.Pool): Pr
       }
       continue;
     }
-    const expected = key.order_status === "completed" ? 200 : key.order_status === "failed" ? 502 : null;
+    // A top-up refunded since still replays the 200 its key stored when it completed.
+    const charged = key.order_status === "completed" || key.order_status === "refunded";
+    const expected = charged ? 200 : key.order_status === "failed" ? 502 : null;
     if (key.response_status !== expected) {
       found.add(
         "idempotency-key",
@@ -79,10 +90,42 @@ export async function checkIdempotencyKeys(found: BreachList, pool: pg.Pool): Pr
   }
 }
 
+/** A refund's key: running only while its refund is under way; completed with 200 or 409 refund_not_allowed. */
+function checkRefundKey(
+  found: BreachList,
+  what: string,
+  key: {
+    state: string;
+    order_id: string | null;
+    order_partner: string | null;
+    partner_id: string;
+    order_status: string | null;
+    response_status: number | null;
+    response_body: string | null;
+    refunding: boolean;
+  },
+): void {
+  if (key.order_partner !== key.partner_id) {
+    found.add("idempotency-key", `${what} refunds order ${key.order_id} of partner ${key.order_partner}`);
+  } else if (key.state === "running") {
+    if (!key.refunding)
+      found.add("idempotency-key", `${what} is running but order ${key.order_id} has no refund under way`);
+  } else if (key.response_status === 200) {
+    if (key.order_status !== "refunded" || !key.response_body?.includes(`"orderID":"${key.order_id}"`)) {
+      found.add(
+        "idempotency-key",
+        `${what} replays a refund of order ${key.order_id}, which is ${key.order_status}`,
+      );
+    }
+  } else if (key.response_status !== 409 || !key.response_body?.includes('"refund_not_allowed"')) {
+    found.add("idempotency-key", `${what} of a refund stored ${key.response_status}`);
+  }
+}
+
 export async function checkEmailDeliveries(found: BreachList, pool: pg.Pool): Promise<void> {
   const wrong = await pool.query<{ order_id: string; type: string | null; status: string | null }>(`
     select d.order_id, o.type, o.status from email_deliveries d left join orders o on o.order_id = d.order_id
-    where o.order_id is null or o.type <> 'esim' or o.status <> 'completed'`);
+    where o.order_id is null or o.type <> 'esim' or o.status not in ('completed', 'refunded')`);
   for (const row of wrong.rows) {
     found.add(
       "one-email-per-new-esim",
@@ -121,6 +164,10 @@ export function checkSmtp(
   const expected = new Map(
     orders.filter((o) => o.type === "esim" && o.status === "completed").map((o) => [o.order_id, o]),
   );
+  // A refunded new eSIM may have had its email before the refund, or not (refunded first).
+  const refunded = new Map(
+    orders.filter((o) => o.type === "esim" && o.status === "refunded").map((o) => [o.order_id, o]),
+  );
   const received = new Map<string, ReceivedMessage[]>();
   for (const message of messages) {
     const head = (message.raw.split("\r\n\r\n")[0] ?? "").replace(/\r\n[ \t]+/g, " ");
@@ -136,7 +183,7 @@ export function checkSmtp(
     received.set(order_id, [...(received.get(order_id) ?? []), message]);
   }
   for (const [order_id, copies] of received) {
-    const order = expected.get(order_id);
+    const order = expected.get(order_id) ?? refunded.get(order_id);
     if (!order) {
       found.add(
         "smtp",

@@ -6,7 +6,7 @@ export type OrderFacts = {
   order_id: string;
   partner_id: string;
   type: "esim" | "topup";
-  status: "pending" | "completed" | "failed";
+  status: "pending" | "completed" | "failed" | "refunded";
   cart_key: string | null;
   client_reference: string | null;
   iccid: string | null;
@@ -22,6 +22,8 @@ export type OrderFacts = {
   esim_iccid: string | null;
   deliveries: number;
   delivery_recipient: string | null;
+  refunds: number;
+  refunded_minor: number | null;
 };
 
 export const ORDER_FACTS_SQL = `
@@ -36,7 +38,10 @@ select o.order_id, o.partner_id, o.type, o.status, o.cart_key, o.client_referenc
        (select count(*) from esims e where e.order_id = o.order_id)::int as esims,
        (select max(e.iccid) from esims e where e.order_id = o.order_id) as esim_iccid,
        (select count(*) from email_deliveries d where d.order_id = o.order_id)::int as deliveries,
-       (select max(d.recipient) from email_deliveries d where d.order_id = o.order_id) as delivery_recipient
+       (select max(d.recipient) from email_deliveries d where d.order_id = o.order_id) as delivery_recipient,
+       (select count(*) from ledger_transfers t where t.reference = o.order_id and t.kind = 'refund')::int as refunds,
+       (select sum(t.amount_minor) from ledger_transfers t where t.reference = o.order_id and t.kind = 'refund')::bigint
+         as refunded_minor
 from orders o
 order by o.seq`;
 

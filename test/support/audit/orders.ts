@@ -79,7 +79,7 @@ export function checkOrders(found: BreachList, orders: OrderFacts[], carrier: Si
       );
       continue;
     }
-    if (order.status === "completed") {
+    if (order.status === "completed" || order.status === "refunded") {
       checkCompleted(found, what, order, order.type === "esim" ? profiles : topups);
       const wrongKind = order.type === "esim" ? topups : profiles;
       if (wrongKind.length > 0) {
@@ -169,7 +169,8 @@ export function checkCarrierDeliveries(
   const check = (kind: "esim" | "topup", rows: { reference: string; iccid: string }[]) => {
     for (const row of rows) {
       const order = byId.get(row.reference);
-      if (order?.status !== "completed" || order.type !== kind) {
+      const charged = order?.status === "completed" || order?.status === "refunded";
+      if (!charged || order?.type !== kind) {
         found.add(
           "nothing-delivered-unpaid",
           `the carrier delivered ${kind === "esim" ? "a profile" : "a top-up"} (ICCID ${row.iccid}) for reference ` +
@@ -180,4 +181,43 @@ export function checkCarrierDeliveries(
   };
   check("esim", carrier.provisionings);
   check("topup", carrier.topups);
+}
+
+/**
+ * Refunds (invariant 10): a refunded order was credited exactly its total, once, and cancelled at
+ * the carrier (its profile, or its bundle, or the profile its bundle was on); no other order has a
+ * refund; nothing was cancelled at the carrier that we did not refund (a cancelled eSIM kept paid).
+ */
+export function checkRefunds(found: BreachList, orders: OrderFacts[], carrier: SimulatorAudit): void {
+  const cancelled = new Set(carrier.cancellations.map((c) => c.reference));
+  const cancelledProfiles = new Set(
+    carrier.cancellations.filter((c) => c.kind === "profile").map((c) => c.iccid),
+  );
+  const byId = new Map(orders.map((o) => [o.order_id, o]));
+  for (const order of orders) {
+    const what = `${order.type} order ${order.order_id} (partner ${order.partner_id})`;
+    if (order.status !== "refunded") {
+      if (order.refunds > 0)
+        found.add("refund-once", `${what} is ${order.status} but has ${order.refunds} refunds`);
+      continue;
+    }
+    if (order.refunds !== 1 || order.refunded_minor !== order.total_minor) {
+      found.add(
+        "refund-once",
+        `${what} cost ${order.total_minor} but was credited ${order.refunded_minor ?? 0} in ${order.refunds} refunds`,
+      );
+    }
+    const atCarrier =
+      cancelled.has(order.order_id) || (order.type === "topup" && cancelledProfiles.has(order.iccid ?? ""));
+    if (!atCarrier) found.add("refund-cancelled", `${what} is refunded but the carrier never cancelled it`);
+  }
+  for (const cancellation of carrier.cancellations) {
+    if (byId.get(cancellation.reference)?.status !== "refunded") {
+      found.add(
+        "refund-cancelled",
+        `the carrier cancelled ${cancellation.kind} ${cancellation.reference} (ICCID ${cancellation.iccid}) but that order is ` +
+          `${byId.get(cancellation.reference)?.status ?? "unknown"}: cancelled and not refunded`,
+      );
+    }
+  }
 }

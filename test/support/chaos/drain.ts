@@ -24,20 +24,23 @@ export async function drain(run: Run): Promise<void> {
   for (;;) {
     const state = await cluster.pool.query<{
       pending: number;
+      refunding: number;
       emails: number;
       esims: number;
       delivered: number;
       webhooks: number;
     }>(`
       select (select count(*) from orders where status = 'pending')::int as pending,
+             (select count(*) from order_refunds where state = 'refunding')::int as refunding,
              (select count(*) from graphile_worker.jobs where task_identifier = 'send_confirmation_email')::int as emails,
              (select count(*) from orders where type = 'esim' and status = 'completed')::int as esims,
              (select count(*) from email_deliveries)::int as delivered,
              ((select count(*) from events where dispatched_at is null)
                + (select count(*) from webhook_deliveries where status = 'pending'))::int as webhooks`);
-    const { pending, emails, esims, delivered, webhooks } = state.rows[0]!;
+    const { pending, refunding, emails, esims, delivered, webhooks } = state.rows[0]!;
     const settled =
       pending === 0 &&
+      refunding === 0 &&
       emails === 0 &&
       webhooks === 0 &&
       delivered >= esims &&
@@ -45,8 +48,8 @@ export async function drain(run: Run): Promise<void> {
     if (settled) break;
     if (Date.now() - last_log > 5_000) {
       run.options.log(
-        `  draining: ${pending} pending orders, ${emails} email jobs queued, ${delivered}/${esims} emails delivered, ` +
-          `${webhooks} webhook events or deliveries pending`,
+        `  draining: ${pending} pending orders, ${refunding} refunds under way, ${emails} email jobs queued, ` +
+          `${delivered}/${esims} emails delivered, ${webhooks} webhook events or deliveries pending`,
       );
       last_log = Date.now();
     }

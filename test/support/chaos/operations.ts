@@ -3,6 +3,7 @@
 import { createRng, type Rng } from "../rng.ts";
 import { observe, send, sendUntilAnswered, submitUntilFinal } from "./client.ts";
 import { CHAOS_END_USER } from "./options.ts";
+import { refund } from "./refunds.ts";
 import type { Operation, Run } from "./state.ts";
 
 export function endUserEmail(rng: Rng, op: number): string {
@@ -36,6 +37,7 @@ export async function purchase(run: Run, rng: Rng, op: number): Promise<void> {
     body: { cart_key: cart.body.cart_key, ...CHAOS_END_USER, email: endUserEmail(rng, op), client_reference },
     final: "unresolved",
     order_ids: new Set(),
+    refund: "none",
   };
   run.operations.push(operation);
   await submitUntilFinal(run, rng, operation, "/v1/orders/submit", {}, { race: rng.chance(0.15) });
@@ -89,6 +91,7 @@ export async function topUp(run: Run, rng: Rng, op: number): Promise<boolean> {
     },
     final: "unresolved",
     order_ids: new Set(),
+    refund: "none",
   };
   run.operations.push(operation);
   const headers = { "idempotency-key": idempotency_key };
@@ -174,6 +177,8 @@ export async function clientLoop(run: Run, index: number): Promise<void> {
       await read(run, rng);
     } else if (roll < 0.45 && run.stats.topups_available && (await topUp(run, rng, op))) {
       run.count(run.stats.operations, "topup");
+    } else if (roll < 0.6 && run.stats.refunds_available && (await refund(run, rng, op))) {
+      run.count(run.stats.operations, "refund");
     } else {
       run.count(run.stats.operations, "purchase");
       await purchase(run, rng, op);

@@ -84,7 +84,8 @@ export function formatChaosReport(report: ChaosReport): string {
       .join(", ");
   return [
     `chaos summary (seed ${report.seed})`,
-    `  stream ${s.stream_s} s, drain ${s.drain_s} s; top-ups ${s.topups_available ? "included" : "not available"}`,
+    `  stream ${s.stream_s} s, drain ${s.drain_s} s; top-ups ${s.topups_available ? "included" : "not available"}, ` +
+      `refunds ${s.refunds_available ? "included" : "not available"}`,
     `  operations: ${line(s.operations)}`,
     `  outcomes: ${line(s.outcomes)}`,
     `  requests by outcome: ${line(s.requests)}`,

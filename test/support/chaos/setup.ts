@@ -44,6 +44,9 @@ export async function setup(run: Run): Promise<void> {
   // Top-ups are in the stream when the service offers the route (a 400, not a 404 not_found).
   const probe = await request(url, "POST", "/v1/orders/submit-topup", { key, body: {} });
   run.stats.topups_available = !(probe.status === 404 && probe.body.code === "not_found");
+  // Refunds likewise: an unknown order is 404 order_not_found where the route exists.
+  const refund = await request(url, "POST", "/v1/orders/ord_chaosprobe000000000/refund", { key });
+  run.stats.refunds_available = refund.status === 404 && refund.body.code === "order_not_found";
 }
 
 /**

@@ -5,6 +5,8 @@ import type { WebhookReceiver } from "../webhook-receiver.ts";
 import type { ChaosOptions } from "./options.ts";
 
 export type Final = "completed" | "failed" | "insufficient" | "unresolved";
+/** A completed operation's refund: none asked, asked (answer not final yet), or its final answer. */
+export type RefundFinal = "refunded" | "refused" | "unresolved";
 
 export type Operation = {
   op: number;
@@ -17,6 +19,7 @@ export type Operation = {
   final: Final;
   /** Every orderID a 200 (or a 502's detail) named for this operation. */
   order_ids: Set<string>;
+  refund: "none" | "requested" | RefundFinal;
 };
 
 export type Partner = {
@@ -46,6 +49,7 @@ export type ChaosStats = {
   key_reuses_checked: number;
   reconciled: number;
   topups_available: boolean;
+  refunds_available: boolean;
   stream_s: number;
   drain_s: number;
   webhooks_answered: number;
@@ -77,6 +81,7 @@ export class Run {
     key_reuses_checked: 0,
     reconciled: 0,
     topups_available: false,
+    refunds_available: false,
     stream_s: 0,
     drain_s: 0,
     webhooks_answered: 0,

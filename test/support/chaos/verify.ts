@@ -52,8 +52,16 @@ export async function crossCheck(run: Run): Promise<void> {
       run.breach(`${what}: told ${operation.final} (${told.join(", ")}) but no order exists`);
       continue;
     }
-    if (order.status !== operation.final)
-      run.breach(`${what}: told ${operation.final} but order ${order.order_id} is ${order.status}`);
+    // Told refunded: the order is refunded; told refused: it stays completed; unresolved (the client
+    // gave up; the sweep finished it during the drain): either.
+    const expected =
+      operation.refund === "refunded"
+        ? ["refunded"]
+        : operation.refund === "unresolved" || operation.refund === "requested"
+          ? [operation.final, "refunded"]
+          : [operation.final];
+    if (!expected.includes(order.status))
+      run.breach(`${what}: told ${expected.join(" or ")} but order ${order.order_id} is ${order.status}`);
     if (told.length > 0 && !told.includes(order.order_id)) {
       run.breach(`${what}: told order ${told.join(", ")} but the books have ${order.order_id}`);
     }

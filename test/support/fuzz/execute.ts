@@ -157,7 +157,8 @@ export function replayViolations(original: Sent, answer: Answer, json: any): Vio
   const keyed = original.built.headers.some(([name]) => name.toLowerCase() === "idempotency-key");
   const promised =
     original.route === "POST /v1/orders/submit" ||
-    (original.route === "POST /v1/orders/submit-topup" && keyed);
+    (original.route === "POST /v1/orders/submit-topup" && keyed) ||
+    (original.route === "POST /v1/orders/{orderID}/refund" && keyed);
   if (!promised || ![200, 402, 502].includes(original.status)) return [];
   if (original.route === "POST /v1/orders/submit" && original.status === 402) return [];
   if (answer.status !== original.status) {
@@ -171,11 +172,17 @@ export function replayViolations(original: Sent, answer: Answer, json: any): Vio
   return [];
 }
 
-/** Rejected requests that legitimately write: a 402 top-up under an Idempotency-Key stores its outcome. */
+/**
+ * Rejected requests that legitimately write: a 402 top-up and a 409 refund_not_allowed under an
+ * Idempotency-Key store their outcome on the key.
+ */
 export function allowedChanges(routed: Operation | null, answer: Answer, built: Built): string[] {
   const keyed = built.headers.some(([name]) => name.toLowerCase() === "idempotency-key");
   if (routed?.path === "/v1/orders/submit-topup" && answer.status === 402 && keyed)
     return ["idempotency_keys"];
+  if (routed?.path === "/v1/orders/{orderID}/refund" && answer.status === 409 && keyed) {
+    return ["idempotency_keys"];
+  }
   return [];
 }
 

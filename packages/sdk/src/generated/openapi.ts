@@ -135,6 +135,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/orders/{orderID}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund an order whose eSIM or bundle was never used
+         * @description Cancels the order's eSIM (a new-eSIM order) or its bundle (a top-up order) with the carrier, then credits the wallet exactly what the order cost, once, and answers the order with status `refunded`.
+         *
+         *     Allowed for a completed order whose bundle was never used: a new eSIM still `released`, or a top-up bundle still `queued`, within `REFUND_WINDOW_DAYS` (default 30) of the purchase. Otherwise 409 `refund_not_allowed` with `reason`: `not_completed`, `esim_installed`, `bundle_used` or `window_passed` (the carrier may refuse too, with the same reasons). An order already refunded answers 200 again and credits nothing.
+         *
+         *     **Idempotency-Key** (optional): the rules of top-ups. Same key and request: the stored outcome (200 or 409 `refund_not_allowed`) with `Idempotent-Replayed: true`; another request: 422 `idempotency_key_reused`; while the first is running: 409 `request_in_progress`. 503 `carrier_unavailable` is not stored: the refund stays under way, finished by a retry or on its own.
+         */
+        post: operations["refundOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orders/available-topups/{iccid}": {
         parameters: {
             query?: never;
@@ -885,7 +909,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -914,7 +938,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -943,7 +967,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -972,7 +996,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1001,7 +1025,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1030,7 +1054,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1141,7 +1165,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1170,7 +1194,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1199,7 +1223,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1228,7 +1252,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1257,7 +1281,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1286,7 +1310,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1315,7 +1339,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1344,7 +1368,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1419,7 +1443,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1448,7 +1472,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1477,7 +1501,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1506,7 +1530,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1535,7 +1559,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1564,7 +1588,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1593,7 +1617,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1622,7 +1646,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1651,7 +1675,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1701,7 +1725,7 @@ export interface operations {
                     "application/json": {
                         orderID: string;
                         type: "esim" | "topup";
-                        status: "completed" | "pending" | "failed";
+                        status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
                         /** @description An amount of money. Never a float. */
                         total: {
@@ -1712,7 +1736,7 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed. */
+                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
                         purchases: {
                             package_id: string;
                             iccid: string;
@@ -1727,8 +1751,10 @@ export interface operations {
                             android_install_url: string;
                             start_date: string | null;
                         }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
                         esim_iccid: string | null;
+                        /** @description When the order was refunded (status `refunded`); null otherwise. */
+                        refunded_at: string | null;
                     };
                 };
             };
@@ -1749,7 +1775,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1778,7 +1804,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1807,7 +1833,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1836,7 +1862,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1865,7 +1891,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1894,7 +1920,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1923,7 +1949,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1952,7 +1978,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -1981,7 +2007,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2010,7 +2036,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2039,7 +2065,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2068,7 +2094,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2097,7 +2123,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2131,7 +2157,7 @@ export interface operations {
                     "application/json": {
                         orderID: string;
                         type: "esim" | "topup";
-                        status: "completed" | "pending" | "failed";
+                        status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
                         /** @description An amount of money. Never a float. */
                         total: {
@@ -2142,7 +2168,7 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed. */
+                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
                         purchases: {
                             package_id: string;
                             iccid: string;
@@ -2157,8 +2183,10 @@ export interface operations {
                             android_install_url: string;
                             start_date: string | null;
                         }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
                         esim_iccid: string | null;
+                        /** @description When the order was refunded (status `refunded`); null otherwise. */
+                        refunded_at: string | null;
                     };
                 };
             };
@@ -2179,7 +2207,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2208,7 +2236,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2237,7 +2265,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2266,7 +2294,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2295,7 +2323,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2324,7 +2352,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2353,7 +2381,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2382,7 +2410,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2420,7 +2448,7 @@ export interface operations {
                         data: {
                             orderID: string;
                             type: "esim" | "topup";
-                            status: "completed" | "pending" | "failed";
+                            status: "completed" | "pending" | "failed" | "refunded";
                             client_reference: string | null;
                             /** @description An amount of money. Never a float. */
                             total: {
@@ -2431,7 +2459,7 @@ export interface operations {
                             };
                             /** Format: date-time */
                             created_at: string;
-                            /** @description Empty until the order is completed. */
+                            /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
                             purchases: {
                                 package_id: string;
                                 iccid: string;
@@ -2446,8 +2474,10 @@ export interface operations {
                                 android_install_url: string;
                                 start_date: string | null;
                             }[];
-                            /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                            /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
                             esim_iccid: string | null;
+                            /** @description When the order was refunded (status `refunded`); null otherwise. */
+                            refunded_at: string | null;
                         }[];
                         has_more: boolean;
                         /** @description Pass as `cursor` for the next page. */
@@ -2472,7 +2502,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2501,7 +2531,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2530,7 +2560,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2559,7 +2589,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2588,7 +2618,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2617,7 +2647,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2646,7 +2676,357 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    refundOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: 1-255 printable ASCII characters, as for top-ups. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                orderID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refunded order (`status` `refunded`, `refunded_at` set, `esim_iccid` kept). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        orderID: string;
+                        type: "esim" | "topup";
+                        status: "completed" | "pending" | "failed" | "refunded";
+                        client_reference: string | null;
+                        /** @description An amount of money. Never a float. */
+                        total: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
+                        purchases: {
+                            package_id: string;
+                            iccid: string;
+                            /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
+                            qr_code: string;
+                            /** @description The matching ID, for manual entry. */
+                            activation_code: string;
+                            smdp_address: string;
+                            /** @description Opens the iOS eSIM installer with this eSIM (iOS 17.4+). */
+                            ios_install_url: string;
+                            /** @description Opens the Android eSIM installer with this eSIM. */
+                            android_install_url: string;
+                            start_date: string | null;
+                        }[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                        esim_iccid: string | null;
+                        /** @description When the order was refunded (status `refunded`); null otherwise. */
+                        refunded_at: string | null;
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `order_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `request_in_progress` (retry after `Retry-After`), `refund_not_allowed` (with `reason`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                        /** @description On `refund_not_allowed`: why the order cannot be refunded. */
+                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed";
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2728,7 +3108,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2757,7 +3137,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2786,7 +3166,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2815,7 +3195,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2844,7 +3224,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2873,7 +3253,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2902,7 +3282,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2931,7 +3311,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -2988,7 +3368,7 @@ export interface operations {
                     "application/json": {
                         orderID: string;
                         type: "esim" | "topup";
-                        status: "completed" | "pending" | "failed";
+                        status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
                         /** @description An amount of money. Never a float. */
                         total: {
@@ -2999,7 +3379,7 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed. */
+                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
                         purchases: {
                             package_id: string;
                             iccid: string;
@@ -3014,8 +3394,10 @@ export interface operations {
                             android_install_url: string;
                             start_date: string | null;
                         }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
                         esim_iccid: string | null;
+                        /** @description When the order was refunded (status `refunded`); null otherwise. */
+                        refunded_at: string | null;
                     };
                 };
             };
@@ -3036,7 +3418,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3065,7 +3447,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3094,7 +3476,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3123,7 +3505,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3152,7 +3534,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3181,7 +3563,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3210,7 +3592,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3239,7 +3621,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3268,7 +3650,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3297,7 +3679,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3326,7 +3708,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3355,7 +3737,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3463,7 +3845,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3492,7 +3874,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3521,7 +3903,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3550,7 +3932,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3579,7 +3961,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3608,7 +3990,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3637,7 +4019,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3737,7 +4119,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3766,7 +4148,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3795,7 +4177,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3824,7 +4206,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3853,7 +4235,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3882,7 +4264,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3911,7 +4293,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3940,7 +4322,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -3995,7 +4377,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4024,7 +4406,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4053,7 +4435,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4082,7 +4464,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4111,7 +4493,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4140,7 +4522,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4169,7 +4551,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4198,7 +4580,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4269,7 +4651,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4298,7 +4680,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4327,7 +4709,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4356,7 +4738,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4385,7 +4767,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4414,7 +4796,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4443,7 +4825,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4532,7 +4914,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4561,7 +4943,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4590,7 +4972,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4619,7 +5001,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4648,7 +5030,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4677,7 +5059,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4706,7 +5088,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4735,7 +5117,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4813,7 +5195,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4842,7 +5224,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4871,7 +5253,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4900,7 +5282,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4929,7 +5311,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4958,7 +5340,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -4987,7 +5369,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5096,7 +5478,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5125,7 +5507,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5154,7 +5536,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5183,7 +5565,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5212,7 +5594,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5241,7 +5623,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5270,7 +5652,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5299,7 +5681,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5328,7 +5710,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5391,7 +5773,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5420,7 +5802,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5449,7 +5831,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5478,7 +5860,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5507,7 +5889,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5536,7 +5918,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5565,7 +5947,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5636,7 +6018,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5665,7 +6047,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5694,7 +6076,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5723,7 +6105,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5752,7 +6134,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5781,7 +6163,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5810,7 +6192,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5839,7 +6221,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5868,7 +6250,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5929,7 +6311,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5958,7 +6340,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -5987,7 +6369,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6016,7 +6398,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6045,7 +6427,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6074,7 +6456,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6103,7 +6485,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6132,7 +6514,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6181,7 +6563,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6210,7 +6592,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6239,7 +6621,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6268,7 +6650,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6297,7 +6679,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6326,7 +6708,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6355,7 +6737,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6384,7 +6766,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6456,7 +6838,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6485,7 +6867,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6514,7 +6896,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6543,7 +6925,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6572,7 +6954,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6601,7 +6983,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6630,7 +7012,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6659,7 +7041,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6688,7 +7070,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6741,7 +7123,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6770,7 +7152,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6799,7 +7181,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6828,7 +7210,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6857,7 +7239,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6886,7 +7268,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6915,7 +7297,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6944,7 +7326,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -6997,7 +7379,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7026,7 +7408,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7055,7 +7437,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7084,7 +7466,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7113,7 +7495,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7142,7 +7524,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7171,7 +7553,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7200,7 +7582,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7277,7 +7659,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7306,7 +7688,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7335,7 +7717,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7364,7 +7746,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7393,7 +7775,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7422,7 +7804,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7451,7 +7833,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7480,7 +7862,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7548,7 +7930,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7577,7 +7959,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7606,7 +7988,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7635,7 +8017,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7664,7 +8046,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7693,7 +8075,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7722,7 +8104,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7751,7 +8133,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7822,7 +8204,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7851,7 +8233,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7880,7 +8262,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7909,7 +8291,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7938,7 +8320,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7967,7 +8349,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -7996,7 +8378,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8058,7 +8440,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8087,7 +8469,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8116,7 +8498,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8145,7 +8527,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8174,7 +8556,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8203,7 +8585,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8232,7 +8614,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8261,7 +8643,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8322,7 +8704,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8351,7 +8733,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8380,7 +8762,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8409,7 +8791,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8438,7 +8820,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8467,7 +8849,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8496,7 +8878,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8525,7 +8907,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8580,7 +8962,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8609,7 +8991,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8638,7 +9020,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8667,7 +9049,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8696,7 +9078,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8725,7 +9107,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8754,7 +9136,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8783,7 +9165,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8812,7 +9194,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8861,7 +9243,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8890,7 +9272,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8919,7 +9301,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8948,7 +9330,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -8977,7 +9359,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9006,7 +9388,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9035,7 +9417,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9064,7 +9446,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9133,7 +9515,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9162,7 +9544,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9191,7 +9573,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9220,7 +9602,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9249,7 +9631,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9278,7 +9660,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9307,7 +9689,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9336,7 +9718,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9365,7 +9747,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9424,7 +9806,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9453,7 +9835,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9482,7 +9864,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9511,7 +9893,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9540,7 +9922,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9569,7 +9951,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9598,7 +9980,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9627,7 +10009,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9698,7 +10080,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9727,7 +10109,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9756,7 +10138,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9785,7 +10167,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9814,7 +10196,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9843,7 +10225,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9872,7 +10254,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9901,7 +10283,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9930,7 +10312,7 @@ export interface operations {
                          * @description Stable, documented error code.
                          * @enum {string}
                          */
-                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url";
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
@@ -9969,7 +10351,7 @@ export interface operations {
                     data: {
                         orderID: string;
                         type: "esim" | "topup";
-                        status: "completed" | "pending" | "failed";
+                        status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
                         /** @description An amount of money. Never a float. */
                         total: {
@@ -9980,7 +10362,7 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed. */
+                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
                         purchases: {
                             package_id: string;
                             iccid: string;
@@ -9995,8 +10377,10 @@ export interface operations {
                             android_install_url: string;
                             start_date: string | null;
                         }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
                         esim_iccid: string | null;
+                        /** @description When the order was refunded (status `refunded`); null otherwise. */
+                        refunded_at: string | null;
                     };
                 };
             };
@@ -10043,7 +10427,7 @@ export interface operations {
                     data: {
                         orderID: string;
                         type: "esim" | "topup";
-                        status: "completed" | "pending" | "failed";
+                        status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
                         /** @description An amount of money. Never a float. */
                         total: {
@@ -10054,7 +10438,7 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed. */
+                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
                         purchases: {
                             package_id: string;
                             iccid: string;
@@ -10069,8 +10453,10 @@ export interface operations {
                             android_install_url: string;
                             start_date: string | null;
                         }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
                         esim_iccid: string | null;
+                        /** @description When the order was refunded (status `refunded`); null otherwise. */
+                        refunded_at: string | null;
                     };
                 };
             };
@@ -10117,7 +10503,7 @@ export interface operations {
                     data: {
                         orderID: string;
                         type: "esim" | "topup";
-                        status: "completed" | "pending" | "failed";
+                        status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
                         /** @description An amount of money. Never a float. */
                         total: {
@@ -10128,7 +10514,7 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed. */
+                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
                         purchases: {
                             package_id: string;
                             iccid: string;
@@ -10143,8 +10529,10 @@ export interface operations {
                             android_install_url: string;
                             start_date: string | null;
                         }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. */
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
                         esim_iccid: string | null;
+                        /** @description When the order was refunded (status `refunded`); null otherwise. */
+                        refunded_at: string | null;
                     };
                 };
             };

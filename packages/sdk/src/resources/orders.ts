@@ -1,4 +1,4 @@
-// POST /v1/orders/submit, GET /v1/orders/{orderID}, GET /v1/profile/orders
+// POST /v1/orders/submit, GET /v1/orders/{orderID}, POST /v1/orders/{orderID}/refund, GET /v1/profile/orders
 import { CursorList } from "../core/pagination.ts";
 import type { RequestOptions, Transport } from "../core/transport.ts";
 import type { ListOrdersParams, Order, OrderPage, SubmitOrderParams } from "../types.ts";
@@ -24,6 +24,17 @@ export class Orders {
   get(orderId: string, options?: RequestOptions): Promise<Order> {
     const path = `/v1/orders/${encodeURIComponent(orderId)}`;
     return this.#transport.request({ method: "GET", path, idempotent: true }, options);
+  }
+
+  /**
+   * Refunds an order whose eSIM or bundle was never used; the wallet is credited once. A repeat
+   * answers the refunded order again and credits nothing, so the SDK retries it by itself, under one
+   * Idempotency-Key per call (yours, or one it makes).
+   */
+  refund(orderId: string, options: RequestOptions & { idempotencyKey?: string } = {}): Promise<Order> {
+    const { idempotencyKey = crypto.randomUUID(), ...rest } = options;
+    const path = `/v1/orders/${encodeURIComponent(orderId)}/refund`;
+    return this.#transport.request({ method: "POST", path, idempotent: true, idempotencyKey }, rest);
   }
 
   /** Newest first, every page: `for await (const order of client.orders.list())`. */

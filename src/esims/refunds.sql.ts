@@ -1,0 +1,38 @@
+// SQL of what a refund reads and changes on the eSIM side: the state of an order's eSIM and bundle,
+// and their cancellation. Each write notifies `esim_changed` (delivered at commit) so every
+// process drops its cached body of the eSIM (esim-cache.ts).
+import { sql, type Transaction } from "kysely";
+import type { Executor } from "../db/executor.ts";
+import type { BundleStatus, Database, EsimStatus } from "../db/schema.ts";
+
+export type RefundableState = { esim_status: EsimStatus; bundle_status: BundleStatus | null };
+
+export async function selectRefundableState(
+  db: Executor,
+  iccid: string,
+  order_id: string,
+): Promise<RefundableState | null> {
+  const result = await sql<RefundableState>`
+    select e.status as esim_status,
+           (select b.status from esim_bundles b where b.order_id = ${order_id}) as bundle_status
+    from esims e where e.iccid = ${iccid}`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+/** The eSIM, final (`cancelled`), and the bundle its own order bought. */
+export async function cancelEsimRow(
+  trx: Transaction<Database>,
+  iccid: string,
+  order_id: string,
+): Promise<void> {
+  await sql`
+    update esims set status = 'cancelled' where iccid = ${iccid}
+    returning pg_notify('esim_changed', iccid)`.execute(trx);
+  await cancelBundleRow(trx, order_id);
+}
+
+export async function cancelBundleRow(trx: Transaction<Database>, order_id: string): Promise<void> {
+  await sql`
+    update esim_bundles set status = 'cancelled' where order_id = ${order_id}
+    returning pg_notify('esim_changed', iccid)`.execute(trx);
+}

@@ -1,0 +1,36 @@
+// What a refund (src/refunds/) needs of an order: the order row-locked (every step of a refund that
+// writes takes it first, so concurrent refunds of one order take turns), the move completed ->
+// refunded, and the Order as the API renders it.
+import type { Transaction } from "kysely";
+import type { Executor } from "../db/executor.ts";
+import type { Database } from "../db/schema.ts";
+import type { OrderRow } from "./order.ts";
+import { lockOrder, markRefunded, orderById, purchasesOf } from "./orders.sql.ts";
+import { type OrderBody, renderOrder } from "./render-order.ts";
+
+/** The order, locked until the transaction ends; with `partner_id`, only that partner's. */
+export async function lockOrderForRefund(
+  trx: Transaction<Database>,
+  order_id: string,
+  partner_id?: string,
+): Promise<OrderRow | null> {
+  return lockOrder(trx, order_id, partner_id);
+}
+
+/** The order as it stands, whoever's it is (the refund sweep finishes any partner's refund). */
+export async function orderOf(db: Executor, order_id: string): Promise<OrderRow | null> {
+  return orderById(db, order_id);
+}
+
+/** completed -> refunded, once; null when the order was not completed (nothing written). */
+export async function markOrderRefunded(
+  trx: Transaction<Database>,
+  order_id: string,
+): Promise<OrderRow | null> {
+  return markRefunded(trx, order_id);
+}
+
+/** The Order body of the contract, with its purchases. */
+export async function orderBody(db: Executor, order: OrderRow): Promise<OrderBody> {
+  return renderOrder(order, await purchasesOf(db, [order.order_id]));
+}

@@ -1,0 +1,42 @@
+// Phase two and three of a refund, for whoever holds its lease (the request, a retry, the sweep):
+// tell the carrier first (idempotent by our reference, the order id), then make the outcome ours in
+// one transaction: ok -> the refund (finish-refund.ts); refused -> the intent goes and the order
+// stays completed; unknown -> the lease is given up for a retry or the sweep, nothing else changes.
+import type { CancelOutcome, Carrier } from "../carrier/carrier.ts";
+import { orderOf } from "../orders/refunded-order.ts";
+import type { AppContext } from "../shared/context.ts";
+import { crashPoint } from "../shared/crash-points.ts";
+import { finishRefund, refuseRefund } from "./finish-refund.ts";
+import { giveUpLease, type RefundLease } from "./refunds.sql.ts";
+
+/** The final answer's bytes, or null when the carrier's answer is unknown (the refund stays refunding). */
+export type Driven = { status: number; body: string } | null;
+
+export async function cancelAtCarrier(
+  carrier: Carrier,
+  order: { order_id: string; type: "esim" | "topup"; iccid: string | null },
+): Promise<CancelOutcome> {
+  if (order.iccid === null) return { kind: "refused", reason: "the order has no eSIM" };
+  const request = { reference: order.order_id, iccid: order.iccid };
+  return order.type === "esim" ? carrier.cancelProfile(request) : carrier.cancelBundle(request);
+}
+
+/**
+ * Drives one leased refund to its end or to an unknown outcome. `backoff`: the sweep waits longer
+ * after each unknown answer; a request gives the lease up at once, so its client's retry drives again.
+ */
+export async function driveRefund(
+  ctx: AppContext,
+  lease: RefundLease,
+  request_id: string,
+  backoff: boolean,
+): Promise<Driven> {
+  const order = await orderOf(ctx.db, lease.order_id);
+  if (order === null) throw new Error(`refund of unknown order ${lease.order_id}`);
+  const outcome = await cancelAtCarrier(ctx.carrier, order);
+  crashPoint("after_cancel_answer");
+  if (outcome.kind === "ok") return finishRefund(ctx, lease.order_id);
+  if (outcome.kind === "refused") return refuseRefund(ctx, lease.order_id, outcome.reason, request_id);
+  await giveUpLease(ctx.db, lease, backoff, outcome.reason);
+  return null;
+}

@@ -1,0 +1,112 @@
+// POST /v1/orders/{orderID}/refund: refund one of the partner's orders (contract "Order
+// additions"), optionally under an Idempotency-Key with the rules of top-ups.
+import type { FastifyReply } from "fastify";
+import { Type } from "typebox";
+import { Order } from "../orders/render-order.ts";
+import { JSON_TYPE, PROBLEM_TYPE } from "../orders/stored-outcome.ts";
+import { endpoint } from "../shared/endpoint.ts";
+import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY, Problem } from "../shared/schemas.ts";
+import type { StoredOutcome } from "../topups/idempotency.ts";
+import {
+  idempotencyKeyHeader,
+  MAX_HEADER_LENGTH,
+  MAX_KEY_LENGTH,
+  parseIdempotencyKey,
+  requestFingerprints,
+} from "../topups/idempotency-key.ts";
+import { refundOrder } from "./refund-order.ts";
+import { REFUSAL_REASONS } from "./refund-rules.ts";
+
+const DESCRIPTION = [
+  "Cancels the order's eSIM (a new-eSIM order) or its bundle (a top-up order) with the carrier, then " +
+    "credits the wallet exactly what the order cost, once, and answers the order with status `refunded`.",
+  "Allowed for a completed order whose bundle was never used: a new eSIM still `released`, or a top-up " +
+    "bundle still `queued`, within `REFUND_WINDOW_DAYS` (default 30) of the purchase. Otherwise 409 " +
+    "`refund_not_allowed` with `reason`: `not_completed`, `esim_installed`, `bundle_used` or " +
+    "`window_passed` (the carrier may refuse too, with the same reasons). An order already refunded " +
+    "answers 200 again and credits nothing.",
+  "**Idempotency-Key** (optional): the rules of top-ups. Same key and request: the stored outcome (200 or " +
+    "409 `refund_not_allowed`) with `Idempotent-Replayed: true`; another request: 422 " +
+    "`idempotency_key_reused`; while the first is running: 409 `request_in_progress`. 503 " +
+    "`carrier_unavailable` is not stored: the refund stays under way, finished by a retry or on its own.",
+].join("\n\n");
+
+const RefundProblem = Type.Object(
+  {
+    ...Problem.properties,
+    reason: Type.Optional(
+      Type.Union(
+        REFUSAL_REASONS.map((reason) => Type.Literal(reason)),
+        { description: "On `refund_not_allowed`: why the order cannot be refunded." },
+      ),
+    ),
+  },
+  { additionalProperties: false, "x-error-codes": ["request_in_progress", "refund_not_allowed"] },
+);
+
+/** The answer's bytes as they are (stored on a key too): the status says which content type they are. */
+function sendAnswer(reply: FastifyReply, answer: StoredOutcome): FastifyReply {
+  if (answer.replayed) reply.header("idempotent-replayed", "true");
+  return reply
+    .code(answer.status)
+    .type(answer.status < 300 ? JSON_TYPE : PROBLEM_TYPE)
+    .send(answer.body);
+}
+
+export const refundOrderRoute = endpoint({
+  method: "POST",
+  url: "/orders/:orderID/refund",
+  schema: {
+    operationId: "refundOrder",
+    summary: "Refund an order whose eSIM or bundle was never used",
+    description: DESCRIPTION,
+    tags: ["Orders"],
+    security: PARTNER_SECURITY,
+    params: Type.Object({
+      orderID: Type.String({ minLength: 1, maxLength: 100, pattern: NO_CONTROL_CHARACTERS }),
+    }),
+    headers: Type.Object({
+      "idempotency-key": Type.Optional(
+        Type.String({
+          maxLength: MAX_HEADER_LENGTH,
+          description: `Optional: 1-${MAX_KEY_LENGTH} printable ASCII characters, as for top-ups.`,
+        }),
+      ),
+    }),
+    response: {
+      200: Type.Object(Order.properties, {
+        additionalProperties: false,
+        description: "The refunded order (`status` `refunded`, `refunded_at` set, `esim_iccid` kept).",
+      }),
+      ...errorResponses(
+        "unauthorized",
+        "wrong_environment",
+        "order_not_found",
+        "idempotency_key_reused",
+        "carrier_unavailable",
+      ),
+      409: {
+        description:
+          "Problem details. Codes: `request_in_progress` (retry after `Retry-After`), `refund_not_allowed` " +
+          "(with `reason`).",
+        content: { "application/problem+json": { schema: RefundProblem } },
+      },
+    },
+  },
+  handler: (ctx) => async (request, reply) => {
+    const { orderID } = request.params;
+    const idempotency_key = parseIdempotencyKey(idempotencyKeyHeader(request.raw.rawHeaders));
+    const path = request.routeOptions.url ?? request.url;
+    const target = { orderID };
+    const claim =
+      idempotency_key === null
+        ? null
+        : {
+            idempotency_key,
+            ...requestFingerprints(request.method, path, target, target),
+            request_id: String(request.id),
+          };
+    const answer = await refundOrder(ctx, request.partner!.partner_id, orderID, claim, String(request.id));
+    return sendAnswer(reply, answer);
+  },
+});

@@ -1,0 +1,158 @@
+// Partner use case: refund one of the partner's orders (POST /v1/orders/{orderID}/refund). A
+// purchase in reverse, in the same phases (design.md "Refunds"):
+//   1. one transaction: the Idempotency-Key (if any) claimed, the order row-locked, the rules
+//      checked (refund-rules.ts), and the refund intent written `refunding` with a lease;
+//   2. the carrier told to cancel, no transaction held (drive-refund.ts);
+//   3. one transaction making the outcome ours (finish-refund.ts).
+// A refunded order answers 200 again, crediting nothing. Concurrent refunds of one order take turns
+// on its row lock: one writes the intent and drives it, the others get 409 request_in_progress while
+// its lease lives. A driver that dies leaves the intent for a retry or the sweep (sweep-refunds.ts)
+// once its lease expires; the carrier answers the same reference again without cancelling twice.
+import type { Transaction } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { refundableState } from "../esims/cancel-for-refund.ts";
+import type { OrderRow } from "../orders/order.ts";
+import { lockOrderForRefund } from "../orders/refunded-order.ts";
+import { inProgress, RETRY_AFTER_S } from "../orders/submit-order.ts";
+import type { AppContext } from "../shared/context.ts";
+import { crashPoint } from "../shared/crash-points.ts";
+import { ApiError } from "../shared/errors.ts";
+import { problemBody } from "../shared/problem.ts";
+import {
+  answerExisting,
+  claimKey,
+  completeRefundKeys,
+  type IdempotencyClaim,
+  type KeyRef,
+  linkRefundKey,
+  type NewKey,
+  type StoredOutcome,
+  storedOutcome,
+} from "../topups/idempotency.ts";
+import { driveRefund } from "./drive-refund.ts";
+import { refundedAnswer } from "./finish-refund.ts";
+import { refundNotAllowed, refusalReason } from "./refund-rules.ts";
+import { insertRefundIntent, type RefundLease, selectRefund, takeExpiredLease } from "./refunds.sql.ts";
+
+type Start =
+  | { kind: "answer"; answer: StoredOutcome }
+  | { kind: "drive"; lease: RefundLease }
+  /** The key's first request is refunding this order still. */
+  | { kind: "running"; order_id: string };
+
+/** A refund's carrier call is bounded by the carrier timeout; its lease outlasts it. */
+export function refundLeaseMs(ctx: AppContext): number {
+  return ctx.config.carrier_timeout_ms + 5_000;
+}
+
+function orderNotFound(): ApiError {
+  return new ApiError("order_not_found", "No such order for this partner.");
+}
+
+/** Phase 1 after the key: answer from the order as it stands, or write the intent to drive. */
+async function startOnOrder(
+  ctx: AppContext,
+  trx: Transaction<Database>,
+  order: OrderRow,
+  key: NewKey | null,
+): Promise<Start> {
+  const ttl_hours = ctx.config.idempotency_ttl_hours;
+  const link = async () => {
+    if (key !== null) await linkRefundKey(trx, key, order.order_id);
+  };
+  if (order.status === "refunded") {
+    await link();
+    return { kind: "answer", answer: { ...(await refundedAnswer(trx, order, ttl_hours)), replayed: false } };
+  }
+  const intent = await selectRefund(trx, order.order_id);
+  if (intent?.state === "refunding") {
+    if (intent.lease_live) throw inProgress(order.order_id);
+    const lease = await takeExpiredLease(trx, order.order_id, refundLeaseMs(ctx));
+    if (lease === null) throw inProgress(order.order_id);
+    await link();
+    return { kind: "drive", lease };
+  }
+  const esim = order.iccid === null ? null : await refundableState(trx, order.iccid, order.order_id);
+  const reason = refusalReason(order, esim, ctx.config.refund_window_days, new Date());
+  if (reason !== null) {
+    const error = refundNotAllowed(order.order_id, reason, ctx.config.refund_window_days);
+    if (key === null) throw error;
+    // Stored like a top-up's 402: a retry with the key replays it; a new attempt takes a new key.
+    const answer = { status: 409, body: JSON.stringify(problemBody(error, key.request_id)) };
+    await link();
+    await completeRefundKeys(trx, order.order_id, answer, ttl_hours);
+    return { kind: "answer", answer: { ...answer, replayed: false } };
+  }
+  const lease = await insertRefundIntent(trx, order, refundLeaseMs(ctx));
+  await link();
+  return { kind: "drive", lease };
+}
+
+async function start(
+  ctx: AppContext,
+  partner_id: string,
+  order_id: string,
+  claim: IdempotencyClaim | null,
+): Promise<Start> {
+  const key: (NewKey & IdempotencyClaim) | null =
+    claim === null ? null : { partner_id, ...claim, ttl_hours: ctx.config.idempotency_ttl_hours };
+  return ctx.db.transaction().execute(async (trx) => {
+    if (key !== null) {
+      const claimed = await claimKey(trx, key);
+      if (claimed.kind === "existing") {
+        const existing = answerExisting(claimed.row, key, "refund");
+        return existing.kind === "stored" ? { kind: "answer", answer: existing.stored } : existing;
+      }
+    }
+    const order = await lockOrderForRefund(trx, order_id, partner_id);
+    if (!order) throw orderNotFound();
+    return startOnOrder(ctx, trx, order, key);
+  });
+}
+
+function carrierUnavailable(order_id: string): ApiError {
+  return new ApiError(
+    "carrier_unavailable",
+    `The carrier did not confirm the cancellation of order ${order_id} in time. Nothing was credited yet; ` +
+      "the refund is finished on its own once the carrier answers, or retry with the same key.",
+    { headers: { "retry-after": String(RETRY_AFTER_S) }, order_id },
+  );
+}
+
+async function drive(ctx: AppContext, lease: RefundLease, request_id: string): Promise<StoredOutcome> {
+  const driven = await driveRefund(ctx, lease, request_id, false);
+  if (driven === null) throw carrierUnavailable(lease.order_id);
+  return { ...driven, replayed: false };
+}
+
+/** A retry of a key whose refund is still refunding: drive it if its driver is gone, else 409. */
+async function continueRunning(
+  ctx: AppContext,
+  key: KeyRef,
+  order_id: string,
+  request_id: string,
+): Promise<StoredOutcome> {
+  const lease = await takeExpiredLease(ctx.db, order_id, refundLeaseMs(ctx));
+  if (lease !== null) return drive(ctx, lease, request_id);
+  const stored = await storedOutcome(ctx.db, key);
+  if (stored !== null) return stored;
+  throw inProgress(order_id);
+}
+
+/** The bytes to answer (200 Order or 409 refund_not_allowed); other outcomes are thrown. */
+export async function refundOrder(
+  ctx: AppContext,
+  partner_id: string,
+  order_id: string,
+  claim: IdempotencyClaim | null,
+  request_id: string,
+): Promise<StoredOutcome> {
+  const started = await start(ctx, partner_id, order_id, claim);
+  if (started.kind === "answer") return started.answer;
+  if (started.kind === "running") {
+    const key = { partner_id, idempotency_key: claim!.idempotency_key };
+    return continueRunning(ctx, key, started.order_id, request_id);
+  }
+  crashPoint("after_refund_intent_commit");
+  return drive(ctx, started.lease, request_id);
+}

@@ -1,0 +1,136 @@
+// SQL of refund intents (migration 0008: order_refunds). Private to src/refunds/. A refund is
+// driven by whoever holds its lease (token and time), like a pending order: the request that made
+// it, a retry after its lease expired, or the sweep.
+import { randomBytes } from "node:crypto";
+import { sql, type Transaction } from "kysely";
+import type { Executor } from "../db/executor.ts";
+import type { Database } from "../db/schema.ts";
+
+export type RefundRow = {
+  order_id: string;
+  partner_id: string;
+  state: "refunding" | "refunded";
+  lease_live: boolean;
+  attempts: number;
+};
+
+export type RefundLease = { order_id: string; partner_id: string; lease_token: string };
+
+function newLeaseToken(): string {
+  return randomBytes(12).toString("base64url");
+}
+
+const lease = (lease_ms: number) => sql`clock_timestamp() + make_interval(secs => ${lease_ms / 1000})`;
+
+/** The order's refund intent, if any; call with the order row locked. */
+export async function selectRefund(trx: Transaction<Database>, order_id: string): Promise<RefundRow | null> {
+  const result = await sql<RefundRow>`
+    select order_id, partner_id, state, attempts,
+           coalesce(lease_until > clock_timestamp(), false) as lease_live
+    from order_refunds where order_id = ${order_id}`.execute(trx);
+  return result.rows[0] ?? null;
+}
+
+/** A new intent, `refunding`, leased to its creator for `lease_ms`. */
+export async function insertRefundIntent(
+  trx: Transaction<Database>,
+  order: { order_id: string; partner_id: string },
+  lease_ms: number,
+): Promise<RefundLease> {
+  const lease_token = newLeaseToken();
+  await sql`
+    insert into order_refunds (order_id, partner_id, state, lease_until, lease_token)
+    values (${order.order_id}, ${order.partner_id}, 'refunding', ${lease(lease_ms)}, ${lease_token})`.execute(
+    trx,
+  );
+  return { ...order, lease_token };
+}
+
+/** Takes an expired (or given up) lease of a refunding intent; null when someone holds it. */
+export async function takeExpiredLease(
+  db: Executor,
+  order_id: string,
+  lease_ms: number,
+): Promise<RefundLease | null> {
+  const lease_token = newLeaseToken();
+  const result = await sql<{ order_id: string; partner_id: string }>`
+    update order_refunds set lease_until = ${lease(lease_ms)}, lease_token = ${lease_token}
+    where order_id = ${order_id} and state = 'refunding'
+      and (lease_until is null or lease_until <= clock_timestamp())
+    returning order_id, partner_id`.execute(db);
+  const row = result.rows[0];
+  return row ? { ...row, lease_token } : null;
+}
+
+/**
+ * The sweep's claim: up to `limit` refunding intents whose lease expired, oldest first, each
+ * leased to the sweep. SKIP LOCKED: two sweeps (processes) never wait on, nor take, the same row.
+ */
+export async function claimDueRefunds(db: Executor, limit: number, lease_ms: number): Promise<RefundLease[]> {
+  const lease_token = newLeaseToken();
+  const result = await sql<{ order_id: string; partner_id: string }>`
+    update order_refunds r set lease_until = ${lease(lease_ms)}, lease_token = ${lease_token}
+    from (
+      select order_id from order_refunds
+      where state = 'refunding' and (lease_until is null or lease_until <= clock_timestamp())
+      order by lease_until nulls first
+      limit ${limit}
+      for update skip locked
+    ) due
+    where r.order_id = due.order_id
+    returning r.order_id, r.partner_id`.execute(db);
+  return result.rows.map((row) => ({ ...row, lease_token }));
+}
+
+/**
+ * Unknown outcome: the holder gives its lease up. At once (a client's retry may drive it again), or
+ * with `backoff` (the sweep): after 1, 2, 4 ... seconds, at most 5 minutes, per failed attempt.
+ */
+export async function giveUpLease(
+  db: Executor,
+  held: RefundLease,
+  backoff: boolean,
+  error: string,
+): Promise<void> {
+  await sql`
+    update order_refunds
+    set lease_until = case when ${backoff}::boolean
+                           then clock_timestamp() + make_interval(secs => least(300, power(2, least(attempts, 9))))
+                           else clock_timestamp() end,
+        lease_token = null,
+        attempts = attempts + 1, last_error = ${error.slice(0, 500)}
+    where order_id = ${held.order_id} and state = 'refunding' and lease_token = ${held.lease_token}`.execute(
+    db,
+  );
+}
+
+/** refunding -> refunded, in the transaction that credits the wallet. */
+export async function markRefundDone(trx: Transaction<Database>, order_id: string): Promise<void> {
+  await sql`
+    update order_refunds
+    set state = 'refunded', refunded_at = clock_timestamp(), lease_until = null, lease_token = null,
+        attempts = attempts + 1, last_error = null
+    where order_id = ${order_id} and state = 'refunding'`.execute(trx);
+}
+
+/** The carrier refused: the intent goes, the order stays completed (a later attempt asks again). */
+export async function deleteRefundIntent(trx: Transaction<Database>, order_id: string): Promise<void> {
+  await sql`delete from order_refunds where order_id = ${order_id} and state = 'refunding'`.execute(trx);
+}
+
+export type RefundStatus = {
+  state: "refunding" | "refunded";
+  attempts: number;
+  last_error: string | null;
+  lease_until: Date | null;
+  created_at: Date;
+  refunded_at: Date | null;
+};
+
+/** The refund of an order as it stands, for the operator; null when none was asked for. */
+export async function selectRefundStatus(db: Executor, order_id: string): Promise<RefundStatus | null> {
+  const result = await sql<RefundStatus>`
+    select state, attempts, last_error, lease_until, created_at, refunded_at
+    from order_refunds where order_id = ${order_id}`.execute(db);
+  return result.rows[0] ?? null;
+}

@@ -1,0 +1,51 @@
+// The refund sweep: refunds whose driver died (a crash between the intent and the commit) or whose
+// carrier did not answer are finished here, like pending purchases by their resolver. Every
+// REFUND_SWEEP_INTERVAL_MS each worker claims due intents (lease expired) with FOR UPDATE SKIP
+// LOCKED, leases them to itself, and drives each: no job row per refund, and two processes never
+// drive one refund at once. An unknown carrier answer backs the refund off (1 s doubling to 5 min).
+import type { Logger } from "pino";
+import type { AppContext } from "../shared/context.ts";
+import { driveRefund } from "./drive-refund.ts";
+import { refundLeaseMs } from "./refund-order.ts";
+import { claimDueRefunds } from "./refunds.sql.ts";
+
+/** Refunds claimed per round; each is one carrier call, so the round stays within its lease. */
+const MAX_PER_ROUND = 10;
+const SWEEP_REQUEST_ID = "refund-sweep";
+
+export type SweepRound = { claimed: number; finished: number; unknown: number };
+
+/** One round: claim, then drive each claimed refund in turn. */
+export async function sweepRefunds(ctx: AppContext, limit = MAX_PER_ROUND): Promise<SweepRound> {
+  // The lease covers the whole round: each refund waits for the ones before it.
+  const leases = await claimDueRefunds(ctx.db, limit, refundLeaseMs(ctx) * limit);
+  let finished = 0;
+  for (const lease of leases) {
+    const driven = await driveRefund(ctx, lease, SWEEP_REQUEST_ID, true);
+    if (driven !== null) finished++;
+  }
+  return { claimed: leases.length, finished, unknown: leases.length - finished };
+}
+
+/** Runs the sweep in this process; a round that runs long delays the next (never two at once). */
+export function startRefundSweep(ctx: AppContext, log: Logger): { close: () => Promise<void> } {
+  let round: Promise<unknown> | null = null;
+  const timer = setInterval(() => {
+    if (round !== null) return;
+    round = sweepRefunds(ctx)
+      .then((done) => {
+        if (done.claimed > 0) log.info(done, "refund sweep round");
+      })
+      .catch((error: unknown) => log.warn({ err: error }, "refund sweep round failed"))
+      .finally(() => {
+        round = null;
+      });
+  }, ctx.config.refund_sweep_interval_ms);
+  timer.unref();
+  return {
+    close: async () => {
+      clearInterval(timer);
+      await round;
+    },
+  };
+}
