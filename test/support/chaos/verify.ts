@@ -114,7 +114,9 @@ export async function checkWebhooks(run: Run): Promise<void> {
         ? ["completed", "refunded"]
         : row.type === "order.failed"
           ? ["failed"]
-          : null;
+          : row.type === "order.refunded"
+            ? ["refunded"]
+            : null;
     if (expected !== null && !expected.includes(row.order_status ?? "")) {
       run.breach(
         `webhook: ${row.type} ${row.event_id} for order ${row.order_id}, which is ${row.order_status}`,
@@ -128,13 +130,24 @@ export async function checkWebhooks(run: Run): Promise<void> {
     if (entry.path !== committed.get(entry.id)?.partner_id)
       run.breach(`webhook: ${entry.id} went to another partner`);
   }
-  const orders = await run.cluster.pool.query<{ order_id: string; status: string; events: number }>(`
-    select o.order_id, o.status, count(e.event_id)::int as events
-    from orders o left join events e on e.data->>'orderID' = o.order_id and e.type in ('order.completed', 'order.failed')
+  const orders = await run.cluster.pool.query<{
+    order_id: string;
+    status: string;
+    events: number;
+    refunds: number;
+  }>(`
+    select o.order_id, o.status,
+           count(e.event_id) filter (where e.type in ('order.completed', 'order.failed'))::int as events,
+           count(e.event_id) filter (where e.type = 'order.refunded')::int as refunds
+    from orders o left join events e on e.data->>'orderID' = o.order_id
     where o.status in ('completed', 'failed', 'refunded') group by o.order_id, o.status`);
   for (const order of orders.rows) {
     if (order.events !== 1)
       run.breach(`webhook: order ${order.order_id} (${order.status}) has ${order.events} order events`);
+    if (order.refunds !== (order.status === "refunded" ? 1 : 0))
+      run.breach(
+        `webhook: order ${order.order_id} (${order.status}) has ${order.refunds} order.refunded events`,
+      );
   }
   run.stats.webhooks_answered = answered.size;
 }
