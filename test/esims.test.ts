@@ -181,13 +181,25 @@ test("usage: sums the bundles, counts what queued and active bundles have left, 
   const { iccid } = partner;
   const topup = await topUp(partner.api_key, iccid, `usage-${iccid}`);
   assert.equal(topup.status, 200, topup.text);
+  // The top-up makes the eSIM due for a pull at once: let that pull land first, or the carrier's
+  // fresher snapshot would overwrite the state this test writes below.
+  await waitFor(
+    "the pull the top-up asked for",
+    async () =>
+      (
+        await sql<{
+          pulled: boolean;
+        }>`select next_sync_at > now() as pulled from esims where iccid = ${iccid}`.execute(db)
+      ).rows[0]?.pulled === true || null,
+    10_000,
+  );
   // State as the carrier signals would leave it: the original used up, the top-up half used.
   await sql`update esim_bundles set status = 'depleted', data_used_mb = 1024, activated_at = '2026-11-01T08:00:00Z',
             expires_at = '2026-11-08T08:00:00Z' where order_id = ${partner.order.orderID}`.execute(db);
   await sql`update esim_bundles set status = 'active', data_used_mb = 1000 where order_id = ${topup.body.orderID}`.execute(
     db,
   );
-  await sql`update esims set status = 'active', installed_at = '2026-11-01T07:59:00.600Z',
+  await sql`update esims set status = 'active', installed_at = '2026-11-01T07:59:00.600Z', next_sync_at = null,
             activated_at = '2026-11-01T08:00:00Z', usage_updated_at = '2026-11-05T12:30:00Z' where iccid = ${iccid}`.execute(
     db,
   );
