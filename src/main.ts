@@ -3,6 +3,8 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { type Logger, pino } from "pino";
+import type { Carrier } from "./carrier/carrier.ts";
+import { composeCarrier } from "./carrier/es2plus/compose.ts";
 import { HttpCarrier } from "./carrier/http-carrier.ts";
 import { startSimulator } from "./carrier/simulator/server.ts";
 import { catalogChanged } from "./catalog/catalog-cache.ts";
@@ -68,7 +70,7 @@ async function openDatabase(config: Config, database_url: string, log: Logger, c
 }
 
 type StartedCarrier = {
-  carrier: HttpCarrier;
+  carrier: Carrier;
   /** The built-in simulator learns where to push signals once the API listens (null: a real carrier). */
   pointCallbacksAt: ((url: string) => void) | null;
 };
@@ -108,12 +110,13 @@ async function startCarrier(
     log.info({ carrier_url }, "sandbox carrier simulator started");
     pointCallbacksAt = (url) => simulator.setCallback(url, config.carrier_callback_token);
   }
-  const carrier = new HttpCarrier({
+  const bundles = new HttpCarrier({
     base_url: carrier_url,
     api_key: carrier_api_key ?? "",
     timeout_ms: config.carrier_timeout_ms,
   });
-  return { carrier, pointCallbacksAt };
+  // CARRIER_PROFILES=es2plus: profiles from the SM-DP+, the rest from the HTTP carrier above.
+  return { carrier: composeCarrier(config, pool, bundles), pointCallbacksAt };
 }
 
 /** The mailer, the job worker and its stale-job sweeper. */

@@ -49,11 +49,20 @@ export type LookedUpOutcome =
   | { kind: "not_found" }
   | { kind: "unavailable"; reason: string };
 
+export type CancelRequest = { reference: string /* the order being refunded */; iccid: string };
+/** ok: cancelled now or earlier (idempotent by reference); refused: the carrier will not (downloaded, used). */
+export type CancelOutcome =
+  | { kind: "ok" }
+  | { kind: "refused"; reason: "esim_installed" | "bundle_used" | string }
+  | { kind: "unavailable"; reason: string };
+
 export interface Carrier extends EsimLifecycle {
   provisionProfile(request: ProvisionRequest): Promise<CarrierOutcome<ProvisionedProfile>>;
   topUp(request: TopUpRequest): Promise<CarrierOutcome<TopUpResult>>;
   /** The outcome of an earlier reference; never provisions (an operator settling a stuck order). */
   lookUpOutcome(reference: string): Promise<LookedUpOutcome>;
+  cancelProfile(request: CancelRequest): Promise<CancelOutcome>; // a new eSIM's order: the profile and its bundle
+  cancelBundle(request: CancelRequest): Promise<CancelOutcome>; // a top-up order: its queued bundle only
 }
 
 // After the sale (contract "eSIMs"): what the carrier knows of one eSIM over time. The carrier

@@ -8,6 +8,8 @@
 // malformed) is "unavailable": the outcome is unknown and the caller asks again later with the
 // same reference, which the carrier answers without provisioning twice.
 import type {
+  CancelOutcome,
+  CancelRequest,
   Carrier,
   CarrierOutcome,
   EsimStateOutcome,
@@ -70,6 +72,40 @@ export class HttpCarrier implements Carrier {
     if (profile === null)
       return { kind: "unavailable", reason: "carrier answered 200 with a malformed profile" };
     return { kind: "ok", value: profile };
+  }
+
+  /**
+   * The bundle side of a new eSIM whose profile came from an SM-DP+ (CARRIER_PROFILES=es2plus):
+   * POST /profiles naming the profile, so the bundle system attaches the plan to that ICCID.
+   */
+  async attachPlan(
+    request: ProvisionRequest,
+    profile: ProvisionedProfile,
+  ): Promise<CarrierOutcome<ProvisionedProfile>> {
+    const body = {
+      ...request,
+      profile: {
+        iccid: profile.iccid,
+        smdp_address: profile.smdp_address,
+        matching_id: profile.activation_code,
+      },
+    };
+    const answer = await this.#post("/profiles", body);
+    if (answer.kind === "unavailable") return answer;
+    if (answer.status !== 200) return notOk(answer.status, answer.body);
+    const attached = parseProvisionedProfile(answer.body);
+    if (attached?.iccid !== profile.iccid)
+      return { kind: "unavailable", reason: "carrier answered 200 with another profile" };
+    return { kind: "ok", value: profile };
+  }
+
+  /** POST /cancellations (docs/carrier-api.md): 200 cancelled, 422 refused with its reason. */
+  async cancelProfile(request: CancelRequest): Promise<CancelOutcome> {
+    return cancelAnswer(await this.#post("/cancellations", { ...request, scope: "profile" }));
+  }
+
+  async cancelBundle(request: CancelRequest): Promise<CancelOutcome> {
+    return cancelAnswer(await this.#post("/cancellations", { ...request, scope: "bundle" }));
   }
 
   async topUp(request: TopUpRequest): Promise<CarrierOutcome<TopUpResult>> {
@@ -142,6 +178,13 @@ function notOk(status: number, body: unknown): CarrierOutcome<never> {
     };
   }
   return { kind: "unavailable", reason: `carrier answered HTTP ${status}` };
+}
+
+function cancelAnswer(answer: HttpAnswer): CancelOutcome {
+  if (answer.kind === "unavailable") return answer;
+  if (answer.status === 200) return { kind: "ok" };
+  const outcome = notOk(answer.status, answer.body);
+  return outcome.kind === "ok" ? { kind: "unavailable", reason: "unexpected" } : outcome;
 }
 
 /** A signal about the ICCID asked for, 404 not_found, or unavailable (anything else). */

@@ -4,6 +4,7 @@
 // service's own simulator answered.
 import { randomBytes } from "node:crypto";
 import type { Carrier } from "../carrier/carrier.ts";
+import { composeCarrier } from "../carrier/es2plus/compose.ts";
 import { HttpCarrier } from "../carrier/http-carrier.ts";
 import { startSimulator } from "../carrier/simulator/server.ts";
 import type { Config } from "../config.ts";
@@ -17,7 +18,8 @@ export async function withCarrier<T>(
   const timeout_ms = config.carrier_timeout_ms;
   if (config.carrier_url !== null) {
     const api_key = config.carrier_api_key ?? "";
-    return work(new HttpCarrier({ base_url: config.carrier_url, api_key, timeout_ms }));
+    const bundles = new HttpCarrier({ base_url: config.carrier_url, api_key, timeout_ms });
+    return work(composeCarrier(config, pool, bundles));
   }
   const apiKey = randomBytes(24).toString("base64url");
   const simulator = await startSimulator({

@@ -6,6 +6,7 @@ import { routesOf } from "../shared/endpoint.ts";
 import type { App } from "../shared/http-types.ts";
 import { carrierCallbackRoute } from "./carrier-callback.route.ts";
 import { simulateEsimRoute } from "./simulate-esim.route.ts";
+import { smdpProgressRoute } from "./smdp-progress.route.ts";
 
 const sandboxRoutes = routesOf([simulateEsimRoute]);
 
@@ -17,3 +18,5 @@ export async function esimSignalRoutes(app: App, ctx: AppContext): Promise<void>
   if (ctx.config.app_env === "sandbox") await sandboxRoutes(app, ctx);
 }
 export const carrierCallbackRoutes = routesOf([carrierCallbackRoute]);
+/** The SM-DP+'s HandleDownloadProgressInfo (CARRIER_PROFILES=es2plus), at its ES2+ path. */
+export const smdpCallbackRoutes = routesOf([smdpProgressRoute]);

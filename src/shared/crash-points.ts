@@ -7,6 +7,8 @@ export const CRASH_POINTS = [
   "after_completion_commit",
   // An eSIM signal (callback or pull) received and applied, its transaction not yet committed.
   "before_signal_commit",
+  // ES2+ (issue 15): DownloadOrder answered, ConfirmOrder not sent yet.
+  "after_download_order",
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
