@@ -11,7 +11,7 @@ export type SmdpFaults = {
   drop_share: number;
   /** Share of calls done, then answered with a wrong X-Admin-Protocol header. */
   bad_header_share: number;
-  /** The functions the three shares apply to (null: all). */
+  /** The functions the three shares apply to (null or empty: all). */
   functions: string[] | null;
   callback_url: string | null;
   callback_token: string | null;

@@ -101,7 +101,9 @@ export async function startSmdpSimulator(options: SmdpSimulatorOptions): Promise
 }
 
 const roll = (share: number, fn: string, faults: SmdpFaults) =>
-  share > 0 && (faults.functions === null || faults.functions.includes(fn)) && Math.random() < share;
+  share > 0 &&
+  (faults.functions === null || faults.functions.length === 0 || faults.functions.includes(fn)) &&
+  Math.random() < share;
 
 async function es2Call(
   request: FastifyRequest,
