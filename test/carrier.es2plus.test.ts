@@ -205,12 +205,21 @@ test("the composed carrier attaches the plan at the bundle system to the SM-DP+'
   const {
     iccids: [declined],
   } = await stock(1, { package_id: "PKG-DECLINE" });
-  const refused = await carrier.provisionProfile({
+  const declined_request = {
     ...request,
     reference: "ord_es2_declined",
     external_package_id: "PKG-DECLINE",
     end_user_email: "decline@carrier.test",
-  });
+  };
+  // The refusal is final only once the SM-DP+ confirms CancelOrder: a lost answer keeps it pending.
+  await smdp.control({ fail_share: 1, functions: ["cancelOrder"] });
+  try {
+    assert.equal((await carrier.provisionProfile(declined_request)).kind, "unavailable");
+  } finally {
+    await smdp.control({ fail_share: 0, functions: [] });
+  }
+  assert.equal((await smdp.profile(declined!))?.state, "RELEASED");
+  const refused = await carrier.provisionProfile(declined_request);
   assert.equal(refused.kind, "refused");
   assert.equal((await smdp.profile(declined!))?.state, "UNAVAILABLE");
   assert.equal((await carrier.lookUpOutcome("ord_es2_declined")).kind, "refused");

@@ -36,6 +36,8 @@ export async function startSmdpProcess(options: {
   certs: TestCertificates;
   callback_url?: string;
   callback_token?: string;
+  /** Register stop() with node:test's after() (default); plain scripts pass false and stop it. */
+  stopAfterTests?: boolean;
 }): Promise<SmdpProcess> {
   const { certs } = options;
   const child = spawnNode({
@@ -57,7 +59,7 @@ export async function startSmdpProcess(options: {
   });
   const url = await waitForOutput(child, /^smdp simulator listening on (https:\/\/\S+)$/m, 15_000);
   unref(child);
-  after(() => child.stop(5_000));
+  if (options.stopAfterTests !== false) after(() => child.stop(5_000));
   const send = (method: string, path: string, body?: object) => smdpRequest(url, certs, method, path, body);
   const ok = async (method: string, path: string, body?: object) => {
     const answer = await send(method, path, body);

@@ -89,9 +89,10 @@ function signed(dir: string, ca: string, name: string, extensions: string): Pem 
   return { cert: readFileSync(cert_file, "utf8"), key: readFileSync(key_file, "utf8"), cert_file, key_file };
 }
 
-export function makeCertificates(): TestCertificates {
+/** `removeAfterTests: false` (plain scripts): the caller removes `dir` itself. */
+export function makeCertificates(options: { removeAfterTests?: boolean } = {}): TestCertificates {
   const dir = mkdtempSync(path.join(tmpdir(), "es2plus-tls-"));
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  if (options.removeAfterTests !== false) after(() => rmSync(dir, { recursive: true, force: true }));
   newCa(dir, "test-ca");
   newCa(dir, "stranger-ca");
   const server = signed(

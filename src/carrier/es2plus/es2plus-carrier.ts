@@ -18,7 +18,7 @@ import type {
 import type { HttpCarrier } from "../http-carrier.ts";
 import { cancelProfileOrder } from "./cancel-profile.ts";
 import { markRefused, selectIntent } from "./es2plus.sql.ts";
-import { type Es2PlusDeps, orderProfile } from "./order-profile.ts";
+import { type Es2PlusDeps, orderProfile, withdrawProfile } from "./order-profile.ts";
 
 export class Es2PlusCarrier implements Carrier {
   readonly #deps: Es2PlusDeps;
@@ -33,15 +33,14 @@ export class Es2PlusCarrier implements Carrier {
     const profile = await orderProfile(this.#deps, request.reference, request.external_package_id);
     if (profile.kind !== "ok") return profile;
     const attached = await this.#bundles.attachPlan(request, profile.value);
-    if (attached.kind === "refused") {
-      // The bundle system said no for good: the released profile must not stay usable.
-      await this.#deps.client.call("cancelOrder", {
-        iccid: profile.value.iccid,
-        matchingId: profile.value.activation_code,
-        finalProfileStatusIndicator: "Unavailable",
-      });
-      await markRefused(this.#deps.pool, request.reference, attached.reason);
+    if (attached.kind !== "refused") return attached;
+    // The bundle system said no for good: the released profile must not stay usable, and the
+    // refusal is final only once the SM-DP+ confirms it took the profile back.
+    const intent = await selectIntent(this.#deps.pool, request.reference);
+    if (intent === null || !(await withdrawProfile(this.#deps.client, intent))) {
+      return { kind: "unavailable", reason: `${attached.reason}; CancelOrder not confirmed yet` };
     }
+    await markRefused(this.#deps.pool, request.reference, attached.reason);
     return attached;
   }
 

@@ -54,7 +54,9 @@ export async function orderProfile(
   if (allocated.kind !== "done") return settleStep(deps.pool, reference, allocated);
   crashPoint("after_download_order");
   const confirmed = await confirmOrder(deps, intent);
-  if (confirmed.kind === "refused") await cancelAllocated(deps.client, intent);
+  if (confirmed.kind === "refused" && !(await withdrawProfile(deps.client, intent))) {
+    return { kind: "unavailable", reason: `${confirmed.reason}; CancelOrder not confirmed yet` };
+  }
   if (confirmed.kind !== "done") return settleStep(deps.pool, reference, confirmed);
   await markReleased(deps.pool, reference, deps.smdp_address);
   return { kind: "ok", value: profileOf({ ...intent, smdp_address: deps.smdp_address }) };
@@ -119,13 +121,22 @@ async function confirmOrder(deps: Es2PlusDeps, intent: IntentRow): Promise<Step>
   return notDone("ConfirmOrder", answer);
 }
 
-/** A definitive refusal after DownloadOrder: the allocated profile goes back, best effort. */
-async function cancelAllocated(client: Es2PlusClient, intent: IntentRow): Promise<void> {
-  await client.call("cancelOrder", {
+/**
+ * Takes back a profile whose order is refused (CancelOrder, Unavailable: the ICCID is never reused).
+ * Its code never left us, so "8.2.1/3.5 invalid transition" means it is cancelled already (or was
+ * never allocated) and "unknown ICCID" that there is nothing to take back. Only a confirmed
+ * withdrawal makes the refusal final: until then the order stays pending and is asked again.
+ */
+export async function withdrawProfile(client: Es2PlusClient, intent: IntentRow): Promise<boolean> {
+  const answer = await client.call("cancelOrder", {
     iccid: intent.iccid,
     matchingId: intent.matching_id,
     finalProfileStatusIndicator: "Unavailable",
   });
+  if (answer.kind === "executed") return true;
+  if (answer.kind === "unknown" || answer.retryable) return false;
+  const data = answer.status.statusCodeData;
+  return isStatus(data, STATUS.invalidTransition) || isStatus(data, STATUS.iccidUnknown);
 }
 
 function notDone(fn: string, answer: Exclude<Es2Answer, { kind: "executed" }>): Step {
