@@ -228,10 +228,12 @@ function checkTogether(config: Config): void {
     // A job (an email send) may hold a connection for seconds: jobs must never take the whole pool.
     throw new ConfigError("WORKER_CONCURRENCY", "may use at most half of DB_POOL_MAX connections");
   }
-  if (config.carrier_profiles === "es2plus" && config.es2plus === null) {
+  if (config.carrier_profiles === "es2plus" && config.es2plus === null && config.carrier_url !== null) {
+    // Without ES2PLUS_* only the sandbox's built-in carrier brings its own SM-DP+ (production
+    // always has CARRIER_URL, so it never gets here without them).
     throw new ConfigError(
       "ES2PLUS_URL",
-      "and the other ES2PLUS_* settings are required with CARRIER_PROFILES=es2plus",
+      "and the other ES2PLUS_* settings are required with CARRIER_PROFILES=es2plus and CARRIER_URL",
     );
   }
   if (config.rate_limit_burst < config.rate_limit_per_second) {

@@ -5,11 +5,16 @@
 // and a dropped ConfirmOrder answer each end with one profile for the order.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { test } from "node:test";
 import { iccidRange } from "../src/carrier/es2plus/iccid-range.ts";
 import { importInventory } from "../src/carrier/es2plus/import-inventory.ts";
 import { luhnCheckDigit } from "../src/carrier/luhn.ts";
+import { createTestDatabase } from "./support/db.ts";
 import { request } from "./support/http.ts";
+import { startServiceProcess } from "./support/service.ts";
 import { REQUESTER_ID, SMDP_ADDRESS, startSmdpProcess } from "./support/smdp.ts";
 import { makeCertificates } from "./support/tls.ts";
 import { call, createWorld, newCart, newPartner, submit, waitFor } from "./support/world.ts";
@@ -211,4 +216,43 @@ test("HandleDownloadProgressInfo: a wrong token is 401; a malformed or unknown n
     body: { ...notification, notificationPointId: 9 },
   });
   assert.equal(malformed.status, 204);
+});
+
+test("the sandbox's built-in SM-DP+ (CARRIER_PROFILES=es2plus, no CARRIER_URL): inventory on demand, mTLS, notifications", async () => {
+  const database = await createTestDatabase({ catalog: true });
+  const data_dir = await mkdtemp(path.join(os.tmpdir(), "es2plus-sandbox-"));
+  const sandbox = await startServiceProcess({
+    DATABASE_URL: database.url,
+    DATA_DIR: data_dir,
+    ADMIN_TOKEN: world.env.ADMIN_TOKEN!,
+    CARRIER_PROFILES: "es2plus",
+  });
+  try {
+    const partner = await newPartner(sandbox.url, 100_00);
+    const cart = await newCart(sandbox.url, partner.api_key);
+    const answer = await submit(sandbox.url, partner.api_key, cart.cart_key);
+    assert.equal(answer.status, 200, sandbox.logs().slice(-3000));
+    const purchase = answer.body.purchases[0];
+    const at_smdp = await database.pool.query(
+      "select state, matching_id from smdp_sim.profiles where iccid = $1",
+      [purchase.iccid],
+    );
+    assert.deepEqual(at_smdp.rows, [{ state: "RELEASED", matching_id: purchase.activation_code }]);
+    const path_ = `/v1/sandbox/esims/${purchase.iccid}/simulate`;
+    const installed = await call(sandbox.url, "POST", path_, {
+      key: partner.api_key,
+      body: { event: "install" },
+    });
+    assert.equal(installed.body.status, "installed");
+    await waitFor("the SM-DP+'s installation notification", async () => {
+      const rows = await database.pool.query(
+        "select 1 from smdp_notifications where iccid = $1 and notification_point_id = 4",
+        [purchase.iccid],
+      );
+      return rows.rows.length === 1;
+    });
+  } finally {
+    await sandbox.stop();
+    await rm(data_dir, { recursive: true, force: true });
+  }
 });

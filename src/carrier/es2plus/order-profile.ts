@@ -32,6 +32,8 @@ export type Es2PlusDeps = {
   client: Es2PlusClient;
   /** The SM-DP+ address for activation codes when ConfirmOrder does not name one. */
   smdp_address: string;
+  /** Sandbox only: adds ICCIDs to a package whose inventory ran out (the built-in SM-DP+). */
+  restock?: (external_package_id: string) => Promise<void>;
 };
 
 type Step = { kind: "done" } | { kind: "refused"; reason: string } | { kind: "unavailable"; reason: string };
@@ -41,7 +43,11 @@ export async function orderProfile(
   reference: string,
   external_package_id: string,
 ): Promise<CarrierOutcome<ProvisionedProfile>> {
-  const intent = await recordIntent(deps.pool, reference, external_package_id);
+  let intent = await recordIntent(deps.pool, reference, external_package_id);
+  if (intent === null && deps.restock) {
+    await deps.restock(external_package_id);
+    intent = await recordIntent(deps.pool, reference, external_package_id);
+  }
   if (intent === null) {
     return { kind: "refused", reason: `no profile left in the inventory of package ${external_package_id}` };
   }

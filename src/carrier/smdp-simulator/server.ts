@@ -32,7 +32,12 @@ export type SmdpSimulatorOptions = {
   callback_token?: string | null;
 };
 
-export type RunningSmdpSimulator = { url: string; close: () => Promise<void> };
+export type RunningSmdpSimulator = {
+  url: string;
+  close: () => Promise<void>;
+  /** Where HandleDownloadProgressInfo goes (the sandbox API learns its own URL only once listening). */
+  setCallback: (url: string | null, token: string | null) => void;
+};
 
 const BODY_LIMIT_BYTES = 16 * 1024;
 const FUNCTIONS = { downloadOrder, confirmOrder, cancelOrder, releaseProfile } as const;
@@ -96,6 +101,9 @@ export async function startSmdpSimulator(options: SmdpSimulatorOptions): Promise
     close: async () => {
       closing.abort();
       await app.close();
+    },
+    setCallback: (callback_url, callback_token) => {
+      faults = { ...faults, callback_url, callback_token };
     },
   };
 }
