@@ -150,7 +150,7 @@ function readServer(env: Env, app_env: AppEnv) {
   };
 }
 
-function readCarrier(env: Env) {
+function readCarrier(env: Env, app_env: AppEnv) {
   return {
     carrier_url: url(env, "CARRIER_URL", ["http:", "https:"]),
     carrier_api_key: text(env, "CARRIER_API_KEY"),
@@ -158,7 +158,14 @@ function readCarrier(env: Env) {
     carrier_callbacks_enabled:
       oneOf(env, "CARRIER_CALLBACKS_ENABLED", ["true", "false"] as const, "true") === "true",
     carrier_callback_token: bearerToken(env, "CARRIER_CALLBACK_TOKEN"),
-    carrier_profiles: oneOf(env, "CARRIER_PROFILES", ["http", "es2plus"] as const, "http"),
+    // The sandbox's built-in carrier runs the production path: profiles over ES2+ from its own
+    // SM-DP+ simulator. Anything pointed at a carrier (CARRIER_URL) keeps the HTTP protocol unless told.
+    carrier_profiles: oneOf(
+      env,
+      "CARRIER_PROFILES",
+      ["http", "es2plus"] as const,
+      app_env === "sandbox" && text(env, "CARRIER_URL") === null ? "es2plus" : "http",
+    ),
     es2plus: readEs2Plus(env),
     es2plus_callback_token: bearerToken(env, "ES2PLUS_CALLBACK_TOKEN"),
     usage_sync_min_interval_s: integer(env, "USAGE_SYNC_MIN_INTERVAL_S", 900, 1, 7 * 86_400),
@@ -287,7 +294,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError("CURRENCY", `expected an ISO 4217 code such as USD, got "${currency}"`);
   const config: Config = {
     ...readServer(env, app_env),
-    ...readCarrier(env),
+    ...readCarrier(env, app_env),
     log_level: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     currency,
     ...readLimits(env),

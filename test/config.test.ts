@@ -170,5 +170,7 @@ test("ES2+ settings are all or none: a partial set is refused, naming the first 
   );
   const { ES2PLUS_CALLBACK_TOKEN: _, ...without_token } = production;
   assert.throws(() => loadConfig({ ...without_token, ...ES2PLUS }), /ES2PLUS_CALLBACK_TOKEN:/);
-  assert.equal(loadConfig({}).carrier_profiles, "http", "the HTTP carrier protocol is the default");
+  assert.equal(loadConfig({}).carrier_profiles, "es2plus", "the sandbox's built-in carrier runs ES2+");
+  assert.equal(loadConfig({ CARRIER_URL: "https://carrier.example" }).carrier_profiles, "http");
+  assert.equal(loadConfig({ CARRIER_PROFILES: "http" }).carrier_profiles, "http");
 });
