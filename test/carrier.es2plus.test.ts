@@ -223,6 +223,11 @@ test("the composed carrier attaches the plan at the bundle system to the SM-DP+'
   assert.equal(refused.kind, "refused");
   assert.equal((await smdp.profile(declined!))?.state, "UNAVAILABLE");
   assert.equal((await carrier.lookUpOutcome("ord_es2_declined")).kind, "refused");
+  // Released at the SM-DP+ but no plan attached yet: an operator settling it must not hear "never provisioned".
+  const { package_id: halfway } = await stock(1);
+  await provisioned("ord_es2_halfway", halfway);
+  assert.equal((await carrier.lookUpOutcome("ord_es2_halfway")).kind, "unavailable");
+  assert.equal((await carrier.lookUpOutcome("ord_es2_never")).kind, "not_found");
 });
 
 test("the SM-DP+ refuses a client certificate from another CA, and a call without one", async () => {

@@ -55,7 +55,13 @@ export class Es2PlusCarrier implements Carrier {
       // Our intent is stored and the SM-DP+ may hold the profile: only asking again finishes it.
       return { kind: "unavailable", reason: "the SM-DP+ order is in progress; the resolver finishes it" };
     }
-    return this.#bundles.lookUpOutcome(reference);
+    const looked = await this.#bundles.lookUpOutcome(reference);
+    if (intent?.state === "released" && looked.kind === "not_found") {
+      // Released at the SM-DP+, plan not attached yet: not "never provisioned" (settling it as
+      // failed would leave a live profile for nothing); asking again (the resolver) finishes it.
+      return { kind: "unavailable", reason: "profile released at the SM-DP+; the plan is not attached yet" };
+    }
+    return looked;
   }
 
   esimState(iccid: string): Promise<EsimStateOutcome> {
@@ -76,15 +82,21 @@ export class Es2PlusCarrier implements Carrier {
         },
       );
       if (status === 404) return { kind: "not_found" };
-      if (status !== 200) return { kind: "unavailable", reason: `SM-DP+ simulator answered ${status}` };
+      // 409: the profile's state does not allow it (deleting one never downloaded): the SM-DP+ has
+      // nothing to do, the bundle system still hears of it.
+      if (status !== 200 && status !== 409) {
+        return { kind: "unavailable", reason: `SM-DP+ simulator answered ${status}` };
+      }
     }
     return this.#bundles.simulate(iccid, event);
   }
 
   async cancelProfile(request: CancelRequest): Promise<CancelOutcome> {
+    // The SM-DP+ first: a downloaded profile refuses the whole refund before the plan is touched.
     const profile = await cancelProfileOrder(this.#deps, request);
     if (profile.kind !== "ok") return profile;
-    return this.#bundles.cancelBundle(request);
+    // The bundle system's record of the profile and its plan (idempotent by reference).
+    return this.#bundles.cancelProfile(request);
   }
 
   cancelBundle(request: CancelRequest): Promise<CancelOutcome> {
