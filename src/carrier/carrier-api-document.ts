@@ -69,78 +69,94 @@ export function carrierApiDocument() {
       },
     },
     security: [{ bearer: [] }],
-    paths: {
-      "/profiles": {
-        post: {
-          operationId: "provisionProfile",
-          summary:
-            "A new eSIM: a profile and its first bundle (or, with `profile`, the bundle on an SM-DP+ profile)",
-          requestBody: { required: true, ...json(ref("ProvisionProfileBody"), "Idempotent by reference.") },
-          responses: {
-            "200": json(ref("Profile"), "The profile (the same one for a repeated reference)."),
-            ...failures,
-          },
+    paths: carrierApiPaths(),
+  };
+}
+
+/** The protocol's endpoints, one per path (docs/carrier-api.md). */
+function carrierApiPaths() {
+  return { ...writePaths(), ...readPaths() };
+}
+
+/** The calls that change something: each idempotent by reference. */
+function writePaths() {
+  return {
+    "/profiles": {
+      post: {
+        operationId: "provisionProfile",
+        summary:
+          "A new eSIM: a profile and its first bundle (or, with `profile`, the bundle on an SM-DP+ profile)",
+        requestBody: { required: true, ...json(ref("ProvisionProfileBody"), "Idempotent by reference.") },
+        responses: {
+          "200": json(ref("Profile"), "The profile (the same one for a repeated reference)."),
+          ...failures,
         },
       },
-      "/topups": {
-        post: {
-          operationId: "topUp",
-          summary: "A bundle queued on an existing eSIM",
-          requestBody: { required: true, ...json(ref("TopUpBody"), "Idempotent by reference.") },
-          responses: {
-            "200": json(Type.Object({ iccid: Type.String() }), "The ICCID topped up."),
-            ...failures,
-          },
+    },
+    "/topups": {
+      post: {
+        operationId: "topUp",
+        summary: "A bundle queued on an existing eSIM",
+        requestBody: { required: true, ...json(ref("TopUpBody"), "Idempotent by reference.") },
+        responses: {
+          "200": json(Type.Object({ iccid: Type.String() }), "The ICCID topped up."),
+          ...failures,
         },
       },
-      "/outcomes/{reference}": {
-        get: {
-          operationId: "lookUpOutcome",
-          summary: "What was done for a reference, doing nothing",
-          parameters: [
-            { name: "reference", in: "path", required: true, schema: { type: "string", maxLength: 200 } },
-          ],
-          responses: {
-            "200": json(
-              Type.Union([
-                Type.Object({ kind: Type.Literal("profile"), ...Profile.properties }),
-                Type.Object({ kind: Type.Literal("topup"), iccid: Type.String() }),
-              ]),
-              "The profile or top-up made for it.",
-            ),
-            "404": json(ref("NotFound"), "Never provisioned: definitive."),
-            ...failures,
-          },
+    },
+    "/cancellations": {
+      post: {
+        operationId: "cancel",
+        summary: "A refund: cancel an unused profile's bundle or a queued top-up bundle",
+        requestBody: { required: true, ...json(ref("CancelBody"), "Idempotent by reference.") },
+        responses: {
+          "200": json(Type.Object({ cancelled: Type.Literal(true) }), "Cancelled now or earlier."),
+          ...failures,
         },
       },
-      "/esims/{iccid}": {
-        get: {
-          operationId: "esimState",
-          summary: "One eSIM's profile state and per-bundle usage (the pull sync)",
-          parameters: [
-            {
-              name: "iccid",
-              in: "path",
-              required: true,
-              schema: { type: "string", pattern: "^89[0-9]{17,18}$" },
-            },
-          ],
-          responses: {
-            "200": json(ref("EsimSignal"), "The eSIM as the carrier sees it now."),
-            "404": json(ref("NotFound"), "Unknown ICCID."),
-            ...failures,
-          },
+    },
+  };
+}
+
+/** The calls that only read. */
+function readPaths() {
+  return {
+    "/outcomes/{reference}": {
+      get: {
+        operationId: "lookUpOutcome",
+        summary: "What was done for a reference, doing nothing",
+        parameters: [
+          { name: "reference", in: "path", required: true, schema: { type: "string", maxLength: 200 } },
+        ],
+        responses: {
+          "200": json(
+            Type.Union([
+              Type.Object({ kind: Type.Literal("profile"), ...Profile.properties }),
+              Type.Object({ kind: Type.Literal("topup"), iccid: Type.String() }),
+            ]),
+            "The profile or top-up made for it.",
+          ),
+          "404": json(ref("NotFound"), "Never provisioned: definitive."),
+          ...failures,
         },
       },
-      "/cancellations": {
-        post: {
-          operationId: "cancel",
-          summary: "A refund: cancel an unused profile's bundle or a queued top-up bundle",
-          requestBody: { required: true, ...json(ref("CancelBody"), "Idempotent by reference.") },
-          responses: {
-            "200": json(Type.Object({ cancelled: Type.Literal(true) }), "Cancelled now or earlier."),
-            ...failures,
+    },
+    "/esims/{iccid}": {
+      get: {
+        operationId: "esimState",
+        summary: "One eSIM's profile state and per-bundle usage (the pull sync)",
+        parameters: [
+          {
+            name: "iccid",
+            in: "path",
+            required: true,
+            schema: { type: "string", pattern: "^89[0-9]{17,18}$" },
           },
+        ],
+        responses: {
+          "200": json(ref("EsimSignal"), "The eSIM as the carrier sees it now."),
+          "404": json(ref("NotFound"), "Unknown ICCID."),
+          ...failures,
         },
       },
     },
