@@ -188,6 +188,7 @@ test("ES2+ settings are all or none: a partial set is refused, naming the first 
     CARRIER_CALLBACK_TOKEN: "a-long-callback-token",
     CARRIER_PROFILES: "es2plus",
     ES2PLUS_CALLBACK_TOKEN: "a-long-smdp-callback-token",
+    WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
   };
   const config = loadConfig({ ...production, ...ES2PLUS });
   assert.equal(config.carrier_profiles, "es2plus");
