@@ -71,7 +71,7 @@ module.exports = {
       severity: "error",
       comment:
         "The carrier simulator stands in for another company's system: it shares nothing of ours above the base.",
-      from: { path: "^src/carrier/simulator/" },
+      from: { path: "^src/carrier/(simulator|smdp-simulator)/" },
       to: { path: "^src/", pathNot: "^src/(carrier/|shared/|db/|config\\.ts$)" },
     },
     {

@@ -17,7 +17,9 @@
 // --operations 100000 (logical operations at most; the stream ends at whichever limit comes
 // first), --kills 12 (SIGKILLs of an API process, spread over the stream), --clients 6
 // (concurrent client loops), --drain-timeout 120 (seconds for pending orders and emails to
-// settle), --no-crash-points (never restart a process with CRASH_AT).
+// settle), --no-crash-points (never restart a process with CRASH_AT), --profiles es2plus (profiles
+// from the SM-DP+ simulator over ES2+ with mutual TLS, the production path; its faults change with
+// the carrier's and the audit checks released profiles = completed orders) or http.
 //
 // The engine is test/support/chaos/ (run.ts); this file reads the options and prints the report.
 import { parseArgs } from "node:util";
@@ -33,6 +35,12 @@ function positive(name: string, raw: string | undefined, fallback: number): numb
   return value;
 }
 
+function profilesOption(raw: string | undefined): ChaosOptions["profiles"] {
+  if (raw === undefined) return CHAOS_DEFAULTS.profiles;
+  if (raw !== "http" && raw !== "es2plus") throw new Error(`--profiles: http or es2plus, got ${raw}`);
+  return raw;
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -43,6 +51,7 @@ async function main(): Promise<number> {
       clients: { type: "string" },
       "drain-timeout": { type: "string" },
       "no-crash-points": { type: "boolean" },
+      profiles: { type: "string" },
     },
   });
   const options: ChaosOptions = {
@@ -53,6 +62,7 @@ async function main(): Promise<number> {
     clients: Math.max(1, positive("clients", values.clients, CHAOS_DEFAULTS.clients)),
     drain_timeout_s: positive("drain-timeout", values["drain-timeout"], CHAOS_DEFAULTS.drain_timeout_s),
     crash_points: values["no-crash-points"] !== true,
+    profiles: profilesOption(values.profiles),
     log: (line) => console.log(line),
   };
   const report = await runChaos(options);

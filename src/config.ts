@@ -29,6 +29,12 @@ export type Config = {
   carrier_callbacks_enabled: boolean;
   /** The shared secret the carrier sends as `Authorization: Bearer <token>` with each callback. */
   carrier_callback_token: string | null;
+  /** Where profiles come from: our HTTP carrier protocol, or an SM-DP+ over GSMA ES2+ (issue 15). */
+  carrier_profiles: "http" | "es2plus";
+  /** ES2+ settings; all or none (checkEs2Plus). */
+  es2plus: Es2PlusConfig | null;
+  /** The SM-DP+'s bearer token for HandleDownloadProgressInfo (absent: that route answers 404). */
+  es2plus_callback_token: string | null;
   /** No eSIM is pulled from the carrier more often than this (seconds). */
   usage_sync_min_interval_s: number;
   /** eSIMs each process pulls per second at most (0: no pull sync in this process). */
@@ -80,6 +86,19 @@ export type WebhookConfig = {
   webhook_first_retry_delay_ms: number;
   /** How often the delivery loop looks for new events and due retries without being woken. */
   webhook_poll_ms: number;
+};
+
+export type Es2PlusConfig = {
+  /** The SM-DP+'s ES2+ base URL (https). */
+  url: string;
+  /** Our functionRequesterIdentifier, as registered at the SM-DP+. */
+  requester_id: string;
+  /** PEM files: our client certificate, its key, and the CA that signed the SM-DP+'s certificate. */
+  client_cert_file: string;
+  client_key_file: string;
+  ca_file: string;
+  /** The SM-DP+ address in activation codes (LPA:1$<address>$<matching id>). */
+  smdp_address: string;
 };
 
 export class ConfigError extends Error {
@@ -160,7 +179,7 @@ function readServer(env: Env, app_env: AppEnv) {
   };
 }
 
-function readCarrier(env: Env) {
+function readCarrier(env: Env, app_env: AppEnv) {
   return {
     carrier_url: url(env, "CARRIER_URL", ["http:", "https:"]),
     carrier_api_key: text(env, "CARRIER_API_KEY"),
@@ -168,8 +187,51 @@ function readCarrier(env: Env) {
     carrier_callbacks_enabled:
       oneOf(env, "CARRIER_CALLBACKS_ENABLED", ["true", "false"] as const, "true") === "true",
     carrier_callback_token: bearerToken(env, "CARRIER_CALLBACK_TOKEN"),
+    // The sandbox's built-in carrier runs the production path: profiles over ES2+ from its own
+    // SM-DP+ simulator. Anything pointed at a carrier (CARRIER_URL) keeps the HTTP protocol unless told.
+    carrier_profiles: oneOf(
+      env,
+      "CARRIER_PROFILES",
+      ["http", "es2plus"] as const,
+      app_env === "sandbox" && text(env, "CARRIER_URL") === null ? "es2plus" : "http",
+    ),
+    es2plus: readEs2Plus(env),
+    es2plus_callback_token: bearerToken(env, "ES2PLUS_CALLBACK_TOKEN"),
     usage_sync_min_interval_s: integer(env, "USAGE_SYNC_MIN_INTERVAL_S", 900, 1, 7 * 86_400),
     usage_sync_max_per_second: integer(env, "USAGE_SYNC_MAX_PER_SECOND", 5, 0, 1_000),
+  };
+}
+
+const ES2PLUS_VARIABLES = [
+  "ES2PLUS_URL",
+  "ES2PLUS_REQUESTER_ID",
+  "ES2PLUS_CLIENT_CERT_FILE",
+  "ES2PLUS_CLIENT_KEY_FILE",
+  "ES2PLUS_CA_FILE",
+  "ES2PLUS_SMDP_ADDRESS",
+] as const;
+
+/** All six ES2+ settings or none: half a configuration is refused, in every environment. */
+function readEs2Plus(env: Env): Es2PlusConfig | null {
+  const given = ES2PLUS_VARIABLES.filter((name) => text(env, name) !== null);
+  if (given.length === 0) return null;
+  const missing = ES2PLUS_VARIABLES.filter((name) => text(env, name) === null);
+  if (missing.length > 0) throw new ConfigError(missing[0]!, `is required with ${given.join(", ")}`);
+  const requester_id = text(env, "ES2PLUS_REQUESTER_ID")!;
+  if (!/^[\x21-\x7e]{1,128}$/.test(requester_id)) {
+    throw new ConfigError("ES2PLUS_REQUESTER_ID", "must be 1 to 128 printable characters without spaces");
+  }
+  const smdp_address = text(env, "ES2PLUS_SMDP_ADDRESS")!;
+  if (!/^[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?$/.test(smdp_address)) {
+    throw new ConfigError("ES2PLUS_SMDP_ADDRESS", "must be a host name with an optional port");
+  }
+  return {
+    url: url(env, "ES2PLUS_URL", ["https:"])!,
+    requester_id,
+    client_cert_file: text(env, "ES2PLUS_CLIENT_CERT_FILE")!,
+    client_key_file: text(env, "ES2PLUS_CLIENT_KEY_FILE")!,
+    ca_file: text(env, "ES2PLUS_CA_FILE")!,
+    smdp_address,
   };
 }
 
@@ -235,6 +297,14 @@ function checkTogether(config: Config): void {
     // A job (an email send) may hold a connection for seconds: jobs must never take the whole pool.
     throw new ConfigError("WORKER_CONCURRENCY", "may use at most half of DB_POOL_MAX connections");
   }
+  if (config.carrier_profiles === "es2plus" && config.es2plus === null && config.carrier_url !== null) {
+    // Without ES2PLUS_* only the sandbox's built-in carrier brings its own SM-DP+ (production
+    // always has CARRIER_URL, so it never gets here without them).
+    throw new ConfigError(
+      "ES2PLUS_URL",
+      "and the other ES2PLUS_* settings are required with CARRIER_PROFILES=es2plus and CARRIER_URL",
+    );
+  }
   if (config.rate_limit_burst < config.rate_limit_per_second) {
     throw new ConfigError("RATE_LIMIT_BURST", "must be at least RATE_LIMIT_PER_SECOND");
   }
@@ -265,6 +335,13 @@ function checkProduction(config: Config): void {
   ] as const) {
     if (value === null) throw new ConfigError(name, "is required when APP_ENV=production");
   }
+  if (config.carrier_profiles === "es2plus" && config.es2plus_callback_token === null) {
+    // The SM-DP+'s notifications move eSIMs to installed or deleted: never an open door.
+    throw new ConfigError(
+      "ES2PLUS_CALLBACK_TOKEN",
+      "is required with CARRIER_PROFILES=es2plus in production",
+    );
+  }
   if (config.carrier_callbacks_enabled && config.carrier_callback_token === null) {
     // An open callback endpoint would let anyone move eSIMs' states and fire partners' webhooks.
     throw new ConfigError(
@@ -281,7 +358,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError("CURRENCY", `expected an ISO 4217 code such as USD, got "${currency}"`);
   const config: Config = {
     ...readServer(env, app_env),
-    ...readCarrier(env),
+    ...readCarrier(env, app_env),
     log_level: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     currency,
     ...readLimits(env),

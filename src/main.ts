@@ -3,8 +3,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { type Logger, pino } from "pino";
-import { HttpCarrier } from "./carrier/http-carrier.ts";
-import { startSimulator } from "./carrier/simulator/server.ts";
+import { type StartedCarrier, startCarrier } from "./carrier/start-carrier.ts";
 import { catalogChanged } from "./catalog/catalog-cache.ts";
 import { seedDefaultCatalogIfEmpty } from "./catalog/seed-catalog.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
@@ -70,53 +69,36 @@ async function openDatabase(config: Config, database_url: string, log: Logger, c
   return { pool, db };
 }
 
-type StartedCarrier = {
-  carrier: HttpCarrier;
-  /** The built-in simulator learns where to push signals once the API listens (null: a real carrier). */
-  pointCallbacksAt: ((url: string) => void) | null;
-};
-
 /**
- * The built-in simulator (sandbox without CARRIER_URL) pushes its signals to this process: with
- * no CARRIER_CALLBACK_TOKEN set, one is made for this run.
+ * The built-in simulators (sandbox without CARRIER_URL, or with CARRIER_PROFILES=es2plus and no
+ * ES2PLUS_URL) push their signals to this process: tokens not set are made for this run.
  */
 function withSandboxCallbackToken(config: Config): Config {
-  if (config.carrier_url !== null || config.carrier_callback_token !== null) return config;
-  return { ...config, carrier_callback_token: randomBytes(24).toString("base64url") };
+  const token = () => randomBytes(24).toString("base64url");
+  let next = config;
+  if (config.carrier_url === null && config.carrier_callback_token === null) {
+    next = { ...next, carrier_callback_token: token() };
+  }
+  if (
+    config.carrier_profiles === "es2plus" &&
+    config.es2plus === null &&
+    config.es2plus_callback_token === null
+  ) {
+    next = { ...next, es2plus_callback_token: token() };
+  }
+  return next;
 }
 
-/** CARRIER_URL, or (sandbox only: config.ts refuses production without it) the built-in simulator. */
-async function startCarrier(
+/** The carrier (src/carrier/start-carrier.ts), its closers registered with the process's. */
+async function startCarrierOf(
   config: Config,
   pool: Pool,
   log: Logger,
   closers: Closers,
 ): Promise<StartedCarrier> {
-  let carrier_url = config.carrier_url;
-  let carrier_api_key = config.carrier_api_key;
-  let pointCallbacksAt: StartedCarrier["pointCallbacksAt"] = null;
-  if (carrier_url === null) {
-    carrier_api_key = randomBytes(24).toString("base64url");
-    const simulator = await startSimulator({
-      pool,
-      port: 0,
-      host: "127.0.0.1",
-      apiKey: carrier_api_key,
-      latency_ms: 0,
-      slow_ms: 15_000,
-      log: (message) => log.info(message),
-    });
-    carrier_url = simulator.url;
-    closers.push({ name: "carrier simulator", close: simulator.close });
-    log.info({ carrier_url }, "sandbox carrier simulator started");
-    pointCallbacksAt = (url) => simulator.setCallback(url, config.carrier_callback_token);
-  }
-  const carrier = new HttpCarrier({
-    base_url: carrier_url,
-    api_key: carrier_api_key ?? "",
-    timeout_ms: config.carrier_timeout_ms,
-  });
-  return { carrier, pointCallbacksAt };
+  const started = await startCarrier(config, pool, (message) => log.info(message));
+  closers.push(...started.closers);
+  return started;
 }
 
 /**
@@ -222,13 +204,13 @@ function closeOnSignals(log: Logger, closers: Closers, started: Promise<unknown>
 async function start(config: Config, log: Logger, closers: Closers): Promise<void> {
   const database_url = await openDatabaseUrl(config, log, closers);
   const { pool, db } = await openDatabase(config, database_url, log, closers);
-  const { carrier, pointCallbacksAt } = await startCarrier(config, pool, log, closers);
+  const { carrier, pointCallbacksAt } = await startCarrierOf(config, pool, log, closers);
   const ctx: AppContext = { config: await withWebhookSecretKey(config, log), pool, db, carrier };
   armCrashPoint(config.crash_at);
   await startBackground(ctx, log, closers);
   await startWebhooks(ctx, database_url, log, closers);
   const port = await listen(ctx, database_url, log, closers);
-  pointCallbacksAt?.(`http://127.0.0.1:${port}/carrier/callbacks`);
+  pointCallbacksAt?.(`http://127.0.0.1:${port}`);
   await printSandboxHint(ctx, port);
 }
 

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { sql } from "kysely";
 import { type AuditResult, auditSystem, formatAudit } from "./support/audit.ts";
-import { CHAOS_SERVICE_ENV, CHAOS_SIMULATOR_ENV } from "./support/chaos/options.ts";
+import { CHAOS_ES2PLUS_STOCK, CHAOS_SERVICE_ENV, CHAOS_SIMULATOR_ENV } from "./support/chaos/options.ts";
 import { formatChaosReport, runChaos } from "./support/chaos/run.ts";
 import { type Cluster, startCluster } from "./support/cluster.ts";
 import { createTestDatabase } from "./support/db.ts";
@@ -20,6 +20,8 @@ const cluster: Cluster = await startCluster({
   databaseUrl: database.url,
   env: CHAOS_SERVICE_ENV,
   simulatorEnv: CHAOS_SIMULATOR_ENV,
+  // Profiles from the SM-DP+ simulator over ES2+ and mutual TLS: the production path.
+  es2plus: { ...CHAOS_ES2PLUS_STOCK, profiles_per_package: 500 },
 });
 // Registered after the database's own after() (which drops it), and node:test runs after() hooks
 // in order: the last test stops the cluster itself, and this is the backstop if it never gets there.
@@ -37,6 +39,7 @@ test(`three SIGKILLs under purchases, top-ups, refunds and retries: the audit pa
     clients: 4,
     drain_timeout_s: 30,
     crash_points: true,
+    profiles: "es2plus",
     cluster,
     log: (line) => lines.push(line),
   });
@@ -53,6 +56,7 @@ async function auditNow(): Promise<AuditResult> {
     pool: database.pool,
     simulator: cluster.simulator,
     smtp: cluster.smtp,
+    smdp: cluster.smdp,
     uniqueClientReferences: true,
   });
 }
@@ -195,6 +199,27 @@ test("the audit fails loudly on each broken invariant, naming what broke", async
     "update carrier_sim.profiles set cancelled_at = null where reference = $1",
     (result) => assertBreach(result, "refund-cancelled", id),
     [id],
+  );
+
+  // A profile the SM-DP+ released for no order of ours, and one left half-ordered (ALLOCATED).
+  const spare = await database.pool.query<{ iccid: string }>(
+    "select iccid from smdp_sim.profiles where state = 'AVAILABLE' order by iccid limit 2",
+  );
+  const [ghost, half] = spare.rows.map((row) => row.iccid);
+  await whileBroken(
+    `update smdp_sim.profiles set state = 'RELEASED' where iccid = $1;
+     insert into smdp_sim.transitions (iccid, function, from_state, to_state) values ($1, 'ghost', 'AVAILABLE', 'RELEASED')`.replaceAll(
+      "$1",
+      `'${ghost}'`,
+    ),
+    `delete from smdp_sim.transitions where function = 'ghost';
+     update smdp_sim.profiles set state = 'AVAILABLE' where iccid = '${ghost}'`,
+    (result) => assertBreach(result, "smdp", ghost!),
+  );
+  await whileBroken(
+    `update smdp_sim.profiles set state = 'ALLOCATED' where iccid = '${half}'`,
+    `update smdp_sim.profiles set state = 'AVAILABLE' where iccid = '${half}'`,
+    (result) => assertBreach(result, "smdp", "left ALLOCATED"),
   );
 
   // A confirmation email that was never delivered.

@@ -167,3 +167,47 @@ test("webhook settings: the secret key is base64 of 32+ bytes, the first retry's
     (error: Error) => /^WEBHOOK_FIRST_RETRY_DELAY_MS: is a test setting/.test(error.message),
   );
 });
+
+const ES2PLUS = {
+  ES2PLUS_URL: "https://smdp.example:8443",
+  ES2PLUS_REQUESTER_ID: "esim-api",
+  ES2PLUS_CLIENT_CERT_FILE: "/etc/esim/client.pem",
+  ES2PLUS_CLIENT_KEY_FILE: "/etc/esim/client.key",
+  ES2PLUS_CA_FILE: "/etc/esim/smdp-ca.pem",
+  ES2PLUS_SMDP_ADDRESS: "smdp.example",
+};
+
+test("ES2+ settings are all or none: a partial set is refused, naming the first missing one", () => {
+  const production = {
+    APP_ENV: "production",
+    DATABASE_URL: "postgres://db.example/esim",
+    ADMIN_TOKEN: "a-long-admin-token",
+    SMTP_URL: "smtp://mail.example",
+    CARRIER_URL: "https://carrier.example",
+    CARRIER_API_KEY: "secret",
+    CARRIER_CALLBACK_TOKEN: "a-long-callback-token",
+    CARRIER_PROFILES: "es2plus",
+    ES2PLUS_CALLBACK_TOKEN: "a-long-smdp-callback-token",
+    WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
+  };
+  const config = loadConfig({ ...production, ...ES2PLUS });
+  assert.equal(config.carrier_profiles, "es2plus");
+  assert.equal(config.es2plus?.smdp_address, "smdp.example");
+  for (const missing of Object.keys(ES2PLUS)) {
+    const partial: Record<string, string> = { ...production, ...ES2PLUS };
+    delete partial[missing];
+    assert.throws(() => loadConfig(partial), new RegExp(`${missing}: is required with`));
+    // The same half configuration is refused with CARRIER_PROFILES=http too: it is a mistake either way.
+    assert.throws(() => loadConfig({ ...partial, CARRIER_PROFILES: "http" }), new RegExp(`${missing}:`));
+  }
+  assert.throws(() => loadConfig({ ...production, CARRIER_PROFILES: "es2plus" }), /ES2PLUS_URL:/);
+  assert.throws(
+    () => loadConfig({ ...production, ...ES2PLUS, ES2PLUS_URL: "http://smdp.example" }),
+    /ES2PLUS_URL/,
+  );
+  const { ES2PLUS_CALLBACK_TOKEN: _, ...without_token } = production;
+  assert.throws(() => loadConfig({ ...without_token, ...ES2PLUS }), /ES2PLUS_CALLBACK_TOKEN:/);
+  assert.equal(loadConfig({}).carrier_profiles, "es2plus", "the sandbox's built-in carrier runs ES2+");
+  assert.equal(loadConfig({ CARRIER_URL: "https://carrier.example" }).carrier_profiles, "http");
+  assert.equal(loadConfig({ CARRIER_PROFILES: "http" }).carrier_profiles, "http");
+});

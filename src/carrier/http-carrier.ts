@@ -74,6 +74,31 @@ export class HttpCarrier implements Carrier {
     return { kind: "ok", value: profile };
   }
 
+  /**
+   * The bundle side of a new eSIM whose profile came from an SM-DP+ (CARRIER_PROFILES=es2plus):
+   * POST /profiles naming the profile, so the bundle system attaches the plan to that ICCID.
+   */
+  async attachPlan(
+    request: ProvisionRequest,
+    profile: ProvisionedProfile,
+  ): Promise<CarrierOutcome<ProvisionedProfile>> {
+    const body = {
+      ...request,
+      profile: {
+        iccid: profile.iccid,
+        smdp_address: profile.smdp_address,
+        matching_id: profile.activation_code,
+      },
+    };
+    const answer = await this.#post("/profiles", body);
+    if (answer.kind === "unavailable") return answer;
+    if (answer.status !== 200) return notOk(answer.status, answer.body);
+    const attached = parseProvisionedProfile(answer.body);
+    if (attached?.iccid !== profile.iccid)
+      return { kind: "unavailable", reason: "carrier answered 200 with another profile" };
+    return { kind: "ok", value: profile };
+  }
+
   async topUp(request: TopUpRequest): Promise<CarrierOutcome<TopUpResult>> {
     const answer = await this.#post("/topups", request);
     if (answer.kind === "unavailable") return answer;

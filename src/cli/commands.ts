@@ -7,6 +7,7 @@ import { ledgerCommands } from "./ledger.ts";
 import { orderCommands } from "./orders.ts";
 import { partnerCommands } from "./partners.ts";
 import { pricingCommands } from "./pricing.ts";
+import { profileCommands } from "./profiles.ts";
 import { statementCommands } from "./statement.ts";
 import { walletCommands } from "./wallet.ts";
 
@@ -20,6 +21,7 @@ export const COMMANDS: readonly Command[] = [
   ...catalogCommands,
   ...orderCommands,
   ...esimCommands,
+  ...profileCommands,
 ];
 
 export function findCommand(group: string | undefined, name: string | undefined): Command | undefined {

@@ -6,6 +6,7 @@ import { routesOf } from "../shared/endpoint.ts";
 import type { App } from "../shared/http-types.ts";
 import { carrierCallbackRoute, type PendingReferences } from "./carrier-callback.route.ts";
 import { simulateEsimRoute } from "./simulate-esim.route.ts";
+import { smdpProgressRoute } from "./smdp-progress.route.ts";
 
 const sandboxRoutes = routesOf([simulateEsimRoute]);
 
@@ -20,3 +21,5 @@ export async function esimSignalRoutes(app: App, ctx: AppContext): Promise<void>
 export function carrierCallbackRoutes(pendingReferences: PendingReferences) {
   return routesOf([carrierCallbackRoute(pendingReferences)]);
 }
+/** The SM-DP+'s HandleDownloadProgressInfo (CARRIER_PROFILES=es2plus), at its ES2+ path. */
+export const smdpCallbackRoutes = routesOf([smdpProgressRoute]);

@@ -11,7 +11,7 @@ import { cartRoutes } from "../carts/routes.ts";
 import { catalogAdminRoutes, catalogRoutes } from "../catalog/routes.ts";
 import { consoleRoutes } from "../console/routes.ts";
 import { esimRoutes } from "../esims/routes.ts";
-import { carrierCallbackRoutes, esimSignalRoutes } from "../esims/signal-routes.ts";
+import { carrierCallbackRoutes, esimSignalRoutes, smdpCallbackRoutes } from "../esims/signal-routes.ts";
 import { eventRoutes } from "../events/routes.ts";
 import { pendingOrderIds, pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
@@ -230,6 +230,20 @@ async function registerCarrierCallbacks(app: App, ctx: AppContext, failures: Rat
       requireToken(request, token, failures, "CARRIER_CALLBACK_TOKEN");
     });
     await carrierCallbackRoutes(pendingOrderIds)(callbacks as App, ctx);
+  });
+  // The SM-DP+'s notifications, the same way behind ES2PLUS_CALLBACK_TOKEN; only with ES2+ profiles.
+  await app.register(async (smdp) => {
+    smdp.addHook("onRequest", async (request, reply) => {
+      const token = ctx.config.es2plus_callback_token;
+      if (ctx.config.carrier_profiles !== "es2plus" || token === null) {
+        return sendProblem(
+          reply,
+          new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`),
+        );
+      }
+      requireToken(request, token, failures, "ES2PLUS_CALLBACK_TOKEN");
+    });
+    await smdpCallbackRoutes(smdp as App, ctx);
   });
 }
 

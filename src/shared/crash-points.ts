@@ -12,6 +12,8 @@ export const CRASH_POINTS = [
   "after_refund_intent_commit",
   "after_cancel_answer",
   "after_refund_commit",
+  // ES2+ (issue 15): DownloadOrder answered, ConfirmOrder not sent yet.
+  "after_download_order",
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

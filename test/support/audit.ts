@@ -17,6 +17,8 @@
 //  6. The ledger balances (auditLedger): wallets' running totals, double entry, no negative wallet.
 //  7. Idempotency keys: a completed key replays its order's real outcome; none left running on a
 //     finished order; each key's order belongs to the key's partner.
+//  9. With profiles from an SM-DP+ (input.smdp): released profiles there = completed eSIM orders
+//     (test/support/audit/smdp.ts).
 //  8. Confirmation emails: exactly one email_deliveries row per completed new-eSIM order and none
 //     for anything else (a refunded one may have had its email before the refund); when the SMTP
 //     server is given, one distinct message (by Message-ID) per such order, to the order's address,
@@ -40,7 +42,9 @@ import {
   checkRefunds,
   checkUniqueness,
 } from "./audit/orders.ts";
+import { checkSmdpProfiles } from "./audit/smdp.ts";
 import type { SimulatorAudit } from "./simulator.ts";
+import type { SmdpAudit } from "./smdp.ts";
 import type { ReceivedMessage } from "./smtp.ts";
 
 export type AuditInput = {
@@ -49,6 +53,8 @@ export type AuditInput = {
   simulator: { audit: () => Promise<SimulatorAudit> };
   /** The test SMTP server's received messages, to check what really went out. */
   smtp?: { messages: ReceivedMessage[] };
+  /** The SM-DP+ simulator, when profiles come from it (CARRIER_PROFILES=es2plus). */
+  smdp?: { audit: () => Promise<SmdpAudit> } | null;
   /** The driver gave each logical purchase or top-up its own client_reference. */
   uniqueClientReferences?: boolean;
 };
@@ -104,6 +110,7 @@ export async function auditSystem(input: AuditInput): Promise<AuditResult> {
   await checkIdempotencyKeys(found, input.pool);
   await checkEmailDeliveries(found, input.pool);
   if (input.smtp) checkSmtp(found, notes, orders, input.smtp.messages);
+  if (input.smdp) checkSmdpProfiles(found, orders, await input.smdp.audit());
 
   const count = (predicate: (order: OrderFacts) => boolean) => orders.filter(predicate).length;
   const deliveries = await input.pool.query<{ n: number }>("select count(*)::int as n from email_deliveries");

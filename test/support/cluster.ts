@@ -11,10 +11,12 @@ import type { Kysely } from "kysely";
 import type pg from "pg";
 import { createKysely, createPool } from "../../src/db/pool.ts";
 import type { Database } from "../../src/db/schema.ts";
+import { type Es2PlusStock, startEs2PlusSide } from "./es2plus-side.ts";
 import { createPartner as createPartnerFixture } from "./fixtures.ts";
 import { startOwnPostgres } from "./postgres.ts";
 import { type ServiceProcess, startServiceProcess } from "./service.ts";
 import { type SimulatorProcess, startSimulatorProcess } from "./simulator.ts";
+import type { SmdpProcess } from "./smdp.ts";
 import { startSmtpServer, type TestSmtpServer } from "./smtp.ts";
 
 export type { Answer } from "./http.ts";
@@ -33,6 +35,8 @@ export type ClusterOptions = {
   env?: Record<string, string>;
   /** Extra environment for the simulator process, e.g. { SIMULATOR_SLOW_MS: "2500" }. */
   simulatorEnv?: Record<string, string>;
+  /** Profiles from the SM-DP+ simulator over ES2+ (CARRIER_PROFILES=es2plus), stocked for these packages. */
+  es2plus?: Es2PlusStock;
   log?: (message: string) => void;
 };
 
@@ -42,6 +46,8 @@ export type Cluster = {
   pool: pg.Pool;
   db: Kysely<Database>;
   simulator: SimulatorProcess;
+  /** The SM-DP+ simulator when profiles come from it, else null. */
+  smdp: SmdpProcess | null;
   smtp: TestSmtpServer;
   /** The API process in each slot; null while a slot is down (killed and not yet restarted). */
   services: (ServiceProcess | null)[];
@@ -112,6 +118,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     stack.push({ name: "carrier simulator", close: () => simulator.stop() });
     const smtp = await startSmtpServer();
     stack.push({ name: "SMTP server", close: () => smtp.close() });
+    const es2plus = options.es2plus ? await startEs2PlusSide(databaseUrl, pool, options.es2plus) : null;
+    if (es2plus) stack.push({ name: "SM-DP+ simulator", close: es2plus.stop });
 
     const env: Record<string, string> = {
       DATABASE_URL: databaseUrl,
@@ -123,6 +131,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       RATE_LIMIT_PER_SECOND: "100000",
       RATE_LIMIT_BURST: "100000",
       AUTH_FAILURES_PER_MINUTE: "100000",
+      ...es2plus?.env,
       ...options.env,
     };
     const services: (ServiceProcess | null)[] = Array.from({ length: options.services }, () => null);
@@ -150,6 +159,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       pool,
       db,
       simulator,
+      smdp: es2plus?.smdp ?? null,
       smtp,
       services,
       env,

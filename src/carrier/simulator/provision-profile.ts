@@ -36,6 +36,18 @@ export const ProvisionProfileBody = Type.Object(
     validity_days: ValidityDays,
     start_date: Type.Union([Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$" }), Type.Null()]),
     end_user_email: EndUserEmail,
+    // A profile prepared by the SM-DP+ (the service's CARRIER_PROFILES=es2plus): the bundle system
+    // records that ICCID and attaches the plan to it instead of taking one of its own.
+    profile: Type.Optional(
+      Type.Object(
+        {
+          iccid: Type.String({ pattern: "^89[0-9]{17,18}$" }),
+          smdp_address: Type.String({ minLength: 1, maxLength: 253 }),
+          matching_id: Type.String({ pattern: "^[0-9A-Z-]{1,64}$" }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -92,12 +104,12 @@ async function insertNewProfile(
   client: Parameters<typeof insertProfile>[0],
   request: ProvisionProfileBody,
 ): Promise<ProfileRow> {
-  const iccid = iccidFromSerial(await nextIccidSerial(client));
+  const given = request.profile;
   const inserted = await insertProfile(client, {
     reference: request.reference,
-    iccid,
-    matching_id: newMatchingId(),
-    smdp_address: SMDP_ADDRESS,
+    iccid: given?.iccid ?? iccidFromSerial(await nextIccidSerial(client)),
+    matching_id: given?.matching_id ?? newMatchingId(),
+    smdp_address: given?.smdp_address ?? SMDP_ADDRESS,
     external_package_id: request.external_package_id,
     data_mb_total: request.data_mb,
     validity_days: request.validity_days,

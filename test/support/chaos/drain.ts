@@ -12,6 +12,13 @@ export async function drain(run: Run): Promise<void> {
     fail_share: 0,
     down: false,
   });
+  await cluster.smdp?.control({
+    latency_ms: 0,
+    fail_share: 0,
+    drop_share: 0,
+    bad_header_share: 0,
+    down: false,
+  });
   // Processes armed with a crash point would die on the resolver's next purchase: start them clean.
   for (let slot = 0; slot < cluster.services.length; slot++) {
     await withSlot(run, slot, async () => {

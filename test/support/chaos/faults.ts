@@ -108,6 +108,13 @@ export async function faultChanger(run: Run): Promise<void> {
                   }
                 : { latency_ms: 0, refuse_share: 0, timeout_share: 0, fail_share: 0, down: true };
     await run.cluster.simulator.control(settings);
+    // The SM-DP+'s weather: lost answers after the work (drop), 500s before it, bad headers, latency.
+    await run.cluster.smdp?.control({
+      latency_ms: rng.int(0, 100),
+      drop_share: rng.chance(0.4) ? rng.int(5, 30) / 100 : 0,
+      fail_share: rng.chance(0.3) ? rng.int(5, 30) / 100 : 0,
+      bad_header_share: rng.chance(0.2) ? rng.int(5, 20) / 100 : 0,
+    });
     run.stats.fault_changes += 1;
     // An outage is short; other weather lasts a few seconds.
     const hold_ms = settings.down ? rng.int(800, 2000) : rng.int(2000, 5000);

@@ -11,6 +11,8 @@ export type ChaosOptions = {
   clients: number;
   drain_timeout_s: number;
   crash_points: boolean;
+  /** Where profiles come from: the carrier API, or the SM-DP+ simulator over ES2+ (the production path). */
+  profiles: "http" | "es2plus";
   /** Use this database instead of an embedded PostgreSQL of the cluster's own. */
   databaseUrl?: string;
   /** Run against this cluster (not stopped at the end) instead of starting one. */
@@ -25,7 +27,12 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, "seed" | "log"> = {
   clients: 6,
   drain_timeout_s: 120,
   crash_points: true,
+  profiles: "es2plus",
 };
+/** The destinations the stream buys in (setup.ts). */
+export const CHAOS_DESTINATIONS = ["FR", "DE", "JP", "US"] as const;
+/** ICCIDs per package at the SM-DP+ and in our inventory for an ES2+ run: far more than a run buys. */
+export const CHAOS_ES2PLUS_STOCK = { profiles_per_package: 2_000, destinations: CHAOS_DESTINATIONS };
 
 /** Environment of the API processes: short carrier timeout and resolver delay, so a run settles fast. */
 export const CHAOS_SERVICE_ENV = {

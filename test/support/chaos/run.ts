@@ -6,7 +6,13 @@ import { startCluster } from "../cluster.ts";
 import { drain } from "./drain.ts";
 import { faultChanger, killer, watch } from "./faults.ts";
 import { clientLoop } from "./operations.ts";
-import { CHAOS_SERVICE_ENV, CHAOS_SIMULATOR_ENV, type ChaosOptions, THIN_PARTNERS } from "./options.ts";
+import {
+  CHAOS_ES2PLUS_STOCK,
+  CHAOS_SERVICE_ENV,
+  CHAOS_SIMULATOR_ENV,
+  type ChaosOptions,
+  THIN_PARTNERS,
+} from "./options.ts";
 import { setup } from "./setup.ts";
 import { type ChaosReport, Run } from "./state.ts";
 import { checkWebhooks, crossCheck, reconcile } from "./verify.ts";
@@ -16,7 +22,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   log(`chaos: seed ${options.seed} (rerun with --seed ${options.seed})`);
   log(
     `chaos: ${options.duration_s} s or ${options.operations} operations, ${options.kills} kills, ` +
-      `${options.clients} clients, crash points ${options.crash_points ? "on" : "off"}`,
+      `${options.clients} clients, crash points ${options.crash_points ? "on" : "off"}, ` +
+      `profiles ${options.cluster ? (options.cluster.smdp ? "es2plus" : "http") : options.profiles}`,
   );
   const cluster =
     options.cluster ??
@@ -25,6 +32,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       databaseUrl: options.databaseUrl,
       env: CHAOS_SERVICE_ENV,
       simulatorEnv: CHAOS_SIMULATOR_ENV,
+      es2plus: options.profiles === "es2plus" ? CHAOS_ES2PLUS_STOCK : undefined,
       log: (message) => log(`  ${message}`),
     }));
   const run = new Run(cluster, options);
@@ -57,6 +65,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       pool: cluster.pool,
       simulator: cluster.simulator,
       smtp: cluster.smtp,
+      smdp: cluster.smdp,
       uniqueClientReferences: true,
     });
     const { cluster: _cluster, log: _log, ...printable } = options;

@@ -3,7 +3,7 @@ import { createPartner } from "../cluster.ts";
 import { request } from "../http.ts";
 import { createRng } from "../rng.ts";
 import { startWebhookReceiver } from "../webhook-receiver.ts";
-import { RICH_CREDIT_MINOR, RICH_PARTNERS, THIN_PARTNERS } from "./options.ts";
+import { CHAOS_DESTINATIONS, RICH_CREDIT_MINOR, RICH_PARTNERS, THIN_PARTNERS } from "./options.ts";
 import type { Run } from "./state.ts";
 
 export async function setup(run: Run): Promise<void> {
@@ -17,7 +17,7 @@ export async function setup(run: Run): Promise<void> {
   }
   await subscribeWebhooks(run, url);
   const key = run.partners[0]!.api_key;
-  for (const code of ["FR", "DE", "JP", "US"]) {
+  for (const code of CHAOS_DESTINATIONS) {
     const found = await request(url, "GET", `/v1/esim/destination/${code}/packages`, { key });
     if (found.status !== 200) throw new Error(`discovery ${code}: ${found.status}`);
     for (const pkg of found.body.data as {

@@ -1,0 +1,105 @@
+// The carrier when profiles come from an SM-DP+ (CARRIER_PROFILES=es2plus): a real operator is two
+// systems. Profiles over GSMA ES2+ (order-profile.ts, cancel-profile.ts); bundles, top-ups, usage
+// and lookups over our documented HTTP carrier protocol (HttpCarrier, docs/carrier-api.md), whose
+// POST /profiles then names the SM-DP+'s profile so the plan is attached to that ICCID.
+import type {
+  CancelOutcome,
+  CancelRequest,
+  Carrier,
+  CarrierOutcome,
+  EsimStateOutcome,
+  LookedUpOutcome,
+  ProvisionedProfile,
+  ProvisionRequest,
+  SimulatedEvent,
+  TopUpRequest,
+  TopUpResult,
+} from "../carrier.ts";
+import type { HttpCarrier } from "../http-carrier.ts";
+import { cancelProfileOrder } from "./cancel-profile.ts";
+import { markRefused, selectIntent } from "./es2plus.sql.ts";
+import { type Es2PlusDeps, orderProfile, withdrawProfile } from "./order-profile.ts";
+
+export class Es2PlusCarrier implements Carrier {
+  readonly #deps: Es2PlusDeps;
+  readonly #bundles: HttpCarrier;
+
+  constructor(deps: Es2PlusDeps, bundles: HttpCarrier) {
+    this.#deps = deps;
+    this.#bundles = bundles;
+  }
+
+  async provisionProfile(request: ProvisionRequest): Promise<CarrierOutcome<ProvisionedProfile>> {
+    const profile = await orderProfile(this.#deps, request.reference, request.external_package_id);
+    if (profile.kind !== "ok") return profile;
+    const attached = await this.#bundles.attachPlan(request, profile.value);
+    if (attached.kind !== "refused") return attached;
+    // The bundle system said no for good: the released profile must not stay usable, and the
+    // refusal is final only once the SM-DP+ confirms it took the profile back.
+    const intent = await selectIntent(this.#deps.pool, request.reference);
+    if (intent === null || !(await withdrawProfile(this.#deps.client, intent))) {
+      return { kind: "unavailable", reason: `${attached.reason}; CancelOrder not confirmed yet` };
+    }
+    await markRefused(this.#deps.pool, request.reference, attached.reason);
+    return attached;
+  }
+
+  topUp(request: TopUpRequest): Promise<CarrierOutcome<TopUpResult>> {
+    return this.#bundles.topUp(request);
+  }
+
+  async lookUpOutcome(reference: string): Promise<LookedUpOutcome> {
+    const intent = await selectIntent(this.#deps.pool, reference);
+    if (intent?.state === "refused") return { kind: "refused", reason: intent.refusal ?? "refused" };
+    if (intent?.state === "ordering") {
+      // Our intent is stored and the SM-DP+ may hold the profile: only asking again finishes it.
+      return { kind: "unavailable", reason: "the SM-DP+ order is in progress; the resolver finishes it" };
+    }
+    const looked = await this.#bundles.lookUpOutcome(reference);
+    if (intent?.state === "released" && looked.kind === "not_found") {
+      // Released at the SM-DP+, plan not attached yet: not "never provisioned" (settling it as
+      // failed would leave a live profile for nothing); asking again (the resolver) finishes it.
+      return { kind: "unavailable", reason: "profile released at the SM-DP+; the plan is not attached yet" };
+    }
+    return looked;
+  }
+
+  esimState(iccid: string): Promise<EsimStateOutcome> {
+    return this.#bundles.esimState(iccid);
+  }
+
+  /**
+   * Sandbox: install and delete happen at the SM-DP+ (its simulator downloads, installs or deletes
+   * the profile and sends HandleDownloadProgressInfo 3, 4 or 5 to us); the bundle system hears of
+   * it too (a device attaching), and its state is the answer, as for every other event.
+   */
+  async simulate(iccid: string, event: SimulatedEvent): Promise<EsimStateOutcome> {
+    if (event.event === "install" || event.event === "delete") {
+      const status = await this.#deps.client.sandboxControl(
+        `/sandbox/profiles/${encodeURIComponent(iccid)}/events`,
+        {
+          event: event.event,
+        },
+      );
+      if (status === 404) return { kind: "not_found" };
+      // 409: the profile's state does not allow it (deleting one never downloaded): the SM-DP+ has
+      // nothing to do, the bundle system still hears of it.
+      if (status !== 200 && status !== 409) {
+        return { kind: "unavailable", reason: `SM-DP+ simulator answered ${status}` };
+      }
+    }
+    return this.#bundles.simulate(iccid, event);
+  }
+
+  async cancelProfile(request: CancelRequest): Promise<CancelOutcome> {
+    // The SM-DP+ first: a downloaded profile refuses the whole refund before the plan is touched.
+    const profile = await cancelProfileOrder(this.#deps, request);
+    if (profile.kind !== "ok") return profile;
+    // The bundle system's record of the profile and its plan (idempotent by reference).
+    return this.#bundles.cancelProfile(request);
+  }
+
+  cancelBundle(request: CancelRequest): Promise<CancelOutcome> {
+    return this.#bundles.cancelBundle(request);
+  }
+}

@@ -1,0 +1,280 @@
+// The ES2+ adapter against the SM-DP+ simulator process over real mutual TLS (certificates made
+// at test time): the order of calls, the recovery after each lost answer, the status mapping,
+// cancellation for refunds, and the TLS door itself.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { ProvisionRequest } from "../src/carrier/carrier.ts";
+import { cancelProfileOrder } from "../src/carrier/es2plus/cancel-profile.ts";
+import { Es2PlusCarrier } from "../src/carrier/es2plus/es2plus-carrier.ts";
+import { Es2PlusClient } from "../src/carrier/es2plus/es2plus-client.ts";
+import { iccidRange } from "../src/carrier/es2plus/iccid-range.ts";
+import { importInventory } from "../src/carrier/es2plus/import-inventory.ts";
+import { type Es2PlusDeps, orderProfile } from "../src/carrier/es2plus/order-profile.ts";
+import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { luhnCheckDigit } from "../src/carrier/luhn.ts";
+import { createTestDatabase } from "./support/db.ts";
+import { startSimulatorProcess } from "./support/simulator.ts";
+import { REQUESTER_ID, SMDP_ADDRESS, smdpRequest, startSmdpProcess } from "./support/smdp.ts";
+import { makeCertificates } from "./support/tls.ts";
+
+const database = await createTestDatabase({ catalog: true });
+const certs = makeCertificates();
+const smdp = await startSmdpProcess({ databaseUrl: database.url, certs });
+const bundleSim = await startSimulatorProcess({ databaseUrl: database.url, stopAfterTests: true });
+
+function client(identity = certs.client, requester_id = REQUESTER_ID): Es2PlusClient {
+  const es2 = new Es2PlusClient({
+    base_url: smdp.url,
+    requester_id,
+    cert: identity.cert,
+    key: identity.key,
+    ca: certs.ca,
+    timeout_ms: 3_000,
+  });
+  return es2;
+}
+const deps: Es2PlusDeps = { pool: database.pool, client: client(), smdp_address: SMDP_ADDRESS };
+
+const withCheckDigit = (payload: string) => `${payload}${luhnCheckDigit(payload)}`;
+
+/** A fresh range of `count` ICCIDs, loaded at the SM-DP+ (unless told not to) and in our inventory. */
+let next_block = 1;
+async function stock(
+  count: number,
+  options: { at_smdp?: boolean; package_id?: string } = {},
+): Promise<{ iccids: string[]; package_id: string }> {
+  const iccids = iccidRange(withCheckDigit(`89445${String(next_block++).padStart(6, "0")}0000000`), count);
+  const package_id = options.package_id ?? `PKG-${next_block}`;
+  if (options.at_smdp !== false) await smdp.load(`TYPE-${next_block}`, iccids[0]!, count);
+  await importInventory(database.pool, {
+    external_package_id: package_id,
+    profile_type: `TYPE-${next_block}`,
+    first_iccid: iccids[0]!,
+    count,
+  });
+  return { iccids, package_id };
+}
+
+async function provisioned(reference: string, package_id: string) {
+  const outcome = await orderProfile(deps, reference, package_id);
+  assert.equal(outcome.kind, "ok", JSON.stringify(outcome));
+  return outcome.kind === "ok" ? outcome.value : (null as never);
+}
+
+test("a profile order goes DownloadOrder -> ConfirmOrder (released) with our matching ID and the SM-DP+ address", async () => {
+  const {
+    iccids: [iccid],
+    package_id,
+  } = await stock(2);
+  const profile = await provisioned("ord_es2_happy", package_id);
+  assert.equal(profile.iccid, iccid);
+  assert.equal(profile.smdp_address, SMDP_ADDRESS);
+  assert.match(profile.activation_code, /^[0-9A-Z]{5}(-[0-9A-Z]{5}){3}$/);
+  const at_smdp = await smdp.profile(iccid!);
+  assert.equal(at_smdp?.state, "RELEASED");
+  assert.equal(at_smdp?.matching_id, profile.activation_code);
+  // Asking again is answered from our intent: the same profile, no second call.
+  assert.deepEqual(await provisioned("ord_es2_happy", package_id), profile);
+  const transitions = (
+    await database.pool.query("select function from smdp_sim.transitions where iccid = $1 order by id", [
+      iccid,
+    ])
+  ).rows;
+  assert.deepEqual(
+    transitions.map((row) => row.function),
+    ["downloadOrder", "confirmOrder"],
+  );
+});
+
+test("a lost DownloadOrder answer (committed, then dropped) continues with ConfirmOrder for the same ICCID", async () => {
+  const {
+    iccids: [iccid, second],
+    package_id,
+  } = await stock(2);
+  await smdp.control({ drop_share: 1, functions: ["downloadOrder"] });
+  try {
+    const lost = await orderProfile(deps, "ord_es2_lost_download", package_id);
+    assert.equal(lost.kind, "unavailable");
+  } finally {
+    await smdp.control({ drop_share: 0, functions: [] });
+  }
+  assert.equal((await smdp.profile(iccid!))?.state, "ALLOCATED", "the SM-DP+ did it");
+  const profile = await provisioned("ord_es2_lost_download", package_id);
+  assert.equal(profile.iccid, iccid, "the same ICCID, not a second profile");
+  assert.equal((await smdp.profile(iccid!))?.state, "RELEASED");
+  assert.equal((await smdp.profile(second!))?.state, "AVAILABLE");
+});
+
+test("a lost ConfirmOrder answer is recovered by ReleaseProfile's invalid transition: one profile, the same matching ID", async () => {
+  const {
+    iccids: [iccid, second],
+    package_id,
+  } = await stock(2);
+  await smdp.control({ drop_share: 1, functions: ["confirmOrder"] });
+  try {
+    assert.equal((await orderProfile(deps, "ord_es2_lost_confirm", package_id)).kind, "unavailable");
+  } finally {
+    await smdp.control({ drop_share: 0, functions: [] });
+  }
+  const at_smdp = await smdp.profile(iccid!);
+  assert.equal(at_smdp?.state, "RELEASED", "the confirmation went through");
+  const profile = await provisioned("ord_es2_lost_confirm", package_id);
+  assert.equal(profile.activation_code, at_smdp?.matching_id);
+  assert.equal((await smdp.profile(second!))?.state, "AVAILABLE");
+});
+
+test("a wrong X-Admin-Protocol or an HTTP 500 is an unknown outcome; asking again finishes the one profile", async () => {
+  const {
+    iccids: [iccid],
+    package_id,
+  } = await stock(2);
+  await smdp.control({ bad_header_share: 1, functions: [] });
+  try {
+    const answer = await orderProfile(deps, "ord_es2_bad_header", package_id);
+    assert.equal(answer.kind, "unavailable");
+    assert.match(answer.kind === "unavailable" ? answer.reason : "", /X-Admin-Protocol/);
+  } finally {
+    await smdp.control({ bad_header_share: 0 });
+  }
+  await smdp.control({ fail_share: 1 });
+  try {
+    assert.equal((await orderProfile(deps, "ord_es2_bad_header", package_id)).kind, "unavailable");
+  } finally {
+    await smdp.control({ fail_share: 0 });
+  }
+  assert.equal((await provisioned("ord_es2_bad_header", package_id)).iccid, iccid);
+});
+
+test("an ICCID the SM-DP+ does not know is a definite refusal (8.2.1/3.9), remembered for the reference", async () => {
+  const { package_id } = await stock(1, { at_smdp: false });
+  const refused = await orderProfile(deps, "ord_es2_unknown_iccid", package_id);
+  assert.equal(refused.kind, "refused");
+  assert.match(refused.kind === "refused" ? refused.reason : "", /8\.2\.1\/3\.9/);
+  assert.deepEqual(await orderProfile(deps, "ord_es2_unknown_iccid", package_id), refused);
+});
+
+test("an empty inventory is a refusal before any call", async () => {
+  const outcome = await orderProfile(deps, "ord_es2_no_stock", "NO-SUCH-PACKAGE");
+  assert.equal(outcome.kind, "refused");
+});
+
+test("CancelOrder cancels a released profile (idempotent) and is refused once the profile was downloaded", async () => {
+  const {
+    iccids: [iccid, other],
+    package_id,
+  } = await stock(2);
+  await provisioned("ord_es2_cancel", package_id);
+  assert.deepEqual(await cancelProfileOrder(deps, { reference: "ord_es2_cancel", iccid: iccid! }), {
+    kind: "ok",
+  });
+  assert.equal((await smdp.profile(iccid!))?.state, "UNAVAILABLE");
+  assert.deepEqual(await cancelProfileOrder(deps, { reference: "ord_es2_cancel", iccid: iccid! }), {
+    kind: "ok",
+  });
+
+  await provisioned("ord_es2_downloaded", package_id);
+  assert.equal((await smdp.event(other!, "download")).status, 200);
+  assert.deepEqual(await cancelProfileOrder(deps, { reference: "ord_es2_downloaded", iccid: other! }), {
+    kind: "refused",
+    reason: "esim_installed",
+  });
+  assert.equal((await smdp.profile(other!))?.state, "DOWNLOADED");
+});
+
+test("the composed carrier attaches the plan at the bundle system to the SM-DP+'s ICCID", async () => {
+  const {
+    iccids: [iccid],
+    package_id,
+  } = await stock(1);
+  const bundles = new HttpCarrier({ base_url: bundleSim.url, api_key: bundleSim.apiKey, timeout_ms: 3_000 });
+  const carrier = new Es2PlusCarrier(deps, bundles);
+  const request: ProvisionRequest = {
+    reference: "ord_es2_composed",
+    external_package_id: package_id,
+    data_mb: 1024,
+    validity_days: 7,
+    start_date: null,
+    end_user_email: "someone@example.com",
+  };
+  const outcome = await carrier.provisionProfile(request);
+  assert.equal(outcome.kind, "ok");
+  const at_bundles = await bundleSim.profile(iccid!);
+  assert.equal(at_bundles?.reference, "ord_es2_composed");
+  assert.equal(at_bundles?.activation_code, (await smdp.profile(iccid!))?.matching_id);
+  // A bundle system's refusal cancels the released profile: nothing usable is left for nothing paid.
+  const {
+    iccids: [declined],
+  } = await stock(1, { package_id: "PKG-DECLINE" });
+  const declined_request = {
+    ...request,
+    reference: "ord_es2_declined",
+    external_package_id: "PKG-DECLINE",
+    end_user_email: "decline@carrier.test",
+  };
+  // The refusal is final only once the SM-DP+ confirms CancelOrder: a lost answer keeps it pending.
+  await smdp.control({ fail_share: 1, functions: ["cancelOrder"] });
+  try {
+    assert.equal((await carrier.provisionProfile(declined_request)).kind, "unavailable");
+  } finally {
+    await smdp.control({ fail_share: 0, functions: [] });
+  }
+  assert.equal((await smdp.profile(declined!))?.state, "RELEASED");
+  const refused = await carrier.provisionProfile(declined_request);
+  assert.equal(refused.kind, "refused");
+  assert.equal((await smdp.profile(declined!))?.state, "UNAVAILABLE");
+  assert.equal((await carrier.lookUpOutcome("ord_es2_declined")).kind, "refused");
+  // Released at the SM-DP+ but no plan attached yet: an operator settling it must not hear "never provisioned".
+  const { package_id: halfway } = await stock(1);
+  await provisioned("ord_es2_halfway", halfway);
+  assert.equal((await carrier.lookUpOutcome("ord_es2_halfway")).kind, "unavailable");
+  assert.equal((await carrier.lookUpOutcome("ord_es2_never")).kind, "not_found");
+});
+
+test("the SM-DP+ refuses a client certificate from another CA, and a call without one", async () => {
+  const stranger = client(certs.stranger);
+  const answer = await stranger.call("downloadOrder", { profileType: "TYPE-1" });
+  assert.equal(answer.kind, "unknown");
+  stranger.close();
+  await assert.rejects(smdpRequest(smdp.url, certs, "GET", "/healthz", undefined, null));
+  await assert.rejects(smdpRequest(smdp.url, certs, "GET", "/healthz", undefined, certs.stranger));
+});
+
+test("the SM-DP+ simulator answers the SGP.22 status codes: requester, missing field, transitions, exhausted type", async () => {
+  const {
+    iccids: [iccid],
+  } = await stock(1);
+  const wrong = client(certs.client, "someone-else");
+  const unknown = await wrong.call("downloadOrder", { iccid });
+  assert.equal(unknown.kind, "failed");
+  assert.deepEqual(unknown.kind === "failed" && unknown.status.statusCodeData?.subjectCode, "1.1");
+  assert.equal(unknown.kind === "failed" && unknown.retryable, true);
+  wrong.close();
+  const es2 = deps.client;
+  const missing = await es2.call("confirmOrder", { iccid });
+  assert.equal(
+    missing.kind === "failed" &&
+      `${missing.status.statusCodeData?.subjectCode}/${missing.status.statusCodeData?.reasonCode}`,
+    "1.6/2.2",
+  );
+  const early = await es2.call("confirmOrder", { iccid, releaseFlag: true });
+  assert.equal(
+    early.kind === "failed" && early.status.statusCodeData?.reasonCode,
+    "3.5",
+    "AVAILABLE cannot be confirmed",
+  );
+  const profile_type = (await smdp.profile(iccid!))!.profile_type;
+  assert.equal((await es2.call("downloadOrder", { profileType: profile_type })).kind, "executed");
+  const exhausted = await es2.call("downloadOrder", { profileType: profile_type });
+  assert.equal(
+    exhausted.kind === "failed" &&
+      `${exhausted.status.statusCodeData?.subjectCode}/${exhausted.status.statusCodeData?.reasonCode}`,
+    "8.2.5/3.7",
+  );
+  assert.equal(exhausted.kind === "failed" && exhausted.retryable, false);
+  const padded = await es2.call("releaseProfile", { iccid: `${iccid}F` });
+  assert.equal(
+    padded.kind === "failed" && padded.status.statusCodeData?.reasonCode,
+    "3.5",
+    "a trailing F names the same ICCID",
+  );
+});

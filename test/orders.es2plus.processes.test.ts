@@ -1,0 +1,258 @@
+// A purchase with profiles from an SM-DP+ (CARRIER_PROFILES=es2plus), end to end through real
+// processes: the service, the SM-DP+ simulator over mutual TLS, the bundle simulator, SMTP.
+// DownloadOrder -> ConfirmOrder -> RELEASED with the right activation code; the SM-DP+'s
+// notifications 3 and 4 make the eSIM installed; a SIGKILL between DownloadOrder and ConfirmOrder
+// and a dropped ConfirmOrder answer each end with one profile for the order.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { iccidRange } from "../src/carrier/es2plus/iccid-range.ts";
+import { importInventory } from "../src/carrier/es2plus/import-inventory.ts";
+import { luhnCheckDigit } from "../src/carrier/luhn.ts";
+import { createTestDatabase } from "./support/db.ts";
+import { request } from "./support/http.ts";
+import { startServiceProcess } from "./support/service.ts";
+import { REQUESTER_ID, SMDP_ADDRESS, startSmdpProcess } from "./support/smdp.ts";
+import { makeCertificates } from "./support/tls.ts";
+import { call, createWorld, newCart, newPartner, submit, waitFor } from "./support/world.ts";
+
+const PROFILE_TYPE = "FR_1GB";
+const payload = "894450000000100000";
+const FIRST_ICCID = `${payload}${luhnCheckDigit(payload)}`;
+const CALLBACK_TOKEN = `smdp-${randomBytes(12).toString("hex")}`;
+const CALLBACK_PATH = "/gsma/rsp2/es2plus/handleDownloadProgressInfo";
+
+const world = await createWorld({ services: 0 });
+const certs = makeCertificates();
+const smdp = await startSmdpProcess({ databaseUrl: world.database.url, certs });
+const es2plusEnv = {
+  CARRIER_PROFILES: "es2plus",
+  ES2PLUS_URL: smdp.url,
+  ES2PLUS_REQUESTER_ID: REQUESTER_ID,
+  ES2PLUS_CLIENT_CERT_FILE: certs.client.cert_file,
+  ES2PLUS_CLIENT_KEY_FILE: certs.client.key_file,
+  ES2PLUS_CA_FILE: certs.ca_file,
+  ES2PLUS_SMDP_ADDRESS: SMDP_ADDRESS,
+  ES2PLUS_CALLBACK_TOKEN: CALLBACK_TOKEN,
+};
+await smdp.load(PROFILE_TYPE, FIRST_ICCID, 50);
+await importInventory(world.database.pool, {
+  external_package_id: "CARRIER-FR-1GB-7D",
+  profile_type: PROFILE_TYPE,
+  first_iccid: FIRST_ICCID,
+  count: 50,
+});
+const service = await world.startService(es2plusEnv);
+await smdp.control({ callback_url: `${service.url}${CALLBACK_PATH}`, callback_token: CALLBACK_TOKEN });
+
+/** The order's ICCID in our inventory: exactly one taken per order. */
+async function takenFor(order_id: string): Promise<string[]> {
+  const rows = await world.database.pool.query("select iccid from es2plus_inventory where reference = $1", [
+    order_id,
+  ]);
+  return rows.rows.map((row) => row.iccid as string);
+}
+
+async function oneProfileFor(order_id: string, purchase: { iccid: string; activation_code: string }) {
+  assert.deepEqual(await takenFor(order_id), [purchase.iccid], "one ICCID taken for the order");
+  const released = (await smdp.audit()).released.filter((profile) => profile.iccid === purchase.iccid);
+  assert.equal(released.length, 1);
+  assert.equal(released[0]!.matching_id, purchase.activation_code);
+  const transitions = await world.database.pool.query(
+    "select count(*)::int as n from smdp_sim.transitions where iccid = $1 and function = 'downloadOrder'",
+    [purchase.iccid],
+  );
+  assert.equal(transitions.rows[0].n, 1, "one DownloadOrder took effect");
+}
+
+async function completed(url: string, key: string, cart_key: string) {
+  let answer = await submit(url, key, cart_key);
+  await waitFor("the order to complete", async () => {
+    answer = await submit(url, key, cart_key);
+    return answer.status === 200;
+  });
+  return answer.body;
+}
+
+test("a purchase goes DownloadOrder -> ConfirmOrder -> RELEASED; its QR code is LPA:1$<smdpAddress>$<matchingId>", async () => {
+  const partner = await newPartner(service.url, 100_00);
+  const cart = await newCart(service.url, partner.api_key);
+  const answer = await submit(service.url, partner.api_key, cart.cart_key);
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  const purchase = answer.body.purchases[0];
+  const at_smdp = await smdp.profile(purchase.iccid);
+  assert.equal(at_smdp?.state, "RELEASED");
+  assert.equal(purchase.activation_code, at_smdp?.matching_id);
+  assert.equal(purchase.smdp_address, SMDP_ADDRESS);
+  assert.equal(purchase.qr_code, `LPA:1$${SMDP_ADDRESS}$${at_smdp?.matching_id}`);
+  await oneProfileFor(answer.body.orderID, purchase);
+  assert.equal(
+    (await world.simulator.profile(purchase.iccid))?.reference,
+    answer.body.orderID,
+    "the plan is attached",
+  );
+});
+
+test("the SM-DP+'s notifications 3 and 4 make the eSIM installed; repeats are ignored, failures recorded", async () => {
+  const partner = await newPartner(service.url, 100_00);
+  const cart = await newCart(service.url, partner.api_key);
+  const purchase = (await submit(service.url, partner.api_key, cart.cart_key)).body.purchases[0];
+  await smdp.control({ callback_duplicate_share: 1 });
+  try {
+    assert.equal((await smdp.event(purchase.iccid, "fail_eligibility")).status, 200);
+    assert.equal((await smdp.event(purchase.iccid, "install")).status, 200);
+    await waitFor("the eSIM to be installed", async () => {
+      const esim = await call(service.url, "GET", `/v1/esims/${purchase.iccid}`, { key: partner.api_key });
+      return esim.body.status === "installed";
+    });
+  } finally {
+    await smdp.control({ callback_duplicate_share: 0 });
+  }
+  await waitFor("every notification", async () => {
+    const rows = await world.database.pool.query("select 1 from smdp_notifications where iccid = $1", [
+      purchase.iccid,
+    ]);
+    return rows.rows.length === 5;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const rows = await world.database.pool.query(
+    "select notification_point_id as point, status, subject_code from smdp_notifications where iccid = $1 order by id",
+    [purchase.iccid],
+  );
+  assert.deepEqual(
+    rows.rows.map((row) => `${row.point}:${row.status}`),
+    ["1:Failed", "1:Executed-Success", "2:Executed-Success", "3:Executed-Success", "4:Executed-Success"],
+    "each once although each was sent twice",
+  );
+  const events = await world.database.pool.query(
+    "select type from events where type = 'esim.installed' and data->>'iccid' = $1",
+    [purchase.iccid],
+  );
+  assert.equal(events.rows.length, 1);
+});
+
+test("sandbox simulate install and delete go through the SM-DP+", async () => {
+  const partner = await newPartner(service.url, 100_00);
+  const cart = await newCart(service.url, partner.api_key);
+  const purchase = (await submit(service.url, partner.api_key, cart.cart_key)).body.purchases[0];
+  const path = `/v1/sandbox/esims/${purchase.iccid}/simulate`;
+  assert.equal(
+    (await call(service.url, "POST", path, { key: partner.api_key, body: { event: "install" } })).status,
+    200,
+  );
+  assert.equal((await smdp.profile(purchase.iccid))?.state, "INSTALLED");
+  const deleted = await call(service.url, "POST", path, { key: partner.api_key, body: { event: "delete" } });
+  assert.equal(deleted.body.status, "deleted");
+  assert.equal((await smdp.profile(purchase.iccid))?.state, "DELETED");
+});
+
+test("killed between DownloadOrder and ConfirmOrder, restarted: the resolver finishes with the same ICCID, one profile", async () => {
+  const doomed = await world.startService({ ...es2plusEnv, CRASH_AT: "after_download_order" });
+  const partner = await newPartner(doomed.url, 100_00);
+  const cart = await newCart(doomed.url, partner.api_key);
+  await assert.rejects(
+    submit(doomed.url, partner.api_key, cart.cart_key),
+    "the request dies with its process",
+  );
+  await waitFor("the process to die", async () => doomed.process.signalCode === "SIGKILL");
+  const pending = await world.database.pool.query("select order_id from orders where cart_key = $1", [
+    cart.cart_key,
+  ]);
+  const order_id = pending.rows[0].order_id as string;
+  const [iccid] = await takenFor(order_id);
+  assert.equal(
+    (await smdp.profile(iccid!))?.state,
+    "ALLOCATED",
+    "DownloadOrder went through before the kill",
+  );
+  // Nobody retries: the resolver of the running service finishes the order.
+  await waitFor("the resolver to complete the order", async () => {
+    const row = await world.database.pool.query("select status from orders where order_id = $1", [order_id]);
+    return row.rows[0].status === "completed";
+  });
+  const body = await completed(service.url, partner.api_key, cart.cart_key);
+  await oneProfileFor(order_id, body.purchases[0]);
+});
+
+test("a dropped ConfirmOrder answer ends with one profile for the order", async () => {
+  const partner = await newPartner(service.url, 100_00);
+  const cart = await newCart(service.url, partner.api_key);
+  await smdp.control({ drop_share: 1, functions: ["confirmOrder"] });
+  let first: Awaited<ReturnType<typeof submit>>;
+  try {
+    first = await submit(service.url, partner.api_key, cart.cart_key);
+  } finally {
+    await smdp.control({ drop_share: 0, functions: [] });
+  }
+  assert.equal(first.status, 503, JSON.stringify(first.body));
+  const body = await completed(service.url, partner.api_key, cart.cart_key);
+  await oneProfileFor(body.orderID, body.purchases[0]);
+});
+
+test("HandleDownloadProgressInfo: a wrong token is 401; a malformed or unknown notification is 204", async () => {
+  const notification = {
+    header: { functionRequesterIdentifier: "smdp", functionCallIdentifier: "x-1" },
+    iccid: `${iccidRange(FIRST_ICCID, 50)[49]}F`,
+    profileType: PROFILE_TYPE,
+    timestamp: new Date().toISOString(),
+    notificationPointId: 4,
+    notificationPointStatus: { status: "Executed-Success" },
+  };
+  const wrong = await request(service.url, "POST", CALLBACK_PATH, {
+    key: "not-the-token-0123456789",
+    body: notification,
+  });
+  assert.equal(wrong.status, 401);
+  const unknown = await request(service.url, "POST", CALLBACK_PATH, {
+    key: CALLBACK_TOKEN,
+    body: notification,
+  });
+  assert.equal(unknown.status, 204);
+  const malformed = await request(service.url, "POST", CALLBACK_PATH, {
+    key: CALLBACK_TOKEN,
+    body: { ...notification, notificationPointId: 9 },
+  });
+  assert.equal(malformed.status, 204);
+});
+
+test("the sandbox's built-in SM-DP+ (CARRIER_PROFILES=es2plus, no CARRIER_URL): inventory on demand, mTLS, notifications", async () => {
+  const database = await createTestDatabase({ catalog: true });
+  const data_dir = await mkdtemp(path.join(os.tmpdir(), "es2plus-sandbox-"));
+  const sandbox = await startServiceProcess({
+    DATABASE_URL: database.url,
+    DATA_DIR: data_dir,
+    ADMIN_TOKEN: world.env.ADMIN_TOKEN!,
+    CARRIER_PROFILES: "es2plus",
+  });
+  try {
+    const partner = await newPartner(sandbox.url, 100_00);
+    const cart = await newCart(sandbox.url, partner.api_key);
+    const answer = await submit(sandbox.url, partner.api_key, cart.cart_key);
+    assert.equal(answer.status, 200, sandbox.logs().slice(-3000));
+    const purchase = answer.body.purchases[0];
+    const at_smdp = await database.pool.query(
+      "select state, matching_id from smdp_sim.profiles where iccid = $1",
+      [purchase.iccid],
+    );
+    assert.deepEqual(at_smdp.rows, [{ state: "RELEASED", matching_id: purchase.activation_code }]);
+    const path_ = `/v1/sandbox/esims/${purchase.iccid}/simulate`;
+    const installed = await call(sandbox.url, "POST", path_, {
+      key: partner.api_key,
+      body: { event: "install" },
+    });
+    assert.equal(installed.body.status, "installed");
+    await waitFor("the SM-DP+'s installation notification", async () => {
+      const rows = await database.pool.query(
+        "select 1 from smdp_notifications where iccid = $1 and notification_point_id = 4",
+        [purchase.iccid],
+      );
+      return rows.rows.length === 1;
+    });
+  } finally {
+    await sandbox.stop();
+    await rm(data_dir, { recursive: true, force: true });
+  }
+});
