@@ -18,7 +18,13 @@ import { ensureOperatorAccounts } from "./ledger/accounts.ts";
 import { createMailer } from "./notifications/mailer.ts";
 import { recentPartners } from "./partners/list-partners.ts";
 import { buildApp, loggerOptions } from "./server/app.ts";
-import { startEsimSync, startStaleJobSweeper, startWorker } from "./server/worker.ts";
+import {
+  startEmailSweep,
+  startEsimSync,
+  startResolverSweep,
+  startStaleJobSweeper,
+  startWorker,
+} from "./server/worker.ts";
 import type { AppContext } from "./shared/context.ts";
 import { armCrashPoint } from "./shared/crash-points.ts";
 
@@ -116,17 +122,20 @@ async function startCarrier(
   return { carrier, pointCallbacksAt };
 }
 
-/** The mailer, the job worker and its stale-job sweeper. */
+/** The worker role: the sweeps (resolver, emails, eSIM sync) and the scheduled jobs. */
 async function startBackground(ctx: AppContext, log: Logger, closers: Closers): Promise<void> {
   const { config } = ctx;
   const mailer = createMailer({
     smtp_url: config.smtp_url,
     mail_from: config.mail_from,
     data_dir: config.data_dir,
+    max_connections: config.email_concurrency,
   });
   closers.push({ name: "mailer", close: async () => mailer.close() });
-  const worker = await startWorker({ ctx, mailer, log });
+  const worker = await startWorker({ ctx, log });
   closers.push({ name: "worker", close: () => worker.stop() });
+  closers.push({ name: "resolver sweep", ...startResolverSweep(ctx, log) });
+  closers.push({ name: "email sweep", ...startEmailSweep(ctx, mailer, log) });
   closers.push({ name: "stale job sweeper", ...startStaleJobSweeper(ctx, log) });
   closers.push({ name: "eSIM sync", ...startEsimSync(ctx, log) });
 }
@@ -196,7 +205,12 @@ async function start(config: Config, log: Logger, closers: Closers): Promise<voi
   const { carrier, pointCallbacksAt } = await startCarrier(config, pool, log, closers);
   const ctx: AppContext = { config, pool, db, carrier };
   armCrashPoint(config.crash_at);
-  await startBackground(ctx, log, closers);
+  // ROLE: api serves HTTP only, worker runs the background work only, all (the default) both.
+  if (config.role !== "api") await startBackground(ctx, log, closers);
+  if (config.role === "worker") {
+    log.info({ role: config.role, pid: process.pid }, "eSIM ordering worker running");
+    return;
+  }
   const port = await listen(ctx, database_url, log, closers);
   pointCallbacksAt?.(`http://127.0.0.1:${port}/carrier/callbacks`);
   await printSandboxHint(ctx, port);

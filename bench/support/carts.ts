@@ -123,9 +123,7 @@ export async function emailsSent(ctx: Context): Promise<number> {
 }
 
 export async function queuedJobs(ctx: Context): Promise<number> {
-  const result = await ctx.pool.query<{ n: string }>(
-    "select count(*) as n from graphile_worker.jobs where run_at <= now() and task_identifier <> 'resolve_pending_order'",
-  );
+  const result = await ctx.pool.query<{ n: string }>("select count(*) as n from email_outbox");
   return Number(result.rows[0]!.n);
 }
 

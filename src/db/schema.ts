@@ -113,6 +113,9 @@ export type Database = {
     lease_token: string | null;
     created_at: Timestamp;
     resolved_at: Date | null;
+    /** When the resolver sweep may next drive this pending order (migration 0007). */
+    next_resolve_at: Date;
+    resolve_attempts: Generated<number>;
   };
   esims: {
     iccid: string;
@@ -179,4 +182,12 @@ export type Database = {
     expires_at: Date;
   };
   email_deliveries: { order_id: string; message_id: string; recipient: string; delivered_at: Timestamp };
+  /** Confirmation emails to send (migration 0007): a row per order until its delivery is recorded. */
+  email_outbox: {
+    order_id: string;
+    due_at: Timestamp;
+    attempts: Generated<number>;
+    lease_token: string | null;
+    last_error: string | null;
+  };
 };

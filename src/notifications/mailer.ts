@@ -14,6 +14,8 @@ export type MailerConfig = {
   /** From header, e.g. `eSIM Orders <orders@esim.example>`; its domain also names the Message-IDs. */
   mail_from: string;
   data_dir: string;
+  /** SMTP connections kept open to the relay at most (EMAIL_CONCURRENCY): the sends at once. */
+  max_connections?: number;
 };
 
 export type OutgoingEmail = RenderedEmail & {
@@ -32,8 +34,8 @@ export type Mailer = {
 };
 
 // Limits on every wait of an SMTP send (nodemailer's defaults are minutes). The whole send must
-// finish within SEND_TIMEOUT_MS, which stays below the database's 30 s idle-in-transaction timeout
-// (src/db/pool.ts) because the confirmation email job holds a lock in a transaction while it sends.
+// finish within SEND_TIMEOUT_MS, which stays well inside the email outbox's claim (EMAIL_LEASE_MS in
+// send-confirmation-emails.ts), so no other process claims a message while it is being sent.
 const SMTP_DNS_TIMEOUT_MS = 5_000;
 const SMTP_CONNECTION_TIMEOUT_MS = 10_000;
 const SMTP_GREETING_TIMEOUT_MS = 10_000;
@@ -58,7 +60,7 @@ export function createMailer(config: MailerConfig): Mailer {
   const domain = fromDomain(config.mail_from);
   return config.smtp_url === null
     ? createFileMailer(config.mail_from, domain, path.join(config.data_dir, "mail"))
-    : createSmtpMailer(config.smtp_url, config.mail_from, domain);
+    : createSmtpMailer(config.smtp_url, config.mail_from, domain, config.max_connections ?? 1);
 }
 
 function fromDomain(mail_from: string): string {
@@ -90,11 +92,18 @@ function mailOptions(message: OutgoingEmail, from: string, domain: string): Send
   };
 }
 
-function createSmtpMailer(smtp_url: string, from: string, domain: string): Mailer {
-  // Not pooled: one connection per message. Confirmation emails are rare next to SMTP's cost,
-  // and a fresh connection never fails on a socket the relay closed while it sat idle.
+/** Messages per pooled connection before it is replaced (relays often cap a session's messages). */
+const SMTP_MESSAGES_PER_CONNECTION = 100;
+
+function createSmtpMailer(smtp_url: string, from: string, domain: string, max_connections: number): Mailer {
+  // Pooled: a connection (TCP, greeting, EHLO, TLS, AUTH) is paid once per 100 messages, not per
+  // message, so emails keep pace with purchases. A connection the relay closes while idle leaves
+  // the pool; a send that fails on it is retried by the outbox like any other failure.
   const transport = nodemailer.createTransport({
     url: smtp_url,
+    pool: true,
+    maxConnections: max_connections,
+    maxMessages: SMTP_MESSAGES_PER_CONNECTION,
     dnsTimeout: SMTP_DNS_TIMEOUT_MS,
     connectionTimeout: SMTP_CONNECTION_TIMEOUT_MS,
     greetingTimeout: SMTP_GREETING_TIMEOUT_MS,
