@@ -18,6 +18,7 @@ import { ensureOperatorAccounts } from "./ledger/accounts.ts";
 import { createMailer } from "./notifications/mailer.ts";
 import { recentPartners } from "./partners/list-partners.ts";
 import { buildApp, loggerOptions } from "./server/app.ts";
+import { startLiveProcesses } from "./server/live-processes.ts";
 import {
   startEmailSweep,
   startEsimSync,
@@ -143,9 +144,16 @@ async function startBackground(ctx: AppContext, log: Logger, closers: Closers): 
 /** The HTTP application, its cache invalidations, and the listening socket. */
 async function listen(ctx: AppContext, database_url: string, log: Logger, closers: Closers): Promise<number> {
   const { config, pool } = ctx;
-  const { app, authenticator } = await buildApp(ctx, { loggerInstance: log });
+  const { app, authenticator, keyLimiter } = await buildApp(ctx, { loggerInstance: log });
   authenticator.start();
   closers.push({ name: "last-used flush", close: () => authenticator.stop() });
+  // Each API process allows its share of a key's rate: 1/N with N processes alive.
+  const live = await startLiveProcesses(
+    pool,
+    (processes) => keyLimiter.shareWith(processes),
+    (error) => log.warn({ err: error }, "process heartbeat failed"),
+  );
+  closers.push({ name: "process heartbeat", close: live.close });
   const listener = await listenForInvalidations(
     database_url,
     {

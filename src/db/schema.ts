@@ -182,6 +182,8 @@ export type Database = {
     expires_at: Date;
   };
   email_deliveries: { order_id: string; message_id: string; recipient: string; delivered_at: Timestamp };
+  /** API processes alive (migration 0007): the heartbeat that splits rate limits between them. */
+  api_processes: { process_id: string; started_at: Timestamp; seen_at: Timestamp };
   /** Confirmation emails to send (migration 0007): a row per order until its delivery is recorded. */
   email_outbox: {
     order_id: string;

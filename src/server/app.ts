@@ -27,7 +27,7 @@ import { refuseMalformedText } from "../shared/well-formed-text.ts";
 import { topupRoutes } from "../topups/routes.ts";
 import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
 import { Authenticator, requireToken } from "./auth.ts";
-import { createMetrics, type Metrics } from "./metrics.ts";
+import { addRateLimitShareGauge, createMetrics, type Metrics } from "./metrics.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
 import { sharedProbe } from "./shared-probe.ts";
@@ -72,7 +72,13 @@ const PARTNER_ROUTES: DomainRoutes[] = [
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
 const ADMIN_ROUTES: DomainRoutes[] = [partnerAdminRoutes, walletAdminRoutes, catalogAdminRoutes];
 
-export type BuiltApp = { app: App; authenticator: Authenticator; metrics: Metrics };
+export type BuiltApp = {
+  app: App;
+  authenticator: Authenticator;
+  metrics: Metrics;
+  /** The per-key limit of /v1: told how many processes share it (live-processes.ts). */
+  keyLimiter: RateLimiter;
+};
 
 export type BuildOptions = {
   /** pino options or an existing logger; tests pass their own to capture lines. */
@@ -91,10 +97,12 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await registerConventions(app, metrics);
   const checkDatabase = sharedProbe(() => sql`select 1`.execute(ctx.db));
   await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: operatorFailures });
-  await registerPartnerApi(app, ctx, authenticator);
+  const keyLimiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
+  addRateLimitShareGauge(metrics, () => keyLimiter.processes);
+  await registerPartnerApi(app, ctx, authenticator, keyLimiter);
   await registerAdminApi(app, ctx, operatorFailures);
   await registerCarrierCallbacks(app, ctx, operatorFailures);
-  return { app, authenticator, metrics };
+  return { app, authenticator, metrics, keyLimiter };
 }
 
 function createFastify(ctx: AppContext, options: BuildOptions): App {
@@ -163,8 +171,12 @@ async function registerConventions(app: App, metrics: Metrics): Promise<void> {
 }
 
 /** The partner API under /v1: every route behind the API key and the per-key rate limit. */
-async function registerPartnerApi(app: App, ctx: AppContext, authenticator: Authenticator): Promise<void> {
-  const limiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
+async function registerPartnerApi(
+  app: App,
+  ctx: AppContext,
+  authenticator: Authenticator,
+  limiter: RateLimiter,
+): Promise<void> {
   await app.register(
     async (v1) => {
       v1.addHook("onRequest", async (request, reply) => {

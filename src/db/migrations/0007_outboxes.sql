@@ -42,3 +42,12 @@ begin
   end if;
 end
 $$;
+
+-- 4. The API processes alive now, one row each, refreshed by a heartbeat every few seconds
+--    (server/live-processes.ts). A key's rate limit is split between them: each process allows its
+--    share, so N processes together allow the configured rate, with no row touched per request.
+create table api_processes (
+  process_id text primary key check (length(process_id) <= 100),
+  started_at timestamptz not null default now(),
+  seen_at timestamptz not null default now()
+);
