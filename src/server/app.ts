@@ -29,31 +29,12 @@ import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
 import { Authenticator, requireToken } from "./auth.ts";
 import { addRateLimitShareGauge, createMetrics, type Metrics } from "./metrics.ts";
 import { RateLimiter } from "./rate-limit.ts";
+import { API_SECURITY_HEADERS } from "./security-headers.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
 import { sharedProbe } from "./shared-probe.ts";
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
-
-/**
- * The headers @fastify/helmet would set for this API, written once: they never vary, and helmet
- * rebuilt them on every request (the largest cost of a cached catalog read in bench/). JSON API:
- * nothing to frame, script or embed; /docs sets its own policy for its one page.
- */
-const SECURITY_HEADERS = {
-  "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
-  "cross-origin-opener-policy": "same-origin",
-  "cross-origin-resource-policy": "same-origin",
-  "origin-agent-cluster": "?1",
-  "referrer-policy": "no-referrer",
-  "strict-transport-security": "max-age=31536000; includeSubDomains",
-  "x-content-type-options": "nosniff",
-  "x-dns-prefetch-control": "off",
-  "x-download-options": "noopen",
-  "x-frame-options": "SAMEORIGIN",
-  "x-permitted-cross-domain-policies": "none",
-  "x-xss-protection": "0",
-} as const;
 
 /** A domain's list of endpoints, registered on the scope (/v1 or /admin) it is given. */
 export type DomainRoutes = (app: App, ctx: AppContext) => Promise<void>;
@@ -143,13 +124,14 @@ async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   registerProblemHandlers(app);
   // Every response carries these; set once, first, in a callback hook (no promise per request).
   app.addHook("onRequest", (request, reply, done) => {
-    reply.headers(SECURITY_HEADERS);
+    reply.headers(API_SECURITY_HEADERS);
     reply.header("x-request-id", request.id);
     done();
   });
   await app.register(swagger, openapiOptions());
 
-  app.addHook("onResponse", async (request, reply) => {
+  // A callback hook: no promise and no microtask per request.
+  app.addHook("onResponse", (request, reply, done) => {
     const route = request.routeOptions.url ?? "unknown";
     const duration_ms = Math.round(reply.elapsedTime * 10) / 10;
     metrics.http_request_duration_seconds.observe(
@@ -167,6 +149,7 @@ async function registerConventions(app: App, metrics: Metrics): Promise<void> {
       },
       "request",
     );
+    done();
   });
 }
 
