@@ -370,3 +370,23 @@ test("both bodies carry the iOS and Android install links of the eSIM's LPA stri
     assert.ok(email.html.includes(`<a href="${url}">`), `html links ${url}`);
   }
 });
+
+test("without SMTP_URL, twenty emails written side by side are twenty complete .eml files", async () => {
+  const data_dir = await mkdtemp(path.join(tmpdir(), "esim-mail-"));
+  const mailer = createMailer({ smtp_url: null, mail_from: "eSIM Orders <orders@esim.example>", data_dir });
+  try {
+    const orders = await Promise.all(Array.from({ length: 20 }, () => insertOrder()));
+    for (const order of orders) await queue(order.order_id);
+    assert.equal(await sweep({ pool, mailer, findOrders, log }, 20), 20);
+    const files = (await readdir(path.join(data_dir, "mail"))).sort();
+    assert.deepEqual(files, orders.map((order) => `confirmation.${order.order_id}.eml`).sort());
+    for (const order of orders) {
+      const raw = await readFile(path.join(data_dir, "mail", `confirmation.${order.order_id}.eml`), "utf8");
+      assert.ok(partText(parseMessage(raw), "text/plain").includes(order.lpa));
+      assert.equal((await deliveries(order.order_id)).length, 1);
+    }
+  } finally {
+    await mailer.close();
+    await rm(data_dir, { recursive: true, force: true });
+  }
+});
