@@ -23,7 +23,11 @@ import { renderConfirmationEmail } from "./render-confirmation-email.ts";
 
 export const CONFIRMATION_EMAIL_MAX_ATTEMPTS = 25;
 
-/** A claim outlives the longest send (SEND_TIMEOUT_MS) and the render before it, with room to spare. */
+/**
+ * How long a claim lasts by default: longer than the longest send (SEND_TIMEOUT_MS) and the render
+ * before it. The server passes STALE_JOB_AFTER_MS (at least 30 s more than a carrier call in
+ * production): what a process SIGKILLed mid-send claimed is sent by another that much later.
+ */
 export const EMAIL_LEASE_MS = SEND_TIMEOUT_MS + 35_000;
 
 /** What the email needs of an order; purchase fields are null when it has no first purchase. */
@@ -47,6 +51,8 @@ export type SendConfirmationEmailsDeps = {
   /** The orders found among those ids (orders/order-for-email.ts). */
   findOrders: (order_ids: string[]) => Promise<Map<string, OrderForEmail>>;
   log: Log;
+  /** How long a claim lasts (EMAIL_LEASE_MS when absent); a send outliving it may be sent twice. */
+  lease_ms?: number;
 };
 
 export type EmailOutcome = "sent" | "already_delivered" | "failed";
@@ -58,41 +64,52 @@ type LoadedOrder = Omit<OrderForEmail, "iccid" | "smdp_address" | "activation_co
   package_name: string;
 };
 
-/** One round: claims, sends and records at most `limit` due emails; returns how many it claimed. */
+/**
+ * Claims at most `limit` due emails and starts sending them: returns how many it claimed and one
+ * promise per email, settled once that email is sent and recorded, or its failure recorded (never
+ * rejected for a send that failed; rejected only when even the failure could not be recorded).
+ */
+export async function startDueConfirmationEmails(
+  deps: SendConfirmationEmailsDeps,
+  limit: number,
+): Promise<{ claimed: number; sending: Promise<void>[] }> {
+  const claimed = await claimDueEmails(deps.pool, {
+    limit,
+    lease_ms: deps.lease_ms ?? EMAIL_LEASE_MS,
+    max_attempts: CONFIRMATION_EMAIL_MAX_ATTEMPTS,
+  });
+  if (claimed.length === 0) return { claimed: 0, sending: [] };
+  const orders = await deps.findOrders(claimed.filter((row) => !row.delivered).map((row) => row.order_id));
+  const sending = claimed.map(async (row) => {
+    if (row.delivered) return dropDelivered(deps.pool, row.order_id);
+    try {
+      await sendOne(deps, row.order_id, orders.get(row.order_id) ?? null);
+    } catch (error) {
+      const message = (error as Error).message ?? String(error);
+      // The order id says enough: the end user's address and phone number are never logged.
+      deps.log.warn(
+        { order_id: row.order_id, attempts: row.attempts, error: message },
+        "confirmation email failed",
+      );
+      await recordFailure(deps.pool, {
+        order_id: row.order_id,
+        lease_token: row.lease_token,
+        error: message,
+        retry_after_s: Math.exp(Math.min(row.attempts, 10)),
+      });
+    }
+  });
+  return { claimed: claimed.length, sending };
+}
+
+/** One whole round: claims, sends and records at most `limit` due emails; returns how many it claimed. */
 export async function sendDueConfirmationEmails(
   deps: SendConfirmationEmailsDeps,
   limit: number,
 ): Promise<number> {
-  const claimed = await claimDueEmails(deps.pool, {
-    limit,
-    lease_ms: EMAIL_LEASE_MS,
-    max_attempts: CONFIRMATION_EMAIL_MAX_ATTEMPTS,
-  });
-  if (claimed.length === 0) return 0;
-  const orders = await deps.findOrders(claimed.filter((row) => !row.delivered).map((row) => row.order_id));
-  await Promise.all(
-    claimed.map(async (row) => {
-      if (row.delivered) return dropDelivered(deps.pool, row.order_id);
-      try {
-        await sendOne(deps, row.order_id, orders.get(row.order_id) ?? null);
-      } catch (error) {
-        const message = (error as Error).message ?? String(error);
-        const retry_after_s = Math.exp(Math.min(row.attempts, 10));
-        // The order id says enough: the end user's address and phone number are never logged.
-        deps.log.warn(
-          { order_id: row.order_id, attempts: row.attempts, error: message },
-          "confirmation email failed",
-        );
-        await recordFailure(deps.pool, {
-          order_id: row.order_id,
-          lease_token: row.lease_token,
-          error: message,
-          retry_after_s,
-        });
-      }
-    }),
-  );
-  return claimed.length;
+  const { claimed, sending } = await startDueConfirmationEmails(deps, limit);
+  await Promise.all(sending);
+  return claimed;
 }
 
 async function sendOne(deps: SendConfirmationEmailsDeps, order_id: string, found: OrderForEmail | null) {

@@ -17,7 +17,7 @@ import {
 import type { Config } from "../config.ts";
 import { syncDueEsims } from "../esims/sync-esims.ts";
 import type { Mailer } from "../notifications/mailer.ts";
-import { sendDueConfirmationEmails } from "../notifications/send-confirmation-emails.ts";
+import { startDueConfirmationEmails } from "../notifications/send-confirmation-emails.ts";
 import { cartHasOrder } from "../orders/cart-has-order.ts";
 import { FINISH_ESIM, type FinishByType } from "../orders/finish.ts";
 import { ordersForEmail } from "../orders/order-for-email.ts";
@@ -167,19 +167,48 @@ export function startResolverSweep(ctx: AppContext, log: Pino): Closable {
   });
 }
 
-/** The confirmation email sweep in this process: EMAIL_CONCURRENCY sends at once at most. */
+/**
+ * The confirmation email sweep in this process: EMAIL_CONCURRENCY sends in flight at most. A round
+ * claims only as many rows as there are free slots and does not wait for its sends: each finished
+ * send frees its slot and wakes the sweep, so one slow send (a relay, a disk flush) holds up one
+ * slot, not a whole batch.
+ */
 export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Closable {
   const deps = {
     pool: ctx.pool,
     mailer,
     findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids),
     log,
+    // As for a job: a claim this old belongs to a dead process (production: well above a send).
+    lease_ms: ctx.config.stale_job_after_ms,
   };
-  return startSweep({
+  const in_flight = new Set<Promise<void>>();
+  const sweep = startSweep({
     name: "confirmation emails",
     limit: ctx.config.email_concurrency,
     every_ms: SWEEP_EVERY_MS,
-    round: (limit) => sendDueConfirmationEmails(deps, limit),
+    round: async (limit) => {
+      const free = limit - in_flight.size;
+      if (free <= 0) return 0;
+      const { sending } = await startDueConfirmationEmails(deps, free);
+      for (const send of sending) {
+        const tracked: Promise<void> = send
+          .catch((error: unknown) => log.warn({ err: error }, "confirmation email not recorded"))
+          .finally(() => {
+            in_flight.delete(tracked);
+            sweep.wake();
+          });
+        in_flight.add(tracked);
+      }
+      // Full slots are refilled by the sends' own wake-ups; a short claim means nothing more is due.
+      return 0;
+    },
     onError: (error) => log.warn({ err: error }, "confirmation email round failed"),
   });
+  return {
+    close: async () => {
+      await sweep.close();
+      await Promise.all(in_flight);
+    },
+  };
 }
