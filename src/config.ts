@@ -5,7 +5,12 @@ import { CRASH_POINTS, type CrashPoint } from "./shared/crash-points.ts";
 
 export type AppEnv = "sandbox" | "production";
 
+/** What this process runs: HTTP (api), background loops and scheduled jobs (worker), or both (all). */
+export type Role = "api" | "worker" | "all";
+
 export type Config = {
+  /** ROLE: `all` (the default, `npm start`) serves HTTP and runs the background work. */
+  role: Role;
   port: number;
   host: string;
   app_env: AppEnv;
@@ -57,6 +62,8 @@ export type Config = {
   /** A pending order this old is flagged for the operator to settle (`orders settle`). */
   pending_give_up_hours: number;
   worker_concurrency: number;
+  /** Confirmation emails one worker process sends at once (and its SMTP connections at most). */
+  email_concurrency: number;
   /** A job locked this long belongs to a dead process and is unlocked (every task is idempotent). */
   stale_job_after_ms: number;
   /** The web console: a session ends after this long without a request (minutes). */
@@ -248,6 +255,7 @@ function readLimits(env: Env) {
     refund_sweep_interval_ms: integer(env, "REFUND_SWEEP_INTERVAL_MS", 2_000, 100, 600_000),
     resolve_after_ms: integer(env, "RESOLVE_AFTER_MS", 30_000, 100, 3_600_000),
     worker_concurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 64),
+    email_concurrency: integer(env, "EMAIL_CONCURRENCY", 16, 1, 256),
     pending_give_up_hours: integer(env, "PENDING_GIVE_UP_HOURS", 24, 1, 24 * 30),
     stale_job_after_ms: integer(env, "STALE_JOB_AFTER_MS", 120_000, 1_000, 24 * 3_600_000),
     console_idle_minutes: integer(env, "CONSOLE_IDLE_MINUTES", 30, 1, 24 * 60),
@@ -357,6 +365,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[A-Z]{3}$/.test(currency))
     throw new ConfigError("CURRENCY", `expected an ISO 4217 code such as USD, got "${currency}"`);
   const config: Config = {
+    role: oneOf(env, "ROLE", ["all", "api", "worker"] as const, "all"),
     ...readServer(env, app_env),
     ...readCarrier(env, app_env),
     log_level: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),

@@ -18,7 +18,14 @@ import { createMailer } from "./notifications/mailer.ts";
 import { recentPartners } from "./partners/list-partners.ts";
 import { startRefundSweep } from "./refunds/sweep-refunds.ts";
 import { buildApp, loggerOptions } from "./server/app.ts";
-import { startEsimSync, startStaleJobSweeper, startWorker } from "./server/worker.ts";
+import { startLiveProcesses } from "./server/live-processes.ts";
+import {
+  startEmailSweep,
+  startEsimSync,
+  startResolverSweep,
+  startStaleJobSweeper,
+  startWorker,
+} from "./server/worker.ts";
 import type { AppContext } from "./shared/context.ts";
 import { armCrashPoint } from "./shared/crash-points.ts";
 import { startWebhookDelivery } from "./webhooks/delivery-loop.ts";
@@ -126,17 +133,20 @@ async function startWebhooks(ctx: AppContext, database_url: string, log: Logger,
   closers.push({ name: "webhook listener", close: listener.close });
 }
 
-/** The mailer, the job worker and its stale-job sweeper. */
+/** The worker role: the sweeps (resolver, emails, eSIM sync) and the scheduled jobs. */
 async function startBackground(ctx: AppContext, log: Logger, closers: Closers): Promise<void> {
   const { config } = ctx;
   const mailer = createMailer({
     smtp_url: config.smtp_url,
     mail_from: config.mail_from,
     data_dir: config.data_dir,
+    max_connections: config.email_concurrency,
   });
   closers.push({ name: "mailer", close: async () => mailer.close() });
-  const worker = await startWorker({ ctx, mailer, log });
+  const worker = await startWorker({ ctx, log });
   closers.push({ name: "worker", close: () => worker.stop() });
+  closers.push({ name: "resolver sweep", ...startResolverSweep(ctx, log) });
+  closers.push({ name: "email sweep", ...startEmailSweep(ctx, mailer, log) });
   closers.push({ name: "stale job sweeper", ...startStaleJobSweeper(ctx, log) });
   closers.push({ name: "eSIM sync", ...startEsimSync(ctx, log) });
   closers.push({ name: "refund sweep", ...startRefundSweep(ctx, log) });
@@ -145,9 +155,16 @@ async function startBackground(ctx: AppContext, log: Logger, closers: Closers): 
 /** The HTTP application, its cache invalidations, and the listening socket. */
 async function listen(ctx: AppContext, database_url: string, log: Logger, closers: Closers): Promise<number> {
   const { config, pool } = ctx;
-  const { app, authenticator } = await buildApp(ctx, { loggerInstance: log });
+  const { app, authenticator, keyLimiter } = await buildApp(ctx, { loggerInstance: log });
   authenticator.start();
   closers.push({ name: "last-used flush", close: () => authenticator.stop() });
+  // Each API process allows its share of a key's rate: 1/N with N processes alive.
+  const live = await startLiveProcesses(
+    pool,
+    (processes) => keyLimiter.shareWith(processes),
+    (error) => log.warn({ err: error }, "process heartbeat failed"),
+  );
+  closers.push({ name: "process heartbeat", close: live.close });
   const listener = await listenForInvalidations(
     database_url,
     {
@@ -207,8 +224,15 @@ async function start(config: Config, log: Logger, closers: Closers): Promise<voi
   const { carrier, pointCallbacksAt } = await startCarrierOf(config, pool, log, closers);
   const ctx: AppContext = { config: await withWebhookSecretKey(config, log), pool, db, carrier };
   armCrashPoint(config.crash_at);
-  await startBackground(ctx, log, closers);
-  await startWebhooks(ctx, database_url, log, closers);
+  // ROLE: api serves HTTP only, worker runs the background work only, all (the default) both.
+  if (config.role !== "api") {
+    await startBackground(ctx, log, closers);
+    await startWebhooks(ctx, database_url, log, closers);
+  }
+  if (config.role === "worker") {
+    log.info({ role: config.role, pid: process.pid }, "eSIM ordering worker running");
+    return;
+  }
   const port = await listen(ctx, database_url, log, closers);
   pointCallbacksAt?.(`http://127.0.0.1:${port}`);
   await printSandboxHint(ctx, port);

@@ -122,9 +122,18 @@ export async function emailsSent(ctx: Context): Promise<number> {
   );
 }
 
+/**
+ * Confirmation emails waiting: rows of the email outbox (migration 0007), or, for a `--service-dir`
+ * tree from before it, the graphile-worker jobs that were due then.
+ */
 export async function queuedJobs(ctx: Context): Promise<number> {
+  const outbox = await ctx.pool.query<{ found: boolean }>(
+    "select to_regclass('email_outbox') is not null as found",
+  );
   const result = await ctx.pool.query<{ n: string }>(
-    "select count(*) as n from graphile_worker.jobs where run_at <= now() and task_identifier <> 'resolve_pending_order'",
+    outbox.rows[0]!.found
+      ? "select count(*) as n from email_outbox"
+      : "select count(*) as n from graphile_worker.jobs where run_at <= now() and task_identifier <> 'resolve_pending_order'",
   );
   return Number(result.rows[0]!.n);
 }

@@ -100,8 +100,8 @@ function startBenchService(
       CARRIER_API_KEY: to.simulator_key,
       // Far above the slow carrier's 250 ms plus queueing: a benchmark measures, it does not time out.
       CARRIER_TIMEOUT_MS: "30000",
-      // A completed order's resolver job finds nothing to do; pushed past the end of the run so
-      // one scenario's leftovers do not run inside the next one's measurement.
+      // The resolver sweep looks at no order younger than this: pushed past the end of the run so
+      // one scenario's leftovers (orders in flight when wrk stopped) are not driven in the next one.
       RESOLVE_AFTER_MS: "900000",
       RATE_LIMIT_PER_SECOND: "1000000",
       RATE_LIMIT_BURST: "1000000",

@@ -8,6 +8,7 @@ import {
   selectActivePackage,
   selectCoveringMeteredPackages,
   selectPackageName,
+  selectPackageNames,
 } from "./packages.sql.ts";
 import { partnerPriceList } from "./partner-prices.ts";
 import { priceOf } from "./price-list.ts";
@@ -59,4 +60,10 @@ export async function coveringMeteredPackages(
 
 export async function packageName(db: Executor, package_id: string): Promise<string | null> {
   return selectPackageName(db, package_id);
+}
+
+/** Package id -> name, for the ids given (at most a batch of emails' worth). */
+export async function packageNames(db: Executor, package_ids: string[]): Promise<Map<string, string>> {
+  const rows = await selectPackageNames(db, [...new Set(package_ids)]);
+  return new Map(rows.map((row) => [row.package_id, row.name]));
 }

@@ -66,3 +66,14 @@ export async function selectPackageName(db: Executor, package_id: string): Promi
   }>`select name from packages where package_id = ${package_id}`.execute(db);
   return result.rows[0]?.name ?? null;
 }
+
+/** The names of the packages named (an unknown id is left out). */
+export async function selectPackageNames(
+  db: Executor,
+  package_ids: string[],
+): Promise<Array<{ package_id: string; name: string }>> {
+  if (package_ids.length === 0) return [];
+  const result = await sql<{ package_id: string; name: string }>`
+    select package_id, name from packages where package_id = any(${package_ids}::text[])`.execute(db);
+  return result.rows;
+}

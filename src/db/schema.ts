@@ -117,6 +117,9 @@ export type Database = {
     resolved_at: Date | null;
     /** When the order was refunded (migration 0008); null otherwise. */
     refunded_at: Date | null;
+    /** When the resolver sweep may next drive this pending order (migration 0007). */
+    next_resolve_at: Date;
+    resolve_attempts: Generated<number>;
   };
   esims: {
     iccid: string;
@@ -241,5 +244,15 @@ export type Database = {
     created_at: Timestamp;
     last_seen_at: Timestamp;
     expires_at: Date;
+  };
+  /** API processes alive (migration 0007): the heartbeat that splits rate limits between them. */
+  api_processes: { process_id: string; started_at: Timestamp; seen_at: Timestamp };
+  /** Confirmation emails to send (migration 0007): a row per order until its delivery is recorded. */
+  email_outbox: {
+    order_id: string;
+    due_at: Timestamp;
+    attempts: Generated<number>;
+    lease_token: string | null;
+    last_error: string | null;
   };
 };

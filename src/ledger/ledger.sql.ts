@@ -123,33 +123,36 @@ export type HeldWallet = {
   low_balance_threshold_minor: number | null;
 };
 
-/** Holds `amount_minor` on the wallet only if its available balance covers it; null when it does not. */
+/**
+ * Holds `amount_minor` on the wallet only if its available balance covers it, and records the
+ * pending transfer from the wallet to the operator's revenue account of the wallet's currency, in
+ * one statement (the revenue account looked up inside it: no round trip of its own, and no row of
+ * it locked or updated, so purchases of all partners never queue on it). Null when funds are short:
+ * then nothing is written.
+ */
 export async function holdOnWallet(
   trx: Transaction<Database>,
-  partner_id: string,
-  amount_minor: number,
-): Promise<HeldWallet | null> {
-  const held = await sql<HeldWallet>`
-    update ledger_accounts
-    set pending_debits_minor = pending_debits_minor + ${amount_minor}
-    where partner_id = ${partner_id} and kind = 'partner_wallet'
-      and posted_credits_minor - posted_debits_minor - pending_debits_minor >= ${amount_minor}
-    returning account_id, currency, low_balance_threshold_minor,
-              posted_credits_minor - posted_debits_minor - pending_debits_minor as available_minor`.execute(
-    trx,
-  );
+  hold: { partner_id: string; amount_minor: number; order_id: string },
+): Promise<(HeldWallet & { transfers: number }) | null> {
+  const held = await sql<HeldWallet & { transfers: number }>`
+    with held as (
+      update ledger_accounts
+      set pending_debits_minor = pending_debits_minor + ${hold.amount_minor}
+      where partner_id = ${hold.partner_id} and kind = 'partner_wallet'
+        and posted_credits_minor - posted_debits_minor - pending_debits_minor >= ${hold.amount_minor}
+      returning account_id, currency, low_balance_threshold_minor,
+                posted_credits_minor - posted_debits_minor - pending_debits_minor as available_minor
+    ), transfer as (
+      insert into ledger_transfers
+        (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference)
+      select ${newId("transfer")}, h.account_id, r.account_id, ${hold.amount_minor}, h.currency, 'purchase', 'pending',
+             ${hold.order_id}
+      from held h
+      join ledger_accounts r on r.kind = 'operator_revenue' and r.currency = h.currency and r.partner_id is null
+      returning transfer_id
+    )
+    select h.*, (select count(*) from transfer)::int as transfers from held h`.execute(trx);
   return held.rows[0] ?? null;
-}
-
-export async function insertPendingPurchase(
-  trx: Transaction<Database>,
-  transfer: { wallet: string; revenue: string; amount_minor: number; currency: string; order_id: string },
-): Promise<void> {
-  await sql`
-    insert into ledger_transfers
-      (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference)
-    values (${newId("transfer")}, ${transfer.wallet}, ${transfer.revenue}, ${transfer.amount_minor},
-            ${transfer.currency}, 'purchase', 'pending', ${transfer.order_id})`.execute(trx);
 }
 
 /**

@@ -9,7 +9,6 @@ import { MAX_AMOUNT_MINOR, operatorAccount, type WalletBalance, walletOf } from 
 import {
   addPostedCredit,
   holdOnWallet,
-  insertPendingPurchase,
   insertRefund,
   insertWalletCredit,
   resolvePendingPurchase,
@@ -82,11 +81,15 @@ export async function holdFunds(
   currency: string,
 ): Promise<Hold | null> {
   assertAmount(amount_minor);
-  const wallet = await holdOnWallet(trx, partner_id, amount_minor);
+  const wallet = await holdOnWallet(trx, { partner_id, amount_minor, order_id });
   if (!wallet) return null;
+  // Checked after the write: a failed assertion throws, and the caller's transaction rolls back.
   assert.equal(wallet.currency, currency, "the order's currency is the wallet's currency");
-  const revenue = await operatorAccount(trx, "operator_revenue", currency);
-  await insertPendingPurchase(trx, { wallet: wallet.account_id, revenue, amount_minor, currency, order_id });
+  assert.equal(
+    wallet.transfers,
+    1,
+    `operator account operator_revenue ${currency} is missing (ensureOperatorAccounts runs at start-up)`,
+  );
   const threshold = wallet.low_balance_threshold_minor;
   const crossed =
     threshold !== null &&

@@ -14,6 +14,8 @@ export type MailerConfig = {
   /** From header, e.g. `eSIM Orders <orders@esim.example>`; its domain also names the Message-IDs. */
   mail_from: string;
   data_dir: string;
+  /** SMTP connections kept open to the relay at most (EMAIL_CONCURRENCY): the sends at once. */
+  max_connections?: number;
 };
 
 export type OutgoingEmail = RenderedEmail & {
@@ -32,8 +34,8 @@ export type Mailer = {
 };
 
 // Limits on every wait of an SMTP send (nodemailer's defaults are minutes). The whole send must
-// finish within SEND_TIMEOUT_MS, which stays below the database's 30 s idle-in-transaction timeout
-// (src/db/pool.ts) because the confirmation email job holds a lock in a transaction while it sends.
+// finish within SEND_TIMEOUT_MS, which stays well inside the email outbox's claim (EMAIL_LEASE_MS in
+// send-confirmation-emails.ts), so no other process claims a message while it is being sent.
 const SMTP_DNS_TIMEOUT_MS = 5_000;
 const SMTP_CONNECTION_TIMEOUT_MS = 10_000;
 const SMTP_GREETING_TIMEOUT_MS = 10_000;
@@ -58,7 +60,7 @@ export function createMailer(config: MailerConfig): Mailer {
   const domain = fromDomain(config.mail_from);
   return config.smtp_url === null
     ? createFileMailer(config.mail_from, domain, path.join(config.data_dir, "mail"))
-    : createSmtpMailer(config.smtp_url, config.mail_from, domain);
+    : createSmtpMailer(config.smtp_url, config.mail_from, domain, config.max_connections ?? 1);
 }
 
 function fromDomain(mail_from: string): string {
@@ -90,11 +92,18 @@ function mailOptions(message: OutgoingEmail, from: string, domain: string): Send
   };
 }
 
-function createSmtpMailer(smtp_url: string, from: string, domain: string): Mailer {
-  // Not pooled: one connection per message. Confirmation emails are rare next to SMTP's cost,
-  // and a fresh connection never fails on a socket the relay closed while it sat idle.
+/** Messages per pooled connection before it is replaced (relays often cap a session's messages). */
+const SMTP_MESSAGES_PER_CONNECTION = 100;
+
+function createSmtpMailer(smtp_url: string, from: string, domain: string, max_connections: number): Mailer {
+  // Pooled: a connection (TCP, greeting, EHLO, TLS, AUTH) is paid once per 100 messages, not per
+  // message, so emails keep pace with purchases. A connection the relay closes while idle leaves
+  // the pool; a send that fails on it is retried by the outbox like any other failure.
   const transport = nodemailer.createTransport({
     url: smtp_url,
+    pool: true,
+    maxConnections: max_connections,
+    maxMessages: SMTP_MESSAGES_PER_CONNECTION,
     dnsTimeout: SMTP_DNS_TIMEOUT_MS,
     connectionTimeout: SMTP_CONNECTION_TIMEOUT_MS,
     greetingTimeout: SMTP_GREETING_TIMEOUT_MS,
@@ -133,11 +142,12 @@ function deliveryError(error: unknown): MailDeliveryError {
 function createFileMailer(from: string, domain: string, mail_dir: string): Mailer {
   // streamTransport with buffer renders the complete raw message instead of sending it.
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" });
+  const directory = new MailDirectory(mail_dir);
   return {
     async send(message) {
       const info = await transport.sendMail(mailOptions(message, from, domain));
       if (!Buffer.isBuffer(info.message)) throw new Error("stream transport did not return a buffer");
-      await writeFileAtomically(mail_dir, `${message.key}.eml`, info.message);
+      await directory.writeAtomically(`${message.key}.eml`, info.message);
       return { message_id: info.messageId };
     },
     async close() {
@@ -147,32 +157,71 @@ function createFileMailer(from: string, domain: string, mail_dir: string): Maile
 }
 
 /**
- * Readers see the old file or the new one, never half of one: the bytes go to a temporary file,
- * are flushed, and the file is renamed over the final name. Sending the same key again replaces
- * the file rather than adding a second one.
+ * The mail directory. Readers see the old file or the new one, never half of one: the bytes go to
+ * a temporary file, are flushed, and the file is renamed over the final name. Sending the same key
+ * again replaces the file rather than adding a second one. A rename is durable only once the
+ * directory is flushed: one directory flush covers every rename done before it starts, so emails
+ * written side by side share flushes (a group commit) instead of paying one each.
  */
-async function writeFileAtomically(directory: string, name: string, content: Buffer): Promise<void> {
-  await mkdir(directory, { recursive: true });
-  const final_path = path.join(directory, name);
-  const temp_path = path.join(directory, `.${name}.${randomBytes(6).toString("hex")}.tmp`);
-  try {
-    const file = await open(temp_path, "w", 0o600);
-    try {
-      await file.writeFile(content);
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(temp_path, final_path);
-  } catch (error) {
-    await rm(temp_path, { force: true });
-    throw error;
+class MailDirectory {
+  readonly #path: string;
+  #created: Promise<unknown> | null = null;
+  #flushing: Promise<void> | null = null;
+  #next_flush: Promise<void> | null = null;
+
+  constructor(directory: string) {
+    this.#path = directory;
   }
-  // The rename itself is durable only once the directory is flushed.
-  const dir = await open(directory, "r");
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
+
+  async writeAtomically(name: string, content: Buffer): Promise<void> {
+    this.#created ??= mkdir(this.#path, { recursive: true }).catch((error: unknown) => {
+      this.#created = null;
+      throw error;
+    });
+    await this.#created;
+    const final_path = path.join(this.#path, name);
+    const temp_path = path.join(this.#path, `.${name}.${randomBytes(6).toString("hex")}.tmp`);
+    try {
+      const file = await open(temp_path, "w", 0o600);
+      try {
+        await file.writeFile(content);
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await rename(temp_path, final_path);
+    } catch (error) {
+      await rm(temp_path, { force: true });
+      throw error;
+    }
+    await this.#flushAfterNow();
+  }
+
+  /** Resolves once a directory flush that started after this call has finished. */
+  #flushAfterNow(): Promise<void> {
+    if (this.#flushing === null) {
+      this.#flushing = this.#flush().finally(() => {
+        this.#flushing = null;
+      });
+      return this.#flushing;
+    }
+    // A flush is running, but it may have started before our rename: wait for the next one,
+    // which every caller arriving meanwhile shares.
+    this.#next_flush ??= this.#flushing
+      .catch(() => undefined)
+      .then(() => {
+        this.#next_flush = null;
+        return this.#flushAfterNow();
+      });
+    return this.#next_flush;
+  }
+
+  async #flush(): Promise<void> {
+    const dir = await open(this.#path, "r");
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
   }
 }

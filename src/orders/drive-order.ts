@@ -1,6 +1,6 @@
 // Driving a pending order to its outcome (design.md steps 2 and 3): ask the carrier with the
 // order id as reference, then record what it said. Used by the request that created the order,
-// by a retry that finds it abandoned, and by the resolver job: the carrier is idempotent by
+// by a retry that finds it abandoned, and by the resolver sweep: the carrier is idempotent by
 // reference and every transition below is guarded by `status = 'pending'`, so however many of
 // them race, the order completes or fails exactly once and is charged at most once.
 import assert from "node:assert/strict";
@@ -13,20 +13,22 @@ import { recordEvent } from "../events/record-event.ts";
 import { resolveHold } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
-import { esimProfile } from "./esims.sql.ts";
 import type { OrderFinish } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
 import {
+  type CompletedOrder,
   claimLease,
-  insertBundle,
-  insertEsim,
-  insertPurchase,
-  markCompleted,
+  completeOrder,
   markFailed,
   orderById,
   releaseLease,
 } from "./orders.sql.ts";
 import { renderOrder } from "./render-order.ts";
+
+export type { CompletedOrder };
+
+/** An order after a drive: a completion made here carries the purchase it recorded. */
+export type DrivenOrder = OrderRow | CompletedOrder;
 
 /** A little longer than one carrier call: nobody else drives the order meanwhile. */
 export function leaseMs(ctx: AppContext): number {
@@ -62,7 +64,8 @@ async function askCarrier(
 /**
  * Records a provisioning (or top-up) the carrier confirmed: exactly once, guarded by the status.
  * A new eSIM is first pulled from the carrier `first_sync_after_s` later (USAGE_SYNC_MIN_INTERVAL_S:
- * a profile just sold has nothing to report yet).
+ * a profile just sold has nothing to report yet). Returns the completed order with its purchase,
+ * or null when another finisher completed it first.
  */
 export async function complete(
   trx: Transaction<Database>,
@@ -70,43 +73,28 @@ export async function complete(
   value: ProvisionedProfile | TopUpResult,
   finish: OrderFinish,
   first_sync_after_s: number,
-) {
-  const iccid = order.type === "esim" ? (value as ProvisionedProfile).iccid : order.iccid!;
-  if (!(await markCompleted(trx, order.order_id, iccid))) return;
-  let profile: { smdp_address: string; activation_code: string };
-  if (order.type === "esim") {
-    profile = value as ProvisionedProfile;
-    await insertEsim(trx, {
-      ...profile,
-      iccid,
-      partner_id: order.partner_id,
-      order_id: order.order_id,
-      package_id: order.package_id,
-      first_sync_after_s,
-    });
-  } else {
-    const esim = await esimProfile(trx, iccid);
-    assert.ok(esim, `top-up ${order.order_id} is for a known eSIM`);
-    profile = esim;
-    await pullSoon(trx, iccid);
-  }
-  const purchase = {
+): Promise<CompletedOrder | null> {
+  const profile = order.type === "esim" ? (value as ProvisionedProfile) : null;
+  const iccid = profile !== null ? profile.iccid : order.iccid;
+  assert.ok(iccid, "a top-up order names its eSIM");
+  // A top-up makes its eSIM due for a pull at once (a depleted eSIM reads usable again); one UPDATE
+  // of next_sync_at before the bundle insert, the order the concurrent top-up test holds to.
+  if (profile === null) await pullSoon(trx, iccid);
+  const completed = await completeOrder(trx, {
     order_id: order.order_id,
-    position: 0,
-    package_id: order.package_id,
     iccid,
-    smdp_address: profile.smdp_address,
-    activation_code: profile.activation_code,
-    start_date: order.start_date,
-  };
-  await insertPurchase(trx, purchase);
-  await insertBundle(trx, order, iccid);
+    profile,
+    first_sync_after_s,
+    confirmation_email: finish.confirmation_email,
+  });
+  if (completed === null) return null;
   assert.ok(await resolveHold(trx, order.order_id, "posted"), "a pending order has a pending hold to post");
   // The Order as GET /v1/orders/{orderID} now renders it, from what this transaction wrote: no read.
-  const data = renderOrder({ ...order, status: "completed", iccid }, [purchase]);
+  const data = renderOrder(completed, completed.purchases);
   await recordEvent(trx, { partner_id: order.partner_id, type: "order.completed", data });
   // Only here, so only on the first completion.
-  await finish.completed(trx, order.order_id);
+  await finish.completed(trx, completed);
+  return completed;
 }
 
 /** Records a definitive failure and voids the hold: exactly once, guarded by the status. */
@@ -116,35 +104,48 @@ export async function fail(
   reason: string,
   finish: OrderFinish,
   failure_code = "carrier_error",
-) {
-  if (!(await markFailed(trx, order.order_id, failure_code, reason))) return;
+): Promise<OrderRow | null> {
+  const failed = await markFailed(trx, order.order_id, failure_code, reason);
+  if (failed === null) return null;
   assert.ok(await resolveHold(trx, order.order_id, "voided"), "a pending order has a pending hold to void");
-  const data = renderOrder({ ...order, status: "failed" }, []);
-  await recordEvent(trx, { partner_id: order.partner_id, type: "order.failed", data });
-  await finish.failed(trx, order.order_id);
+  // The Order as GET /v1/orders/{orderID} renders it, from what this transaction wrote: no read.
+  await recordEvent(trx, {
+    partner_id: order.partner_id,
+    type: "order.failed",
+    data: renderOrder(failed, []),
+  });
+  await finish.failed(trx, failed);
+  return failed;
 }
 
 /**
  * Calls the carrier for an order whose lease the caller holds, records the outcome with the
  * steps `finish` adds for this order's type, and returns the order.
  */
-export async function driveOrder(ctx: AppContext, order: OrderRow, finish: OrderFinish): Promise<OrderRow> {
+export async function driveOrder(
+  ctx: AppContext,
+  order: OrderRow,
+  finish: OrderFinish,
+): Promise<DrivenOrder> {
   assert.equal(order.status, "pending");
   const outcome = await askCarrier(ctx, order);
   crashPoint("after_carrier_answer");
+  let recorded: DrivenOrder | null = null;
   if (outcome.kind === "ok") {
-    await ctx.db
+    recorded = await ctx.db
       .transaction()
       .execute((trx) => complete(trx, order, outcome.value, finish, ctx.config.usage_sync_min_interval_s));
     crashPoint("after_completion_commit");
     // A top-up's new bundle: other processes hear of it by NOTIFY, this one drops its copy now.
     if (order.iccid !== null) esimChanged(ctx.pool, order.iccid);
   } else if (outcome.kind === "refused") {
-    await ctx.db.transaction().execute((trx) => fail(trx, order, outcome.reason, finish));
+    recorded = await ctx.db.transaction().execute((trx) => fail(trx, order, outcome.reason, finish));
   } else {
     // Unknown outcome: let the next retry (or the resolver) ask again at once with the same reference.
     await releaseLease(ctx.db, order.order_id, order.lease_token);
   }
+  // The statement that made it final returned it; otherwise someone else did, or it is still pending.
+  if (recorded !== null) return recorded;
   const after = await orderById(ctx.db, order.order_id);
   assert.ok(after, "the order still exists");
   return after;
@@ -155,7 +156,7 @@ export async function driveIfAbandoned(
   ctx: AppContext,
   order_id: string,
   finish: OrderFinish,
-): Promise<OrderRow | null> {
+): Promise<DrivenOrder | null> {
   const claimed = await claimLease(ctx.db, order_id, leaseMs(ctx));
   return claimed ? driveOrder(ctx, claimed, finish) : null;
 }

@@ -1,19 +1,21 @@
 // The per-type steps of an order's final transaction. The order driver (drive-order.ts) marks
 // the order completed or failed, records the purchase and settles the hold; what else must
 // commit with that outcome belongs to whoever created the order, and is handed in: a new eSIM
-// adds its confirmation email job (here), a top-up stores the outcome on the Idempotency-Key that
-// created it (topups/finish-topup.ts). Each step runs only on the one transition that finishes
-// the order, so it happens exactly once however many drivers race.
+// queues its confirmation email (the outbox row the completing statement inserts, notifications/
+// send-confirmation-emails.ts), a top-up stores the outcome on the Idempotency-Key that created
+// it (topups/finish-topup.ts). Each step runs only on the one transition that finishes the
+// order, so it happens exactly once however many drivers race.
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { addConfirmationEmailJob } from "../notifications/send-confirmation-email.ts";
-import type { OrderRow } from "./order.ts";
+import type { OrderRow, PurchaseRow } from "./order.ts";
 
 export type OrderFinish = {
+  /** Whether completing the order queues the end user's confirmation email (same statement). */
+  confirmation_email: boolean;
   /** In the completion transaction, after the purchase is recorded and the hold posted. */
-  completed(trx: Transaction<Database>, order_id: string): Promise<void>;
+  completed(trx: Transaction<Database>, order: OrderRow & { purchases: PurchaseRow[] }): Promise<void>;
   /** In the failure transaction, after the hold is voided. */
-  failed(trx: Transaction<Database>, order_id: string): Promise<void>;
+  failed(trx: Transaction<Database>, order: OrderRow): Promise<void>;
 };
 
 /** The finishing steps of each order type: what the resolver, which drives any order, is given. */
@@ -21,6 +23,7 @@ export type FinishByType = Record<OrderRow["type"], OrderFinish>;
 
 /** A new eSIM: the confirmation email, on completion only (spec section 6). */
 export const FINISH_ESIM: OrderFinish = {
-  completed: (trx, order_id) => addConfirmationEmailJob(trx, order_id),
+  confirmation_email: true,
+  completed: async () => undefined,
   failed: async () => undefined,
 };

@@ -1,14 +1,21 @@
-// What the confirmation email (notifications/send-confirmation-email.ts) reads of an order: given
-// to the email job by the server, since notifications sit below orders and never read their tables.
-import { packageName } from "../catalog/find-packages.ts";
+// What the confirmation email (notifications/send-confirmation-emails.ts) reads of orders: given
+// to the email sweep by the server, since notifications sit below orders and never read their tables.
+import { packageNames } from "../catalog/find-packages.ts";
 import type { Executor } from "../db/executor.ts";
-import type { OrderForEmail } from "../notifications/send-confirmation-email.ts";
-import { orderWithFirstPurchase } from "./orders.sql.ts";
+import type { OrderForEmail } from "../notifications/send-confirmation-emails.ts";
+import { ordersWithFirstPurchase } from "./orders.sql.ts";
 
-/** The order, its first purchase and that purchase's package name; null for an unknown order. */
-export async function orderForEmail(db: Executor, order_id: string): Promise<OrderForEmail | null> {
-  const order = await orderWithFirstPurchase(db, order_id);
-  if (order === null) return null;
-  const { package_id, ...rest } = order;
-  return { ...rest, package_name: package_id === null ? null : await packageName(db, package_id) };
+/** Each order found, with its first purchase and that purchase's package name: two queries a batch. */
+export async function ordersForEmail(db: Executor, order_ids: string[]): Promise<Map<string, OrderForEmail>> {
+  const rows = await ordersWithFirstPurchase(db, order_ids);
+  const names = await packageNames(
+    db,
+    rows.flatMap((row) => (row.package_id === null ? [] : [row.package_id])),
+  );
+  return new Map(
+    rows.map(({ order_id, package_id, ...rest }) => [
+      order_id,
+      { ...rest, package_name: package_id === null ? null : (names.get(package_id) ?? null) },
+    ]),
+  );
 }

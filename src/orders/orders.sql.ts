@@ -4,35 +4,67 @@ import { randomBytes } from "node:crypto";
 import { type RawBuilder, sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
-import type { OrderForEmail } from "../notifications/send-confirmation-email.ts";
+import type { OrderForEmail } from "../notifications/send-confirmation-emails.ts";
 import type { NewOrder, OrderRow, PurchaseRow } from "./order.ts";
 
 function newLeaseToken(): string {
   return randomBytes(12).toString("base64url");
 }
 
-const ORDER_COLUMNS =
-  sql.raw(`order_id, seq, partner_id, type, status, cart_key, package_id, external_package_id, data_mb, validity_days,
-  start_date, total_minor, currency, client_reference, email, phone, first_name, last_name, iccid,
-  failure_code, failure_detail, carrier_refusal, lease_until, lease_token, created_at, resolved_at, refunded_at`);
+const ORDER_COLUMN_LIST = [
+  "order_id",
+  "seq",
+  "partner_id",
+  "type",
+  "status",
+  "cart_key",
+  "package_id",
+  "external_package_id",
+  "data_mb",
+  "validity_days",
+  "start_date",
+  "total_minor",
+  "currency",
+  "client_reference",
+  "email",
+  "phone",
+  "first_name",
+  "last_name",
+  "iccid",
+  "failure_code",
+  "failure_detail",
+  "carrier_refusal",
+  "lease_until",
+  "lease_token",
+  "created_at",
+  "resolved_at",
+  "refunded_at",
+] as const;
+const ORDER_COLUMNS = sql.raw(ORDER_COLUMN_LIST.join(", "));
 
-/** Inserts the order as pending, leased to the request that creates it for `lease_ms`. */
+/**
+ * Inserts the order as pending, leased to the request that creates it for `lease_ms`, due for the
+ * resolver sweep `resolve_after_ms` from now, and returns it as stored. Null when this cart already
+ * has an order (the unique cart_key): the caller reads that one.
+ */
 export async function insertPendingOrder(
   trx: Transaction<Database>,
   order: NewOrder,
-  lease_ms: number,
-): Promise<void> {
-  await sql`
+  timing: { lease_ms: number; resolve_after_ms: number },
+): Promise<OrderRow | null> {
+  const result = await sql<OrderRow>`
     insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, data_mb,
                         validity_days, start_date, total_minor, currency, client_reference, email, phone, first_name,
-                        last_name, iccid, lease_until, lease_token)
+                        last_name, iccid, lease_until, lease_token, next_resolve_at)
     values (${order.order_id}, ${order.partner_id}, ${order.type}, 'pending', ${order.cart_key}, ${order.package_id},
             ${order.external_package_id}, ${order.data_mb}, ${order.validity_days}, ${order.start_date}::date,
             ${order.total_minor}, ${order.currency},
             ${order.client_reference}, ${order.email}, ${order.phone}, ${order.first_name}, ${order.last_name},
-            ${order.iccid}, clock_timestamp() + make_interval(secs => ${lease_ms / 1000}), ${newLeaseToken()})`.execute(
-    trx,
-  );
+            ${order.iccid}, clock_timestamp() + make_interval(secs => ${timing.lease_ms / 1000}), ${newLeaseToken()},
+            clock_timestamp() + make_interval(secs => ${timing.resolve_after_ms / 1000}))
+    on conflict (cart_key) do nothing
+    returning ${ORDER_COLUMNS}`.execute(trx);
+  return result.rows[0] ?? null;
 }
 
 export async function orderById(
@@ -68,16 +100,104 @@ export async function claimLease(db: Executor, order_id: string, lease_ms: numbe
   return result.rows[0] ?? null;
 }
 
-/** pending -> completed, once: a second finisher (resolver vs. request) updates nothing. */
-export async function markCompleted(
+/**
+ * The resolver sweep's claim: up to `limit` pending orders that are due (next_resolve_at passed)
+ * and that nobody drives (lease expired), skipping rows another sweep has locked. Each is leased
+ * to this claimer for `lease_ms` and its next look pushed back with capped exponential backoff
+ * (2, 4, 8 ... seconds, at most `max_backoff_s`), so an order whose carrier stays away is asked
+ * again less and less often, and never abandoned.
+ */
+export async function claimDueOrders(
+  db: Executor,
+  input: { limit: number; lease_ms: number; max_backoff_s: number },
+): Promise<OrderRow[]> {
+  const result = await sql<OrderRow>`
+    update orders o
+    set lease_until = clock_timestamp() + make_interval(secs => ${input.lease_ms / 1000}),
+        lease_token = ${newLeaseToken()},
+        resolve_attempts = o.resolve_attempts + 1,
+        next_resolve_at = clock_timestamp()
+          + make_interval(secs => least(${input.max_backoff_s}::float8, 2 ^ least(o.resolve_attempts + 1, 16)))
+    from (
+      select order_id from orders
+      where status = 'pending' and next_resolve_at <= now()
+        and (lease_until is null or lease_until <= clock_timestamp())
+      order by next_resolve_at
+      limit ${input.limit}
+      for update skip locked
+    ) due
+    where o.order_id = due.order_id and o.status = 'pending'
+    returning ${sql.raw(ORDER_COLUMN_LIST.map((column) => `o.${column}`).join(", "))}`.execute(db);
+  return result.rows;
+}
+
+/** The order as it is once completed, with the purchase that completion recorded. */
+export type CompletedOrder = OrderRow & { purchases: PurchaseRow[] };
+
+/**
+ * pending -> completed, once, with everything a completion records, in one statement: the order
+ * marked completed, the eSIM (a new eSIM's; a top-up's profile is read from its existing row), the
+ * purchase, the bundle the order puts on the eSIM (contract "eSIMs": `bundles`, queued until the
+ * carrier says otherwise; the original is position 0, a top-up its order's seq, migration 0005),
+ * and, when asked, the confirmation email's outbox row. The notify rides on the bundle insert: at
+ * commit every process drops its cached body of this eSIM (esims/esim-cache.ts), so a top-up shows
+ * at once. A second finisher (resolver vs. request) matches no pending row and writes nothing: null.
+ * The eSIM is first pulled by the sync `first_sync_after_s` later (esims.next_sync_at).
+ */
+export async function completeOrder(
   trx: Transaction<Database>,
-  order_id: string,
-  iccid: string,
-): Promise<boolean> {
-  const result = await sql`
-    update orders set status = 'completed', iccid = ${iccid}, resolved_at = now(), lease_until = null
-    where order_id = ${order_id} and status = 'pending'`.execute(trx);
-  return Number(result.numAffectedRows) === 1;
+  input: {
+    order_id: string;
+    iccid: string;
+    /** A new eSIM's profile from the carrier; null for a top-up. */
+    profile: { smdp_address: string; activation_code: string } | null;
+    first_sync_after_s: number;
+    confirmation_email: boolean;
+  },
+): Promise<CompletedOrder | null> {
+  const { profile } = input;
+  const result = await sql<OrderRow & { purchase: PurchaseRow | null; bundles: number }>`
+    with done as (
+      update orders set status = 'completed', iccid = ${input.iccid}, resolved_at = now(), lease_until = null
+      where order_id = ${input.order_id} and status = 'pending'
+      returning ${ORDER_COLUMNS}
+    ), new_esim as (
+      insert into esims (iccid, partner_id, order_id, package_id, smdp_address, activation_code, next_sync_at)
+      select ${input.iccid}, partner_id, order_id, package_id, ${profile?.smdp_address ?? null}::text,
+             ${profile?.activation_code ?? null}::text, now() + make_interval(secs => ${input.first_sync_after_s})
+      from done where ${profile !== null}::boolean
+      returning iccid, smdp_address, activation_code
+    ), profile as (
+      select iccid, smdp_address, activation_code from new_esim
+      union all
+      select e.iccid, e.smdp_address, e.activation_code from esims e
+      where not ${profile !== null}::boolean and e.iccid = ${input.iccid} and exists (select 1 from done)
+    ), purchase as (
+      insert into purchases (order_id, position, package_id, iccid, smdp_address, activation_code, start_date)
+      select d.order_id, 0, d.package_id, p.iccid, p.smdp_address, p.activation_code, d.start_date
+      from done d cross join profile p
+      returning order_id, position, package_id, iccid, smdp_address, activation_code, start_date
+    ), bundle as (
+      insert into esim_bundles (order_id, iccid, position, package_id, name, data_mb, validity_days)
+      select d.order_id, ${input.iccid}, case when d.type = 'esim' then 0 else d.seq end, k.package_id, k.name,
+             d.data_mb, d.validity_days
+      from done d join packages k on k.package_id = d.package_id
+      returning iccid
+    ), outbox as (
+      insert into email_outbox (order_id)
+      select order_id from done where ${input.confirmation_email}::boolean
+      returning order_id
+    )
+    select d.*, (select to_jsonb(p) from purchase p) as purchase,
+           (select count(pg_notify('esim_changed', b.iccid)) from bundle b)::int as bundles
+    from done d`.execute(trx);
+  // Every data-modifying part of a WITH runs once whether the final select reads it or not.
+  const row = result.rows[0];
+  if (row === undefined) return null;
+  const { purchase, bundles, ...order } = row;
+  if (purchase === null) throw new Error(`order ${input.order_id}: no eSIM profile for ${input.iccid}`);
+  if (bundles !== 1) throw new Error(`no package ${order.package_id} for the bundle`);
+  return { ...order, purchases: [purchase] };
 }
 
 /** pending -> failed, once; `carrier_refusal` is the carrier's own text, kept for the operator. */
@@ -86,64 +206,13 @@ export async function markFailed(
   order_id: string,
   failure_code: string,
   carrier_refusal: string,
-): Promise<boolean> {
-  const result = await sql`
+): Promise<OrderRow | null> {
+  const result = await sql<OrderRow>`
     update orders set status = 'failed', failure_code = ${failure_code}, carrier_refusal = ${carrier_refusal.slice(0, 500)},
                       resolved_at = now(), lease_until = null
-    where order_id = ${order_id} and status = 'pending'`.execute(trx);
-  return Number(result.numAffectedRows) === 1;
-}
-
-export async function insertPurchase(trx: Transaction<Database>, purchase: PurchaseRow): Promise<void> {
-  await sql`
-    insert into purchases (order_id, position, package_id, iccid, smdp_address, activation_code, start_date)
-    values (${purchase.order_id}, ${purchase.position}, ${purchase.package_id}, ${purchase.iccid},
-            ${purchase.smdp_address}, ${purchase.activation_code}, ${purchase.start_date}::date)`.execute(
-    trx,
-  );
-}
-
-export async function insertEsim(
-  trx: Transaction<Database>,
-  esim: {
-    iccid: string;
-    partner_id: string;
-    order_id: string;
-    package_id: string;
-    smdp_address: string;
-    activation_code: string;
-    /** When the carrier sync first pulls it (esims.next_sync_at). */
-    first_sync_after_s: number;
-  },
-): Promise<void> {
-  await sql`
-    insert into esims (iccid, partner_id, order_id, package_id, smdp_address, activation_code, next_sync_at)
-    values (${esim.iccid}, ${esim.partner_id}, ${esim.order_id}, ${esim.package_id}, ${esim.smdp_address},
-            ${esim.activation_code}, now() + make_interval(secs => ${esim.first_sync_after_s}))`.execute(trx);
-}
-
-/**
- * The bundle a completed order puts on its eSIM (contract "eSIMs": `bundles`), queued until the
- * carrier says otherwise. One statement on the purchase path: the terms are the order's own copy,
- * the name the package's; the original is position 0, a top-up its order's seq (migration 0005).
- */
-export async function insertBundle(
-  trx: Transaction<Database>,
-  order: Pick<OrderRow, "order_id" | "type" | "seq" | "package_id" | "data_mb" | "validity_days">,
-  iccid: string,
-): Promise<void> {
-  const position = order.type === "esim" ? 0 : order.seq;
-  // The notify rides on the insert (no statement more on the purchase path): at commit, every
-  // process drops its cached body of this eSIM (esims/esim-cache.ts), so a top-up shows at once.
-  const result = await sql`
-    with ins as (
-      insert into esim_bundles (order_id, iccid, position, package_id, name, data_mb, validity_days)
-      select ${order.order_id}, ${iccid}, ${position}, p.package_id, p.name, ${order.data_mb}::integer,
-             ${order.validity_days}::integer
-      from packages p where p.package_id = ${order.package_id}
-      returning iccid)
-    select pg_notify('esim_changed', iccid) from ins`.execute(trx);
-  if (result.rows.length !== 1) throw new Error(`no package ${order.package_id} for the bundle`);
+    where order_id = ${order_id} and status = 'pending'
+    returning ${ORDER_COLUMNS}`.execute(trx);
+  return result.rows[0] ?? null;
 }
 
 export async function purchasesOf(db: Executor, order_ids: string[]): Promise<PurchaseRow[]> {
@@ -177,21 +246,6 @@ export async function pageOfOrders(
   return result.rows;
 }
 
-export async function addResolveJob(
-  trx: Transaction<Database>,
-  order_id: string,
-  run_after_ms: number,
-): Promise<void> {
-  // Added in the same transaction as the pending order: the job exists if and only if the order does.
-  await sql`
-    select graphile_worker.add_job(
-      'resolve_pending_order',
-      json_build_object('order_id', ${order_id}::text),
-      run_at := now() + make_interval(secs => ${run_after_ms / 1000}),
-      job_key := ${`resolve:${order_id}`},
-      max_attempts := 10)`.execute(trx);
-}
-
 /**
  * Gives up the lease after an unknown carrier outcome, so the next retry may ask again at once;
  * only while this holder still holds it (a slower holder must not free a lease taken since).
@@ -206,18 +260,21 @@ export async function releaseLease(
     where order_id = ${order_id} and status = 'pending' and lease_token = ${lease_token}`.execute(db);
 }
 
-/** An order with its first purchase (null purchase fields when it has none), for the confirmation email. */
-export async function orderWithFirstPurchase(
+/** Orders with their first purchase (null purchase fields when none), for confirmation emails. */
+export async function ordersWithFirstPurchase(
   db: Executor,
-  order_id: string,
-): Promise<(Omit<OrderForEmail, "package_name"> & { package_id: string | null }) | null> {
-  const result = await sql<Omit<OrderForEmail, "package_name"> & { package_id: string | null }>`
-    select o.type, o.status, o.email, o.first_name,
+  order_ids: string[],
+): Promise<Array<Omit<OrderForEmail, "package_name"> & { order_id: string; package_id: string | null }>> {
+  if (order_ids.length === 0) return [];
+  const result = await sql<
+    Omit<OrderForEmail, "package_name"> & { order_id: string; package_id: string | null }
+  >`
+    select o.order_id, o.type, o.status, o.email, o.first_name,
            p.package_id, p.iccid, p.smdp_address, p.activation_code, p.start_date::text as start_date
     from orders o
     left join purchases p on p.order_id = o.order_id and p.position = 0
-    where o.order_id = ${order_id}`.execute(db);
-  return result.rows[0] ?? null;
+    where o.order_id = any(${order_ids}::text[])`.execute(db);
+  return result.rows;
 }
 
 /** `exists` an order made from the cart whose key is `cart_key` (the unique index on orders.cart_key). */

@@ -5,8 +5,8 @@
 import type { Executor } from "../db/executor.ts";
 import { ApiError } from "../shared/errors.ts";
 import { problemBody } from "../shared/problem.ts";
-import type { OrderRow } from "./order.ts";
-import { orderById, purchasesOf } from "./orders.sql.ts";
+import type { OrderRow, PurchaseRow } from "./order.ts";
+import { purchasesOf } from "./orders.sql.ts";
 import { renderOrder } from "./render-order.ts";
 
 export type HttpOutcome = { status: number; content_type: string; body: string };
@@ -22,9 +22,13 @@ export function failureError(order: OrderRow): ApiError {
   return new ApiError("carrier_error", `The carrier declined order ${order.order_id}. Nothing was charged.`);
 }
 
+/**
+ * The outcome of `order`; a completed order's purchases are read unless the order carries the ones
+ * its completion just recorded (drive-order.ts: no read back after the statement that wrote them).
+ */
 export async function outcomeOf(
   db: Executor,
-  order: OrderRow,
+  order: OrderRow & { purchases?: PurchaseRow[] },
   request_id: string,
 ): Promise<HttpOutcome | null> {
   if (order.status === "pending") return null;
@@ -35,16 +39,6 @@ export async function outcomeOf(
       body: JSON.stringify(problemBody(failureError(order), request_id)),
     };
   }
-  const purchases = await purchasesOf(db, [order.order_id]);
+  const purchases = order.purchases ?? (await purchasesOf(db, [order.order_id]));
   return { status: 200, content_type: JSON_TYPE, body: JSON.stringify(renderOrder(order, purchases)) };
-}
-
-/** The outcome of an order as it stands in `db` now, answering the request `request_id`. */
-export async function currentOutcome(
-  db: Executor,
-  order_id: string,
-  request_id: string,
-): Promise<HttpOutcome | null> {
-  const order = await orderById(db, order_id);
-  return order ? outcomeOf(db, order, request_id) : null;
 }

@@ -2,7 +2,8 @@
 // Idempotent by cart_key: the cart row lock serializes concurrent submits, and the unique
 // orders.cart_key means one cart is at most one order, whatever retries arrive and where.
 
-import { lockCart } from "../carts/lock-cart.ts";
+import assert from "node:assert/strict";
+import { type LockedCart, lockCart } from "../carts/lock-cart.ts";
 import { CART_EXPIRED_DETAIL, missingCartError } from "../carts/missing-cart-error.ts";
 import { holdFunds } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
@@ -11,7 +12,7 @@ import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { recordBalanceLow } from "../wallet/record-balance-low.ts";
 import { createPendingOrder } from "./create-pending-order.ts";
-import { driveIfAbandoned, driveOrder } from "./drive-order.ts";
+import { type DrivenOrder, driveIfAbandoned, driveOrder } from "./drive-order.ts";
 import { checkEndUser, type EndUser } from "./end-user.ts";
 import { FINISH_ESIM } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
@@ -32,33 +33,27 @@ export function inProgress(order_id: string): ApiError {
 
 type Phase1 = { kind: "created" | "existing"; order: OrderRow };
 
-/** Phase 1, one transaction: the pending order, its hold on the wallet and its resolver job. */
+function refuseStaleCart(cart: LockedCart): never {
+  if (cart.expired) throw new ApiError("cart_expired", CART_EXPIRED_DETAIL);
+  // A cart made before midnight UTC for "today" and submitted after it: never ask for a past start.
+  throw new ApiError("invalid_start_date", `start_date ${cart.start_date} has passed; create a new cart.`);
+}
+
+/**
+ * Phase 1, one transaction: the pending order and its hold on the wallet. The order is inserted
+ * first: a cart that already has one (a retry) inserts nothing and answers that order, without a
+ * read on the common path. An expired cart still answers the order it has, if any.
+ */
 async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput): Promise<Phase1> {
   return ctx.db.transaction().execute(async (trx) => {
     const cart = await lockCart(trx, input.cart_key, partner_id);
     if (!cart) throw await missingCartError(trx, input.cart_key, partner_id);
-    const existing = await orderByCart(trx, cart.cart_key);
-    if (existing) return { kind: "existing", order: existing };
-    if (cart.expired) {
-      throw new ApiError("cart_expired", CART_EXPIRED_DETAIL);
-    }
-    if (cart.start_date_passed) {
-      // A cart made before midnight UTC for "today" and submitted after it: never ask for a past start.
-      throw new ApiError(
-        "invalid_start_date",
-        `start_date ${cart.start_date} has passed; create a new cart.`,
-      );
+    if (cart.expired || cart.start_date_passed) {
+      const existing = await orderByCart(trx, cart.cart_key);
+      if (existing) return { kind: "existing", order: existing };
+      refuseStaleCart(cart);
     }
     const order_id = newId("order");
-    const hold = await holdFunds(trx, partner_id, order_id, cart.total_minor, cart.currency);
-    if (!hold) {
-      // Throwing rolls back the transaction: a 402 leaves no trace but the unchanged cart.
-      throw new ApiError(
-        "insufficient_balance",
-        "The wallet balance does not cover this cart. Nothing was charged.",
-      );
-    }
-    await recordBalanceLow(trx, partner_id, hold);
     const order = await createPendingOrder(ctx, trx, {
       order_id,
       partner_id,
@@ -78,12 +73,30 @@ async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput):
       last_name: input.last_name,
       iccid: null,
     });
+    if (order === null) {
+      const existing = await orderByCart(trx, cart.cart_key);
+      assert.ok(existing, "the cart's order, found by the insert's conflict, exists");
+      return { kind: "existing", order: existing };
+    }
+    const hold = await holdFunds(trx, partner_id, order_id, cart.total_minor, cart.currency);
+    if (!hold) {
+      // Throwing rolls back the transaction, order included: a 402 leaves no trace but the unchanged cart.
+      throw new ApiError(
+        "insufficient_balance",
+        "The wallet balance does not cover this cart. Nothing was charged.",
+      );
+    }
+    await recordBalanceLow(trx, partner_id, hold);
     return { kind: "created", order };
   });
 }
 
 /** Returns the order in its state after this attempt: completed, failed, or still pending. */
-export async function submitOrder(ctx: AppContext, partner_id: string, raw: SubmitInput): Promise<OrderRow> {
+export async function submitOrder(
+  ctx: AppContext,
+  partner_id: string,
+  raw: SubmitInput,
+): Promise<DrivenOrder> {
   const input = { ...raw, ...checkEndUser(raw) };
   const reserved = await reserve(ctx, partner_id, input);
   if (reserved.kind === "created") {

@@ -31,33 +31,14 @@ import { topupRoutes } from "../topups/routes.ts";
 import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
 import { webhookRoutes } from "../webhooks/routes.ts";
 import { Authenticator, requireToken } from "./auth.ts";
-import { createMetrics, type Metrics } from "./metrics.ts";
+import { addRateLimitShareGauge, createMetrics, type Metrics } from "./metrics.ts";
 import { addressKey, RateLimiter } from "./rate-limit.ts";
+import { API_SECURITY_HEADERS } from "./security-headers.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
 import { sharedProbe } from "./shared-probe.ts";
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
-
-/**
- * The headers @fastify/helmet would set for this API, written once: they never vary, and helmet
- * rebuilt them on every request (the largest cost of a cached catalog read in bench/). JSON API:
- * nothing to frame, script or embed; /docs sets its own policy for its one page.
- */
-const SECURITY_HEADERS = {
-  "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
-  "cross-origin-opener-policy": "same-origin",
-  "cross-origin-resource-policy": "same-origin",
-  "origin-agent-cluster": "?1",
-  "referrer-policy": "no-referrer",
-  "strict-transport-security": "max-age=31536000; includeSubDomains",
-  "x-content-type-options": "nosniff",
-  "x-dns-prefetch-control": "off",
-  "x-download-options": "noopen",
-  "x-frame-options": "SAMEORIGIN",
-  "x-permitted-cross-domain-policies": "none",
-  "x-xss-protection": "0",
-} as const;
 
 /** A domain's list of endpoints, registered on the scope (/v1 or /admin) it is given. */
 export type DomainRoutes = (app: App, ctx: AppContext) => Promise<void>;
@@ -79,7 +60,13 @@ const PARTNER_ROUTES: DomainRoutes[] = [
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
 const ADMIN_ROUTES: DomainRoutes[] = [partnerAdminRoutes, walletAdminRoutes, catalogAdminRoutes];
 
-export type BuiltApp = { app: App; authenticator: Authenticator; metrics: Metrics };
+export type BuiltApp = {
+  app: App;
+  authenticator: Authenticator;
+  metrics: Metrics;
+  /** The per-key limit of /v1: told how many processes share it (live-processes.ts). */
+  keyLimiter: RateLimiter;
+};
 
 export type BuildOptions = {
   /** pino options or an existing logger; tests pass their own to capture lines. */
@@ -98,7 +85,9 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await registerConventions(app, metrics);
   const checkDatabase = sharedProbe(() => sql`select 1`.execute(ctx.db));
   await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: operatorFailures });
-  await registerPartnerApi(app, ctx, authenticator);
+  const keyLimiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
+  addRateLimitShareGauge(metrics, () => keyLimiter.processes);
+  await registerPartnerApi(app, ctx, authenticator, keyLimiter);
   await registerAdminApi(app, ctx, operatorFailures);
   await registerCarrierCallbacks(app, ctx, operatorFailures);
   // The web console: a wrong key or token at its sign-in spends the same per-address budget.
@@ -106,7 +95,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     take: (ip) => void operatorFailures.take(addressKey(ip)),
     refund: (ip) => operatorFailures.refund(addressKey(ip)),
   });
-  return { app, authenticator, metrics };
+  return { app, authenticator, metrics, keyLimiter };
 }
 
 function createFastify(ctx: AppContext, options: BuildOptions): App {
@@ -147,13 +136,14 @@ async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   registerProblemHandlers(app);
   // Every response carries these; set once, first, in a callback hook (no promise per request).
   app.addHook("onRequest", (request, reply, done) => {
-    reply.headers(SECURITY_HEADERS);
+    reply.headers(API_SECURITY_HEADERS);
     reply.header("x-request-id", request.id);
     done();
   });
   await app.register(swagger, openapiOptions());
 
-  app.addHook("onResponse", async (request, reply) => {
+  // A callback hook: no promise and no microtask per request.
+  app.addHook("onResponse", (request, reply, done) => {
     const route = request.routeOptions.url ?? "unknown";
     const duration_ms = Math.round(reply.elapsedTime * 10) / 10;
     metrics.http_request_duration_seconds.observe(
@@ -171,12 +161,17 @@ async function registerConventions(app: App, metrics: Metrics): Promise<void> {
       },
       "request",
     );
+    done();
   });
 }
 
 /** The partner API under /v1: every route behind the API key and the per-key rate limit. */
-async function registerPartnerApi(app: App, ctx: AppContext, authenticator: Authenticator): Promise<void> {
-  const limiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
+async function registerPartnerApi(
+  app: App,
+  ctx: AppContext,
+  authenticator: Authenticator,
+  limiter: RateLimiter,
+): Promise<void> {
   await app.register(
     async (v1) => {
       v1.addHook("onRequest", async (request, reply) => {

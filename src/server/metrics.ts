@@ -58,3 +58,15 @@ export function createMetrics(pendingOrders?: PendingOrders): Metrics {
   }
   return metrics;
 }
+
+/** The number of API processes this one shares each key's rate limit with (rate-limit.ts). */
+export function addRateLimitShareGauge(metrics: Metrics, processes: () => number): void {
+  new Gauge({
+    name: "esim_rate_limit_processes",
+    help: "API processes alive that share each API key's rate limit; this process allows 1/N of it.",
+    registers: [metrics.registry],
+    collect() {
+      this.set(processes());
+    },
+  });
+}

@@ -1,6 +1,10 @@
 // Per-API-key token bucket: RATE_LIMIT_PER_SECOND tokens per second, up to RATE_LIMIT_BURST.
-// In-process: with N processes behind a balancer a key gets up to N times the rate, which the
-// README states. Headers follow the IETF RateLimit header fields draft.
+// The buckets live in the process, and the budget is shared across processes: with N API
+// processes alive (live-processes.ts, a heartbeat row each) every process allows 1/N of the rate
+// and of the burst, so together they enforce the configured rate with no shared row touched per
+// request. It assumes the load balancer spreads a key's requests over the processes (round robin,
+// least connections); a key pinned to one process gets its share only. Headers follow the IETF
+// RateLimit header fields draft and give this process's share.
 import { ApiError } from "../shared/errors.ts";
 
 const MAX_BUCKETS = 100_000;
@@ -25,15 +29,32 @@ export function addressKey(ip: string): string {
 }
 
 export class RateLimiter {
-  readonly #rate_per_s: number;
-  readonly #burst: number;
+  readonly #configured_rate_per_s: number;
+  readonly #configured_burst: number;
+  #rate_per_s: number;
+  #burst: number;
+  #processes = 1;
   readonly #detail: string;
   readonly #buckets = new Map<string, Bucket>();
 
   constructor(rate_per_s: number, burst: number, detail?: string) {
+    this.#configured_rate_per_s = rate_per_s;
+    this.#configured_burst = burst;
     this.#rate_per_s = rate_per_s;
     this.#burst = burst;
     this.#detail = detail ?? `Slow down: at most ${rate_per_s} requests per second per key.`;
+  }
+
+  /**
+   * This process's share of the budget when `processes` processes share it: 1/N of the rate and
+   * of the burst (a burst of at least one request). Buckets keep their tokens, cut to the new burst.
+   */
+  shareWith(processes: number): void {
+    const n = Math.max(1, Math.floor(processes));
+    this.#processes = n;
+    this.#rate_per_s = this.#configured_rate_per_s / n;
+    this.#burst = Math.max(1, this.#configured_burst / n);
+    for (const bucket of this.#buckets.values()) bucket.tokens = Math.min(bucket.tokens, this.#burst);
   }
 
   /**
@@ -46,6 +67,11 @@ export class RateLimiter {
       per_minute,
       `Too many failed authentications from this address: at most ${per_minute} per minute.`,
     );
+  }
+
+  /** How many processes share the budget (1 until told otherwise). */
+  get processes(): number {
+    return this.#processes;
   }
 
   /** Takes one token for `key`; throws 429 `rate_limited` with Retry-After when none is left. */
@@ -65,14 +91,14 @@ export class RateLimiter {
       throw new ApiError("rate_limited", this.#detail, {
         headers: {
           "retry-after": String(retry_s),
-          "ratelimit-limit": String(this.#burst),
+          "ratelimit-limit": String(Math.floor(this.#burst)),
           "ratelimit-remaining": "0",
           "ratelimit-reset": String(retry_s),
         },
       });
     }
     bucket.tokens -= 1;
-    return { limit: this.#burst, remaining: Math.floor(bucket.tokens), reset_s };
+    return { limit: Math.floor(this.#burst), remaining: Math.floor(bucket.tokens), reset_s };
   }
 
   /** Gives back a token taken for something that turned out not to count (a key that was valid). */

@@ -12,6 +12,7 @@ import { withCodeSamples } from "./code-samples.ts";
 import { DOCS_ASSETS, DOCS_CSP, DOCS_INIT_SCRIPT, readRedocBundle, renderDocsPage } from "./docs-page.ts";
 import type { Metrics } from "./metrics.ts";
 import type { RateLimiter } from "./rate-limit.ts";
+import { DOCUMENT_SECURITY_HEADERS } from "./security-headers.ts";
 
 const API_TITLE = "Partner eSIM Ordering API";
 
@@ -145,7 +146,7 @@ function documentRoutes(app: App): void {
   });
 
   app.get("/docs", { schema: { hide: true } }, async (_request, reply) => {
-    reply.header("content-security-policy", DOCS_CSP);
+    reply.headers(DOCUMENT_SECURITY_HEADERS).header("content-security-policy", DOCS_CSP);
     docs ??= Buffer.from(renderDocsPage(API_TITLE));
     return reply.type("text/html; charset=utf-8").send(docs);
   });

@@ -1,9 +1,11 @@
-// Background jobs, run by graphile-worker inside every API process. Workers share jobs through
-// PostgreSQL (SKIP LOCKED), so N processes are N workers and a killed process loses nothing:
-// its jobs are picked up by another process, or by itself after the restart. A job that the
-// killed process had already locked would wait graphile-worker's 4-hour lock expiry; the
-// sweeper below unlocks it much sooner, which is safe because every task here is idempotent
-// (the resolver is guarded by the order's state and lease, the email by email_deliveries).
+// Background work of a worker process (ROLE=worker or all). Two kinds:
+// - Sweeps (shared/sweep.ts): rows that need work are claimed with FOR UPDATE SKIP LOCKED, the
+//   claim being a lease, woken by a short timer: the resolver of pending orders and the
+//   confirmation email outbox. No job row per order; N processes share the rows.
+// - Scheduled maintenance, run by graphile-worker's crontab (each tick once across processes):
+//   purges and the give-up report. A job that a killed process had locked would wait
+//   graphile-worker's 4-hour lock expiry; the sweeper below unlocks it much sooner, which is safe
+//   because every task here is idempotent.
 import { Logger, type Runner, run, type TaskList } from "graphile-worker";
 import { sql } from "kysely";
 import type { Logger as Pino } from "pino";
@@ -15,21 +17,18 @@ import {
 import type { Config } from "../config.ts";
 import { syncDueEsims } from "../esims/sync-esims.ts";
 import type { Mailer } from "../notifications/mailer.ts";
-import {
-  SEND_CONFIRMATION_EMAIL_TASK,
-  sendConfirmationEmailTask,
-} from "../notifications/send-confirmation-email.ts";
+import { startDueConfirmationEmails } from "../notifications/send-confirmation-emails.ts";
 import { cartHasOrder } from "../orders/cart-has-order.ts";
 import { FINISH_ESIM, type FinishByType } from "../orders/finish.ts";
-import { orderForEmail } from "../orders/order-for-email.ts";
+import { ordersForEmail } from "../orders/order-for-email.ts";
 import {
-  REQUEUE_PENDING_ORDERS_CRONTAB,
-  REQUEUE_PENDING_ORDERS_TASK,
-  RESOLVE_PENDING_ORDER_TASK,
-  requeuePendingOrdersTask,
-  resolvePendingOrderTask,
-} from "../orders/resolve-pending-order.ts";
+  FLAG_GIVEN_UP_ORDERS_CRONTAB,
+  FLAG_GIVEN_UP_ORDERS_TASK,
+  flagGivenUpOrdersTask,
+  resolveDueOrders,
+} from "../orders/resolve-pending-orders.ts";
 import type { AppContext } from "../shared/context.ts";
+import { startSweep } from "../shared/sweep.ts";
 import { finishTopUp } from "../topups/finish-topup.ts";
 import {
   PURGE_IDEMPOTENCY_KEYS_CRONTAB,
@@ -37,7 +36,7 @@ import {
   purgeIdempotencyKeysTask,
 } from "../topups/purge-idempotency-keys.ts";
 
-export type WorkerDeps = { ctx: AppContext; mailer: Mailer; log: Pino; extraTasks?: TaskList };
+export type WorkerDeps = { ctx: AppContext; log: Pino; extraTasks?: TaskList };
 
 /**
  * The finishing steps of each order type, as the domain that creates such orders defines them:
@@ -49,14 +48,7 @@ export function orderFinishers(config: Pick<Config, "idempotency_ttl_hours">): F
 
 export function taskList(deps: WorkerDeps): TaskList {
   return {
-    [SEND_CONFIRMATION_EMAIL_TASK]: sendConfirmationEmailTask({
-      pool: deps.ctx.pool,
-      mailer: deps.mailer,
-      findOrder: (order_id) => orderForEmail(deps.ctx.db, order_id),
-    }),
-    // The resolver drives any order: it finishes each as the domain that created it would.
-    [RESOLVE_PENDING_ORDER_TASK]: resolvePendingOrderTask(deps.ctx, orderFinishers(deps.ctx.config)),
-    [REQUEUE_PENDING_ORDERS_TASK]: requeuePendingOrdersTask(deps.ctx),
+    [FLAG_GIVEN_UP_ORDERS_TASK]: flagGivenUpOrdersTask(deps.ctx),
     [PURGE_EXPIRED_CARTS_TASK]: purgeExpiredCartsTask(deps.ctx.db, cartHasOrder),
     [PURGE_IDEMPOTENCY_KEYS_TASK]: purgeIdempotencyKeysTask(deps.ctx),
     ...deps.extraTasks,
@@ -78,7 +70,7 @@ function workerLogger(log: Pino): Logger {
 /** Recurring jobs (graphile-worker crontab syntax); each tick runs once across all processes. */
 export const CRONTAB = [
   PURGE_IDEMPOTENCY_KEYS_CRONTAB,
-  REQUEUE_PENDING_ORDERS_CRONTAB,
+  FLAG_GIVEN_UP_ORDERS_CRONTAB,
   PURGE_EXPIRED_CARTS_CRONTAB,
 ].join("\n");
 
@@ -149,4 +141,74 @@ export function startStaleJobSweeper(ctx: AppContext, log: Pino): { close: () =>
   }, ctx.config.stale_job_after_ms / 2);
   timer.unref();
   return { close: async () => clearInterval(timer) };
+}
+
+type Closable = { close: () => Promise<void> };
+
+/** Pending orders one resolver round claims at most (each is a carrier call, side by side). */
+const RESOLVE_BATCH = 32;
+/** A sweep's timer: how long a due row waits at most when its round found nothing before. */
+const SWEEP_EVERY_MS = 250;
+
+/**
+ * The resolver sweep in this process: pending orders past RESOLVE_AFTER_MS whose lease expired
+ * (their request died or the carrier did not answer), driven again with the same reference.
+ */
+export function startResolverSweep(ctx: AppContext, log: Pino): Closable {
+  // The resolver drives any order: it finishes each as the domain that created it would.
+  const finishers = orderFinishers(ctx.config);
+  return startSweep({
+    name: "resolver",
+    limit: RESOLVE_BATCH,
+    // Orders come due by time only (RESOLVE_AFTER_MS, backoff): a timer is the whole wake-up.
+    every_ms: Math.min(1_000, ctx.config.resolve_after_ms),
+    round: (limit) => resolveDueOrders(ctx, finishers, limit, log),
+    onError: (error) => log.warn({ err: error }, "resolver round failed"),
+  });
+}
+
+/**
+ * The confirmation email sweep in this process: EMAIL_CONCURRENCY sends in flight at most. A round
+ * claims only as many rows as there are free slots and does not wait for its sends: each finished
+ * send frees its slot and wakes the sweep, so one slow send (a relay, a disk flush) holds up one
+ * slot, not a whole batch.
+ */
+export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Closable {
+  const deps = {
+    pool: ctx.pool,
+    mailer,
+    findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids),
+    log,
+    // As for a job: a claim this old belongs to a dead process (production: well above a send).
+    lease_ms: ctx.config.stale_job_after_ms,
+  };
+  const in_flight = new Set<Promise<void>>();
+  const sweep = startSweep({
+    name: "confirmation emails",
+    limit: ctx.config.email_concurrency,
+    every_ms: SWEEP_EVERY_MS,
+    round: async (limit) => {
+      const free = limit - in_flight.size;
+      if (free <= 0) return 0;
+      const { sending } = await startDueConfirmationEmails(deps, free);
+      for (const send of sending) {
+        const tracked: Promise<void> = send
+          .catch((error: unknown) => log.warn({ err: error }, "confirmation email not recorded"))
+          .finally(() => {
+            in_flight.delete(tracked);
+            sweep.wake();
+          });
+        in_flight.add(tracked);
+      }
+      // Full slots are refilled by the sends' own wake-ups; a short claim means nothing more is due.
+      return 0;
+    },
+    onError: (error) => log.warn({ err: error }, "confirmation email round failed"),
+  });
+  return {
+    close: async () => {
+      await sweep.close();
+      await Promise.all(in_flight);
+    },
+  };
 }

@@ -1,19 +1,53 @@
 // The QR code PNG of an LPA string: the image attached to the confirmation email and the one
 // GET /v1/esims/{iccid}/qr.png answers, drawn the same way so both scan alike.
+//
+// The `qrcode` package makes the symbol (error correction, the best of the eight masks); the PNG
+// is written here, as a 1-bit grayscale image. Both were most of a confirmation email's CPU, on
+// the event loop that also serves requests (bench/README.md, purchase profile):
+// - qrcode's own PNG path paints every pixel as four RGBA bytes in JavaScript and hands 400 KB to
+//   pngjs per 320-pixel image. Here: one bit per pixel, each distinct row built once (a QR row
+//   repeats for a whole module), one zlib call; qrcode's own scale and quiet-zone arithmetic, so
+//   for one symbol the picture is the same pixel for pixel.
+// - Its automatic segmentation searches the cheapest mix of alphanumeric and byte segments, four
+//   times the cost of the rest of the symbol, to save a few modules on a string this short. The
+//   whole string is one byte-mode segment instead: every reader decodes it, and an LPA string of
+//   the usual length stays at the same QR version.
+import { crc32, deflateSync } from "node:zlib";
 import QRCode from "qrcode";
 
 // SGP.22 activation codes are short (an address and a matching ID); a longer string means bad
 // data, and the QR code would become too dense for a phone camera to read from a screen.
 export const LPA_MAX_LENGTH = 512;
 
-/**
- * How pngjs (under qrcode) encodes the image. Its default tries all five PNG row filters on every
- * row and keeps the best: most of the CPU of a confirmation email, spent on the event loop that
- * serves requests (bench/README.md, purchase profile). A QR code's rows repeat the row above for a
- * whole module, which the Up filter (2) turns into zeros; with deflate's default strategy the PNG
- * is smaller than with the adaptive default, for about a quarter of the CPU. Lossless either way.
- */
-const PNG_ENCODING = { filterType: 2, deflateStrategy: 0, deflateLevel: 6 };
+/** The standard quiet zone, in modules. */
+const MARGIN_MODULES = 4;
+/** qrcode's pixels per module when the width asked for is smaller than the symbol. */
+const FALLBACK_SCALE = 4;
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+function chunk(type: string, data: Buffer): Buffer {
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length, 0);
+  head.write(type, 4, "latin1");
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(data, crc32(head.subarray(4))), 0);
+  return Buffer.concat([head, data, crc]);
+}
+
+/** A 1-bit grayscale PNG (0 black, 1 white) of `side` x `side` pixels from its raw filtered rows. */
+function grayscalePng(side: number, rows: Buffer): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(side, 0);
+  header.writeUInt32BE(side, 4);
+  header[8] = 1; // bit depth
+  header[9] = 0; // grayscale; compression, filter and interlace methods 0
+  return Buffer.concat([
+    PNG_SIGNATURE,
+    chunk("IHDR", header),
+    chunk("IDAT", deflateSync(rows)),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}
 
 /** The QR code of `lpa` as a PNG `width_px` pixels square. */
 export async function qrCodePng(lpa: string, width_px: number): Promise<Buffer> {
@@ -22,11 +56,38 @@ export async function qrCodePng(lpa: string, width_px: number): Promise<Buffer> 
     throw new Error(`qrCodePng: width ${width_px} outside 64-2048 pixels`);
   }
   // Error correction M and the standard 4-module quiet zone: reliable when scanned off a screen.
-  return QRCode.toBuffer(lpa, {
-    type: "png",
+  const { size, data } = QRCode.create([{ data: Buffer.from(lpa, "utf8"), mode: "byte" }], {
     errorCorrectionLevel: "M",
-    margin: 4,
-    width: width_px,
-    rendererOpts: PNG_ENCODING,
-  });
+  }).modules;
+  const modules = size + MARGIN_MODULES * 2;
+  const scale = width_px >= modules ? width_px / modules : FALLBACK_SCALE;
+  const side = Math.floor(modules * scale);
+  const margin_px = MARGIN_MODULES * scale;
+  // The module column of each pixel column, or -1 in the quiet zone.
+  const column = new Int32Array(side);
+  for (let x = 0; x < side; x++) {
+    column[x] = x >= margin_px && x < side - margin_px ? Math.floor((x - margin_px) / scale) : -1;
+  }
+  const row_bytes = 1 + Math.ceil(side / 8); // filter type 0, then the bits
+  const drawn = new Map<number, Buffer>();
+  const rowOf = (module_row: number): Buffer => {
+    let row = drawn.get(module_row);
+    if (row !== undefined) return row;
+    row = Buffer.alloc(row_bytes, 0xff);
+    row[0] = 0;
+    if (module_row >= 0) {
+      for (let x = 0; x < side; x++) {
+        const col = column[x]!;
+        if (col >= 0 && data[module_row * size + col]) row[1 + (x >> 3)]! &= ~(0x80 >> (x & 7));
+      }
+    }
+    drawn.set(module_row, row);
+    return row;
+  };
+  const rows = Buffer.alloc(row_bytes * side);
+  for (let y = 0; y < side; y++) {
+    const module_row = y >= margin_px && y < side - margin_px ? Math.floor((y - margin_px) / scale) : -1;
+    rowOf(module_row).copy(rows, y * row_bytes);
+  }
+  return grayscalePng(side, rows);
 }

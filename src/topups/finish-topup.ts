@@ -5,23 +5,33 @@
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import type { OrderFinish } from "../orders/finish.ts";
-import { currentOutcome } from "../orders/stored-outcome.ts";
+import type { OrderRow, PurchaseRow } from "../orders/order.ts";
+import { outcomeOf } from "../orders/stored-outcome.ts";
 import { completeKeyOfOrder, lockRunningKeyOfOrder } from "./idempotency-keys.sql.ts";
 
+/**
+ * A failed order's body names the request that first sent the key (its problem+json `instance`):
+ * the key is locked and read for it. A completed order's body has no per-request field, so it is
+ * stored in one statement, from the order and purchase the completion just returned.
+ */
 async function storeOutcomeOnKey(
   trx: Transaction<Database>,
-  order_id: string,
+  order: OrderRow & { purchases?: PurchaseRow[] },
   ttl_hours: number,
 ): Promise<void> {
-  const key = await lockRunningKeyOfOrder(trx, order_id);
-  if (!key) return;
-  const outcome = await currentOutcome(trx, order_id, key.request_id);
+  let request_id = "";
+  if (order.status !== "completed") {
+    const key = await lockRunningKeyOfOrder(trx, order.order_id);
+    if (!key) return;
+    request_id = key.request_id;
+  }
+  const outcome = await outcomeOf(trx, order, request_id);
   if (!outcome) return;
-  await completeKeyOfOrder(trx, order_id, outcome, ttl_hours);
+  await completeKeyOfOrder(trx, order.order_id, outcome, ttl_hours);
 }
 
 /** The key keeps a final outcome at least `ttl_hours` (IDEMPOTENCY_TTL_HOURS) from when it is stored. */
 export function finishTopUp(ttl_hours: number): OrderFinish {
-  const store = (trx: Transaction<Database>, order_id: string) => storeOutcomeOnKey(trx, order_id, ttl_hours);
-  return { completed: store, failed: store };
+  const store = (trx: Transaction<Database>, order: OrderRow) => storeOutcomeOnKey(trx, order, ttl_hours);
+  return { confirmation_email: false, completed: store, failed: store };
 }

@@ -2,7 +2,7 @@
 // The spec's order maps onto the two phases of a new-eSIM submit:
 //   1. validate the ICCID: its shape (before anything else), then that it is this partner's eSIM;
 //   2. check the balance: the pending transfer (hold) of phase 1, in one transaction with the
-//      pending order, its resolver job and the Idempotency-Key row;
+//      pending order (its own outbox for the resolver sweep) and the Idempotency-Key row;
 //   3. provision with the carrier, the order id as reference: driveOrder, no transaction held;
 //   4. record the order and debit: the completion transaction posts the hold, inserts the
 //      purchase (drive-order.ts) and stores the outcome on the Idempotency-Key (finish-topup.ts).
@@ -134,6 +134,7 @@ async function createOrder(
     last_name: input.last_name,
     iccid: esim.iccid,
   });
+  assert.ok(order, "a top-up order has no cart, so its insert never conflicts");
   if (key !== null) await linkKeyToOrder(trx, key, order_id);
   return { kind: "created", order };
 }

@@ -198,7 +198,7 @@ export function checkSmtp(
       );
     }
     if (copies.length > 1) {
-      // The documented window of send-confirmation-email.ts: the relay accepted the message and
+      // The documented window of send-confirmation-emails.ts: the relay accepted the message and
       // the process died before recording it. Same Message-ID, so the recipient sees one email.
       notes.push(
         `order ${order_id}: the SMTP server received its confirmation ${copies.length} times, with one Message-ID`,

@@ -39,7 +39,7 @@ export async function drain(run: Run): Promise<void> {
     }>(`
       select (select count(*) from orders where status = 'pending')::int as pending,
              (select count(*) from order_refunds where state = 'refunding')::int as refunding,
-             (select count(*) from graphile_worker.jobs where task_identifier = 'send_confirmation_email')::int as emails,
+             (select count(*) from email_outbox)::int as emails,
              (select count(*) from orders where type = 'esim' and status = 'completed')::int as esims,
              (select count(*) from email_deliveries)::int as delivered,
              ((select count(*) from events where dispatched_at is null)
@@ -55,7 +55,7 @@ export async function drain(run: Run): Promise<void> {
     if (settled) break;
     if (Date.now() - last_log > 5_000) {
       run.options.log(
-        `  draining: ${pending} pending orders, ${refunding} refunds under way, ${emails} email jobs queued, ` +
+        `  draining: ${pending} pending orders, ${refunding} refunds under way, ${emails} emails queued, ` +
           `${delivered}/${esims} emails delivered, ${webhooks} webhook events or deliveries pending`,
       );
       last_log = Date.now();
@@ -72,8 +72,32 @@ export async function drain(run: Run): Promise<void> {
   run.stats.drain_s = Math.round((Date.now() - started) / 100) / 10;
 }
 
-/** The jobs still queued after a drain timed out, for the report: why is something not done? */
+/** The work still queued after a drain timed out, for the report: why is something not done? */
 export async function describeStuckJobs(run: Run): Promise<void> {
+  const emails = await run.cluster.pool.query<{
+    order_id: string;
+    attempts: number;
+    due_at: Date;
+    last_error: string | null;
+  }>("select order_id, attempts, due_at, last_error from email_outbox order by due_at limit 20");
+  for (const email of emails.rows) {
+    run.options.log(
+      `  stuck email ${email.order_id}: attempts ${email.attempts}, due ${email.due_at.toISOString()}` +
+        `${email.last_error ? `, last error ${email.last_error.split("\n")[0]}` : ""}`,
+    );
+  }
+  const orders = await run.cluster.pool.query<{
+    order_id: string;
+    resolve_attempts: number;
+    next_resolve_at: Date;
+  }>(
+    "select order_id, resolve_attempts, next_resolve_at from orders where status = 'pending' order by created_at limit 20",
+  );
+  for (const order of orders.rows) {
+    run.options.log(
+      `  stuck order ${order.order_id}: resolver attempts ${order.resolve_attempts}, next look ${order.next_resolve_at.toISOString()}`,
+    );
+  }
   const jobs = await run.cluster.pool.query<{
     task_identifier: string;
     payload: unknown;

@@ -43,7 +43,7 @@ export async function drain(cluster: Cluster): Promise<void> {
   while (Date.now() < deadline) {
     const state = await cluster.pool.query<{ busy: number }>(`
       select ((select count(*) from orders where status = 'pending')
-            + (select count(*) from graphile_worker.jobs where task_identifier = 'send_confirmation_email'))::int as busy`);
+            + (select count(*) from email_outbox))::int as busy`);
     if (state.rows[0]!.busy === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }

@@ -5,10 +5,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type JobHelpers, Logger, run, runMigrations } from "graphile-worker";
-import { createKysely, inTransaction } from "../src/db/pool.ts";
+import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
-import { createMailer, MailDeliveryError, type Mailer } from "../src/notifications/mailer.ts";
+import { createMailer, type Mailer } from "../src/notifications/mailer.ts";
 import {
   emailQrCodePng,
   escapeHtml,
@@ -16,11 +15,11 @@ import {
   renderConfirmationEmail,
 } from "../src/notifications/render-confirmation-email.ts";
 import {
-  addConfirmationEmailJobSql,
-  sendConfirmationEmail,
-  sendConfirmationEmailTask,
-} from "../src/notifications/send-confirmation-email.ts";
-import { orderForEmail } from "../src/orders/order-for-email.ts";
+  CONFIRMATION_EMAIL_MAX_ATTEMPTS,
+  type SendConfirmationEmailsDeps,
+  sendDueConfirmationEmails,
+} from "../src/notifications/send-confirmation-emails.ts";
+import { ordersForEmail } from "../src/orders/order-for-email.ts";
 import { lpaString } from "../src/shared/install-kit.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { parseMessage, partText, startSmtpServer, type TestSmtpServer } from "./support/smtp.ts";
@@ -33,8 +32,8 @@ type TestOrder = { order_id: string; email: string; iccid: string; activation_co
 
 const { pool } = await createTestDatabase();
 const db = createKysely<Database>(pool);
-/** How the server gives the email job its orders (src/server/worker.ts). */
-const findOrder = (order_id: string) => orderForEmail(db, order_id);
+/** How the server gives the email sweep its orders (src/server/worker.ts). */
+const findOrders = (order_ids: string[]) => ordersForEmail(db, order_ids);
 let partner_id: string;
 
 before(async () => {
@@ -99,10 +98,40 @@ async function insertOrder(
 
 /** Log lines, kept to check that no end-user address ever reaches them. */
 const log_lines: string[] = [];
-const logger = new Logger(() => (level, message, meta) => {
-  log_lines.push(`${level} ${message} ${JSON.stringify(meta ?? {})}`);
-});
-const helpers = { logger } as unknown as JobHelpers;
+const log = {
+  info: (fields: object, message: string) => log_lines.push(`info ${message} ${JSON.stringify(fields)}`),
+  warn: (fields: object, message: string) => log_lines.push(`warn ${message} ${JSON.stringify(fields)}`),
+};
+
+/** The row the statement completing an order inserts (orders.sql.ts completeOrder). */
+async function queue(order_id: string): Promise<void> {
+  await pool.query("insert into email_outbox (order_id) values ($1)", [order_id]);
+}
+
+/** Sweep rounds until no due row is left (each round sends at most `limit`). */
+async function sweep(deps: SendConfirmationEmailsDeps, limit = 8): Promise<number> {
+  let claimed = 0;
+  for (let round = 0; round < 100; round++) {
+    const n = await sendDueConfirmationEmails(deps, limit);
+    claimed += n;
+    if (n < limit) return claimed;
+  }
+  throw new Error("the outbox did not drain in 100 rounds");
+}
+
+async function outboxRow(order_id: string) {
+  const { rows } = await pool.query<{ attempts: number; due_in_s: number; last_error: string | null }>(
+    `select attempts, extract(epoch from due_at - now())::float8 as due_in_s, last_error
+     from email_outbox where order_id = $1`,
+    [order_id],
+  );
+  return rows[0] ?? null;
+}
+
+/** Makes a row due now, as the time of its retry would. */
+async function makeDue(order_id: string): Promise<void> {
+  await pool.query("update email_outbox set due_at = now() where order_id = $1", [order_id]);
+}
 
 async function deliveries(order_id: string) {
   const { rows } = await pool.query<{ message_id: string; recipient: string }>(
@@ -119,13 +148,16 @@ function messagesTo(smtp: TestSmtpServer, email: string) {
 describe("over SMTP", () => {
   let smtp: TestSmtpServer;
   let mailer: Mailer;
+  let deps: SendConfirmationEmailsDeps;
   before(async () => {
     smtp = await startSmtpServer();
     mailer = createMailer({
       smtp_url: smtp.url,
       mail_from: "eSIM Orders <orders@esim.example>",
       data_dir: ".",
+      max_connections: 4,
     });
+    deps = { pool, mailer, findOrders, log };
   });
   after(async () => {
     await mailer.close();
@@ -134,7 +166,8 @@ describe("over SMTP", () => {
 
   test("sends one email to the end user with the LPA string, ICCID, install steps and an inline QR code", async () => {
     const order = await insertOrder();
-    await sendConfirmationEmailTask({ pool, mailer, findOrder })({ order_id: order.order_id }, helpers);
+    await queue(order.order_id);
+    assert.equal(await sweep(deps), 1);
 
     const [received, ...others] = messagesTo(smtp, order.email);
     assert.ok(received);
@@ -173,60 +206,75 @@ describe("over SMTP", () => {
     assert.deepEqual(await deliveries(order.order_id), [
       { message_id: `<confirmation.${order.order_id}@esim.example>`, recipient: order.email },
     ]);
+    assert.equal(await outboxRow(order.order_id), null, "the row left the outbox with its delivery");
   });
 
-  test("running the task again for a delivered order sends nothing more", async () => {
+  test("a delivered order is not sent again, even if a row for it reappears", async () => {
     const order = await insertOrder();
-    const task = sendConfirmationEmailTask({ pool, mailer, findOrder });
-    await task({ order_id: order.order_id }, helpers);
-    await task({ order_id: order.order_id }, helpers);
-    assert.equal(
-      await sendConfirmationEmail({ pool, mailer, findOrder }, order.order_id, logger),
-      "already_delivered",
-    );
+    await queue(order.order_id);
+    await sweep(deps);
+    assert.equal(await sweep(deps), 0, "nothing left to claim");
+    // A row from an older release's job, for an order already delivered: dropped, not sent.
+    await queue(order.order_id);
+    assert.equal(await sweep(deps), 1);
+    assert.equal(await outboxRow(order.order_id), null);
     await sleep(200);
     assert.equal(messagesTo(smtp, order.email).length, 1);
     assert.equal((await deliveries(order.order_id)).length, 1);
   });
 
-  test("a temporary SMTP failure throws, records nothing, and the retry delivers exactly once", async () => {
+  test("a temporary SMTP failure keeps the row with its error, due later, and the retry delivers exactly once", async () => {
     const order = await insertOrder();
-    const task = sendConfirmationEmailTask({ pool, mailer, findOrder });
+    await queue(order.order_id);
     smtp.failNext(1);
-    await assert.rejects(task({ order_id: order.order_id }, helpers), (error: unknown) => {
-      assert.ok(error instanceof MailDeliveryError);
-      assert.equal(error.response_code, 451);
-      assert.ok(!error.message.includes(order.email), "the error never carries the address");
-      return true;
-    });
+    assert.equal(await sweep(deps), 1);
     assert.equal(messagesTo(smtp, order.email).length, 0);
     assert.deepEqual(await deliveries(order.order_id), []);
+    const failed = await outboxRow(order.order_id);
+    assert.ok(failed);
+    assert.equal(failed.attempts, 1);
+    assert.ok(failed.due_in_s > 1, `due again after a backoff (${failed.due_in_s} s)`);
+    assert.match(failed.last_error ?? "", /451/);
+    assert.ok(!failed.last_error?.includes(order.email), "the error never carries the address");
+    assert.equal(await sweep(deps), 0, "not due yet");
 
-    await task({ order_id: order.order_id }, helpers);
-    await task({ order_id: order.order_id }, helpers);
+    await makeDue(order.order_id);
+    assert.equal(await sweep(deps), 1);
+    assert.equal(await sweep(deps), 0);
     assert.equal(messagesTo(smtp, order.email).length, 1);
     assert.equal((await deliveries(order.order_id)).length, 1);
+    assert.ok(!log_lines.some((line) => line.includes(order.email) || line.includes("+336")));
   });
 
-  test("two jobs for the same order at once send one email", async () => {
+  test("two sweeps at once (two processes) send each of 30 emails once, a few at a time", async () => {
+    const orders = await Promise.all(Array.from({ length: 30 }, () => insertOrder()));
+    for (const order of orders) await queue(order.order_id);
+    const claimed = await Promise.all([sweep(deps, 5), sweep(deps, 5)]);
+    assert.equal(claimed[0] + claimed[1], 30, `claimed ${claimed.join(" + ")}`);
+    for (const order of orders) {
+      assert.equal(messagesTo(smtp, order.email).length, 1, order.order_id);
+      assert.equal((await deliveries(order.order_id)).length, 1);
+    }
+  });
+
+  test("a claimed row is not claimed again until its lease runs out", async () => {
     const order = await insertOrder();
-    const deps = { pool, mailer, findOrder };
-    const results = await Promise.allSettled([
-      sendConfirmationEmail(deps, order.order_id, logger),
-      sendConfirmationEmail(deps, order.order_id, logger),
-    ]);
-    // One sends; the other finds it delivered, or finds the lock taken and throws to be retried.
-    assert.equal(
-      results.filter((result) => result.status === "fulfilled" && result.value === "sent").length,
-      1,
+    await queue(order.order_id);
+    // A sender that claimed the row and died: the claim pushed due_at past the lease.
+    await pool.query(
+      "update email_outbox set due_at = now() + interval '1 minute', attempts = 1 where order_id = $1",
+      [order.order_id],
     );
-    assert.equal(await sendConfirmationEmail(deps, order.order_id, logger), "already_delivered");
+    assert.equal(await sweep(deps), 0);
+    await makeDue(order.order_id);
+    assert.equal(await sweep(deps), 1);
     assert.equal(messagesTo(smtp, order.email).length, 1);
   });
 
   test("a hostile first name is HTML-escaped in the HTML body", async () => {
     const order = await insertOrder({ first_name: `<script>alert("x")</script>` });
-    await sendConfirmationEmailTask({ pool, mailer, findOrder })({ order_id: order.order_id }, helpers);
+    await queue(order.order_id);
+    await sweep(deps);
     const [received] = messagesTo(smtp, order.email);
     assert.ok(received);
     const html = partText(parseMessage(received.raw), "text/html");
@@ -234,116 +282,42 @@ describe("over SMTP", () => {
     assert.ok(html.includes("Hello &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;,"));
   });
 
-  test("orders that are not completed new eSIMs are refused and get no email", async () => {
-    const task = sendConfirmationEmailTask({ pool, mailer, findOrder });
+  test("rows for orders that are not completed new eSIMs fail with their reason and send nothing", async () => {
     const pending = await insertOrder({ status: "pending" });
-    await assert.rejects(task({ order_id: pending.order_id }, helpers), /is pending, not completed/);
     const topup = await insertOrder({ type: "topup" });
-    await assert.rejects(task({ order_id: topup.order_id }, helpers), /is a topup order, not esim/);
-    await assert.rejects(task({ order_id: "ord_unknown" }, helpers), /not found/);
+    await queue(pending.order_id);
+    await queue(topup.order_id);
+    await sweep(deps);
+    assert.match((await outboxRow(pending.order_id))?.last_error ?? "", /is pending, not completed/);
+    assert.match((await outboxRow(topup.order_id))?.last_error ?? "", /is a topup order, not esim/);
     assert.equal(messagesTo(smtp, pending.email).length + messagesTo(smtp, topup.email).length, 0);
   });
 
-  test("a malformed payload is refused", async () => {
-    const task = sendConfirmationEmailTask({ pool, mailer, findOrder });
-    await assert.rejects(task({}, helpers), /payload must be/);
-    await assert.rejects(task(null, helpers), /payload must be/);
-    await assert.rejects(task({ order_id: "../../etc/passwd" }, helpers), /order_id must be/);
-  });
-
-  test("the job added with addConfirmationEmailJobSql is run by graphile-worker, retried, and delivered once", async () => {
+  test("a row that used all its attempts stays for the operator and is claimed no more", async () => {
     const order = await insertOrder();
-    const task = sendConfirmationEmailTask({ pool, mailer, findOrder });
-    const runner = await run({
-      pgPool: pool,
-      taskList: { send_confirmation_email: task },
-      concurrency: 1,
-      pollInterval: 100,
-      noHandleSignals: true,
-      logger,
-    });
-    try {
-      smtp.failNext(1);
-      // Added twice, as a retried completion might: the job_key keeps it to one job.
-      await inTransaction(pool, (client) => addConfirmationEmailJobSql(client, order.order_id));
-      await inTransaction(pool, (client) => addConfirmationEmailJobSql(client, order.order_id));
-      // The first attempt meets the 451; graphile-worker retries after exp(1) s.
-      await waitUntil(async () => (await deliveries(order.order_id)).length === 1, 15_000);
-      await waitUntil(async () => (await jobsFor(order.order_id)) === 0, 5_000);
-    } finally {
-      await runner.stop();
-    }
-    assert.equal(messagesTo(smtp, order.email).length, 1);
-    assert.ok(
-      log_lines.some((line) => line.includes("Failed task")),
-      "the failed first attempt is logged",
-    );
-    assert.ok(!log_lines.some((line) => line.includes(order.email) || line.includes("+336")));
+    await queue(order.order_id);
+    await pool.query("update email_outbox set attempts = $2 where order_id = $1", [
+      order.order_id,
+      CONFIRMATION_EMAIL_MAX_ATTEMPTS,
+    ]);
+    assert.equal(await sweep(deps), 0);
+    assert.ok(await outboxRow(order.order_id));
+    assert.equal(messagesTo(smtp, order.email).length, 0);
   });
-
-  test("a job added in a transaction that rolls back does not exist", async () => {
-    await runMigrations({ pgPool: pool, logger });
-    const order = await insertOrder();
-    await assert.rejects(
-      inTransaction(pool, async (client) => {
-        await addConfirmationEmailJobSql(client, order.order_id);
-        throw new Error("order completion failed");
-      }),
-      /order completion failed/,
-    );
-    assert.equal(await jobsFor(order.order_id), 0);
-  });
-});
-
-async function jobsFor(order_id: string): Promise<number> {
-  const { rows } = await pool.query<{ count: number }>(
-    `select count(*)::int as count from graphile_worker.jobs where key = $1`,
-    [`confirmation-email:${order_id}`],
-  );
-  return rows[0]?.count ?? 0;
-}
-
-async function waitUntil(condition: () => Promise<boolean>, timeout_ms: number): Promise<void> {
-  const deadline = Date.now() + timeout_ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeout_ms} ms`);
-    await sleep(50);
-  }
-}
-
-test("the job SQL adds one job per order with 25 attempts, however often it is added", async () => {
-  await runMigrations({ pgPool: pool, logger });
-  const order = await insertOrder();
-  for (let attempt = 0; attempt < 3; attempt += 1) {
-    await inTransaction(pool, (client) => addConfirmationEmailJobSql(client, order.order_id));
-  }
-  // The payload is only in the private table; the public jobs view leaves it out.
-  const { rows } = await pool.query(
-    `select t.identifier as task_identifier, j.payload, j.max_attempts, j.revision
-     from graphile_worker._private_jobs j
-     join graphile_worker._private_tasks t on t.id = j.task_id
-     where j.key = $1`,
-    [`confirmation-email:${order.order_id}`],
-  );
-  assert.deepEqual(rows, [
-    {
-      task_identifier: "send_confirmation_email",
-      payload: { order_id: order.order_id },
-      max_attempts: 25,
-      revision: 2,
-    },
-  ]);
 });
 
 test("without SMTP_URL the email is written as one .eml file per order under data_dir/mail", async () => {
   const data_dir = await mkdtemp(path.join(tmpdir(), "esim-mail-"));
   const mailer = createMailer({ smtp_url: null, mail_from: "eSIM Orders <orders@esim.example>", data_dir });
+  const deps = { pool, mailer, findOrders, log };
   try {
     const order = await insertOrder();
-    await sendConfirmationEmail({ pool, mailer, findOrder }, order.order_id, logger);
+    await queue(order.order_id);
+    await sweep(deps);
     // A re-send (the delivery record lost) overwrites the file instead of adding one.
     await pool.query(`delete from email_deliveries where order_id = $1`, [order.order_id]);
-    await sendConfirmationEmail({ pool, mailer, findOrder }, order.order_id, logger);
+    await queue(order.order_id);
+    await sweep(deps);
 
     const mail_dir = path.join(data_dir, "mail");
     assert.deepEqual(await readdir(mail_dir), [`confirmation.${order.order_id}.eml`]);
@@ -394,5 +368,25 @@ test("both bodies carry the iOS and Android install links of the eSIM's LPA stri
   ]) {
     assert.ok(email.text.includes(url), `text has ${url}`);
     assert.ok(email.html.includes(`<a href="${url}">`), `html links ${url}`);
+  }
+});
+
+test("without SMTP_URL, twenty emails written side by side are twenty complete .eml files", async () => {
+  const data_dir = await mkdtemp(path.join(tmpdir(), "esim-mail-"));
+  const mailer = createMailer({ smtp_url: null, mail_from: "eSIM Orders <orders@esim.example>", data_dir });
+  try {
+    const orders = await Promise.all(Array.from({ length: 20 }, () => insertOrder()));
+    for (const order of orders) await queue(order.order_id);
+    assert.equal(await sweep({ pool, mailer, findOrders, log }, 20), 20);
+    const files = (await readdir(path.join(data_dir, "mail"))).sort();
+    assert.deepEqual(files, orders.map((order) => `confirmation.${order.order_id}.eml`).sort());
+    for (const order of orders) {
+      const raw = await readFile(path.join(data_dir, "mail", `confirmation.${order.order_id}.eml`), "utf8");
+      assert.ok(partText(parseMessage(raw), "text/plain").includes(order.lpa));
+      assert.equal((await deliveries(order.order_id)).length, 1);
+    }
+  } finally {
+    await mailer.close();
+    await rm(data_dir, { recursive: true, force: true });
   }
 });
