@@ -288,6 +288,16 @@ test("after a lost answer create, rotateSecret, test and retryDelivery are not r
   });
   assert.equal(limited, 2);
   assert.match(rotated, /^whsec_/);
+  proxy.inject("POST", `${base}/test`, {
+    kind: "respond",
+    status: 503,
+    headers: { "retry-after": "0" },
+    body: { status: 503, code: "service_unavailable", detail: "busy", request_id: "req_2" },
+  });
+  const busy = await attempts("POST", `${base}/test`, () =>
+    client.webhookEndpoints.test(endpoint.endpoint_id),
+  );
+  assert.equal(busy, 2, "503 service_unavailable: nothing was done, so it is repeated");
   // A 503 that is not the API's own "nothing was done" (a proxy's page, no code) is not.
   proxy.inject("POST", `${base}/test`, { kind: "respond", status: 503 });
   const unknown503 = await attempts("POST", `${base}/test`, () =>
