@@ -59,6 +59,17 @@ const SDK_OPERATIONS = [
   "getEsim",
   "getEsimQrPng",
   "simulateEsimEvent",
+  "createWebhookEndpoint",
+  "listWebhookEndpoints",
+  "getWebhookEndpoint",
+  "updateWebhookEndpoint",
+  "deleteWebhookEndpoint",
+  "rotateWebhookSecret",
+  "sendWebhookTestEvent",
+  "listWebhookDeliveries",
+  "retryWebhookDelivery",
+  "listEvents",
+  "getEvent",
 ];
 
 test("every operation of the served document has a curl sample, and each the SDK covers an SDK one", async () => {

@@ -252,8 +252,8 @@ test("concurrent calls on one client keep their own headers", async () => {
 });
 
 test("a request that is not idempotent and has no key is never retried, even when its answer is lost", async () => {
-  // No route of today is like that (every one is safe to repeat); the transport's rule still holds
-  // for the next one, so it is checked on the transport itself.
+  // Checked on the transport itself, with a route that is safe (a cart), so that the rule is seen
+  // apart from any route; test/sdk.webhook-endpoints.test.ts checks the routes that rely on it.
   const { api_key } = await partnerClient(0);
   const transport = new Transport({
     apiKey: api_key,

@@ -13,14 +13,21 @@ const EXAMPLE = {
   partner_id: "ptr_3nF6hJ8kLm2QpR5sTv9wXy",
   key_id: "key_7dG1jK4mNp6RsT8vWx2yZb",
 };
+/** The webhook examples (the path parameters and the SDK samples below share them). */
+const WEBHOOK = {
+  url: "https://partner.example/webhooks/esim",
+  endpoint_id: "whe_2pK7mQ9rTs4VxY1zBc6DfG",
+  delivery_id: "dlv_6tH3jL8nPq1RsV5wXz9AbC",
+  event_id: "evt_4bN8qS2uWy6ZaC1dEf5GhJ",
+};
 /** A path parameter's example by its name, for operations without their own (new routes too). */
 const PATH_EXAMPLES: Record<string, string> = {
   ...EXAMPLE,
   orderID: EXAMPLE.order_id,
   destination_code: "FR",
-  endpoint_id: "whe_2pK7mQ9rTs4VxY1zBc6DfG",
-  delivery_id: "dlv_6tH3jL8nPq1RsV5wXz9AbC",
-  event_id: "evt_4bN8qS2uWy6ZaC1dEf5GhJ",
+  endpoint_id: WEBHOOK.endpoint_id,
+  delivery_id: WEBHOOK.delivery_id,
+  event_id: WEBHOOK.event_id,
 };
 const END_USER = { email: "ana@example.com", phone: "+14155550123", first_name: "Ana", last_name: "Lima" };
 
@@ -106,6 +113,55 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
     sdk:
       "// Sandbox only; never retried by the SDK (a repeated use_data would use the data twice).\n" +
       `const esim = await client.esims.simulate("${EXAMPLE.iccid}", { event: "use_data", data_mb: 600 });`,
+  },
+  createWebhookEndpoint: {
+    body: { url: WEBHOOK.url, description: "orders", event_types: ["order.completed", "order.failed"] },
+    sdk:
+      "// Not retried after a lost answer (a retry would add a second endpoint): check list() first.\n" +
+      "const endpoint = await client.webhookEndpoints.create({\n" +
+      `  url: "${WEBHOOK.url}",\n  description: "orders",\n` +
+      '  event_types: ["order.completed", "order.failed"],\n});\n' +
+      "// Shown this once: store it where your receiver reads it.\nconsole.log(endpoint.endpoint_id, endpoint.secret);",
+  },
+  listWebhookEndpoints: {
+    sdk: "for await (const endpoint of client.webhookEndpoints.list()) {\n  console.log(endpoint.endpoint_id, endpoint.url, endpoint.status);\n}",
+  },
+  getWebhookEndpoint: {
+    sdk: `const endpoint = await client.webhookEndpoints.get("${WEBHOOK.endpoint_id}");\nconsole.log(endpoint.status, endpoint.disabled_reason);`,
+  },
+  updateWebhookEndpoint: {
+    body: { status: "enabled" },
+    sdk:
+      "// Fields left out stay; `enabled` sends the deliveries that waited while it was disabled.\n" +
+      `const endpoint = await client.webhookEndpoints.update("${WEBHOOK.endpoint_id}", { status: "enabled" });`,
+  },
+  deleteWebhookEndpoint: {
+    sdk: `await client.webhookEndpoints.delete("${WEBHOOK.endpoint_id}");`,
+  },
+  rotateWebhookSecret: {
+    sdk:
+      "// Never retried after a lost answer: a second rotation would retire the secret your receiver holds.\n" +
+      `const { secret } = await client.webhookEndpoints.rotateSecret("${WEBHOOK.endpoint_id}");\n` +
+      "// For 24 hours deliveries carry both signatures: verify with either while you deploy it.",
+  },
+  sendWebhookTestEvent: {
+    sdk: `const { event_id } = await client.webhookEndpoints.test("${WEBHOOK.endpoint_id}");`,
+  },
+  listWebhookDeliveries: {
+    query: "status=failed&limit=20",
+    sdk:
+      `for await (const delivery of client.webhookEndpoints.deliveries("${WEBHOOK.endpoint_id}", { status: "failed" })) {\n` +
+      "  console.log(delivery.event_id, delivery.attempts, delivery.last_response_status, delivery.last_error);\n}",
+  },
+  retryWebhookDelivery: {
+    sdk: `const delivery = await client.webhookEndpoints.retryDelivery("${WEBHOOK.endpoint_id}", "${WEBHOOK.delivery_id}");`,
+  },
+  listEvents: {
+    query: "type=order.completed&limit=20",
+    sdk: 'for await (const event of client.events.list({ type: "order.completed" })) {\n  console.log(event.id, event.created_at, event.data);\n}',
+  },
+  getEvent: {
+    sdk: `const event = await client.events.get("${WEBHOOK.event_id}");\nconsole.log(event.type, event.data);`,
   },
   adminCreatePartner: { body: { name: "Acme Travel" } },
   adminIssueApiKey: { path: { partner_id: EXAMPLE.partner_id } },

@@ -112,7 +112,8 @@ async function forward(
   const answer = await fetch(target + (request.url ?? "/"), {
     method: request.method,
     headers,
-    body: request.method === "GET" || request.method === "HEAD" ? undefined : body,
+    // No body at all when none came: fetch would label an empty string text/plain (a 415).
+    body: request.method === "GET" || request.method === "HEAD" || body === "" ? undefined : body,
     signal: AbortSignal.timeout(30_000),
   });
   const answered: Record<string, string> = {};

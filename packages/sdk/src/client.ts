@@ -4,9 +4,11 @@ import { MAX_RETRIES_LIMIT, SDK_VERSION, Transport } from "./core/transport.ts";
 import { Carts } from "./resources/carts.ts";
 import { Catalog } from "./resources/catalog.ts";
 import { Esims } from "./resources/esims.ts";
+import { Events } from "./resources/events.ts";
 import { Orders } from "./resources/orders.ts";
 import { TopUps } from "./resources/topups.ts";
 import { Wallet } from "./resources/wallet.ts";
+import { WebhookEndpoints } from "./resources/webhook-endpoints.ts";
 
 export type ClientOptions = {
   /** `sand_…` in the sandbox, `prod_…` in production. */
@@ -32,6 +34,8 @@ export class EsimClient {
   readonly topUps: TopUps;
   readonly wallet: Wallet;
   readonly esims: Esims;
+  readonly webhookEndpoints: WebhookEndpoints;
+  readonly events: Events;
 
   constructor(options: ClientOptions) {
     if (!options.apiKey) throw new TypeError("apiKey is required");
@@ -52,5 +56,7 @@ export class EsimClient {
     this.topUps = new TopUps(transport);
     this.wallet = new Wallet(transport);
     this.esims = new Esims(transport);
+    this.webhookEndpoints = new WebhookEndpoints(transport);
+    this.events = new Events(transport);
   }
 }

@@ -51,3 +51,24 @@ export type ListEsimsParams = NumericLimit<ListEsimsQuery>;
 /** The QR image's width and height in pixels (128-1024, default 512). */
 export type EsimQrParams = { size?: number };
 export type SimulateEsimParams = RequestBody<"simulateEsimEvent">;
+
+export type WebhookEndpointPage = Ok<"listWebhookEndpoints", 200>;
+export type WebhookEndpoint = WebhookEndpointPage["data"][number];
+export type WebhookEndpointStatus = WebhookEndpoint["status"];
+export type CreateWebhookEndpointParams = RequestBody<"createWebhookEndpoint">;
+/** The endpoint and its `secret` (`whsec_…`): shown in this answer only, keep it. */
+export type WebhookEndpointWithSecret = Ok<"createWebhookEndpoint", 201>;
+export type UpdateWebhookEndpointParams = RequestBody<"updateWebhookEndpoint">;
+export type RotatedWebhookSecret = Ok<"rotateWebhookSecret", 200>;
+export type WebhookTestEvent = Ok<"sendWebhookTestEvent", 202>;
+export type WebhookDeliveryPage = Ok<"listWebhookDeliveries", 200>;
+export type WebhookDelivery = WebhookDeliveryPage["data"][number];
+type ListWebhookDeliveriesQuery = NonNullable<operations["listWebhookDeliveries"]["parameters"]["query"]>;
+export type ListWebhookDeliveriesParams = NumericLimit<ListWebhookDeliveriesQuery>;
+
+export type ApiEventPage = Ok<"listEvents", 200>;
+/** One recorded event (named so that it does not shadow the DOM's global `Event`). */
+export type ApiEvent = Ok<"getEvent", 200>;
+export type EventType = ApiEvent["type"];
+type ListEventsQuery = NonNullable<operations["listEvents"]["parameters"]["query"]>;
+export type ListEventsParams = NumericLimit<ListEventsQuery>;

@@ -34,15 +34,23 @@ export type ResponseAs = "json" | "text" | "bytes";
 
 /** What a resource method asks the transport for. */
 export type Call = {
-  method: "GET" | "POST" | "PUT";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
   query?: Record<string, string | number | null | undefined>;
   body?: unknown;
   /**
    * True when repeating the request cannot do a thing twice (GETs, a submit by its cart_key, a
-   * request with an Idempotency-Key). A call that is not is never retried.
+   * request with an Idempotency-Key). A call that is not is retried only on an answer in which
+   * the API says it did nothing (429 `rate_limited`, 503 `service_unavailable`), never after a
+   * lost answer or a timeout: the first attempt may have done its work.
    */
   idempotent: boolean;
+  /**
+   * A code that, answered to a retry (not to the first attempt), means the earlier attempt did
+   * the work: a DELETE whose first answer was lost finds the thing gone. The call then resolves
+   * as if that attempt had answered.
+   */
+  doneOnRetry?: ErrorCode;
   idempotencyKey?: string;
   /** The media type asked for (default application/json); errors come as problem+json whatever it is. */
   accept?: string;
@@ -58,12 +66,14 @@ export class Transport {
   }
 
   async request<T>(call: Call, options: RequestOptions = {}): Promise<T> {
-    const maxRetries = call.idempotent ? checkedRetries(options.maxRetries ?? this.#settings.maxRetries) : 0;
+    const maxRetries = checkedRetries(options.maxRetries ?? this.#settings.maxRetries);
     if (options.timeout !== undefined) checkedTimeout(options.timeout);
     for (let retry = 0; ; retry++) {
       const outcome = await this.#attempt<T>(call, options);
       if (outcome.ok) return outcome.value;
-      if (!outcome.retryable || retry >= maxRetries) throw outcome.error;
+      if (retry > 0 && isCode(outcome.error, call.doneOnRetry)) return undefined as T;
+      const retryable = call.idempotent ? outcome.retryable : isCode(outcome.error, ...NOTHING_DONE);
+      if (!retryable || retry >= maxRetries) throw outcome.error;
       await sleep(retryDelayMs(retry, outcome.retryAfterMs), options.signal);
     }
   }
@@ -116,6 +126,13 @@ export class Transport {
     if (call.idempotencyKey !== undefined) headers["idempotency-key"] = call.idempotencyKey;
     return headers;
   }
+}
+
+/** Codes with which the API answers before doing anything: any request may be repeated after them. */
+const NOTHING_DONE: ErrorCode[] = ["rate_limited", "service_unavailable"];
+
+function isCode(error: Error, ...codes: (ErrorCode | undefined)[]): boolean {
+  return error instanceof ApiError && error.code !== null && codes.includes(error.code);
 }
 
 type Outcome<T> =
