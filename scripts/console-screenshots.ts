@@ -1,6 +1,8 @@
 // `npm run console:screenshots`: every page of the web console at desktop and phone width, as PNGs
 // under docs/console/ (the README shows them). A throw-away sandbox: its own embedded PostgreSQL,
-// the service with its built-in carrier simulator, a partner with a few orders made through the API.
+// the service with its built-in carrier simulator, a partner with a few orders made through the API
+// and a webhook endpoint on a local receiver. Names as arguments shoot only those pages
+// (`npm run console:screenshots -- webhooks webhook`); none: every page.
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -9,6 +11,7 @@ import { createPartner, purchase, topUpBody } from "../test/support/fixtures.ts"
 import { bearer, expectStatus, request } from "../test/support/http.ts";
 import { startOwnPostgres } from "../test/support/postgres.ts";
 import { startServiceProcess } from "../test/support/service.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "../test/support/webhook-receiver.ts";
 
 const OUT = path.resolve("docs/console");
 const ADMIN_TOKEN = "screenshots-admin-token-0123456789";
@@ -53,7 +56,35 @@ async function seed(base: string) {
     201,
     "second key",
   );
-  return { partner, order_id: orders[0]!.orderID as string, iccid };
+  const receiver = await startWebhookReceiver({ autoClose: false });
+  const endpoint_id = await seedWebhooks(base, key, receiver);
+  return { partner, order_id: orders[0]!.orderID as string, iccid, endpoint_id, receiver };
+}
+
+/** An endpoint on the receiver with a test event delivered, and one the receiver refuses (410). */
+async function seedWebhooks(base: string, key: string, receiver: WebhookReceiver): Promise<string> {
+  receiver.path("gone", () => 410);
+  const endpoints = [];
+  for (const [name, description] of [
+    ["gone", "Old booking system"],
+    ["bookings", "Bookings system"],
+  ] as const) {
+    const created = await request(base, "POST", "/v1/webhook-endpoints", {
+      key,
+      body: { url: receiver.path(name), description, event_types: ["order.completed", "webhook.test"] },
+    });
+    expectStatus(created, 201, "webhook endpoint");
+    const endpoint_id: string = created.body.endpoint_id;
+    expectStatus(
+      await request(base, "POST", `/v1/webhook-endpoints/${endpoint_id}/test`, { key }),
+      202,
+      "test",
+    );
+    endpoints.push(endpoint_id);
+  }
+  for (let i = 0; i < 100 && receiver.received().length < 2; i++)
+    await new Promise((r) => setTimeout(r, 100));
+  return endpoints[1]!;
 }
 
 async function signedIn(
@@ -87,11 +118,17 @@ async function shoot(page: Page, base: string, shot: Shot): Promise<void> {
 async function main(): Promise<void> {
   await mkdir(OUT, { recursive: true });
   const postgres = await startOwnPostgres();
-  const service = await startServiceProcess({ DATABASE_URL: postgres.url, ADMIN_TOKEN, LOG_LEVEL: "info" });
+  const service = await startServiceProcess({
+    DATABASE_URL: postgres.url,
+    ADMIN_TOKEN,
+    LOG_LEVEL: "info",
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+  });
+  const only = process.argv.slice(2);
   const browser = await launchBrowser();
   try {
     const base = service.url;
-    const { partner, order_id, iccid } = await seed(base);
+    const { partner, order_id, iccid, endpoint_id, receiver } = await seed(base);
     const shots: Shot[] = [
       { name: "sign-in", url: "/console/sign-in", area: "none" },
       { name: "overview", url: "/console", area: "partner" },
@@ -101,6 +138,8 @@ async function main(): Promise<void> {
       { name: "esim", url: `/console/esims/${iccid}`, area: "partner" },
       { name: "wallet", url: "/console/wallet", area: "partner" },
       { name: "api-keys", url: "/console/keys", area: "partner" },
+      { name: "webhooks", url: "/console/webhooks", area: "partner" },
+      { name: "webhook", url: `/console/webhooks/${endpoint_id}`, area: "partner" },
       { name: "admin-partners", url: "/console/admin", area: "operator" },
       { name: "admin-partner", url: `/console/admin/partners/${partner.partner_id}`, area: "operator" },
       { name: "admin-pending-orders", url: "/console/admin/orders?older_than_minutes=0", area: "operator" },
@@ -112,11 +151,12 @@ async function main(): Promise<void> {
       partner: await signedIn(browser, base, "partner", partner.api_key),
       operator: await signedIn(browser, base, "operator", ADMIN_TOKEN),
     };
-    for (const shot of shots) {
+    for (const shot of shots.filter((s) => only.length === 0 || only.includes(s.name))) {
       const page = await contexts[shot.area].newPage();
       await shoot(page, base, shot);
       await page.close();
     }
+    await receiver.close();
   } finally {
     await browser.close();
     await service.stop();

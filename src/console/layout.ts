@@ -19,6 +19,7 @@ const NAV: Record<Area, ReadonlyArray<readonly [string, string]>> = {
     ["/console/esims", "eSIMs"],
     ["/console/wallet", "Wallet"],
     ["/console/keys", "API keys"],
+    ["/console/webhooks", "Webhooks"],
   ],
   operator: [
     ["/console/admin", "Partners"],

@@ -5,6 +5,7 @@ import { listOrders } from "../orders/list-orders.ts";
 import type { OrderBody } from "../orders/render-order.ts";
 import { renderWallet } from "../wallet/get-wallet.route.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
+import { failedDeliveries } from "../webhooks/list-deliveries.ts";
 import { formatInstant, formatMoney, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
 import { page, scrollTable } from "./layout.ts";
@@ -44,10 +45,11 @@ function card(label: string, value: string, hint?: string): Html {
 export const partnerOverviewPages: ConsolePages = (scope, ctx) => {
   scope.get("/", async (request, reply) => {
     const partner_id = partnerOf(request);
-    const [wallet, counts, recent] = await Promise.all([
+    const [wallet, counts, recent, failed] = await Promise.all([
       getWalletBalance(ctx.db, partner_id).then(renderWallet),
       countPartnerOrders(ctx.db, partner_id),
       listOrders(ctx.db, { partner_id, client_reference: null, limit: RECENT_ORDERS, cursor: null }),
+      failedDeliveries(ctx, partner_id),
     ]);
     const body = html`
       <section aria-label="Wallet and orders" class="cards">
@@ -55,10 +57,11 @@ export const partnerOverviewPages: ConsolePages = (scope, ctx) => {
         ${card("Held", formatMoney(wallet.pending), "By purchases the carrier has not confirmed")}
         ${card("Orders today", counts.today_capped ? `${counts.today}+` : String(counts.today), `${counts.today_completed} completed, ${counts.today_failed} failed (UTC day)`)}
         ${card("Pending orders", String(counts.pending), "Finished by the service on its own")}
+        ${card("Failed deliveries", failed.capped ? `${failed.count}+` : String(failed.count), "Webhooks given up on: retry them under Webhooks")}
       </section>
       <h2>Newest orders</h2>
       ${ordersTable(recent.data, "Newest orders")}
-      <p><a href="/console/orders">All orders</a> · <a href="/console/wallet">Wallet statement</a></p>`;
+      <p><a href="/console/orders">All orders</a> · <a href="/console/wallet">Wallet statement</a> · <a href="/console/webhooks">Webhooks</a></p>`;
     return reply
       .type("text/html; charset=utf-8")
       .send(page("Overview", await partnerShell(request, ctx, "/console"), body));

@@ -21,6 +21,7 @@ import { partnerKeyPages } from "./partner-keys.ts";
 import { partnerOrderPages } from "./partner-orders.ts";
 import { partnerOverviewPages } from "./partner-overview.ts";
 import { partnerWalletPages } from "./partner-wallet.ts";
+import { partnerWebhookPages } from "./partner-webhooks.ts";
 import { COOKIE, cookie, formOf, knownSession, rememberSession, sameOrigin, seeOther } from "./request.ts";
 import { csrfToken, csrfTokenMatches, findSession, type SessionKind } from "./sessions.ts";
 import { operatorSignOut, partnerSignOut, signInPages } from "./sign-in-pages.ts";
@@ -46,6 +47,7 @@ const PARTNER_PAGES: ConsolePages[] = [
   partnerEsimPages,
   partnerWalletPages,
   partnerKeyPages,
+  partnerWebhookPages,
   partnerSignOut,
 ];
 const OPERATOR_PAGES: ConsolePages[] = [

@@ -5,6 +5,16 @@ import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { createEndpoint } from "./create-endpoint.ts";
 import { Description, EventTypes, WebhookEndpointWithSecret, WebhookUrl } from "./render-webhooks.ts";
 
+/** What a new endpoint is made of: the API's body, and the console's form once read. */
+export const CreateEndpointBody = Type.Object(
+  {
+    url: WebhookUrl,
+    description: Type.Optional(Type.Union([Description, Type.Null()])),
+    event_types: Type.Optional(EventTypes),
+  },
+  { additionalProperties: false },
+);
+
 export const createEndpointRoute = endpoint({
   method: "POST",
   url: "/webhook-endpoints",
@@ -17,14 +27,7 @@ export const createEndpointRoute = endpoint({
       "GET /v1/events has the earlier ones.",
     tags: ["Webhooks"],
     security: PARTNER_SECURITY,
-    body: Type.Object(
-      {
-        url: WebhookUrl,
-        description: Type.Optional(Type.Union([Description, Type.Null()])),
-        event_types: Type.Optional(EventTypes),
-      },
-      { additionalProperties: false },
-    ),
+    body: CreateEndpointBody,
     response: {
       201: WebhookEndpointWithSecret,
       ...errorResponses(

@@ -63,6 +63,20 @@ export async function pageOfDeliveries(
   return result.rows;
 }
 
+/**
+ * The partner's failed deliveries (given up on), counted up to `cap`: through its endpoints (at most
+ * 10), each an index range of (endpoint_id, status), so a long log costs no more than `cap` rows.
+ */
+export async function countFailedDeliveries(db: Executor, partner_id: string, cap: number): Promise<number> {
+  const result = await sql<{ count: string }>`
+    select count(*) as count from (
+      select 1 from webhook_deliveries
+      where endpoint_id in (select endpoint_id from webhook_endpoints where partner_id = ${partner_id})
+        and status = 'failed'
+      limit ${cap}) as capped`.execute(db);
+  return Number(result.rows[0]?.count ?? 0);
+}
+
 /** Due again at once, whatever its state: the manual retry. Null when it is not this endpoint's. */
 export async function retryDelivery(
   db: Executor,

@@ -5,7 +5,12 @@ import { type Static, Type } from "typebox";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import { seqCursor } from "../shared/seq-cursor.ts";
-import { notifyDeliveriesDue, pageOfDeliveries, retryDelivery } from "./deliveries.sql.ts";
+import {
+  countFailedDeliveries,
+  notifyDeliveriesDue,
+  pageOfDeliveries,
+  retryDelivery,
+} from "./deliveries.sql.ts";
 import { requireEndpoint } from "./manage-endpoint.ts";
 import { Delivery, type DeliveryBody, renderDelivery } from "./render-webhooks.ts";
 
@@ -65,4 +70,16 @@ export async function retryDeliveryNow(
   if (row === null) throw new ApiError("delivery_not_found", "No such delivery for this endpoint.");
   await notifyDeliveriesDue(ctx.db);
   return renderDelivery(row);
+}
+
+/** Counted up to this many: the console's overview shows "1000+" beyond. */
+export const FAILED_COUNT_CAP = 1000;
+
+/** The partner's deliveries given up on, across its endpoints (the console's overview). */
+export async function failedDeliveries(
+  ctx: AppContext,
+  partner_id: string,
+): Promise<{ count: number; capped: boolean }> {
+  const count = await countFailedDeliveries(ctx.db, partner_id, FAILED_COUNT_CAP);
+  return { count, capped: count >= FAILED_COUNT_CAP };
 }
