@@ -29,6 +29,12 @@ export async function drain(run: Run): Promise<void> {
   const deadline = started + run.options.drain_timeout_s * 1000;
   let last_log = 0;
   for (;;) {
+    // The faults are cleared: a delivery whose attempts were cut by a kill and a 503 waits minutes
+    // for its next step of the retry schedule. Bring it forward, as the manual retry route does;
+    // an event with no delivery at all is still a breach.
+    await cluster.pool.query(
+      "update webhook_deliveries set next_attempt_at = now() where status = 'pending' and next_attempt_at > now()",
+    );
     const state = await cluster.pool.query<{
       pending: number;
       refunding: number;
