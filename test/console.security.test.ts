@@ -1,8 +1,9 @@
-// Console session cookies against the real service process and PostgreSQL, over plain HTTP (no
-// browser needed): which session a request is served under when its Cookie header is ambiguous.
+// The console's security over plain HTTP against the real service process, the carrier simulator
+// and PostgreSQL (no browser needed): which session an ambiguous Cookie header gets, and what a
+// browser may keep after sign-out.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createWorld, newPartner } from "./support/world.ts";
+import { createWorld, newCart, newPartner, submit } from "./support/world.ts";
 
 const world = await createWorld();
 const base = world.services[0]!.url;
@@ -53,4 +54,19 @@ test("two session cookies of one name (one tossed in from a sibling subdomain) a
     body: new URLSearchParams({ url: "https://example.com/hook" }).toString(),
   });
   assert.equal(change.status, 401, "a change under an ambiguous cookie is refused before its body is read");
+});
+
+test("the eSIM's QR code (its activation code) is never kept in the browser's cache, like the pages", async () => {
+  const partner = await newPartner(base, 10_000, "Shared Kiosk Travel");
+  const cart = await newCart(base, partner.api_key);
+  const bought = await submit(base, partner.api_key, cart.cart_key, {});
+  assert.equal(bought.status, 200, JSON.stringify(bought.body));
+  const session = await signIn(partner.api_key);
+  const headers = { cookie: `console_partner=${session}` };
+  const page = await fetch(`${base}/console/esims/${bought.body.esim_iccid}`, { headers });
+  assert.equal(page.headers.get("cache-control"), "no-store");
+  const qr = await fetch(`${base}/console/esims/${bought.body.esim_iccid}/qr.png`, { headers });
+  assert.equal(qr.status, 200);
+  assert.equal(qr.headers.get("content-type"), "image/png");
+  assert.equal(qr.headers.get("cache-control"), "no-store", "left on a shared computer after sign-out");
 });
