@@ -12,6 +12,7 @@
 //   npm run bench                              every scenario, 15 s each
 //   npm run bench -- --duration 5 --warmup 1   shorter, to try the harness
 //   npm run bench -- --only replay --profile   one scenario, with a CPU profile of the service
+//   npm run bench -- --no-webhooks             without the webhook endpoints (on by default: issue 12)
 import { execFileSync } from "node:child_process";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -20,6 +21,7 @@ import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { discovery } from "./scenarios/discovery.ts";
+import { discoveryPrices } from "./scenarios/discovery-prices.ts";
 import { esimRead } from "./scenarios/esim-read.ts";
 import { purchase } from "./scenarios/purchase.ts";
 import { pgbenchPurchase } from "./scenarios/purchase-sql.ts";
@@ -51,9 +53,12 @@ async function runScenarios(ctx: Context): Promise<void> {
   let discovery_per_s: number | null = null;
   let pgbench_tps: number | null = null;
   if (only.has("discovery")) discovery_per_s = (await discovery(ctx)).service;
+  if (only.has("discovery-prices")) await discoveryPrices(ctx, discovery_per_s);
   if (only.has("esim-read")) await esimRead(ctx, discovery_per_s);
   if (only.has("purchase") || only.has("topup")) pgbench_tps = await pgbenchPurchase(ctx);
-  const purchase_per_s = only.has("purchase") ? await purchase(ctx, pgbench_tps) : null;
+  const purchase_per_s = only.has("purchase")
+    ? await quiesce(ctx).then(() => purchase(ctx, pgbench_tps))
+    : null;
   if (only.has("replay")) await quiesce(ctx).then(() => replay(ctx, discovery_per_s));
   if (only.has("slow64")) await quiesce(ctx).then(() => slowCarrier(ctx, 64, purchase_per_s));
   if (only.has("slow256")) await quiesce(ctx).then(() => slowCarrier(ctx, 256, purchase_per_s));

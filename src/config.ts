@@ -297,6 +297,14 @@ function checkTogether(config: Config): void {
       "is a test setting and is refused outside the sandbox",
     );
   }
+  if (config.webhook_allow_private_networks && config.app_env !== "sandbox") {
+    // The contract: https and public addresses only in production; the flag would let any partner
+    // point deliveries at the internal network (SSRF).
+    throw new ConfigError(
+      "WEBHOOK_ALLOW_PRIVATE_NETWORKS",
+      "is a development and test setting and is refused outside the sandbox",
+    );
+  }
   if (config.stale_job_after_ms <= config.carrier_timeout_ms + 30_000 && config.app_env === "production") {
     // A live job (a carrier call, an SMTP send) must never look stale in production.
     throw new ConfigError("STALE_JOB_AFTER_MS", "must exceed CARRIER_TIMEOUT_MS by at least 30 seconds");

@@ -166,6 +166,14 @@ test("webhook settings: the secret key is base64 of 32+ bytes, the first retry's
     () => loadConfig({ APP_ENV: "production", WEBHOOK_FIRST_RETRY_DELAY_MS: "200" }),
     (error: Error) => /^WEBHOOK_FIRST_RETRY_DELAY_MS: is a test setting/.test(error.message),
   );
+  // The contract: `https://` and public addresses only in production. The flag is for development
+  // and tests; in production it would let any partner point deliveries at the internal network.
+  assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" }).webhook_allow_private_networks, true);
+  assert.throws(
+    () => loadConfig({ APP_ENV: "production", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" }),
+    (error: Error) =>
+      /^WEBHOOK_ALLOW_PRIVATE_NETWORKS: is a development and test setting/.test(error.message),
+  );
 });
 
 const ES2PLUS = {

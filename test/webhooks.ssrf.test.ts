@@ -42,6 +42,9 @@ test("non-public addresses are told from public ones, IPv4-mapped and NAT64 form
     "::ffff:8.8.8.8",
     "64:ff9b::7f00:1",
     "2002:7f00:1::1",
+    "3fff::1", // documentation (RFC 9637), inside 2000::/3
+    "5f00::1", // SRv6 segment ids (RFC 9602): routed inside operators' networks only
+    "4000::1", // outside 2000::/3, the only block IANA hands out as global unicast
     "not an address",
   ];
   for (const address of refused) assert.equal(isPublicAddress(address), false, address);

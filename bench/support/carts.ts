@@ -8,6 +8,7 @@ import { runWrk, runWrkUntil, type WrkResult } from "./load.ts";
 import { measured } from "./measure.ts";
 import { wrkOptions } from "./runner.ts";
 import { type CartLine, writeCartFile } from "./setup.ts";
+import { webhookBacklog } from "./webhooks.ts";
 
 /**
  * `count` new carts, made by wrk (twice as fast as fetch from this process) going round the
@@ -138,20 +139,32 @@ export async function queuedJobs(ctx: Context): Promise<number> {
   return Number(result.rows[0]!.n);
 }
 
+/**
+ * Waits (at most MAX_QUIESCE_S) for the queued confirmation emails and the webhook backlog
+ * (events not dispatched, deliveries pending) a scenario left, and notes how fast they went.
+ */
 export async function quiesce(ctx: Context): Promise<void> {
+  // Side by side: each counts its backlog at the same moment, and the wait is the longer of the two.
+  await Promise.all([
+    drain(ctx, "queued confirmation emails sent", () => queuedJobs(ctx)),
+    drain(ctx, "pending webhook events and deliveries out", () => webhookBacklog(ctx)),
+  ]);
+}
+
+async function drain(ctx: Context, what: string, count: () => Promise<number>): Promise<void> {
   const started = performance.now();
-  const initial = await queuedJobs(ctx);
+  const initial = await count();
   if (initial === 0) return;
-  while ((await queuedJobs(ctx)) > 0) {
+  while ((await count()) > 0) {
     if (performance.now() - started > MAX_QUIESCE_S * 1000) {
-      ctx.notes.push(`jobs still queued after waiting ${MAX_QUIESCE_S} s between scenarios`);
+      ctx.notes.push(`${what}: some still waiting after ${MAX_QUIESCE_S} s between scenarios`);
       break;
     }
     await delay(250);
   }
   const waited_ms = performance.now() - started;
   const message =
-    `${initial} queued confirmation emails sent in ${Math.round(waited_ms)} ms ` +
+    `${initial} ${what} in ${Math.round(waited_ms)} ms ` +
     `(${Math.round(initial / (waited_ms / 1000))}/s) before the next scenario`;
   ctx.notes.push(message);
   log(message);

@@ -9,6 +9,7 @@ import type { Partner } from "./setup.ts";
 
 export const SCENARIOS = [
   "discovery",
+  "discovery-prices",
   "esim-read",
   "purchase",
   "replay",
@@ -42,6 +43,8 @@ export type Options = {
   warmup_s: number;
   only: Set<ScenarioName>;
   profile: boolean;
+  /** A webhook endpoint per partner, every event type, delivered to bench/webhook-receiver.ts. */
+  webhooks: boolean;
   /** The checkout whose service and simulator run: another commit's tree, for before/after figures. */
   service_dir: string;
 };
@@ -51,6 +54,7 @@ export type CpuShares = {
   service: number;
   simulator: number;
   bare_server: number;
+  webhook_receiver: number;
   postgres: number;
   harness: number;
   /** Everything else on the machine: other people's work, the kernel's. Percent of one core. */
@@ -94,6 +98,8 @@ export type Context = {
   simulator: Running;
   simulator_key: string;
   bare: Running | null;
+  /** The webhook receiver; null with --no-webhooks. */
+  webhook_receiver: Running | null;
   admin_token: string;
   partners: Partner[];
   options: Options;

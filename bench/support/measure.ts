@@ -15,6 +15,7 @@ import {
   selfTicks,
   snapshotProcesses,
 } from "./proc.ts";
+import { type WebhookCounts, webhookCounts } from "./webhooks.ts";
 
 export async function measured<T extends { cpu_ticks: number }>(
   ctx: Context,
@@ -29,14 +30,17 @@ export async function measured<T extends { cpu_ticks: number }>(
   load: [number, number, number];
   /** With --profile: the statements PostgreSQL ran during the run. */
   statements: number | null;
+  /** Webhook deliveries and backlog before and after the run; null with --no-webhooks. */
+  webhooks: { before: WebhookCounts | null; after: WebhookCounts | null };
 }> {
   const load = loadAverage();
-  const pids = () => [ctx.service.pid, ctx.simulator.pid, ctx.bare?.pid];
+  const pids = () => [ctx.service.pid, ctx.simulator.pid, ctx.bare?.pid, ctx.webhook_receiver?.pid];
   const sample = () => ({
     at: performance.now(),
     service: processTicks(ctx.service.pid),
     simulator: processTicks(ctx.simulator.pid),
     bare: processTicks(ctx.bare?.pid),
+    webhook_receiver: processTicks(ctx.webhook_receiver?.pid),
     postgres: clusterTicks(ctx.postmaster_pid),
     harness: selfTicks(),
     machine: machineBusyTicks(),
@@ -46,9 +50,11 @@ export async function measured<T extends { cpu_ticks: number }>(
   const profiling = ctx.inspector !== null && label !== "discovery-bare" && label !== "pgbench";
   if (ctx.inspector !== null) await ctx.pool.query("select pg_stat_statements_reset()");
   if (profiling) await ctx.inspector!.start();
+  const webhooks_before = await webhookCounts(ctx);
   const before = sample();
   const result = await run();
   const after = sample();
+  const webhooks_after = await webhookCounts(ctx);
   if (profiling) await saveProfile(ctx, label, await ctx.inspector!.stop());
   const statements = ctx.inspector !== null ? await saveStatements(ctx, label) : null;
   const seconds = (after.at - before.at) / 1000;
@@ -57,6 +63,7 @@ export async function measured<T extends { cpu_ticks: number }>(
     service: after.service - before.service,
     simulator: after.simulator - before.simulator,
     bare_server: after.bare - before.bare,
+    webhook_receiver: after.webhook_receiver - before.webhook_receiver,
     postgres: after.postgres - before.postgres,
     harness: after.harness - before.harness,
   };
@@ -72,7 +79,8 @@ export async function measured<T extends { cpu_ticks: number }>(
     for (const pid of childrenOf(ctx.postmaster_pid)) mine.add(pid);
   }
   const busiest = busiestOthers(before.processes, after.processes, mine, seconds);
-  return { result, seconds, cpu, ticks: used, busiest, load, statements };
+  const webhooks = { before: webhooks_before, after: webhooks_after };
+  return { result, seconds, cpu, ticks: used, busiest, load, statements, webhooks };
 }
 
 export async function saveProfile(ctx: Context, label: string, profile: object): Promise<void> {

@@ -11,7 +11,10 @@ export function parseOptions(): Options {
       only: { type: "string" },
       profile: { type: "boolean", default: false },
       "service-dir": { type: "string" },
+      // On by default (issue 12's figure); `--no-webhooks` runs without the receiver, to compare.
+      webhooks: { type: "boolean", default: true },
     },
+    allowNegative: true,
   });
   const only = values.only ? values.only.split(",").map((name) => name.trim()) : [...SCENARIOS];
   for (const name of only) {
@@ -24,6 +27,7 @@ export function parseOptions(): Options {
     warmup_s: Number(values.warmup),
     only: new Set(only as ScenarioName[]),
     profile: values.profile,
+    webhooks: values.webhooks,
     service_dir: path.resolve(values["service-dir"] ?? process.cwd()),
   };
 }

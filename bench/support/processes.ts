@@ -89,3 +89,24 @@ export async function startBareServer(options: {
     },
   };
 }
+
+/** The webhook receiver (bench/webhook-receiver.ts): answers every delivery 204 and counts them. */
+export async function startWebhookReceiver(options: { log_dir: string }): Promise<Running> {
+  const receiver = spawnNode({
+    name: "webhook receiver",
+    script: "bench/webhook-receiver.ts",
+    env: { PORT: "0", HOST: "127.0.0.1" },
+    node_flags: [],
+    log_file: path.join(options.log_dir, "webhook-receiver.log"),
+    keep_chars: 8_000,
+  });
+  const port = await waitForOutput(receiver, /listening on (\d+)/, START_TIMEOUT_MS);
+  return {
+    name: "webhook-receiver",
+    pid: receiver.pid,
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      await receiver.stop(STOP_GRACE_MS);
+    },
+  };
+}

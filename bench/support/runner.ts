@@ -13,6 +13,7 @@ import {
 import { runWrk, type WrkOptions, type WrkResult } from "./load.ts";
 import { measured } from "./measure.ts";
 import { TICKS_PER_S } from "./proc.ts";
+import { webhookNote } from "./webhooks.ts";
 
 export function wrkScenario(
   name: string,
@@ -32,6 +33,8 @@ export function wrkScenario(
   if (r.s402 > 0) notes.push(`${r.s402} × 402`);
   if (r.s409 > 0) notes.push(`${r.s409} × 409`);
   if (r.s503 > 0) notes.push(`${r.s503} × 503`);
+  const webhooks = webhookNote(run.webhooks.before, run.webhooks.after);
+  if (webhooks !== null) notes.push(webhooks);
   if (run.statements !== null && ok > 0)
     notes.push(`${Math.round((10 * run.statements) / ok) / 10} SQL statements per ok`);
   return {
@@ -72,6 +75,7 @@ export function printScenario(result: ScenarioResult): void {
     `${result.name}: ${result.ok_per_s}/s ok (${result.requests_per_s} req/s), p50 ${result.p50_ms} ms, ` +
       `p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}, socket errors ${result.socket_errors}; CPU % of a core: ` +
       `load generator ${c.load_generator}, service ${c.service}, simulator ${c.simulator}, bare ${c.bare_server}, ` +
+      `webhook receiver ${c.webhook_receiver}, ` +
       `postgres ${c.postgres}, others ${c.others}${result.busiest_others.length ? ` (${result.busiest_others.join(", ")})` : ""}` +
       `; CPU per ok: service ${result.cpu_us_per_ok.service} µs, postgres ${result.cpu_us_per_ok.postgres} µs` +
       `${result.notes.length ? `; ${result.notes.join("; ")}` : ""}`,

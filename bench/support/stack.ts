@@ -1,13 +1,16 @@
 // What a benchmark run starts before its first scenario: an embedded PostgreSQL (not migrated:
 // the service migrates it with its own tree's migrations), the carrier simulator, the service,
 // and the partners; with --profile, the service's inspector and pg_stat_statements.
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { createPool } from "../../src/db/pool.ts";
 import { startOwnPostgres } from "../../test/support/postgres.ts";
+import { quiesce } from "./carts.ts";
 import { type Context, log, type Options, PARTNER_CREDIT_MINOR, PARTNERS, RESULTS_DIR } from "./context.ts";
 import { InspectorSession } from "./inspector.ts";
-import { freePort, type Running, startService, startSimulator } from "./processes.ts";
+import { freePort, type Running, startService, startSimulator, startWebhookReceiver } from "./processes.ts";
 import { createPartners } from "./setup.ts";
+import { subscribeWebhooks } from "./webhooks.ts";
 
 /** Everything started is pushed on `stops`, to be stopped in reverse order by the caller. */
 export async function startStack(
@@ -52,9 +55,18 @@ export async function startStack(
   const partners = await createPartners(service.url, admin_token, PARTNERS, PARTNER_CREDIT_MINOR);
   log(`${partners.length} partners, each credited ${PARTNER_CREDIT_MINOR} minor units`);
 
+  const webhook_receiver = options.webhooks ? await startWebhookReceiver({ log_dir: tmp }) : null;
+  if (webhook_receiver !== null) {
+    stops.push(webhook_receiver.stop);
+    await subscribeWebhooks(service.url, webhook_receiver.url, partners);
+    log(
+      `a webhook endpoint for every event per partner, at ${webhook_receiver.url} (pid ${webhook_receiver.pid})`,
+    );
+  }
+
   const inspector = options.profile ? await InspectorSession.connect(inspect_port) : null;
   if (inspector) stops.push(async () => inspector.close());
-  return {
+  const ctx: Context = {
     tmp,
     inspector,
     profile_dir: path.join(RESULTS_DIR, "profiles", new Date().toISOString().replace(/[:.]/g, "-")),
@@ -65,6 +77,7 @@ export async function startStack(
     simulator,
     simulator_key,
     bare: null,
+    webhook_receiver,
     admin_token,
     partners,
     options,
@@ -72,6 +85,9 @@ export async function startStack(
     ratios: [],
     notes: [],
   };
+  // The credits' wallet events go out before the first scenario, not inside it.
+  await quiesce(ctx);
+  return ctx;
 }
 
 function startBenchService(
@@ -105,6 +121,9 @@ function startBenchService(
       RESOLVE_AFTER_MS: "900000",
       RATE_LIMIT_PER_SECOND: "1000000",
       RATE_LIMIT_BURST: "1000000",
+      // The webhook receiver listens on loopback; a key of the run's own, not one generated under DATA_DIR.
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
     },
   });
 }

@@ -143,7 +143,9 @@ export const partnerEsimPages: ConsolePages = (scope, ctx, failures) => {
       iccid,
       size_px: QR_DEFAULT_SIZE_PX,
     });
-    return reply.type("image/png").header("cache-control", "private, max-age=86400").send(png);
+    // The QR code is the activation code: no-store like every console page (set for the whole
+    // console), so nothing of it is left in a shared computer's browser cache after sign-out.
+    return reply.type("image/png").send(png);
   });
   scope.post("/esims/:iccid/simulate", async (request, reply) => {
     const { iccid } = request.params as { iccid: string };

@@ -15,14 +15,22 @@ const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 const sessions = new WeakMap<FastifyRequest, ConsoleSession>();
 
+/**
+ * The cookie's value, or undefined when absent or sent more than once. Two of one name mean one was
+ * planted beside ours (a sibling subdomain can set it for the parent domain with a longer Path, and
+ * the browser sends that one first): taking either could serve the user under someone else's session.
+ */
 export function cookie(request: FastifyRequest, name: string): string | undefined {
   const header = request.headers.cookie;
   if (typeof header !== "string" || header.length > MAX_COOKIE_HEADER) return undefined;
+  let value: string | undefined;
   for (const part of header.split(";")) {
     const at = part.indexOf("=");
-    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+    if (at <= 0 || part.slice(0, at).trim() !== name) continue;
+    if (value !== undefined) return undefined;
+    value = part.slice(at + 1).trim();
   }
-  return undefined;
+  return value;
 }
 
 /** Secure everywhere but a browser on this machine over plain HTTP (local development and tests). */

@@ -2,7 +2,8 @@
 // posted transfer naming the order (never more than was paid, once: ledger/transfers.ts), the order
 // `refunded`, the eSIM or the bundle `cancelled`, the `order.refunded` event and the outcome on any
 // Idempotency-Key of the refund, all or nothing. The order's row lock, taken first, makes finishers
-// take turns: a second one (a retry, the sweep) finds the order refunded and writes nothing.
+// take turns: a second one (a retry, the sweep) finds the order refunded and writes nothing. Lock
+// order: the order, the eSIM or bundle row, then the wallet (as a top-up's completion: eSIM, wallet).
 import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
@@ -34,13 +35,15 @@ export async function refundedAnswer(
 async function refund(trx: Transaction<Database>, order: OrderRow): Promise<OrderRow> {
   assert.equal(order.status, "completed", "only a completed order is refunded");
   assert.ok(order.iccid, "a completed order names its eSIM");
+  // The eSIM (or bundle) rows before the wallet's: a top-up completing on this eSIM locks the eSIM
+  // row, then the wallet (drive-order.ts complete); the other way round the two would deadlock.
+  if (order.type === "esim") await cancelEsimForRefund(trx, order.iccid, order.order_id);
+  else await cancelBundleForRefund(trx, order.order_id);
   const credited = await refundToWallet(trx, order.partner_id, order);
   // The refund transfer and the status move in one transaction: a completed order has none yet.
   assert.equal(credited.kind, "refunded", "a completed order has no refund transfer");
   const refunded = await markOrderRefunded(trx, order.order_id);
   assert.ok(refunded, "the locked completed order becomes refunded");
-  if (order.type === "esim") await cancelEsimForRefund(trx, order.iccid, order.order_id);
-  else await cancelBundleForRefund(trx, order.order_id);
   await markRefundDone(trx, order.order_id);
   return refunded;
 }

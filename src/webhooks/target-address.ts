@@ -35,6 +35,7 @@ const NON_PUBLIC_V6: ReadonlyArray<[string, number]> = [
   ["2001::", 23],        // IETF protocol assignments (Teredo included)
   ["2001:db8::", 32],    // documentation
   ["2002::", 16],        // 6to4: embeds an IPv4 address
+  ["3fff::", 20],        // documentation (RFC 9637)
   ["fc00::", 7],         // unique local
   ["fe80::", 10],        // link-local
   ["fec0::", 10],        // site-local (deprecated)
@@ -47,13 +48,17 @@ const nonPublicV4 = new BlockList();
 for (const [network, prefix] of NON_PUBLIC_V4) nonPublicV4.addSubnet(network, prefix, "ipv4");
 const nonPublicV6 = new BlockList();
 for (const [network, prefix] of NON_PUBLIC_V6) nonPublicV6.addSubnet(network, prefix, "ipv6");
+/** Global unicast (RFC 4291): everything outside it is reserved, special or routed only privately (5f00::/16). */
+const globalUnicastV6 = new BlockList();
+globalUnicastV6.addSubnet("2000::", 3, "ipv6");
 
 /** True for a public unicast IPv4 or IPv6 address; false for anything else, unparseable included. */
 export function isPublicAddress(address: string): boolean {
   const bare = address.split("%")[0]!; // a zone id (fe80::1%eth0) is link-local anyway
   const family = isIP(bare);
   if (family === 0) return false;
-  return family === 4 ? !nonPublicV4.check(bare, "ipv4") : !nonPublicV6.check(bare, "ipv6");
+  if (family === 4) return !nonPublicV4.check(bare, "ipv4");
+  return globalUnicastV6.check(bare, "ipv6") && !nonPublicV6.check(bare, "ipv6");
 }
 
 export class RefusedTarget extends Error {

@@ -1,0 +1,72 @@
+// The console's security over plain HTTP against the real service process, the carrier simulator
+// and PostgreSQL (no browser needed): which session an ambiguous Cookie header gets, and what a
+// browser may keep after sign-out.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createWorld, newCart, newPartner, submit } from "./support/world.ts";
+
+const world = await createWorld();
+const base = world.services[0]!.url;
+
+/** Signs in through the console's form and returns the session cookie's value. */
+async function signIn(api_key: string): Promise<string> {
+  const answer = await fetch(`${base}/console/sign-in`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: base },
+    body: new URLSearchParams({ secret: api_key }).toString(),
+  });
+  assert.equal(answer.status, 303);
+  const value = /^console_partner=([A-Za-z0-9_-]{43});/.exec(answer.headers.get("set-cookie") ?? "")?.[1];
+  assert.ok(value, "a session cookie");
+  return value;
+}
+
+test("two session cookies of one name (one tossed in from a sibling subdomain) are no session, not the first", async () => {
+  // Cookie tossing: a page on a sibling subdomain can set `console_partner` for the parent domain
+  // with a longer Path, and the browser then sends it FIRST, beside the victim's own cookie. Taking
+  // the first would serve the victim's clicks under the attacker's session (fixation).
+  const attacker = await newPartner(base, 0, "Attacker Ltd");
+  const victim = await newPartner(base, 0, "Victim Travel");
+  const tossed = await signIn(attacker.api_key);
+  const own = await signIn(victim.api_key);
+  const alone = await fetch(`${base}/console/webhooks`, {
+    redirect: "manual",
+    headers: { cookie: `console_partner=${own}` },
+  });
+  assert.equal(alone.status, 200, "the victim's own cookie alone works");
+  const both = await fetch(`${base}/console/webhooks`, {
+    redirect: "manual",
+    headers: { cookie: `console_partner=${tossed}; other=1; console_partner=${own}` },
+  });
+  const page = both.status === 200 ? await both.text() : "";
+  assert.ok(!page.includes("Attacker Ltd"), "never served as the attacker's session");
+  assert.equal(both.status, 303, "ambiguous: signed out");
+  assert.equal(both.headers.get("location"), "/console/sign-in?ended=1");
+  const change = await fetch(`${base}/console/webhooks`, {
+    method: "POST",
+    redirect: "manual",
+    headers: {
+      cookie: `console_partner=${tossed}; console_partner=${own}`,
+      "content-type": "application/x-www-form-urlencoded",
+      origin: base,
+    },
+    body: new URLSearchParams({ url: "https://example.com/hook" }).toString(),
+  });
+  assert.equal(change.status, 401, "a change under an ambiguous cookie is refused before its body is read");
+});
+
+test("the eSIM's QR code (its activation code) is never kept in the browser's cache, like the pages", async () => {
+  const partner = await newPartner(base, 10_000, "Shared Kiosk Travel");
+  const cart = await newCart(base, partner.api_key);
+  const bought = await submit(base, partner.api_key, cart.cart_key, {});
+  assert.equal(bought.status, 200, JSON.stringify(bought.body));
+  const session = await signIn(partner.api_key);
+  const headers = { cookie: `console_partner=${session}` };
+  const page = await fetch(`${base}/console/esims/${bought.body.esim_iccid}`, { headers });
+  assert.equal(page.headers.get("cache-control"), "no-store");
+  const qr = await fetch(`${base}/console/esims/${bought.body.esim_iccid}/qr.png`, { headers });
+  assert.equal(qr.status, 200);
+  assert.equal(qr.headers.get("content-type"), "image/png");
+  assert.equal(qr.headers.get("cache-control"), "no-store", "left on a shared computer after sign-out");
+});
