@@ -145,6 +145,75 @@ test("a wrong X-Admin-Protocol or an HTTP 500 is an unknown outcome; asking agai
   assert.equal((await provisioned("ord_es2_bad_header", package_id)).iccid, iccid);
 });
 
+/** An order whose ConfirmOrder the SM-DP+ refuses (8.2.6/3.3: another profile holds our matching ID). */
+async function confirmRefusedSetUp(reference: string) {
+  const {
+    iccids: [iccid],
+    package_id,
+  } = await stock(1);
+  // The intent first (DownloadOrder answered 500, nothing done), to learn the matching ID we chose.
+  await smdp.control({ fail_share: 1, functions: ["downloadOrder"] });
+  try {
+    assert.equal((await orderProfile(deps, reference, package_id)).kind, "unavailable");
+  } finally {
+    await smdp.control({ fail_share: 0, functions: [] });
+  }
+  const {
+    rows: [intent],
+  } = await database.pool.query("select matching_id from es2plus_profile_orders where reference = $1", [
+    reference,
+  ]);
+  const {
+    iccids: [holder],
+  } = await stock(1);
+  await database.pool.query("update smdp_sim.profiles set matching_id = $1 where iccid = $2", [
+    intent.matching_id,
+    holder,
+  ]);
+  return { iccid: iccid!, package_id, holder: holder!, matching_id: intent.matching_id as string };
+}
+
+test("a refused ConfirmOrder takes the allocated profile back (CancelOrder without the matching ID it never got) and is final", async () => {
+  const { iccid, package_id } = await confirmRefusedSetUp("ord_es2_confirm_refused");
+  const refused = await orderProfile(deps, "ord_es2_confirm_refused", package_id);
+  assert.equal(refused.kind, "refused", JSON.stringify(refused));
+  assert.match(refused.kind === "refused" ? refused.reason : "", /8\.2\.6\/3\.3/);
+  assert.equal((await smdp.profile(iccid))?.state, "UNAVAILABLE");
+});
+
+test("a refused ConfirmOrder whose CancelOrder answer was lost stays refused: the cancelled profile is never released", async () => {
+  const { iccid, package_id, holder, matching_id } = await confirmRefusedSetUp("ord_es2_withdraw_lost");
+  // CancelOrder is done and committed, its answer lost. (The allocated profile is given our matching
+  // ID at the simulator so the first CancelOrder, which names it, is the one done.)
+  await smdp.control({ fail_share: 1, functions: ["cancelOrder"] });
+  try {
+    const pending = await orderProfile(deps, "ord_es2_withdraw_lost", package_id);
+    assert.match(
+      pending.kind === "unavailable" ? pending.reason : "",
+      /8\.2\.6\/3\.3.*CancelOrder not confirmed/,
+    );
+  } finally {
+    await smdp.control({ fail_share: 0, functions: [] });
+  }
+  await database.pool.query("update smdp_sim.profiles set matching_id = null where iccid = $1", [holder]);
+  await database.pool.query("update smdp_sim.profiles set matching_id = $1 where iccid = $2", [
+    matching_id,
+    iccid,
+  ]);
+  await smdp.control({ drop_share: 1, functions: ["cancelOrder"] });
+  try {
+    assert.equal((await orderProfile(deps, "ord_es2_withdraw_lost", package_id)).kind, "unavailable");
+  } finally {
+    await smdp.control({ drop_share: 0, functions: [] });
+  }
+  assert.equal((await smdp.profile(iccid))?.state, "UNAVAILABLE", "the SM-DP+ cancelled it");
+  // Asked again (a retry, the resolver): the refusal is finished, not a cancelled profile sold.
+  const again = await orderProfile(deps, "ord_es2_withdraw_lost", package_id);
+  assert.equal(again.kind, "refused", JSON.stringify(again));
+  assert.match(again.kind === "refused" ? again.reason : "", /8\.2\.6\/3\.3/);
+  assert.equal((await smdp.profile(iccid))?.state, "UNAVAILABLE");
+});
+
 test("an ICCID the SM-DP+ does not know is a definite refusal (8.2.1/3.9), remembered for the reference", async () => {
   const { package_id } = await stock(1, { at_smdp: false });
   const refused = await orderProfile(deps, "ord_es2_unknown_iccid", package_id);

@@ -17,8 +17,8 @@ import type {
 } from "../carrier.ts";
 import type { HttpCarrier } from "../http-carrier.ts";
 import { cancelProfileOrder } from "./cancel-profile.ts";
-import { markRefused, selectIntent } from "./es2plus.sql.ts";
-import { type Es2PlusDeps, orderProfile, withdrawProfile } from "./order-profile.ts";
+import { selectIntent } from "./es2plus.sql.ts";
+import { type Es2PlusDeps, finishRefusal, orderProfile } from "./order-profile.ts";
 
 export class Es2PlusCarrier implements Carrier {
   readonly #deps: Es2PlusDeps;
@@ -37,11 +37,8 @@ export class Es2PlusCarrier implements Carrier {
     // The bundle system said no for good: the released profile must not stay usable, and the
     // refusal is final only once the SM-DP+ confirms it took the profile back.
     const intent = await selectIntent(this.#deps.pool, request.reference);
-    if (intent === null || !(await withdrawProfile(this.#deps.client, intent))) {
-      return { kind: "unavailable", reason: `${attached.reason}; CancelOrder not confirmed yet` };
-    }
-    await markRefused(this.#deps.pool, request.reference, attached.reason);
-    return attached;
+    if (intent === null) return { kind: "unavailable", reason: `${attached.reason}; no profile intent` };
+    return finishRefusal(this.#deps, intent, attached.reason);
   }
 
   topUp(request: TopUpRequest): Promise<CarrierOutcome<TopUpResult>> {
