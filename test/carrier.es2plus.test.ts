@@ -248,6 +248,13 @@ test("CancelOrder cancels a released profile (idempotent) and is refused once th
     reason: "esim_installed",
   });
   assert.equal((await smdp.profile(other!))?.state, "DOWNLOADED");
+  // A later refund of the same order (the first was refused, the order stayed completed) hears the
+  // same 3.5: still a refusal, not "our earlier CancelOrder went through" (no download
+  // notification reached us here, as when the SM-DP+'s callbacks are lost or not configured).
+  assert.deepEqual(await cancelProfileOrder(deps, { reference: "ord_es2_downloaded", iccid: other! }), {
+    kind: "refused",
+    reason: "esim_installed",
+  });
 });
 
 test("the composed carrier attaches the plan at the bundle system to the SM-DP+'s ICCID", async () => {

@@ -99,6 +99,15 @@ export async function markCancelRequested(db: Queryable, reference: string): Pro
   );
 }
 
+/** A definite answer to our CancelOrder: nothing of ours is in flight any more (a later 3.5 is not ours). */
+export async function clearCancelRequested(db: Queryable, reference: string): Promise<void> {
+  await db.query(
+    `update es2plus_profile_orders set cancel_requested_at = null, updated_at = now()
+     where reference = $1 and state = 'released'`,
+    [reference],
+  );
+}
+
 export async function markCancelled(db: Queryable, reference: string): Promise<void> {
   await db.query(
     `update es2plus_profile_orders set state = 'cancelled', updated_at = now()
