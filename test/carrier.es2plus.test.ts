@@ -295,6 +295,9 @@ test("the composed carrier attaches the plan at the bundle system to the SM-DP+'
     await smdp.control({ fail_share: 0, functions: [] });
   }
   assert.equal((await smdp.profile(declined!))?.state, "RELEASED");
+  // Meanwhile an operator's look-up must not hear "refused" (settling it failed would leave the
+  // released profile with no order and nobody to take it back).
+  assert.equal((await carrier.lookUpOutcome("ord_es2_declined")).kind, "unavailable");
   const refused = await carrier.provisionProfile(declined_request);
   assert.equal(refused.kind, "refused");
   assert.equal((await smdp.profile(declined!))?.state, "UNAVAILABLE");

@@ -48,6 +48,11 @@ export class Es2PlusCarrier implements Carrier {
   async lookUpOutcome(reference: string): Promise<LookedUpOutcome> {
     const intent = await selectIntent(this.#deps.pool, reference);
     if (intent?.state === "refused") return { kind: "refused", reason: intent.refusal ?? "refused" };
+    if (intent !== null && intent.refusal !== null) {
+      // Refused, but the SM-DP+ may still hold the profile (CancelOrder not confirmed): settling the
+      // order now would leave a released profile with no order; asking again (the resolver) finishes it.
+      return { kind: "unavailable", reason: "refused; the SM-DP+ has not confirmed CancelOrder yet" };
+    }
     if (intent?.state === "ordering") {
       // Our intent is stored and the SM-DP+ may hold the profile: only asking again finishes it.
       return { kind: "unavailable", reason: "the SM-DP+ order is in progress; the resolver finishes it" };
