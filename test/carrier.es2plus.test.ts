@@ -145,6 +145,75 @@ test("a wrong X-Admin-Protocol or an HTTP 500 is an unknown outcome; asking agai
   assert.equal((await provisioned("ord_es2_bad_header", package_id)).iccid, iccid);
 });
 
+/** An order whose ConfirmOrder the SM-DP+ refuses (8.2.6/3.3: another profile holds our matching ID). */
+async function confirmRefusedSetUp(reference: string) {
+  const {
+    iccids: [iccid],
+    package_id,
+  } = await stock(1);
+  // The intent first (DownloadOrder answered 500, nothing done), to learn the matching ID we chose.
+  await smdp.control({ fail_share: 1, functions: ["downloadOrder"] });
+  try {
+    assert.equal((await orderProfile(deps, reference, package_id)).kind, "unavailable");
+  } finally {
+    await smdp.control({ fail_share: 0, functions: [] });
+  }
+  const {
+    rows: [intent],
+  } = await database.pool.query("select matching_id from es2plus_profile_orders where reference = $1", [
+    reference,
+  ]);
+  const {
+    iccids: [holder],
+  } = await stock(1);
+  await database.pool.query("update smdp_sim.profiles set matching_id = $1 where iccid = $2", [
+    intent.matching_id,
+    holder,
+  ]);
+  return { iccid: iccid!, package_id, holder: holder!, matching_id: intent.matching_id as string };
+}
+
+test("a refused ConfirmOrder takes the allocated profile back (CancelOrder without the matching ID it never got) and is final", async () => {
+  const { iccid, package_id } = await confirmRefusedSetUp("ord_es2_confirm_refused");
+  const refused = await orderProfile(deps, "ord_es2_confirm_refused", package_id);
+  assert.equal(refused.kind, "refused", JSON.stringify(refused));
+  assert.match(refused.kind === "refused" ? refused.reason : "", /8\.2\.6\/3\.3/);
+  assert.equal((await smdp.profile(iccid))?.state, "UNAVAILABLE");
+});
+
+test("a refused ConfirmOrder whose CancelOrder answer was lost stays refused: the cancelled profile is never released", async () => {
+  const { iccid, package_id, holder, matching_id } = await confirmRefusedSetUp("ord_es2_withdraw_lost");
+  // CancelOrder is done and committed, its answer lost. (The allocated profile is given our matching
+  // ID at the simulator so the first CancelOrder, which names it, is the one done.)
+  await smdp.control({ fail_share: 1, functions: ["cancelOrder"] });
+  try {
+    const pending = await orderProfile(deps, "ord_es2_withdraw_lost", package_id);
+    assert.match(
+      pending.kind === "unavailable" ? pending.reason : "",
+      /8\.2\.6\/3\.3.*CancelOrder not confirmed/,
+    );
+  } finally {
+    await smdp.control({ fail_share: 0, functions: [] });
+  }
+  await database.pool.query("update smdp_sim.profiles set matching_id = null where iccid = $1", [holder]);
+  await database.pool.query("update smdp_sim.profiles set matching_id = $1 where iccid = $2", [
+    matching_id,
+    iccid,
+  ]);
+  await smdp.control({ drop_share: 1, functions: ["cancelOrder"] });
+  try {
+    assert.equal((await orderProfile(deps, "ord_es2_withdraw_lost", package_id)).kind, "unavailable");
+  } finally {
+    await smdp.control({ drop_share: 0, functions: [] });
+  }
+  assert.equal((await smdp.profile(iccid))?.state, "UNAVAILABLE", "the SM-DP+ cancelled it");
+  // Asked again (a retry, the resolver): the refusal is finished, not a cancelled profile sold.
+  const again = await orderProfile(deps, "ord_es2_withdraw_lost", package_id);
+  assert.equal(again.kind, "refused", JSON.stringify(again));
+  assert.match(again.kind === "refused" ? again.reason : "", /8\.2\.6\/3\.3/);
+  assert.equal((await smdp.profile(iccid))?.state, "UNAVAILABLE");
+});
+
 test("an ICCID the SM-DP+ does not know is a definite refusal (8.2.1/3.9), remembered for the reference", async () => {
   const { package_id } = await stock(1, { at_smdp: false });
   const refused = await orderProfile(deps, "ord_es2_unknown_iccid", package_id);
@@ -179,6 +248,13 @@ test("CancelOrder cancels a released profile (idempotent) and is refused once th
     reason: "esim_installed",
   });
   assert.equal((await smdp.profile(other!))?.state, "DOWNLOADED");
+  // A later refund of the same order (the first was refused, the order stayed completed) hears the
+  // same 3.5: still a refusal, not "our earlier CancelOrder went through" (no download
+  // notification reached us here, as when the SM-DP+'s callbacks are lost or not configured).
+  assert.deepEqual(await cancelProfileOrder(deps, { reference: "ord_es2_downloaded", iccid: other! }), {
+    kind: "refused",
+    reason: "esim_installed",
+  });
 });
 
 test("the composed carrier attaches the plan at the bundle system to the SM-DP+'s ICCID", async () => {
@@ -219,6 +295,9 @@ test("the composed carrier attaches the plan at the bundle system to the SM-DP+'
     await smdp.control({ fail_share: 0, functions: [] });
   }
   assert.equal((await smdp.profile(declined!))?.state, "RELEASED");
+  // Meanwhile an operator's look-up must not hear "refused" (settling it failed would leave the
+  // released profile with no order and nobody to take it back).
+  assert.equal((await carrier.lookUpOutcome("ord_es2_declined")).kind, "unavailable");
   const refused = await carrier.provisionProfile(declined_request);
   assert.equal(refused.kind, "refused");
   assert.equal((await smdp.profile(declined!))?.state, "UNAVAILABLE");

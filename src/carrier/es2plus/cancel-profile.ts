@@ -5,7 +5,13 @@
 // answer was lost is asked again, and its 3.5 then means "cancelled by us", told apart from
 // "downloaded meanwhile" by cancel_requested_at and the SM-DP+'s own download notifications.
 import type { CancelOutcome, CancelRequest } from "../carrier.ts";
-import { markCancelled, markCancelRequested, selectIntent, wasDownloaded } from "./es2plus.sql.ts";
+import {
+  clearCancelRequested,
+  markCancelled,
+  markCancelRequested,
+  selectIntent,
+  wasDownloaded,
+} from "./es2plus.sql.ts";
 import { describeStatus, isStatus, STATUS } from "./messages.ts";
 import type { Es2PlusDeps } from "./order-profile.ts";
 
@@ -36,6 +42,9 @@ export async function cancelProfileOrder(deps: Es2PlusDeps, request: CancelReque
   if (answer.kind === "failed" && answer.retryable) {
     return { kind: "unavailable", reason: `SM-DP+ CancelOrder: ${describeStatus(answer.status)}` };
   }
+  // A definite refusal: our CancelOrder did not happen, so a later refund's 3.5 must not read as
+  // "cancelled by our earlier call" (the order stays completed and may be asked to refund again).
+  await clearCancelRequested(deps.pool, intent.reference);
   if (answer.kind === "failed" && isStatus(answer.status.statusCodeData, STATUS.invalidTransition)) {
     return { kind: "refused", reason: "esim_installed" };
   }

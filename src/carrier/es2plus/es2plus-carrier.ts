@@ -17,8 +17,8 @@ import type {
 } from "../carrier.ts";
 import type { HttpCarrier } from "../http-carrier.ts";
 import { cancelProfileOrder } from "./cancel-profile.ts";
-import { markRefused, selectIntent } from "./es2plus.sql.ts";
-import { type Es2PlusDeps, orderProfile, withdrawProfile } from "./order-profile.ts";
+import { selectIntent } from "./es2plus.sql.ts";
+import { type Es2PlusDeps, finishRefusal, orderProfile } from "./order-profile.ts";
 
 export class Es2PlusCarrier implements Carrier {
   readonly #deps: Es2PlusDeps;
@@ -37,11 +37,8 @@ export class Es2PlusCarrier implements Carrier {
     // The bundle system said no for good: the released profile must not stay usable, and the
     // refusal is final only once the SM-DP+ confirms it took the profile back.
     const intent = await selectIntent(this.#deps.pool, request.reference);
-    if (intent === null || !(await withdrawProfile(this.#deps.client, intent))) {
-      return { kind: "unavailable", reason: `${attached.reason}; CancelOrder not confirmed yet` };
-    }
-    await markRefused(this.#deps.pool, request.reference, attached.reason);
-    return attached;
+    if (intent === null) return { kind: "unavailable", reason: `${attached.reason}; no profile intent` };
+    return finishRefusal(this.#deps, intent, attached.reason);
   }
 
   topUp(request: TopUpRequest): Promise<CarrierOutcome<TopUpResult>> {
@@ -51,6 +48,11 @@ export class Es2PlusCarrier implements Carrier {
   async lookUpOutcome(reference: string): Promise<LookedUpOutcome> {
     const intent = await selectIntent(this.#deps.pool, reference);
     if (intent?.state === "refused") return { kind: "refused", reason: intent.refusal ?? "refused" };
+    if (intent !== null && intent.refusal !== null) {
+      // Refused, but the SM-DP+ may still hold the profile (CancelOrder not confirmed): settling the
+      // order now would leave a released profile with no order; asking again (the resolver) finishes it.
+      return { kind: "unavailable", reason: "refused; the SM-DP+ has not confirmed CancelOrder yet" };
+    }
     if (intent?.state === "ordering") {
       // Our intent is stored and the SM-DP+ may hold the profile: only asking again finishes it.
       return { kind: "unavailable", reason: "the SM-DP+ order is in progress; the resolver finishes it" };

@@ -79,10 +79,31 @@ export async function markRefused(db: Queryable, reference: string, refusal: str
   );
 }
 
+/**
+ * A refusal decided while the SM-DP+ may still hold the profile: kept in `refusal` (the state stays)
+ * before CancelOrder is sent, so every later call finishes the withdrawal instead of going on.
+ */
+export async function markWithdrawing(db: Queryable, reference: string, refusal: string): Promise<void> {
+  await db.query(
+    `update es2plus_profile_orders set refusal = $2, updated_at = now()
+     where reference = $1 and state in ('ordering', 'released') and refusal is null`,
+    [reference, refusal.slice(0, 500)],
+  );
+}
+
 export async function markCancelRequested(db: Queryable, reference: string): Promise<void> {
   await db.query(
     `update es2plus_profile_orders set cancel_requested_at = coalesce(cancel_requested_at, now()),
        updated_at = now() where reference = $1`,
+    [reference],
+  );
+}
+
+/** A definite answer to our CancelOrder: nothing of ours is in flight any more (a later 3.5 is not ours). */
+export async function clearCancelRequested(db: Queryable, reference: string): Promise<void> {
+  await db.query(
+    `update es2plus_profile_orders set cancel_requested_at = null, updated_at = now()
+     where reference = $1 and state = 'released'`,
     [reference],
   );
 }

@@ -8,6 +8,8 @@
 //      (an earlier ConfirmOrder of ours went through) -> ReleaseProfile, which is done or says the
 //      profile is already past RELEASED: either way released;
 //   4. the intent is marked released; the activation code is LPA:1$<smdpAddress>$<matchingId>.
+// A refusal while the SM-DP+ may hold the profile is stored before CancelOrder and finished first by
+// every later call (finishRefusal), so a cancelled profile is never released after all.
 // Every unknown outcome leaves the intent as it is, and the next call (a retry, the resolver)
 // walks the same steps for the same ICCID and matching ID: never a second profile for one order.
 import { randomBytes } from "node:crypto";
@@ -21,6 +23,7 @@ import {
   lockReference,
   markRefused,
   markReleased,
+  markWithdrawing,
   selectIntent,
   takeIccid,
 } from "./es2plus.sql.ts";
@@ -51,18 +54,19 @@ export async function orderProfile(
   if (intent === null) {
     return { kind: "refused", reason: `no profile left in the inventory of package ${external_package_id}` };
   }
-  if (intent.state === "released" || intent.state === "cancelled")
-    return { kind: "ok", value: profileOf(intent) };
   if (intent.state === "refused")
     return { kind: "refused", reason: intent.refusal ?? "refused by the SM-DP+" };
+  // A refusal decided earlier whose CancelOrder is not confirmed yet: finish taking the profile back
+  // (DownloadOrder/ConfirmOrder again would read a cancelled profile's 3.7 and 3.5 as "ours, done").
+  if (intent.refusal !== null) return finishRefusal(deps, intent, intent.refusal);
+  if (intent.state === "released" || intent.state === "cancelled")
+    return { kind: "ok", value: profileOf(intent) };
 
   const allocated = await downloadOrder(deps.client, intent);
   if (allocated.kind !== "done") return settleStep(deps.pool, reference, allocated);
   crashPoint("after_download_order");
   const confirmed = await confirmOrder(deps, intent);
-  if (confirmed.kind === "refused" && !(await withdrawProfile(deps.client, intent))) {
-    return { kind: "unavailable", reason: `${confirmed.reason}; CancelOrder not confirmed yet` };
-  }
+  if (confirmed.kind === "refused") return finishRefusal(deps, intent, confirmed.reason);
   if (confirmed.kind !== "done") return settleStep(deps.pool, reference, confirmed);
   await markReleased(deps.pool, reference, deps.smdp_address);
   return { kind: "ok", value: profileOf({ ...intent, smdp_address: deps.smdp_address }) };
@@ -128,17 +132,41 @@ async function confirmOrder(deps: Es2PlusDeps, intent: IntentRow): Promise<Step>
 }
 
 /**
+ * Refuses an order whose profile the SM-DP+ may hold: the refusal is stored first, then CancelOrder;
+ * final only once the SM-DP+ confirms the withdrawal, until then the order stays pending.
+ */
+export async function finishRefusal(
+  deps: Es2PlusDeps,
+  intent: IntentRow,
+  reason: string,
+): Promise<CarrierOutcome<never>> {
+  await markWithdrawing(deps.pool, intent.reference, reason);
+  if (!(await withdrawProfile(deps.client, intent))) {
+    return { kind: "unavailable", reason: `${reason}; CancelOrder not confirmed yet` };
+  }
+  await markRefused(deps.pool, intent.reference, reason);
+  return { kind: "refused", reason };
+}
+
+/**
  * Takes back a profile whose order is refused (CancelOrder, Unavailable: the ICCID is never reused).
  * Its code never left us, so "8.2.1/3.5 invalid transition" means it is cancelled already (or was
  * never allocated) and "unknown ICCID" that there is nothing to take back. Only a confirmed
  * withdrawal makes the refusal final: until then the order stays pending and is asked again.
  */
 export async function withdrawProfile(client: Es2PlusClient, intent: IntentRow): Promise<boolean> {
-  const answer = await client.call("cancelOrder", {
+  let answer = await client.call("cancelOrder", {
     iccid: intent.iccid,
     matchingId: intent.matching_id,
     finalProfileStatusIndicator: "Unavailable",
   });
+  if (answer.kind === "failed" && isStatus(answer.status.statusCodeData, STATUS.matchingIdMismatch)) {
+    // ConfirmOrder was refused: the allocated profile holds no matching ID, so it cannot match ours.
+    answer = await client.call("cancelOrder", {
+      iccid: intent.iccid,
+      finalProfileStatusIndicator: "Unavailable",
+    });
+  }
   if (answer.kind === "executed") return true;
   if (answer.kind === "unknown" || answer.retryable) return false;
   const data = answer.status.statusCodeData;
