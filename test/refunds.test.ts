@@ -142,6 +142,91 @@ test("a queued top-up is refunded alone: its bundle cancelled, the eSIM and its 
   await booksBalance();
 });
 
+test("refunding a new eSIM refunds its two queued top-ups with it; a later top-up is refused by the carrier", async () => {
+  const bought = await buyEsim();
+  const order_id = bought.order.orderID as string;
+  const first = await topUp(bought);
+  const topup_key = { "idempotency-key": "topup-of-refunded-esim" };
+  const created = await fetch(`${api}/v1/orders/submit-topup`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${bought.api_key}`, "content-type": "application/json", ...topup_key },
+    body: JSON.stringify(topUpBody(bought.iccid, TOPUP)),
+  });
+  const created_text = await created.text();
+  assert.equal(created.status, 200, created_text);
+  const second = JSON.parse(created_text) as Json;
+  const orders = [order_id, first.orderID as string, second.orderID as string];
+
+  const answer = await refund(api, bought.api_key, order_id);
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  assert.equal(answer.body.orderID, order_id);
+  assert.equal(await balance(api, bought.api_key), bought.credit, "every order's money is back");
+  const statement = await call(api, "GET", "/v1/profile/wallet/transactions", { key: bought.api_key });
+  const refunds = statement.body.data.filter((row: Json) => row.type === "refund");
+  assert.deepEqual(refunds.map((row: Json) => row.order_id).sort(), [...orders].sort());
+  const paid = [bought.paid, first.total.amount_minor, second.total.amount_minor];
+  for (const [index, id] of orders.entries())
+    assert.deepEqual(await refundTransfers(id), [{ amount_minor: paid[index], state: "posted" }]);
+  for (const id of orders) {
+    const shown = await call(api, "GET", `/v1/orders/${id}`, { key: bought.api_key });
+    assert.equal(shown.body.status, "refunded", id);
+    assert.ok(Date.parse(shown.body.refunded_at) > 0);
+  }
+  const events = await sql<{ order_id: string }>`
+    select data->>'orderID' as order_id from events
+    where partner_id = ${bought.partner_id} and type = 'order.refunded'`.execute(db);
+  assert.deepEqual(events.rows.map((row) => row.order_id).sort(), [...orders].sort());
+  const esim = await call(api, "GET", `/v1/esims/${bought.iccid}`, { key: bought.api_key });
+  assert.equal(esim.body.status, "cancelled");
+  assert.deepEqual(
+    esim.body.bundles.map((b: Json) => b.status),
+    ["cancelled", "cancelled", "cancelled"],
+  );
+  await booksBalance();
+
+  // Refunding a top-up afterwards: the same refunded order, nothing credited again.
+  const again = await refund(api, bought.api_key, second.orderID, { "idempotency-key": "late-topup-refund" });
+  assert.equal(again.status, 200, JSON.stringify(again.body));
+  assert.equal(again.body.orderID, second.orderID);
+  assert.equal(again.body.status, "refunded");
+  assert.deepEqual(
+    again.body,
+    (await call(api, "GET", `/v1/orders/${second.orderID}`, { key: bought.api_key })).body,
+  );
+  assert.equal(await balance(api, bought.api_key), bought.credit, "no second credit");
+  assert.equal((await refundTransfers(second.orderID)).length, 1);
+  // The top-up's own key still replays what it answered when it completed.
+  const replay = await fetch(`${api}/v1/orders/submit-topup`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${bought.api_key}`, "content-type": "application/json", ...topup_key },
+    body: JSON.stringify(topUpBody(bought.iccid, TOPUP)),
+  });
+  assert.equal(replay.status, 200);
+  assert.equal(replay.headers.get("idempotent-replayed"), "true");
+  assert.equal(await replay.text(), created_text);
+
+  // A top-up after the cancel: the carrier refuses it, the order fails, its hold is voided.
+  const late = await call(api, "POST", "/v1/orders/submit-topup", {
+    key: bought.api_key,
+    body: topUpBody(bought.iccid, TOPUP),
+  });
+  assert.notEqual(late.status, 200, JSON.stringify(late.body));
+  const failed = await sql<{ status: string }>`
+    select status from orders where iccid = ${bought.iccid} and type = 'topup' and order_id <> all(${orders})`.execute(
+    db,
+  );
+  assert.deepEqual(failed.rows, [{ status: "failed" }]);
+  const wallet = await call(api, "GET", "/v1/profile/wallet", { key: bought.api_key });
+  assert.equal(wallet.body.balance.amount_minor, bought.credit);
+  assert.equal(wallet.body.pending.amount_minor, 0, "the refused top-up's hold is voided");
+  const cancellations = (await world.simulator.audit()).cancellations.filter((c) => c.iccid === bought.iccid);
+  assert.deepEqual(
+    cancellations.map((c) => [c.kind, c.reference]),
+    [["profile", order_id]],
+  );
+  await booksBalance();
+});
+
 test("refused with each reason, nothing credited: not_completed, esim_installed, bundle_used", async () => {
   const partner = await newPartner(api, 100_00);
   const cart = await newCart(api, partner.api_key, "fr-1gb-7d");
