@@ -9,7 +9,16 @@ import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { inParallel, topUpBody } from "./support/fixtures.ts";
-import { balance, call, createWorld, type Json, newCart, newPartner, submit } from "./support/world.ts";
+import {
+  balance,
+  call,
+  createWorld,
+  type Json,
+  newCart,
+  newPartner,
+  submit,
+  waitFor,
+} from "./support/world.ts";
 
 const world = await createWorld({ services: 1 });
 const api = world.services[0]!.url;
@@ -225,6 +234,56 @@ test("refunding a new eSIM refunds its two queued top-ups with it; a later top-u
     [["profile", order_id]],
   );
   await booksBalance();
+});
+
+test("a top-up pending while its eSIM is refunded: the refund waits, the carrier refuses the top-up, then the refund ends", async () => {
+  const bought = await buyEsim();
+  const { slow_ms } = await world.simulator.control({});
+  // The carrier sleeps 2.5 s before deciding the top-up; the service gives up on it after 1.5 s.
+  await world.simulator.control({ slow_ms: 2_500 });
+  try {
+    const key = { "idempotency-key": "slow-topup-of-refunded-esim" };
+    const body = topUpBody(bought.iccid, TOPUP, { email: "slow@carrier.test" });
+    const started = Date.now();
+    const pending = call(api, "POST", "/v1/orders/submit-topup", { key: bought.api_key, body, headers: key });
+    const topup_id = await waitFor("the pending top-up", async () => {
+      const rows = await sql<{ order_id: string }>`
+        select order_id from orders where iccid = ${bought.iccid} and type = 'topup' and status = 'pending'`.execute(
+        db,
+      );
+      return rows.rows[0]?.order_id;
+    });
+    const waiting = await refund(api, bought.api_key, bought.order.orderID);
+    assert.equal(waiting.status, 409, JSON.stringify(waiting.body));
+    assert.equal(waiting.body.code, "request_in_progress");
+    assert.deepEqual(await refundTransfers(bought.order.orderID), [], "nothing credited yet");
+    assert.notEqual((await pending).status, 200);
+    // Once the carrier decided (the profile was cancelled meanwhile), the top-up's retry fails it.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + 2_800 - Date.now())));
+    const retried = await call(api, "POST", "/v1/orders/submit-topup", {
+      key: bought.api_key,
+      body,
+      headers: key,
+    });
+    assert.notEqual(retried.status, 200, JSON.stringify(retried.body));
+    const order = await call(api, "GET", `/v1/orders/${topup_id}`, { key: bought.api_key });
+    assert.equal(order.body.status, "failed");
+
+    // The refund's retry (or the sweep, whose backoff answers 409 meanwhile) now finishes it.
+    const answer = await waitFor("the refund", async () => {
+      const retry = await refund(api, bought.api_key, bought.order.orderID);
+      if (retry.status === 409 && retry.body.code === "request_in_progress") return null;
+      return retry;
+    });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const wallet = await call(api, "GET", "/v1/profile/wallet", { key: bought.api_key });
+    assert.equal(wallet.body.balance.amount_minor, bought.credit);
+    assert.equal(wallet.body.pending.amount_minor, 0, "the refused top-up's hold is voided");
+    assert.deepEqual(await refundTransfers(topup_id), []);
+    await booksBalance();
+  } finally {
+    await world.simulator.control({ slow_ms });
+  }
 });
 
 test("refused with each reason, nothing credited: not_completed, esim_installed, bundle_used", async () => {
