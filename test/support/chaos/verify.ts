@@ -60,7 +60,8 @@ export async function crossCheck(run: Run): Promise<void> {
     }
     // Told refunded: the order is refunded; told refused: it stays completed; unresolved (the client
     // gave up; the sweep finished it during the drain): either. A top-up nobody asked to refund
-    // whose new eSIM was refunded: refunded with it, or kept (it completed after, or was not yet).
+    // whose new eSIM was refunded: refunded with it (the audit flags a completed one left on the
+    // cancelled profile).
     const expected =
       operation.refund === "refunded"
         ? ["refunded"]
