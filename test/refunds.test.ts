@@ -275,7 +275,7 @@ test("a top-up pending while its eSIM is refunded: the refund waits, the carrier
     const order = await call(api, "GET", `/v1/orders/${topup_id}`, { key: bought.api_key });
     assert.equal(order.body.status, "failed");
 
-    // The refund's retry (or the sweep, whose backoff answers 409 meanwhile) now finishes it.
+    // The refund's retry now finishes it (409 while the refund sweep happens to hold it).
     const answer = await waitFor("the refund", async () => {
       const retry = await refund(api, bought.api_key, bought.order.orderID);
       if (retry.status === 409 && retry.body.code === "request_in_progress") return null;

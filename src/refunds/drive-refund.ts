@@ -41,7 +41,9 @@ export async function driveRefund(
   if (outcome.kind === "ok") {
     const finished = await finishRefund(ctx, lease.order_id);
     if (finished !== null) return finished;
-    await giveUpLease(ctx.db, lease, backoff, "a top-up of the eSIM is still pending");
+    // No backoff: the top-up's outcome comes within its own lease and the resolver's sweep, and
+    // the refund sweep's interval paces the retries (each asks the carrier the same cancel again).
+    await giveUpLease(ctx.db, lease, false, "a top-up of the eSIM is still pending");
     return "topup_pending";
   }
   if (outcome.kind === "refused") return refuseRefund(ctx, lease.order_id, outcome.reason, request_id);
