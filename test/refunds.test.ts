@@ -292,6 +292,63 @@ test("a top-up pending while its eSIM is refunded: the refund waits, the carrier
   }
 });
 
+test("a top-up the carrier took just before its eSIM's cancel, completed here after: refunded with the eSIM", async () => {
+  const bought = await buyEsim();
+  const key = { "idempotency-key": "topup-taken-before-cancel" };
+  const body = topUpBody(bought.iccid, TOPUP);
+  // The top-up's first call finds the carrier down: the order stays pending (the resolver waits 2.5 s).
+  await world.simulator.control({ down: true });
+  try {
+    const first = await call(api, "POST", "/v1/orders/submit-topup", {
+      key: bought.api_key,
+      body,
+      headers: key,
+    });
+    assert.equal(first.status, 503, JSON.stringify(first.body));
+  } finally {
+    await world.simulator.control({ down: false });
+  }
+  const rows = await sql<{
+    order_id: string;
+    external_package_id: string;
+    data_mb: number | null;
+    validity_days: number;
+  }>`
+    select order_id, external_package_id, data_mb, validity_days from orders
+    where iccid = ${bought.iccid} and type = 'topup' and status = 'pending'`.execute(db);
+  const topup = rows.rows[0]!;
+  // The carrier takes it (as a retry in flight would), before the eSIM's refund cancels the profile.
+  const taken = await carrier.topUp({
+    reference: topup.order_id,
+    iccid: bought.iccid,
+    ...topup,
+    end_user_email: "ana@example.com",
+  });
+  assert.equal(taken.kind, "ok", JSON.stringify(taken));
+  const waiting = await refund(api, bought.api_key, bought.order.orderID);
+  if (waiting.status !== 200)
+    assert.equal(waiting.body.code, "request_in_progress", JSON.stringify(waiting.body));
+  // The top-up completes here after the carrier's cancel (its retry hears the recorded ok) ...
+  const completed = await call(api, "POST", "/v1/orders/submit-topup", {
+    key: bought.api_key,
+    body,
+    headers: key,
+  });
+  assert.equal(completed.status, 200, JSON.stringify(completed.body));
+  // ... and the eSIM's refund, finishing now, refunds it with the eSIM.
+  await waitFor("the refund", async () => {
+    const retry = await refund(api, bought.api_key, bought.order.orderID);
+    return retry.status === 200 ? retry : null;
+  });
+  const order = await call(api, "GET", `/v1/orders/${topup.order_id}`, { key: bought.api_key });
+  assert.equal(order.body.status, "refunded");
+  assert.equal(await balance(api, bought.api_key), bought.credit);
+  assert.deepEqual(await refundTransfers(topup.order_id), [
+    { amount_minor: completed.body.total.amount_minor, state: "posted" },
+  ]);
+  await booksBalance();
+});
+
 test("refused with each reason, nothing credited: not_completed, esim_installed, bundle_used", async () => {
   const partner = await newPartner(api, 100_00);
   const cart = await newCart(api, partner.api_key, "fr-1gb-7d");
