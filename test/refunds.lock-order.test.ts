@@ -17,11 +17,11 @@ const world = await createWorld({ services: 1 });
 const api = world.services[0]!.url;
 const db = createKysely<Database>(world.database.pool);
 
-/** A backend of this database waiting for a row lock while it cancels the eSIM. */
+/** A backend of this database waiting for the eSIM's row lock (finish-refund.ts: lockEsimForRefund). */
 async function refundWaitsForTheEsim(): Promise<boolean> {
   const waiting = await sql<{ n: number }>`
     select count(*)::int as n from pg_stat_activity
-    where datname = current_database() and wait_event_type = 'Lock' and query ilike '%update esims set status%'`.execute(
+    where datname = current_database() and wait_event_type = 'Lock' and query ilike '%from esims where iccid%for no key update%'`.execute(
     db,
   );
   return (waiting.rows[0]?.n ?? 0) > 0;

@@ -8,8 +8,18 @@ import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
+import { auditSystem, formatAudit } from "./support/audit.ts";
 import { inParallel, topUpBody } from "./support/fixtures.ts";
-import { balance, call, createWorld, type Json, newCart, newPartner, submit } from "./support/world.ts";
+import {
+  balance,
+  call,
+  createWorld,
+  type Json,
+  newCart,
+  newPartner,
+  submit,
+  waitFor,
+} from "./support/world.ts";
 
 const world = await createWorld({ services: 1 });
 const api = world.services[0]!.url;
@@ -139,6 +149,203 @@ test("a queued top-up is refunded alone: its bundle cancelled, the eSIM and its 
     [bought.order.orderID],
     "the carrier no longer has the top-up's bundle",
   );
+  await booksBalance();
+});
+
+test("refunding a new eSIM refunds its two queued top-ups with it; a later top-up is refused by the carrier", async () => {
+  const bought = await buyEsim();
+  const order_id = bought.order.orderID as string;
+  const first = await topUp(bought);
+  const topup_key = { "idempotency-key": "topup-of-refunded-esim" };
+  const created = await fetch(`${api}/v1/orders/submit-topup`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${bought.api_key}`, "content-type": "application/json", ...topup_key },
+    body: JSON.stringify(topUpBody(bought.iccid, TOPUP)),
+  });
+  const created_text = await created.text();
+  assert.equal(created.status, 200, created_text);
+  const second = JSON.parse(created_text) as Json;
+  const orders = [order_id, first.orderID as string, second.orderID as string];
+
+  const answer = await refund(api, bought.api_key, order_id);
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  assert.equal(answer.body.orderID, order_id);
+  assert.equal(await balance(api, bought.api_key), bought.credit, "every order's money is back");
+  const statement = await call(api, "GET", "/v1/profile/wallet/transactions", { key: bought.api_key });
+  const refunds = statement.body.data.filter((row: Json) => row.type === "refund");
+  assert.deepEqual(refunds.map((row: Json) => row.order_id).sort(), [...orders].sort());
+  const paid = [bought.paid, first.total.amount_minor, second.total.amount_minor];
+  for (const [index, id] of orders.entries())
+    assert.deepEqual(await refundTransfers(id), [{ amount_minor: paid[index], state: "posted" }]);
+  for (const id of orders) {
+    const shown = await call(api, "GET", `/v1/orders/${id}`, { key: bought.api_key });
+    assert.equal(shown.body.status, "refunded", id);
+    assert.ok(Date.parse(shown.body.refunded_at) > 0);
+  }
+  const events = await sql<{ order_id: string }>`
+    select data->>'orderID' as order_id from events
+    where partner_id = ${bought.partner_id} and type = 'order.refunded'`.execute(db);
+  assert.deepEqual(events.rows.map((row) => row.order_id).sort(), [...orders].sort());
+  const esim = await call(api, "GET", `/v1/esims/${bought.iccid}`, { key: bought.api_key });
+  assert.equal(esim.body.status, "cancelled");
+  assert.deepEqual(
+    esim.body.bundles.map((b: Json) => b.status),
+    ["cancelled", "cancelled", "cancelled"],
+  );
+  await booksBalance();
+
+  // Refunding a top-up afterwards: the same refunded order, nothing credited again.
+  const again = await refund(api, bought.api_key, second.orderID, { "idempotency-key": "late-topup-refund" });
+  assert.equal(again.status, 200, JSON.stringify(again.body));
+  assert.equal(again.body.orderID, second.orderID);
+  assert.equal(again.body.status, "refunded");
+  assert.deepEqual(
+    again.body,
+    (await call(api, "GET", `/v1/orders/${second.orderID}`, { key: bought.api_key })).body,
+  );
+  assert.equal(await balance(api, bought.api_key), bought.credit, "no second credit");
+  assert.equal((await refundTransfers(second.orderID)).length, 1);
+  // The top-up's own key still replays what it answered when it completed.
+  const replay = await fetch(`${api}/v1/orders/submit-topup`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${bought.api_key}`, "content-type": "application/json", ...topup_key },
+    body: JSON.stringify(topUpBody(bought.iccid, TOPUP)),
+  });
+  assert.equal(replay.status, 200);
+  assert.equal(replay.headers.get("idempotent-replayed"), "true");
+  assert.equal(await replay.text(), created_text);
+
+  // A top-up after the cancel: the carrier refuses it, the order fails, its hold is voided.
+  const late = await call(api, "POST", "/v1/orders/submit-topup", {
+    key: bought.api_key,
+    body: topUpBody(bought.iccid, TOPUP),
+  });
+  assert.notEqual(late.status, 200, JSON.stringify(late.body));
+  const failed = await sql<{ status: string }>`
+    select status from orders where iccid = ${bought.iccid} and type = 'topup' and order_id <> all(${orders})`.execute(
+    db,
+  );
+  assert.deepEqual(failed.rows, [{ status: "failed" }]);
+  const wallet = await call(api, "GET", "/v1/profile/wallet", { key: bought.api_key });
+  assert.equal(wallet.body.balance.amount_minor, bought.credit);
+  assert.equal(wallet.body.pending.amount_minor, 0, "the refused top-up's hold is voided");
+  const cancellations = (await world.simulator.audit()).cancellations.filter((c) => c.iccid === bought.iccid);
+  assert.deepEqual(
+    cancellations.map((c) => [c.kind, c.reference]),
+    [["profile", order_id]],
+  );
+  await booksBalance();
+  // The chaos run's audit too: no top-up left charged on a cancelled profile, each refund once.
+  // (Confirmation emails go out in the background here: not what this test is about.)
+  const audit = await auditSystem({ pool: world.database.pool, simulator: world.simulator });
+  const breaches = audit.breaches.filter((breach) => !breach.startsWith("[one-email-per-new-esim]"));
+  assert.deepEqual(breaches, [], formatAudit(audit));
+});
+
+test("a top-up pending while its eSIM is refunded: the refund waits, the carrier refuses the top-up, then the refund ends", async () => {
+  const bought = await buyEsim();
+  const { slow_ms } = await world.simulator.control({});
+  // The carrier sleeps 2.5 s before deciding the top-up; the service gives up on it after 1.5 s.
+  await world.simulator.control({ slow_ms: 2_500 });
+  try {
+    const key = { "idempotency-key": "slow-topup-of-refunded-esim" };
+    const body = topUpBody(bought.iccid, TOPUP, { email: "slow@carrier.test" });
+    const started = Date.now();
+    const pending = call(api, "POST", "/v1/orders/submit-topup", { key: bought.api_key, body, headers: key });
+    const topup_id = await waitFor("the pending top-up", async () => {
+      const rows = await sql<{ order_id: string }>`
+        select order_id from orders where iccid = ${bought.iccid} and type = 'topup' and status = 'pending'`.execute(
+        db,
+      );
+      return rows.rows[0]?.order_id;
+    });
+    const waiting = await refund(api, bought.api_key, bought.order.orderID);
+    assert.equal(waiting.status, 409, JSON.stringify(waiting.body));
+    assert.equal(waiting.body.code, "request_in_progress");
+    assert.deepEqual(await refundTransfers(bought.order.orderID), [], "nothing credited yet");
+    assert.notEqual((await pending).status, 200);
+    // Once the carrier decided (the profile was cancelled meanwhile), the top-up's retry fails it.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + 2_800 - Date.now())));
+    const retried = await call(api, "POST", "/v1/orders/submit-topup", {
+      key: bought.api_key,
+      body,
+      headers: key,
+    });
+    assert.notEqual(retried.status, 200, JSON.stringify(retried.body));
+    const order = await call(api, "GET", `/v1/orders/${topup_id}`, { key: bought.api_key });
+    assert.equal(order.body.status, "failed");
+
+    // The refund's retry now finishes it (409 while the refund sweep happens to hold it).
+    const answer = await waitFor("the refund", async () => {
+      const retry = await refund(api, bought.api_key, bought.order.orderID);
+      if (retry.status === 409 && retry.body.code === "request_in_progress") return null;
+      return retry;
+    });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const wallet = await call(api, "GET", "/v1/profile/wallet", { key: bought.api_key });
+    assert.equal(wallet.body.balance.amount_minor, bought.credit);
+    assert.equal(wallet.body.pending.amount_minor, 0, "the refused top-up's hold is voided");
+    assert.deepEqual(await refundTransfers(topup_id), []);
+    await booksBalance();
+  } finally {
+    await world.simulator.control({ slow_ms });
+  }
+});
+
+test("a top-up the carrier took just before its eSIM's cancel, completed here after: refunded with the eSIM", async () => {
+  const bought = await buyEsim();
+  const key = { "idempotency-key": "topup-taken-before-cancel" };
+  const body = topUpBody(bought.iccid, TOPUP);
+  // The top-up's first call finds the carrier down: the order stays pending (the resolver waits 2.5 s).
+  await world.simulator.control({ down: true });
+  try {
+    const first = await call(api, "POST", "/v1/orders/submit-topup", {
+      key: bought.api_key,
+      body,
+      headers: key,
+    });
+    assert.equal(first.status, 503, JSON.stringify(first.body));
+  } finally {
+    await world.simulator.control({ down: false });
+  }
+  const rows = await sql<{
+    order_id: string;
+    external_package_id: string;
+    data_mb: number | null;
+    validity_days: number;
+  }>`
+    select order_id, external_package_id, data_mb, validity_days from orders
+    where iccid = ${bought.iccid} and type = 'topup' and status = 'pending'`.execute(db);
+  const topup = rows.rows[0]!;
+  // The carrier takes it (as a retry in flight would), before the eSIM's refund cancels the profile.
+  const taken = await carrier.topUp({
+    reference: topup.order_id,
+    iccid: bought.iccid,
+    ...topup,
+    end_user_email: "ana@example.com",
+  });
+  assert.equal(taken.kind, "ok", JSON.stringify(taken));
+  const waiting = await refund(api, bought.api_key, bought.order.orderID);
+  if (waiting.status !== 200)
+    assert.equal(waiting.body.code, "request_in_progress", JSON.stringify(waiting.body));
+  // The top-up completes here after the carrier's cancel (its retry hears the recorded ok) ...
+  const completed = await call(api, "POST", "/v1/orders/submit-topup", {
+    key: bought.api_key,
+    body,
+    headers: key,
+  });
+  assert.equal(completed.status, 200, JSON.stringify(completed.body));
+  // ... and the eSIM's refund, finishing now, refunds it with the eSIM.
+  await waitFor("the refund", async () => {
+    const retry = await refund(api, bought.api_key, bought.order.orderID);
+    return retry.status === 200 ? retry : null;
+  });
+  const order = await call(api, "GET", `/v1/orders/${topup.order_id}`, { key: bought.api_key });
+  assert.equal(order.body.status, "refunded");
+  assert.equal(await balance(api, bought.api_key), bought.credit);
+  assert.deepEqual(await refundTransfers(topup.order_id), [
+    { amount_minor: completed.body.total.amount_minor, state: "posted" },
+  ]);
   await booksBalance();
 });
 

@@ -9,6 +9,7 @@ import { esimChanged } from "./esim-cache.ts";
 import {
   cancelBundleRow,
   cancelEsimRow,
+  lockEsimRow,
   type RefundableState,
   selectRefundableState,
 } from "./refunds.sql.ts";
@@ -22,6 +23,11 @@ export async function refundableState(
   order_id: string,
 ): Promise<RefundableState | null> {
   return selectRefundableState(db, iccid, order_id);
+}
+
+/** The eSIM locked for its refund: its top-ups take turns with it (see lockEsimRow). */
+export async function lockEsimForRefund(trx: Transaction<Database>, iccid: string): Promise<void> {
+  await lockEsimRow(trx, iccid);
 }
 
 /** A new eSIM's order refunded: the eSIM and its original bundle are cancelled. */

@@ -19,6 +19,14 @@ export async function selectRefundableState(
   return result.rows[0] ?? null;
 }
 
+/**
+ * The eSIM row, locked as a top-up's completion locks it (drive-order.ts: pullSoon), so no top-up
+ * of it completes while a refund of the eSIM decides what to refund with it.
+ */
+export async function lockEsimRow(trx: Transaction<Database>, iccid: string): Promise<void> {
+  await sql`select iccid from esims where iccid = ${iccid} for no key update`.execute(trx);
+}
+
 /** The eSIM, final (`cancelled`), and the bundle its own order bought. */
 export async function cancelEsimRow(
   trx: Transaction<Database>,

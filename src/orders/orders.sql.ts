@@ -315,6 +315,28 @@ export async function markRefunded(trx: Transaction<Database>, order_id: string)
   return result.rows[0] ?? null;
 }
 
+/**
+ * The eSIM's completed top-up orders, locked, oldest bundle first (a refund of the eSIM refunds them
+ * with it). Found through the eSIM's bundles (unique (iccid, position)): orders has no iccid index.
+ */
+export async function lockCompletedTopUpsOf(trx: Transaction<Database>, iccid: string): Promise<OrderRow[]> {
+  const result = await sql<OrderRow>`
+    select ${ORDER_COLUMNS} from orders
+    where order_id in (select order_id from esim_bundles where iccid = ${iccid})
+      and type = 'topup' and status = 'completed'
+    order by created_at, order_id
+    for update`.execute(trx);
+  return result.rows;
+}
+
+/** Whether a top-up of the eSIM is still pending (few orders are: orders_pending_idx). */
+export async function hasPendingTopUp(trx: Transaction<Database>, iccid: string): Promise<boolean> {
+  const result = await sql<{ pending: boolean }>`
+    select exists (select 1 from orders
+                   where status = 'pending' and type = 'topup' and iccid = ${iccid}) as pending`.execute(trx);
+  return result.rows[0]?.pending === true;
+}
+
 /** Every order's status and total, in insertion order, a page at a time (keyset on seq). */
 export async function statusesAfter(
   db: Executor,

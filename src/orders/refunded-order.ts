@@ -5,7 +5,14 @@ import type { Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
 import type { OrderRow } from "./order.ts";
-import { lockOrder, markRefunded, orderById, purchasesOf } from "./orders.sql.ts";
+import {
+  hasPendingTopUp,
+  lockCompletedTopUpsOf,
+  lockOrder,
+  markRefunded,
+  orderById,
+  purchasesOf,
+} from "./orders.sql.ts";
 import { type OrderBody, renderOrder } from "./render-order.ts";
 
 /** The order, locked until the transaction ends; with `partner_id`, only that partner's. */
@@ -15,6 +22,19 @@ export async function lockOrderForRefund(
   partner_id?: string,
 ): Promise<OrderRow | null> {
   return lockOrder(trx, order_id, partner_id);
+}
+
+/**
+ * A new eSIM's top-up orders for its refund, called with the eSIM row locked (no top-up of it can
+ * complete meanwhile: a completion locks the eSIM first): the completed ones, locked, and whether
+ * one is still pending (its outcome at the carrier is not known here yet).
+ */
+export async function lockTopUpsForRefund(
+  trx: Transaction<Database>,
+  iccid: string,
+): Promise<{ completed: OrderRow[]; pending: boolean }> {
+  const completed = await lockCompletedTopUpsOf(trx, iccid);
+  return { completed, pending: await hasPendingTopUp(trx, iccid) };
 }
 
 /** The order as it stands, whoever's it is (the refund sweep finishes any partner's refund). */

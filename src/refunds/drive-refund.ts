@@ -9,8 +9,11 @@ import { crashPoint } from "../shared/crash-points.ts";
 import { finishRefund, refuseRefund } from "./finish-refund.ts";
 import { giveUpLease, type RefundLease } from "./refunds.sql.ts";
 
-/** The final answer's bytes, or null when the carrier's answer is unknown (the refund stays refunding). */
-export type Driven = { status: number; body: string } | null;
+/**
+ * The final answer's bytes; null when the carrier's answer is unknown, "topup_pending" when a
+ * top-up of the eSIM has no outcome yet (either way the refund stays refunding, its lease given up).
+ */
+export type Driven = { status: number; body: string } | null | "topup_pending";
 
 export async function cancelAtCarrier(
   carrier: Carrier,
@@ -35,7 +38,14 @@ export async function driveRefund(
   if (order === null) throw new Error(`refund of unknown order ${lease.order_id}`);
   const outcome = await cancelAtCarrier(ctx.carrier, order);
   crashPoint("after_cancel_answer");
-  if (outcome.kind === "ok") return finishRefund(ctx, lease.order_id);
+  if (outcome.kind === "ok") {
+    const finished = await finishRefund(ctx, lease.order_id);
+    if (finished !== null) return finished;
+    // No backoff: the top-up's outcome comes within its own lease and the resolver's sweep, and
+    // the refund sweep's interval paces the retries (each asks the carrier the same cancel again).
+    await giveUpLease(ctx.db, lease, false, "a top-up of the eSIM is still pending");
+    return "topup_pending";
+  }
   if (outcome.kind === "refused") return refuseRefund(ctx, lease.order_id, outcome.reason, request_id);
   await giveUpLease(ctx.db, lease, backoff, outcome.reason);
   return null;

@@ -4,14 +4,30 @@
 // Idempotency-Key of the refund, all or nothing. The order's row lock, taken first, makes finishers
 // take turns: a second one (a retry, the sweep) finds the order refunded and writes nothing. Lock
 // order: the order, the eSIM or bundle row, then the wallet (as a top-up's completion: eSIM, wallet).
+// A new eSIM's cancelProfile cancelled every bundle on it at the carrier, so its completed top-up
+// orders are refunded in the same transaction, each exactly as its own refund would be (nothing
+// was used: the profile is still released). Their order rows are locked after the eSIM row, the
+// order a top-up's completion takes them in (eSIM, order, wallet). A top-up still pending waits
+// the refund out: the carrier either took it before the cancel (then it was cancelled with the
+// profile and must be refunded once completed here) or refuses it (the profile is cancelled).
 import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { cancelBundleForRefund, cancelEsimForRefund, esimCancelled } from "../esims/cancel-for-refund.ts";
+import {
+  cancelBundleForRefund,
+  cancelEsimForRefund,
+  esimCancelled,
+  lockEsimForRefund,
+} from "../esims/cancel-for-refund.ts";
 import { recordEvent } from "../events/record-event.ts";
 import { refundToWallet } from "../ledger/transfers.ts";
 import type { OrderRow } from "../orders/order.ts";
-import { lockOrderForRefund, markOrderRefunded, orderBody } from "../orders/refunded-order.ts";
+import {
+  lockOrderForRefund,
+  lockTopUpsForRefund,
+  markOrderRefunded,
+  orderBody,
+} from "../orders/refunded-order.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
 import { problemBody } from "../shared/problem.ts";
@@ -32,43 +48,64 @@ export async function refundedAnswer(
   return answer;
 }
 
-async function refund(trx: Transaction<Database>, order: OrderRow): Promise<OrderRow> {
+/**
+ * Cancels on our side what the carrier cancelled, before any wallet lock; returns the locked
+ * completed orders to credit (the refunded one first), or null while a top-up of the eSIM is pending.
+ */
+async function cancelForRefund(trx: Transaction<Database>, order: OrderRow): Promise<OrderRow[] | null> {
   assert.equal(order.status, "completed", "only a completed order is refunded");
   assert.ok(order.iccid, "a completed order names its eSIM");
-  // The eSIM (or bundle) rows before the wallet's: a top-up completing on this eSIM locks the eSIM
-  // row, then the wallet (drive-order.ts complete); the other way round the two would deadlock.
-  if (order.type === "esim") await cancelEsimForRefund(trx, order.iccid, order.order_id);
-  else await cancelBundleForRefund(trx, order.order_id);
+  if (order.type === "topup") {
+    await cancelBundleForRefund(trx, order.order_id);
+    return [order];
+  }
+  await lockEsimForRefund(trx, order.iccid);
+  const topups = await lockTopUpsForRefund(trx, order.iccid);
+  if (topups.pending) return null;
+  await cancelEsimForRefund(trx, order.iccid, order.order_id);
+  for (const topup of topups.completed) await cancelBundleForRefund(trx, topup.order_id);
+  return [order, ...topups.completed];
+}
+
+/** One locked completed order, cancelled here already: credited once, refunded, answered, announced. */
+async function creditOrder(trx: Transaction<Database>, order: OrderRow, ttl_hours: number): Promise<Answer> {
   const credited = await refundToWallet(trx, order.partner_id, order);
   // The refund transfer and the status move in one transaction: a completed order has none yet.
   assert.equal(credited.kind, "refunded", "a completed order has no refund transfer");
   const refunded = await markOrderRefunded(trx, order.order_id);
   assert.ok(refunded, "the locked completed order becomes refunded");
   await markRefundDone(trx, order.order_id);
-  return refunded;
+  const answer = await refundedAnswer(trx, refunded, ttl_hours);
+  await recordEvent(trx, {
+    partner_id: order.partner_id,
+    type: "order.refunded",
+    data: JSON.parse(answer.body),
+    dedup_key: `refunded:${order.order_id}`,
+  });
+  return answer;
 }
 
-/** The carrier cancelled: credit, mark, cancel, record, once. */
-export async function finishRefund(ctx: AppContext, order_id: string): Promise<Answer> {
+/**
+ * The carrier cancelled: credit, mark, cancel, record, once. Null: a top-up of the eSIM is still
+ * pending, nothing was written; the refund is finished once that top-up has its outcome.
+ */
+export async function finishRefund(ctx: AppContext, order_id: string): Promise<Answer | null> {
   const ttl_hours = ctx.config.idempotency_ttl_hours;
-  const { answer, iccid } = await ctx.db.transaction().execute(async (trx) => {
+  const done = await ctx.db.transaction().execute(async (trx) => {
     const order = await lockOrderForRefund(trx, order_id);
     assert.ok(order, "a refund names an existing order");
     if (order.status === "refunded")
       return { answer: await refundedAnswer(trx, order, ttl_hours), iccid: null };
-    const refunded = await refund(trx, order);
-    const answer = await refundedAnswer(trx, refunded, ttl_hours);
-    await recordEvent(trx, {
-      partner_id: order.partner_id,
-      type: "order.refunded",
-      data: JSON.parse(answer.body),
-      dedup_key: `refunded:${order_id}`,
-    });
-    return { answer, iccid: order.iccid };
+    const orders = await cancelForRefund(trx, order);
+    if (orders === null) return null;
+    const answers: Answer[] = [];
+    for (const each of orders) answers.push(await creditOrder(trx, each, ttl_hours));
+    return { answer: answers[0]!, iccid: order.iccid };
   });
+  if (done === null) return null;
   crashPoint("after_refund_commit");
-  if (iccid !== null) esimCancelled(ctx.pool, iccid);
-  return answer;
+  if (done.iccid !== null) esimCancelled(ctx.pool, done.iccid);
+  return done.answer;
 }
 
 /** The carrier refused: the intent goes, the order stays completed, the refusal is the answer. */

@@ -25,6 +25,11 @@ const DESCRIPTION = [
     "`refund_not_allowed` with `reason`: `not_completed`, `esim_installed`, `bundle_used` or " +
     "`window_passed` (the carrier may refuse too, with the same reasons). An order already refunded " +
     "answers 200 again and credits nothing.",
+  "Refunding an eSIM refunds its unused top-ups with it: the carrier cancels the whole profile, so every " +
+    "completed top-up order of that eSIM not refunded yet is refunded in the same step (each its own " +
+    "`refund` transaction and `order.refunded` event, its bundle `cancelled`); refunding one of them later " +
+    "answers it again (200) and credits nothing. While a top-up of the eSIM is still pending, the refund " +
+    "answers 409 `request_in_progress` and is finished by a retry or on its own.",
   "**Idempotency-Key** (optional): the rules of top-ups. Same key and request: the stored outcome (200 or " +
     "409 `refund_not_allowed`) with `Idempotent-Replayed: true`; another request: 422 " +
     "`idempotency_key_reused`; while the first is running: 409 `request_in_progress`. 503 " +

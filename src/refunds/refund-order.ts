@@ -122,6 +122,8 @@ function carrierUnavailable(order_id: string): ApiError {
 async function drive(ctx: AppContext, lease: RefundLease, request_id: string): Promise<StoredOutcome> {
   const driven = await driveRefund(ctx, lease, request_id, false);
   if (driven === null) throw carrierUnavailable(lease.order_id);
+  // A top-up of the eSIM is being decided at the carrier: a retry (or the sweep) finishes both.
+  if (driven === "topup_pending") throw inProgress(lease.order_id);
   return { ...driven, replayed: false };
 }
 

@@ -22,7 +22,7 @@ export async function sweepRefunds(ctx: AppContext, limit = MAX_PER_ROUND): Prom
   let finished = 0;
   for (const lease of leases) {
     const driven = await driveRefund(ctx, lease, SWEEP_REQUEST_ID, true);
-    if (driven !== null) finished++;
+    if (driven !== null && driven !== "topup_pending") finished++;
   }
   return { claimed: leases.length, finished, unknown: leases.length - finished };
 }

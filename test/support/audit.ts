@@ -24,8 +24,9 @@
 //     server is given, one distinct message (by Message-ID) per such order, to the order's address,
 //     and nothing else.
 // 10. Refunds: refunded orders credited exactly their total, once, and cancelled at the carrier;
-//     nothing cancelled at the carrier stays unrefunded (checkRefunds; the ledger's own check of
-//     refund transfers against orders is in auditLedger).
+//     nothing cancelled at the carrier stays unrefunded, top-ups cancelled with their profile
+//     included (checkRefunds; the ledger's own check of refund transfers against orders is in
+//     auditLedger).
 //
 // The checks are in test/support/audit/: orders.ts (1-5, 10), books.ts (6-9), facts.ts (what they read).
 import type { Kysely } from "kysely";

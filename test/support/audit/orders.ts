@@ -186,7 +186,8 @@ export function checkCarrierDeliveries(
 /**
  * Refunds (invariant 10): a refunded order was credited exactly its total, once, and cancelled at
  * the carrier (its profile, or its bundle, or the profile its bundle was on); no other order has a
- * refund; nothing was cancelled at the carrier that we did not refund (a cancelled eSIM kept paid).
+ * refund; nothing was cancelled at the carrier that we did not refund (a cancelled eSIM kept paid),
+ * top-ups cancelled with their profile included.
  */
 export function checkRefunds(found: BreachList, orders: OrderFacts[], carrier: SimulatorAudit): void {
   const cancelled = new Set(carrier.cancellations.map((c) => c.reference));
@@ -199,6 +200,9 @@ export function checkRefunds(found: BreachList, orders: OrderFacts[], carrier: S
     if (order.status !== "refunded") {
       if (order.refunds > 0)
         found.add("refund-once", `${what} is ${order.status} but has ${order.refunds} refunds`);
+      // The profile's cancel took every bundle on it: a top-up still charged there was kept paid.
+      if (order.type === "topup" && order.status === "completed" && cancelledProfiles.has(order.iccid ?? ""))
+        found.add("refund-cancelled", `${what} is completed but its profile ${order.iccid} was cancelled`);
       continue;
     }
     if (order.refunds !== 1 || order.refunded_minor !== order.total_minor) {
