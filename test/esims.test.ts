@@ -193,14 +193,16 @@ test("usage: sums the bundles, counts what queued and active bundles have left, 
       ).rows[0]?.pulled === true || null,
     10_000,
   );
-  // State as the carrier signals would leave it: the original used up, the top-up half used.
+  // State as the carrier signals would leave it: the original used up, the top-up half used. Its
+  // usage time lies ahead of any snapshot the carrier can send, so a pull still in flight (claimed
+  // before the wait above saw it) merges in without moving it: the merge keeps the latest time.
   await sql`update esim_bundles set status = 'depleted', data_used_mb = 1024, activated_at = '2026-11-01T08:00:00Z',
             expires_at = '2026-11-08T08:00:00Z' where order_id = ${partner.order.orderID}`.execute(db);
   await sql`update esim_bundles set status = 'active', data_used_mb = 1000 where order_id = ${topup.body.orderID}`.execute(
     db,
   );
   await sql`update esims set status = 'active', installed_at = '2026-11-01T07:59:00.600Z', next_sync_at = null,
-            activated_at = '2026-11-01T08:00:00Z', usage_updated_at = '2026-11-05T12:30:00Z' where iccid = ${iccid}`.execute(
+            activated_at = '2026-11-01T08:00:00Z', usage_updated_at = '2099-11-05T12:30:00Z' where iccid = ${iccid}`.execute(
     db,
   );
 
@@ -212,7 +214,7 @@ test("usage: sums the bundles, counts what queued and active bundles have left, 
     data_total_mb: 4096,
     data_used_mb: 2024,
     data_remaining_mb: 2072,
-    updated_at: "2026-11-05T12:30:00Z",
+    updated_at: "2099-11-05T12:30:00Z",
   });
   assert.deepEqual(
     esim.bundles.map((b: Json) => [b.status, b.data_used_mb, b.activated_at, b.expires_at]),
@@ -237,7 +239,7 @@ test("usage: sums the bundles, counts what queued and active bundles have left, 
     data_total_mb: null,
     data_used_mb: 2024,
     data_remaining_mb: null,
-    updated_at: "2026-11-05T12:30:00Z",
+    updated_at: "2099-11-05T12:30:00Z",
   });
   assert.equal(unlimited.bundles[1].data_mb, null);
 });
