@@ -402,7 +402,7 @@ test("idle, expired, signed-out sessions are refused, and operator sessions end 
   await operator.close();
 });
 
-test("the session cookie is Secure when the console is reached by a name other than localhost", async () => {
+test("the session cookie is Secure and __Host- when the console is reached by a name other than localhost", async () => {
   const { port } = new URL(base);
   const answer = await new Promise<{ status: number; cookie: string }>((resolve, reject) => {
     const body = new URLSearchParams({ secret: partner.api_key }).toString();
@@ -430,6 +430,6 @@ test("the session cookie is Secure when the console is reached by a name other t
   assert.equal(answer.status, 303);
   assert.match(
     answer.cookie,
-    /^console_partner=[A-Za-z0-9_-]{43}; Path=\/console; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/,
+    /^__Host-console_partner=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/,
   );
 });

@@ -2,7 +2,9 @@
 // and PostgreSQL (no browser needed): which session an ambiguous Cookie header gets, and what a
 // browser may keep after sign-out.
 import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
 import { test } from "node:test";
+import { createTestApp } from "./support/app.ts";
 import { createWorld, newCart, newPartner, submit } from "./support/world.ts";
 
 const world = await createWorld();
@@ -69,4 +71,102 @@ test("the eSIM's QR code (its activation code) is never kept in the browser's ca
   assert.equal(qr.status, 200);
   assert.equal(qr.headers.get("content-type"), "image/png");
   assert.equal(qr.headers.get("cache-control"), "no-store", "left on a shared computer after sign-out");
+});
+
+/** One request to the service as a browser reaching it by `host` would send it (node:http: fetch cannot set Host). */
+function asHost(
+  host: string,
+  path: string,
+  options: { method?: string; cookie?: string; form?: Record<string, string> } = {},
+): Promise<{ status: number; location: string; cookie: string; body: string }> {
+  const { port } = new URL(base);
+  const body = options.form ? new URLSearchParams(options.form).toString() : "";
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        method: options.method ?? "GET",
+        path,
+        headers: {
+          host: `${host}:${port}`,
+          origin: `https://${host}:${port}`,
+          ...(options.cookie ? { cookie: options.cookie } : {}),
+          ...(options.form
+            ? {
+                "content-type": "application/x-www-form-urlencoded",
+                "content-length": Buffer.byteLength(body),
+              }
+            : {}),
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            location: String(response.headers.location ?? ""),
+            cookie: String(response.headers["set-cookie"] ?? ""),
+            body: Buffer.concat(chunks).toString("utf8"),
+          }),
+        );
+      },
+    );
+    sent.on("error", reject);
+    sent.end(body);
+  });
+}
+
+test("over HTTPS the session is only the __Host- cookie: a plain one, which a sibling subdomain could plant for a user with none, is no session", async () => {
+  const host = "console.example.com";
+  const partner = await newPartner(base, 0, "Hosted Cookie Travel");
+  const signedIn = await asHost(host, "/console/sign-in", {
+    method: "POST",
+    form: { secret: partner.api_key },
+  });
+  assert.equal(signedIn.status, 303);
+  const value =
+    /^__Host-console_partner=([A-Za-z0-9_-]{43}); Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/.exec(
+      signedIn.cookie,
+    )?.[1];
+  assert.ok(value, `a __Host- cookie: ${signedIn.cookie}`);
+  const own = await asHost(host, "/console/webhooks", { cookie: `__Host-console_partner=${value}` });
+  assert.equal(own.status, 200, "the __Host- cookie is the session");
+  // What a tossing sibling can set: no prefix (a __Host- cookie with Domain is refused by browsers).
+  const planted = await asHost(host, "/console/webhooks", { cookie: `console_partner=${value}` });
+  assert.equal(planted.status, 303, "a cookie without the prefix is ignored over HTTPS");
+  assert.equal(planted.location, "/console/sign-in?ended=1");
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(own.body)?.[1];
+  assert.ok(csrf, "the page's CSRF token");
+  const signedOut = await asHost(host, "/console/sign-out", {
+    method: "POST",
+    cookie: `__Host-console_partner=${value}`,
+    form: { _csrf: csrf },
+  });
+  assert.equal(signedOut.status, 303);
+  assert.match(
+    signedOut.cookie,
+    /^__Host-console_partner=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0; Secure$/,
+  );
+});
+
+test("in production the session cookie is Secure and __Host- even when a proxy calls the service localhost", async () => {
+  const app = await createTestApp({ app_env: "production" });
+  const partner = await app.createPartner("Proxied Travel");
+  const answer = await app.app.inject({
+    method: "POST",
+    url: "/console/sign-in",
+    headers: {
+      host: "localhost",
+      origin: "http://localhost",
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    payload: new URLSearchParams({ secret: partner.api_key }).toString(),
+  });
+  assert.equal(answer.statusCode, 303, answer.body);
+  assert.match(
+    String(answer.headers["set-cookie"]),
+    /^__Host-console_partner=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/,
+  );
 });

@@ -1,12 +1,14 @@
 // What every console handler needs from a request: cookies, the form body, the session set by the
-// area's hook, and the cookie attributes (HttpOnly, SameSite=Strict, Secure outside localhost).
+// area's hook, and the session cookie: HttpOnly, SameSite=Strict and, wherever the console is served
+// over HTTPS, Secure with the `__Host-` prefix.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Static, TSchema } from "typebox";
 import { Value } from "typebox/value";
+import type { AppEnv } from "../config.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { ConsoleSession, SessionKind } from "./sessions.ts";
 
-export const COOKIE: Record<SessionKind, string> = {
+const COOKIE: Record<SessionKind, string> = {
   partner: "console_partner",
   operator: "console_operator",
 };
@@ -33,25 +35,45 @@ export function cookie(request: FastifyRequest, name: string): string | undefine
   return value;
 }
 
-/** Secure everywhere but a browser on this machine over plain HTTP (local development and tests). */
-function secure(request: FastifyRequest): boolean {
-  return !LOCAL_HOSTS.has(request.hostname.replace(/:\d+$/, ""));
+/**
+ * Secure always in production (a proxy may well call us `localhost`), elsewhere everywhere but a
+ * browser on this machine over plain HTTP (local development and tests).
+ */
+function secure(request: FastifyRequest, app_env: AppEnv): boolean {
+  return app_env === "production" || !LOCAL_HOSTS.has(request.hostname.replace(/:\d+$/, ""));
+}
+
+/**
+ * The session cookie's name for this request. Where it is Secure it carries the `__Host-` prefix
+ * (RFC 6265bis 4.1.3.2): the browser then accepts it only from this very host, over HTTPS, for
+ * Path=/ and without Domain, so a sibling subdomain cannot plant one for a user who has none yet
+ * (cookie tossing, the half that refusing two cookies of one name does not close).
+ */
+export function sessionCookieName(request: FastifyRequest, app_env: AppEnv, kind: SessionKind): string {
+  return secure(request, app_env) ? `__Host-${COOKIE[kind]}` : COOKIE[kind];
 }
 
 export function setSessionCookie(
   request: FastifyRequest,
   reply: FastifyReply,
-  kind: SessionKind,
-  value: string,
-  max_age_s: number,
+  app_env: AppEnv,
+  cookie: { kind: SessionKind; value: string; max_age_s: number },
 ): void {
-  const attributes = ["Path=/console", "HttpOnly", "SameSite=Strict", `Max-Age=${max_age_s}`];
-  if (secure(request)) attributes.push("Secure");
-  reply.header("set-cookie", `${COOKIE[kind]}=${value}; ${attributes.join("; ")}`);
+  const hosted = secure(request, app_env);
+  const attributes = [hosted ? "Path=/" : "Path=/console", "HttpOnly", "SameSite=Strict"];
+  attributes.push(`Max-Age=${cookie.max_age_s}`);
+  if (hosted) attributes.push("Secure");
+  const name = sessionCookieName(request, app_env, cookie.kind);
+  reply.header("set-cookie", `${name}=${cookie.value}; ${attributes.join("; ")}`);
 }
 
-export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply, kind: SessionKind): void {
-  setSessionCookie(request, reply, kind, "", 0);
+export function clearSessionCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  app_env: AppEnv,
+  kind: SessionKind,
+): void {
+  setSessionCookie(request, reply, app_env, { kind, value: "", max_age_s: 0 });
 }
 
 export function rememberSession(request: FastifyRequest, session: ConsoleSession): void {

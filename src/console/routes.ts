@@ -22,7 +22,15 @@ import { partnerOrderPages } from "./partner-orders.ts";
 import { partnerOverviewPages } from "./partner-overview.ts";
 import { partnerWalletPages } from "./partner-wallet.ts";
 import { partnerWebhookPages } from "./partner-webhooks.ts";
-import { COOKIE, cookie, formOf, knownSession, rememberSession, sameOrigin, seeOther } from "./request.ts";
+import {
+  cookie,
+  formOf,
+  knownSession,
+  rememberSession,
+  sameOrigin,
+  seeOther,
+  sessionCookieName,
+} from "./request.ts";
 import { csrfToken, csrfTokenMatches, findSession, type SessionKind } from "./sessions.ts";
 import { operatorSignOut, partnerSignOut, signInPages } from "./sign-in-pages.ts";
 
@@ -116,7 +124,8 @@ function errorHandler(ctx: AppContext) {
 function requireSession(ctx: AppContext, kind: SessionKind) {
   const sign_in = kind === "operator" ? "/console/admin/sign-in" : "/console/sign-in";
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const session = await findSession(ctx.db, ctx.config, cookie(request, COOKIE[kind]), kind);
+    const name = sessionCookieName(request, ctx.config.app_env, kind);
+    const session = await findSession(ctx.db, ctx.config, cookie(request, name), kind);
     if (!session) {
       if (request.method === "GET") return seeOther(reply, `${sign_in}?ended=1`);
       const detail = "Sign in again. Nothing was changed.";

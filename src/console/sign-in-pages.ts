@@ -72,7 +72,12 @@ function postSignIn(ctx: AppContext, area: Area, failures: SignInFailures) {
     try {
       const session = await signIn(ctx, area, secret);
       failures.refund(request.ip);
-      setSessionCookie(request, reply, area, session.session_id, ctx.config.console_session_hours * 3600);
+      const max_age_s = ctx.config.console_session_hours * 3600;
+      setSessionCookie(request, reply, ctx.config.app_env, {
+        kind: area,
+        value: session.session_id,
+        max_age_s,
+      });
       return seeOther(reply, SIGN_IN[area].home);
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 401) throw error;
@@ -106,7 +111,7 @@ function signOutPage(area: Area): ConsolePages {
   return (scope, ctx) => {
     scope.post("/sign-out", async (request, reply) => {
       await signOut(ctx.db, sessionOf(request).session_id);
-      clearSessionCookie(request, reply, area);
+      clearSessionCookie(request, reply, ctx.config.app_env, area);
       return seeOther(reply, `${SIGN_IN[area].path}?signed_out=1`);
     });
   };
