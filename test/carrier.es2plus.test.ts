@@ -263,7 +263,7 @@ test("the composed carrier attaches the plan at the bundle system to the SM-DP+'
     package_id,
   } = await stock(1);
   const bundles = new HttpCarrier({ base_url: bundleSim.url, api_key: bundleSim.apiKey, timeout_ms: 3_000 });
-  const carrier = new Es2PlusCarrier(deps, bundles);
+  const carrier = new Es2PlusCarrier(deps, bundles, 10_000);
   const request: ProvisionRequest = {
     reference: "ord_es2_composed",
     external_package_id: package_id,
@@ -307,6 +307,39 @@ test("the composed carrier attaches the plan at the bundle system to the SM-DP+'
   await provisioned("ord_es2_halfway", halfway);
   assert.equal((await carrier.lookUpOutcome("ord_es2_halfway")).kind, "unavailable");
   assert.equal((await carrier.lookUpOutcome("ord_es2_never")).kind, "not_found");
+});
+
+test("a provisioning's calls share one budget: a slow SM-DP+ makes it unavailable within CARRIER_TIMEOUT_MS, and asking again finishes the one profile", async () => {
+  const {
+    iccids: [iccid],
+    package_id,
+  } = await stock(1);
+  const bundles = new HttpCarrier({ base_url: bundleSim.url, api_key: bundleSim.apiKey, timeout_ms: 3_000 });
+  // Each call alone (600 ms) is well inside its 3 s timeout; DownloadOrder then ConfirmOrder is not
+  // inside the operation's 1 s, which is what the lease of the order driving it is sized to.
+  const carrier = new Es2PlusCarrier(deps, bundles, 1_000);
+  const request: ProvisionRequest = {
+    reference: "ord_es2_budget",
+    external_package_id: package_id,
+    data_mb: 1024,
+    validity_days: 7,
+    start_date: null,
+    end_user_email: "budget@example.com",
+  };
+  await smdp.control({ latency_ms: 600 });
+  let slow: Awaited<ReturnType<typeof carrier.provisionProfile>>;
+  try {
+    slow = await carrier.provisionProfile(request);
+  } finally {
+    await smdp.control({ latency_ms: 0 });
+  }
+  assert.equal(slow.kind, "unavailable", JSON.stringify(slow));
+  assert.match(slow.kind === "unavailable" ? slow.reason : "", /CARRIER_TIMEOUT_MS/);
+  const again = await carrier.provisionProfile(request);
+  assert.equal(again.kind, "ok", JSON.stringify(again));
+  assert.equal(again.kind === "ok" ? again.value.iccid : null, iccid);
+  assert.equal((await smdp.profile(iccid!))?.state, "RELEASED");
+  assert.equal((await bundleSim.profile(iccid!))?.reference, "ord_es2_budget");
 });
 
 test("the SM-DP+ refuses a client certificate from another CA, and a call without one", async () => {

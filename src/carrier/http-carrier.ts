@@ -81,6 +81,7 @@ export class HttpCarrier implements Carrier {
   async attachPlan(
     request: ProvisionRequest,
     profile: ProvisionedProfile,
+    deadline?: AbortSignal,
   ): Promise<CarrierOutcome<ProvisionedProfile>> {
     const body = {
       ...request,
@@ -90,7 +91,7 @@ export class HttpCarrier implements Carrier {
         matching_id: profile.activation_code,
       },
     };
-    const answer = await this.#post("/profiles", body);
+    const answer = await this.#post("/profiles", body, deadline);
     if (answer.kind === "unavailable") return answer;
     if (answer.status !== 200) return notOk(answer.status, answer.body);
     const attached = parseProvisionedProfile(answer.body);
@@ -124,9 +125,12 @@ export class HttpCarrier implements Carrier {
     return { kind: "ok", value };
   }
 
-  /** A new eSIM's order: the profile and its bundle. Idempotent by reference at the carrier. */
-  async cancelProfile(request: CancelRequest): Promise<CancelOutcome> {
-    return cancelAnswer(await this.#post("/profiles/cancel", request), request);
+  /**
+   * A new eSIM's order: the profile and its bundle. Idempotent by reference at the carrier.
+   * `deadline`: the budget of a composed cancel (es2plus-carrier.ts) this call is the last step of.
+   */
+  async cancelProfile(request: CancelRequest, deadline?: AbortSignal): Promise<CancelOutcome> {
+    return cancelAnswer(await this.#post("/profiles/cancel", request, deadline), request);
   }
 
   /** A top-up order: its queued bundle only. Idempotent by reference at the carrier. */
@@ -142,8 +146,11 @@ export class HttpCarrier implements Carrier {
     return esimAnswer(await this.#post(`/sandbox/esims/${encodeURIComponent(iccid)}/simulate`, event), iccid);
   }
 
-  /** One POST (a GET when `body` is null); never throws: every transport failure becomes "unavailable". */
-  async #post(path: string, body: object | null): Promise<HttpAnswer> {
+  /**
+   * One POST (a GET when `body` is null); never throws: every transport failure becomes "unavailable".
+   * `deadline`: an operation's budget, which may run out before this call's own timeout.
+   */
+  async #post(path: string, body: object | null, deadline?: AbortSignal): Promise<HttpAnswer> {
     try {
       const response = await fetch(this.#base_url + path, {
         method: body === null ? "GET" : "POST",
@@ -155,7 +162,9 @@ export class HttpCarrier implements Carrier {
         body: body === null ? undefined : JSON.stringify(body),
         // A carrier that redirects is misconfigured; following it could leak the bearer token.
         redirect: "manual",
-        signal: AbortSignal.timeout(this.#timeout_ms),
+        signal: deadline
+          ? AbortSignal.any([AbortSignal.timeout(this.#timeout_ms), deadline])
+          : AbortSignal.timeout(this.#timeout_ms),
       });
       const text = await readLimited(response, MAX_RESPONSE_BYTES);
       if (text === null)

@@ -75,7 +75,8 @@ export async function startCarrier(
     smdp.setCallback(`${base}${ES2PLUS_PATHS.handleDownloadProgressInfo}`, config.es2plus_callback_token),
   );
   const deps = { pool, client, smdp_address: smdp.smdp_address, restock: smdp.restock };
-  return { carrier: new Es2PlusCarrier(deps, bundles), pointCallbacksAt: pointer(points), closers };
+  const carrier = new Es2PlusCarrier(deps, bundles, config.carrier_timeout_ms);
+  return { carrier, pointCallbacksAt: pointer(points), closers };
 }
 
 function pointer(points: ((base_url: string) => void)[]): StartedCarrier["pointCallbacksAt"] {

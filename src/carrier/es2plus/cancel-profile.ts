@@ -24,11 +24,11 @@ export async function cancelProfileOrder(deps: Es2PlusDeps, request: CancelReque
   if (intent.state !== "released") return { kind: "refused", reason: `profile order is ${intent.state}` };
   const asked_before = intent.cancel_requested_at !== null;
   await markCancelRequested(deps.pool, intent.reference);
-  const answer = await deps.client.call("cancelOrder", {
-    iccid: intent.iccid,
-    matchingId: intent.matching_id,
-    finalProfileStatusIndicator: "Unavailable",
-  });
+  const answer = await deps.client.call(
+    "cancelOrder",
+    { iccid: intent.iccid, matchingId: intent.matching_id, finalProfileStatusIndicator: "Unavailable" },
+    deps.deadline,
+  );
   if (answer.kind === "unknown") return { kind: "unavailable", reason: `CancelOrder: ${answer.reason}` };
   const cancelled =
     answer.kind === "executed" ||

@@ -20,7 +20,8 @@ export function composeCarrier(config: Config, pool: pg.Pool, bundles: HttpCarri
     ca: readPem("ES2PLUS_CA_FILE", es2.ca_file),
     timeout_ms: config.carrier_timeout_ms,
   });
-  return new Es2PlusCarrier({ pool, client, smdp_address: es2.smdp_address }, bundles);
+  const deps = { pool, client, smdp_address: es2.smdp_address };
+  return new Es2PlusCarrier(deps, bundles, config.carrier_timeout_ms);
 }
 
 function readPem(variable: string, file: string): string {

@@ -23,22 +23,36 @@ import { type Es2PlusDeps, finishRefusal, orderProfile } from "./order-profile.t
 export class Es2PlusCarrier implements Carrier {
   readonly #deps: Es2PlusDeps;
   readonly #bundles: HttpCarrier;
+  readonly #operation_ms: number;
 
-  constructor(deps: Es2PlusDeps, bundles: HttpCarrier) {
+  /**
+   * `operation_ms`: what one provisioning or cancel may take in all (CARRIER_TIMEOUT_MS). It makes
+   * up to six calls here, each bounded by its own timeout too; without a shared budget they could
+   * outlive the lease of the order or refund that drives them (the lease is one call's timeout plus
+   * a second), and another driver would start the same steps beside this one.
+   */
+  constructor(deps: Es2PlusDeps, bundles: HttpCarrier, operation_ms: number) {
     this.#deps = deps;
     this.#bundles = bundles;
+    this.#operation_ms = operation_ms;
+  }
+
+  /** The deps of one operation: every call it makes gives up when the operation's time is out. */
+  #operation(): Es2PlusDeps & { deadline: AbortSignal } {
+    return { ...this.#deps, deadline: AbortSignal.timeout(this.#operation_ms) };
   }
 
   async provisionProfile(request: ProvisionRequest): Promise<CarrierOutcome<ProvisionedProfile>> {
-    const profile = await orderProfile(this.#deps, request.reference, request.external_package_id);
+    const deps = this.#operation();
+    const profile = await orderProfile(deps, request.reference, request.external_package_id);
     if (profile.kind !== "ok") return profile;
-    const attached = await this.#bundles.attachPlan(request, profile.value);
+    const attached = await this.#bundles.attachPlan(request, profile.value, deps.deadline);
     if (attached.kind !== "refused") return attached;
     // The bundle system said no for good: the released profile must not stay usable, and the
     // refusal is final only once the SM-DP+ confirms it took the profile back.
     const intent = await selectIntent(this.#deps.pool, request.reference);
     if (intent === null) return { kind: "unavailable", reason: `${attached.reason}; no profile intent` };
-    return finishRefusal(this.#deps, intent, attached.reason);
+    return finishRefusal(deps, intent, attached.reason);
   }
 
   topUp(request: TopUpRequest): Promise<CarrierOutcome<TopUpResult>> {
@@ -94,11 +108,12 @@ export class Es2PlusCarrier implements Carrier {
   }
 
   async cancelProfile(request: CancelRequest): Promise<CancelOutcome> {
+    const deps = this.#operation();
     // The SM-DP+ first: a downloaded profile refuses the whole refund before the plan is touched.
-    const profile = await cancelProfileOrder(this.#deps, request);
+    const profile = await cancelProfileOrder(deps, request);
     if (profile.kind !== "ok") return profile;
     // The bundle system's record of the profile and its plan (idempotent by reference).
-    return this.#bundles.cancelProfile(request);
+    return this.#bundles.cancelProfile(request, deps.deadline);
   }
 
   cancelBundle(request: CancelRequest): Promise<CancelOutcome> {

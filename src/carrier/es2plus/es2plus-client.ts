@@ -76,13 +76,20 @@ export class Es2PlusClient {
     });
   }
 
-  /** One ES2+ function call; never throws. */
-  async call(fn: Es2PlusFunction, fields: Record<string, unknown>): Promise<Es2Answer> {
+  /**
+   * One ES2+ function call; never throws. `deadline`: the budget of the whole operation this call
+   * belongs to (es2plus-carrier.ts), which may run out before this call's own timeout.
+   */
+  async call(
+    fn: Es2PlusFunction,
+    fields: Record<string, unknown>,
+    deadline?: AbortSignal,
+  ): Promise<Es2Answer> {
     const body = JSON.stringify({
       header: { functionRequesterIdentifier: this.#requester_id, functionCallIdentifier: randomUUID() },
       ...fields,
     });
-    const answer = await this.#post(ES2PLUS_PATHS[fn], body);
+    const answer = await this.#post(ES2PLUS_PATHS[fn], body, deadline);
     return answer.kind === "unknown" ? answer : readAnswer(answer.status, answer.protocol, answer.text);
   }
 
@@ -102,6 +109,7 @@ export class Es2PlusClient {
   #post(
     path: string,
     body: string,
+    deadline?: AbortSignal,
   ): Promise<
     { kind: "http"; status: number; protocol: string; text: string } | { kind: "unknown"; reason: string }
   > {
@@ -117,7 +125,9 @@ export class Es2PlusClient {
             "x-admin-protocol": ADMIN_PROTOCOL,
             "content-length": Buffer.byteLength(body),
           },
-          signal: AbortSignal.timeout(this.#timeout_ms),
+          signal: deadline
+            ? AbortSignal.any([AbortSignal.timeout(this.#timeout_ms), deadline])
+            : AbortSignal.timeout(this.#timeout_ms),
         },
         (response) => {
           const chunks: Buffer[] = [];
@@ -142,7 +152,14 @@ export class Es2PlusClient {
           response.on("error", (error) => resolve({ kind: "unknown", reason: this.#describe(error) }));
         },
       );
-      request.on("error", (error) => resolve({ kind: "unknown", reason: this.#describe(error) }));
+      request.on("error", (error) =>
+        resolve({
+          kind: "unknown",
+          reason: deadline?.aborted
+            ? "the operation's time (CARRIER_TIMEOUT_MS) ran out before the SM-DP+ answered"
+            : this.#describe(error),
+        }),
+      );
       request.end(body);
     });
   }

@@ -37,6 +37,11 @@ export type Es2PlusDeps = {
   smdp_address: string;
   /** Sandbox only: adds ICCIDs to a package whose inventory ran out (the built-in SM-DP+). */
   restock?: (external_package_id: string) => Promise<void>;
+  /**
+   * The budget of the operation the calls belong to (Es2PlusCarrier sets one per provisioning or
+   * cancel): every call of it gives up when it runs out, so the whole operation fits its lease.
+   */
+  deadline?: AbortSignal;
 };
 
 type Step = { kind: "done" } | { kind: "refused"; reason: string } | { kind: "unavailable"; reason: string };
@@ -62,7 +67,7 @@ export async function orderProfile(
   if (intent.state === "released" || intent.state === "cancelled")
     return { kind: "ok", value: profileOf(intent) };
 
-  const allocated = await downloadOrder(deps.client, intent);
+  const allocated = await downloadOrder(deps, intent);
   if (allocated.kind !== "done") return settleStep(deps.pool, reference, allocated);
   crashPoint("after_download_order");
   const confirmed = await confirmOrder(deps, intent);
@@ -90,11 +95,12 @@ async function recordIntent(
   });
 }
 
-async function downloadOrder(client: Es2PlusClient, intent: IntentRow): Promise<Step> {
-  const answer = await client.call("downloadOrder", {
-    iccid: intent.iccid,
-    profileType: intent.profile_type,
-  });
+async function downloadOrder(deps: Es2PlusDeps, intent: IntentRow): Promise<Step> {
+  const answer = await deps.client.call(
+    "downloadOrder",
+    { iccid: intent.iccid, profileType: intent.profile_type },
+    deps.deadline,
+  );
   if (answer.kind === "executed") {
     const iccid = typeof answer.body.iccid === "string" ? normalizeIccid(answer.body.iccid) : null;
     return iccid === intent.iccid
@@ -109,11 +115,11 @@ async function downloadOrder(client: Es2PlusClient, intent: IntentRow): Promise<
 }
 
 async function confirmOrder(deps: Es2PlusDeps, intent: IntentRow): Promise<Step> {
-  const answer = await deps.client.call("confirmOrder", {
-    iccid: intent.iccid,
-    matchingId: intent.matching_id,
-    releaseFlag: true,
-  });
+  const answer = await deps.client.call(
+    "confirmOrder",
+    { iccid: intent.iccid, matchingId: intent.matching_id, releaseFlag: true },
+    deps.deadline,
+  );
   if (answer.kind === "executed") {
     return answer.body.matchingId === undefined || answer.body.matchingId === intent.matching_id
       ? { kind: "done" }
@@ -121,7 +127,7 @@ async function confirmOrder(deps: Es2PlusDeps, intent: IntentRow): Promise<Step>
   }
   if (answer.kind === "failed" && isStatus(answer.status.statusCodeData, STATUS.invalidTransition)) {
     // Past ALLOCATED: our earlier ConfirmOrder went through. Released already, or released now.
-    const release = await deps.client.call("releaseProfile", { iccid: intent.iccid });
+    const release = await deps.client.call("releaseProfile", { iccid: intent.iccid }, deps.deadline);
     if (release.kind === "executed") return { kind: "done" };
     if (release.kind === "failed" && isStatus(release.status.statusCodeData, STATUS.invalidTransition)) {
       return { kind: "done" };
@@ -141,7 +147,7 @@ export async function finishRefusal(
   reason: string,
 ): Promise<CarrierOutcome<never>> {
   await markWithdrawing(deps.pool, intent.reference, reason);
-  if (!(await withdrawProfile(deps.client, intent))) {
+  if (!(await withdrawProfile(deps, intent))) {
     return { kind: "unavailable", reason: `${reason}; CancelOrder not confirmed yet` };
   }
   await markRefused(deps.pool, intent.reference, reason);
@@ -154,18 +160,16 @@ export async function finishRefusal(
  * never allocated) and "unknown ICCID" that there is nothing to take back. Only a confirmed
  * withdrawal makes the refusal final: until then the order stays pending and is asked again.
  */
-export async function withdrawProfile(client: Es2PlusClient, intent: IntentRow): Promise<boolean> {
-  let answer = await client.call("cancelOrder", {
-    iccid: intent.iccid,
-    matchingId: intent.matching_id,
-    finalProfileStatusIndicator: "Unavailable",
-  });
+export async function withdrawProfile(deps: Es2PlusDeps, intent: IntentRow): Promise<boolean> {
+  const cancel = { iccid: intent.iccid, finalProfileStatusIndicator: "Unavailable" };
+  let answer = await deps.client.call(
+    "cancelOrder",
+    { ...cancel, matchingId: intent.matching_id },
+    deps.deadline,
+  );
   if (answer.kind === "failed" && isStatus(answer.status.statusCodeData, STATUS.matchingIdMismatch)) {
     // ConfirmOrder was refused: the allocated profile holds no matching ID, so it cannot match ours.
-    answer = await client.call("cancelOrder", {
-      iccid: intent.iccid,
-      finalProfileStatusIndicator: "Unavailable",
-    });
+    answer = await deps.client.call("cancelOrder", cancel, deps.deadline);
   }
   if (answer.kind === "executed") return true;
   if (answer.kind === "unknown" || answer.retryable) return false;
