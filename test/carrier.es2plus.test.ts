@@ -55,6 +55,27 @@ async function stock(
   return { iccids, package_id };
 }
 
+/** Profiles over ES2+ and plans at the bundle simulator; `operation_ms`: one operation's budget. */
+function composedCarrier(operation_ms: number): Es2PlusCarrier {
+  const bundles = new HttpCarrier({ base_url: bundleSim.url, api_key: bundleSim.apiKey, timeout_ms: 3_000 });
+  return new Es2PlusCarrier(deps, bundles, operation_ms);
+}
+
+function provisionRequest(
+  reference: string,
+  external_package_id: string,
+  end_user_email: string,
+): ProvisionRequest {
+  return {
+    reference,
+    external_package_id,
+    data_mb: 1024,
+    validity_days: 7,
+    start_date: null,
+    end_user_email,
+  };
+}
+
 async function provisioned(reference: string, package_id: string) {
   const outcome = await orderProfile(deps, reference, package_id);
   assert.equal(outcome.kind, "ok", JSON.stringify(outcome));
@@ -262,16 +283,8 @@ test("the composed carrier attaches the plan at the bundle system to the SM-DP+'
     iccids: [iccid],
     package_id,
   } = await stock(1);
-  const bundles = new HttpCarrier({ base_url: bundleSim.url, api_key: bundleSim.apiKey, timeout_ms: 3_000 });
-  const carrier = new Es2PlusCarrier(deps, bundles, 10_000);
-  const request: ProvisionRequest = {
-    reference: "ord_es2_composed",
-    external_package_id: package_id,
-    data_mb: 1024,
-    validity_days: 7,
-    start_date: null,
-    end_user_email: "someone@example.com",
-  };
+  const carrier = composedCarrier(10_000);
+  const request = provisionRequest("ord_es2_composed", package_id, "someone@example.com");
   const outcome = await carrier.provisionProfile(request);
   assert.equal(outcome.kind, "ok");
   const at_bundles = await bundleSim.profile(iccid!);
@@ -314,18 +327,10 @@ test("a provisioning's calls share one budget: a slow SM-DP+ makes it unavailabl
     iccids: [iccid],
     package_id,
   } = await stock(1);
-  const bundles = new HttpCarrier({ base_url: bundleSim.url, api_key: bundleSim.apiKey, timeout_ms: 3_000 });
   // Each call alone (600 ms) is well inside its 3 s timeout; DownloadOrder then ConfirmOrder is not
   // inside the operation's 1 s, which is what the lease of the order driving it is sized to.
-  const carrier = new Es2PlusCarrier(deps, bundles, 1_000);
-  const request: ProvisionRequest = {
-    reference: "ord_es2_budget",
-    external_package_id: package_id,
-    data_mb: 1024,
-    validity_days: 7,
-    start_date: null,
-    end_user_email: "budget@example.com",
-  };
+  const carrier = composedCarrier(1_000);
+  const request = provisionRequest("ord_es2_budget", package_id, "budget@example.com");
   await smdp.control({ latency_ms: 600 });
   let slow: Awaited<ReturnType<typeof carrier.provisionProfile>>;
   try {
