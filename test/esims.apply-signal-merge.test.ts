@@ -6,6 +6,7 @@ import { test } from "node:test";
 import type { CarrierBundle, EsimSignal } from "../src/carrier/carrier.ts";
 import { mergeSignal, type StoredBundle, type StoredEsim } from "../src/esims/apply-signal-merge.ts";
 import { eventEsim, MAX_EVENT_BUNDLES } from "../src/esims/event-esim.ts";
+import { nextPull } from "../src/esims/pull-schedule.ts";
 import { renderEsim } from "../src/esims/render-esim.ts";
 
 const ICCID = "8901260000000000014";
@@ -120,6 +121,23 @@ test("a late signal moves nothing back; a top-up's new bundle revives a depleted
     revived.bundles.map((b) => b.status),
     ["depleted", "active"],
   );
+});
+
+test("an eSIM whose plan expired before it was ever installed is released again by a top-up, and pulled", () => {
+  const never = { state: "released" as const, installed_at: null };
+  const lapsed = { ...running("ord_a", 0, "expired"), activated_at: null, expires_at: at(24) };
+  const expired = applyAll([signal(30, [lapsed], never)]);
+  assert.equal(expired.esim.status, "expired");
+  assert.equal(expired.esim.installed_at, null);
+  const topped = [...expired.bundles, bundle("ord_b", 3000)];
+  const queued = { ...running("ord_b", 0, "queued"), activated_at: null, expires_at: null };
+  const revived = mergeSignal(expired.esim, topped, signal(40, [lapsed, queued], never), new Date(at(40)));
+  assert.equal(revived.esim.status, "released", "ready to install again, not expired");
+  assert.equal(revived.esim_changed, true);
+  assert.notEqual(nextPull({ ...revived.esim, created_at: new Date(T0) }, new Date(at(40)), 60, 1), null);
+  // A late signal from before the top-up moves nothing back.
+  const late = mergeSignal(revived.esim, revived.bundles, signal(30, [lapsed], never), new Date(at(41)));
+  assert.equal(late.esim.status, "released");
 });
 
 test("the expiry warning is noticed within 24 hours of the end, once per bundle; expired and deleted follow", () => {

@@ -129,13 +129,15 @@ function derivedStatus(esim: StoredEsim, bundles: readonly StoredBundle[]): Esim
 
 /**
  * Forward only; the one way back is a new bundle (a top-up) on an eSIM whose bundles had all
- * ended: depleted or expired become active or installed again, or expired becomes depleted when
- * the newer bundle is used up but not yet past its validity. Deleted and cancelled are final.
+ * ended: depleted or expired become active or installed again (or released, for an eSIM whose
+ * plan ran out before it was ever installed: derived says released only while a bundle is live
+ * and the profile was never on a device), or expired becomes depleted when the newer bundle is
+ * used up but not yet past its validity. Deleted and cancelled are final.
  */
 function nextStatus(old: EsimStatus, derived: EsimStatus | null): EsimStatus {
   if (derived === null || old === "deleted" || old === "cancelled") return old;
   if (ESIM_RANK[derived] >= ESIM_RANK[old]) return derived;
-  const revived = (old === "depleted" || old === "expired") && derived !== "released";
+  const revived = old === "depleted" || old === "expired";
   return revived ? derived : old;
 }
 
