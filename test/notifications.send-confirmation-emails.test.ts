@@ -5,9 +5,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import pino from "pino";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { createMailer, type Mailer } from "../src/notifications/mailer.ts";
+import { DeliveryRecorder } from "../src/notifications/record-deliveries.ts";
 import {
   emailQrCodePng,
   escapeHtml,
@@ -20,6 +22,8 @@ import {
   sendDueConfirmationEmails,
 } from "../src/notifications/send-confirmation-emails.ts";
 import { ordersForEmail } from "../src/orders/order-for-email.ts";
+import { startEmailSweep } from "../src/server/worker.ts";
+import type { AppContext } from "../src/shared/context.ts";
 import { lpaString } from "../src/shared/install-kit.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { parseMessage, partText, startSmtpServer, type TestSmtpServer } from "./support/smtp.ts";
@@ -141,6 +145,38 @@ async function deliveries(order_id: string) {
   return rows;
 }
 
+/** What startEmailSweep reads of the server's context: a pool, this database, EMAIL_CONCURRENCY, a 120 s lease. */
+function sweepContext(email_concurrency: number, through: typeof pool = pool): AppContext {
+  return {
+    pool: through,
+    db,
+    config: { email_concurrency, stale_job_after_ms: 120_000 },
+  } as unknown as AppContext;
+}
+
+/** The test database's pool, counting the statements sent through it whose text matches `pattern`. */
+function countingPool(pattern: RegExp): { pool: typeof pool; count: () => number } {
+  let count = 0;
+  const counting = new Proxy(pool, {
+    get(target, property, receiver) {
+      if (property !== "query") return Reflect.get(target, property, receiver);
+      return (...args: unknown[]) => {
+        if (typeof args[0] === "string" && pattern.test(args[0])) count += 1;
+        return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { pool: counting, count: () => count };
+}
+
+async function waitForDelivery(order_id: string): Promise<void> {
+  for (let tries = 0; tries < 600; tries++) {
+    if ((await deliveries(order_id)).length > 0) return;
+    await sleep(50);
+  }
+  throw new Error(`no delivery recorded for ${order_id}`);
+}
+
 function messagesTo(smtp: TestSmtpServer, email: string) {
   return smtp.messages.filter((message) => message.envelope.rcpt_to.includes(email));
 }
@@ -255,6 +291,68 @@ describe("over SMTP", () => {
       assert.equal(messagesTo(smtp, order.email).length, 1, order.order_id);
       assert.equal((await deliveries(order.order_id)).length, 1);
     }
+  });
+
+  test("deliveries that finish while one is being recorded are recorded together, in one statement", async () => {
+    const orders = await Promise.all(Array.from({ length: 40 }, () => insertOrder()));
+    for (const order of orders) await queue(order.order_id);
+    const counted = countingPool(/insert into email_deliveries/);
+    const recorder = new DeliveryRecorder(counted.pool);
+    await Promise.all(
+      orders.map((order) =>
+        recorder.record({
+          order_id: order.order_id,
+          message_id: `<m.${order.order_id}>`,
+          recipient: order.email,
+        }),
+      ),
+    );
+    assert.equal(counted.count(), 2, "the first alone, the 39 that came meanwhile together");
+    for (const order of orders) {
+      assert.deepEqual(await deliveries(order.order_id), [
+        { message_id: `<m.${order.order_id}>`, recipient: order.email },
+      ]);
+      assert.equal(await outboxRow(order.order_id), null, "each row left the outbox with its delivery");
+    }
+  });
+
+  test("the server's sweep sends a backlog of 120 emails each once, claiming them in batches", async () => {
+    const orders = await Promise.all(Array.from({ length: 120 }, () => insertOrder()));
+    for (const order of orders) await queue(order.order_id);
+    const counted = countingPool(/attempts = e\.attempts \+ 1/);
+    const running = startEmailSweep(sweepContext(8, counted.pool), mailer, pino({ level: "silent" }));
+    try {
+      await smtp.waitFor(smtp.messages.length + 120, 60_000);
+      for (const order of orders) await waitForDelivery(order.order_id);
+    } finally {
+      await running.close();
+    }
+    for (const order of orders) {
+      assert.equal(messagesTo(smtp, order.email).length, 1, order.order_id);
+      assert.equal(await outboxRow(order.order_id), null);
+    }
+    // Batches of up to 8 sends x 3 rounds (a 120 s lease holds three 25 s sends with margin), claimed
+    // when fewer than 8 are queued: a few claims, not one per email as the sends free their slots.
+    assert.ok(counted.count() <= 120 / 8, `${counted.count()} claims for 120 emails, not one per email`);
+  });
+
+  test("a sweep that closes gives back the claims it had not started: due at once, not after the lease", async () => {
+    const orders = await Promise.all(Array.from({ length: 12 }, () => insertOrder()));
+    for (const order of orders) await queue(order.order_id);
+    // One send at a time and a batch of three: closing right away leaves claimed, unstarted rows.
+    const running = startEmailSweep(sweepContext(1), mailer, pino({ level: "silent" }));
+    await running.close();
+    const { rows } = await pool.query<{ claimed: number; sent: number }>(
+      `select count(*) filter (where o.due_at > now() + interval '5 seconds')::int as claimed,
+              (select count(*) from email_deliveries d where d.order_id = any($1::text[]))::int as sent
+       from email_outbox o where o.order_id = any($1::text[])`,
+      [orders.map((order) => order.order_id)],
+    );
+    assert.equal(rows[0]!.claimed, 0, "no row of ours is left claimed for the lease");
+    assert.ok(rows[0]!.sent <= 3, `sent ${rows[0]!.sent}: at most the one batch claimed`);
+    // Due now, so the next sweep sends them (and leaves nothing for the next test).
+    await sweep(deps);
+    for (const order of orders) assert.equal((await deliveries(order.order_id)).length, 1, order.order_id);
   });
 
   test("a claimed row is not claimed again until its lease runs out", async () => {

@@ -45,6 +45,8 @@ export type Options = {
   profile: boolean;
   /** A webhook endpoint per partner, every event type, delivered to bench/webhook-receiver.ts. */
   webhooks: boolean;
+  /** Confirmation emails over SMTP to bench/mail-relay.ts (else .eml files, the sandbox default). */
+  mail_relay: boolean;
   /** The checkout whose service and simulator run: another commit's tree, for before/after figures. */
   service_dir: string;
 };
@@ -55,6 +57,7 @@ export type CpuShares = {
   simulator: number;
   bare_server: number;
   webhook_receiver: number;
+  mail_relay: number;
   postgres: number;
   harness: number;
   /** Everything else on the machine: other people's work, the kernel's. Percent of one core. */
@@ -100,6 +103,7 @@ export type Context = {
   bare: Running | null;
   /** The webhook receiver; null with --no-webhooks. */
   webhook_receiver: Running | null;
+  mail_relay: Running | null;
   admin_token: string;
   partners: Partner[];
   options: Options;

@@ -34,13 +34,20 @@ export async function measured<T extends { cpu_ticks: number }>(
   webhooks: { before: WebhookCounts | null; after: WebhookCounts | null };
 }> {
   const load = loadAverage();
-  const pids = () => [ctx.service.pid, ctx.simulator.pid, ctx.bare?.pid, ctx.webhook_receiver?.pid];
+  const pids = () => [
+    ctx.service.pid,
+    ctx.simulator.pid,
+    ctx.bare?.pid,
+    ctx.webhook_receiver?.pid,
+    ctx.mail_relay?.pid,
+  ];
   const sample = () => ({
     at: performance.now(),
     service: processTicks(ctx.service.pid),
     simulator: processTicks(ctx.simulator.pid),
     bare: processTicks(ctx.bare?.pid),
     webhook_receiver: processTicks(ctx.webhook_receiver?.pid),
+    mail_relay: processTicks(ctx.mail_relay?.pid),
     postgres: clusterTicks(ctx.postmaster_pid),
     harness: selfTicks(),
     machine: machineBusyTicks(),
@@ -64,6 +71,7 @@ export async function measured<T extends { cpu_ticks: number }>(
     simulator: after.simulator - before.simulator,
     bare_server: after.bare - before.bare,
     webhook_receiver: after.webhook_receiver - before.webhook_receiver,
+    mail_relay: after.mail_relay - before.mail_relay,
     postgres: after.postgres - before.postgres,
     harness: after.harness - before.harness,
   };

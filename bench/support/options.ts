@@ -13,6 +13,9 @@ export function parseOptions(): Options {
       "service-dir": { type: "string" },
       // On by default (issue 12's figure); `--no-webhooks` runs without the receiver, to compare.
       webhooks: { type: "boolean", default: true },
+      // Confirmation emails through bench/mail-relay.ts over SMTP, as production sends them (SMTP_URL
+      // is required there); `--no-mail-relay` leaves the sandbox default, .eml files under DATA_DIR.
+      "mail-relay": { type: "boolean", default: true },
     },
     allowNegative: true,
   });
@@ -28,6 +31,7 @@ export function parseOptions(): Options {
     only: new Set(only as ScenarioName[]),
     profile: values.profile,
     webhooks: values.webhooks,
+    mail_relay: values["mail-relay"],
     service_dir: path.resolve(values["service-dir"] ?? process.cwd()),
   };
 }

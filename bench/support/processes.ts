@@ -91,22 +91,32 @@ export async function startBareServer(options: {
 }
 
 /** The webhook receiver (bench/webhook-receiver.ts): answers every delivery 204 and counts them. */
-export async function startWebhookReceiver(options: { log_dir: string }): Promise<Running> {
-  const receiver = spawnNode({
-    name: "webhook receiver",
-    script: "bench/webhook-receiver.ts",
+export function startWebhookReceiver(options: { log_dir: string }): Promise<Running> {
+  return startListener("webhook-receiver", "http", options.log_dir);
+}
+
+/** The mail relay (bench/mail-relay.ts): a real SMTP server accepting every message. */
+export function startMailRelay(options: { log_dir: string }): Promise<Running> {
+  return startListener("mail-relay", "smtp", options.log_dir);
+}
+
+/** A helper process `bench/<name>.ts` on loopback that prints `listening on <port>` when ready. */
+async function startListener(name: string, scheme: string, log_dir: string): Promise<Running> {
+  const child = spawnNode({
+    name: name.replace("-", " "),
+    script: `bench/${name}.ts`,
     env: { PORT: "0", HOST: "127.0.0.1" },
     node_flags: [],
-    log_file: path.join(options.log_dir, "webhook-receiver.log"),
+    log_file: path.join(log_dir, `${name}.log`),
     keep_chars: 8_000,
   });
-  const port = await waitForOutput(receiver, /listening on (\d+)/, START_TIMEOUT_MS);
+  const port = await waitForOutput(child, /listening on (\d+)/, START_TIMEOUT_MS);
   return {
-    name: "webhook-receiver",
-    pid: receiver.pid,
-    url: `http://127.0.0.1:${port}`,
+    name,
+    pid: child.pid,
+    url: `${scheme}://127.0.0.1:${port}`,
     stop: async () => {
-      await receiver.stop(STOP_GRACE_MS);
+      await child.stop(STOP_GRACE_MS);
     },
   };
 }

@@ -75,7 +75,7 @@ export function printScenario(result: ScenarioResult): void {
     `${result.name}: ${result.ok_per_s}/s ok (${result.requests_per_s} req/s), p50 ${result.p50_ms} ms, ` +
       `p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}, socket errors ${result.socket_errors}; CPU % of a core: ` +
       `load generator ${c.load_generator}, service ${c.service}, simulator ${c.simulator}, bare ${c.bare_server}, ` +
-      `webhook receiver ${c.webhook_receiver}, ` +
+      `webhook receiver ${c.webhook_receiver}, mail relay ${c.mail_relay}, ` +
       `postgres ${c.postgres}, others ${c.others}${result.busiest_others.length ? ` (${result.busiest_others.join(", ")})` : ""}` +
       `; CPU per ok: service ${result.cpu_us_per_ok.service} µs, postgres ${result.cpu_us_per_ok.postgres} µs` +
       `${result.notes.length ? `; ${result.notes.join("; ")}` : ""}`,

@@ -8,7 +8,14 @@ import { startOwnPostgres } from "../../test/support/postgres.ts";
 import { quiesce } from "./carts.ts";
 import { type Context, log, type Options, PARTNER_CREDIT_MINOR, PARTNERS, RESULTS_DIR } from "./context.ts";
 import { InspectorSession } from "./inspector.ts";
-import { freePort, type Running, startService, startSimulator, startWebhookReceiver } from "./processes.ts";
+import {
+  freePort,
+  type Running,
+  startMailRelay,
+  startService,
+  startSimulator,
+  startWebhookReceiver,
+} from "./processes.ts";
 import { createPartners } from "./setup.ts";
 import { subscribeWebhooks } from "./webhooks.ts";
 
@@ -38,6 +45,8 @@ export async function startStack(
     cwd: options.service_dir,
   });
   stops.push(simulator.stop);
+  const mail_relay = options.mail_relay ? await startMailRelay({ log_dir: tmp }) : null;
+  if (mail_relay !== null) stops.push(mail_relay.stop);
   const admin_token = `bench-admin-${crypto.randomUUID()}`;
   const inspect_port = options.profile ? await freePort() : 0;
   const service = await startBenchService(options, tmp, {
@@ -46,10 +55,12 @@ export async function startStack(
     simulator,
     simulator_key,
     inspect_port,
+    mail_relay,
   });
   stops.push(service.stop);
   log(
-    `service ${service.url} (pid ${service.pid}), simulator ${simulator.url}, PostgreSQL pid ${postmaster_pid}`,
+    `service ${service.url} (pid ${service.pid}), simulator ${simulator.url}, PostgreSQL pid ${postmaster_pid}, ` +
+      (mail_relay ? `emails over SMTP to ${mail_relay.url} (pid ${mail_relay.pid})` : "emails as .eml files"),
   );
 
   const partners = await createPartners(service.url, admin_token, PARTNERS, PARTNER_CREDIT_MINOR);
@@ -78,6 +89,7 @@ export async function startStack(
     simulator_key,
     bare: null,
     webhook_receiver,
+    mail_relay,
     admin_token,
     partners,
     options,
@@ -99,6 +111,7 @@ function startBenchService(
     simulator: Running;
     simulator_key: string;
     inspect_port: number;
+    mail_relay: Running | null;
   },
 ): Promise<Running> {
   return startService({
@@ -124,6 +137,7 @@ function startBenchService(
       // The webhook receiver listens on loopback; a key of the run's own, not one generated under DATA_DIR.
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
       WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
+      ...(to.mail_relay ? { SMTP_URL: to.mail_relay.url } : {}),
     },
   });
 }

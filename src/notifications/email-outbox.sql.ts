@@ -42,18 +42,22 @@ export async function claimDueEmails(
   return rows;
 }
 
-// One statement: the row leaves the outbox exactly when the delivery is recorded.
-const RECORD_DELIVERY_SQL = `
-with sent as (delete from email_outbox where order_id = $1 returning order_id)
+// One statement for a batch of sent emails: each row leaves the outbox exactly when its delivery is
+// recorded, in the same statement.
+const RECORD_DELIVERIES_SQL = `
+with sent as (delete from email_outbox where order_id = any($1::text[]) returning order_id)
 insert into email_deliveries (order_id, message_id, recipient)
-values ($1, $2, $3)
+select * from unnest($1::text[], $2::text[], $3::text[])
 on conflict (order_id) do nothing`;
 
-export async function recordDelivery(
-  pool: pg.Pool,
-  delivery: { order_id: string; message_id: string; recipient: string },
-): Promise<void> {
-  await pool.query(RECORD_DELIVERY_SQL, [delivery.order_id, delivery.message_id, delivery.recipient]);
+export type Delivery = { order_id: string; message_id: string; recipient: string };
+
+export async function recordDeliveries(pool: pg.Pool, deliveries: readonly Delivery[]): Promise<void> {
+  await pool.query(RECORD_DELIVERIES_SQL, [
+    deliveries.map((delivery) => delivery.order_id),
+    deliveries.map((delivery) => delivery.message_id),
+    deliveries.map((delivery) => delivery.recipient),
+  ]);
 }
 
 /** Drops a row whose delivery was recorded before (nothing to send). */
@@ -82,6 +86,20 @@ export async function recordFailure(
      set due_at = clock_timestamp() + make_interval(secs => $3::float8), last_error = $4
      where order_id = $1 and lease_token = $2`,
     [failure.order_id, failure.lease_token, failure.retry_after_s, failure.error.slice(0, 500)],
+  );
+}
+
+/** Gives back claims never started (a process closing): due again at once, for whoever claims next. */
+export async function releaseClaims(
+  pool: pg.Pool,
+  claims: readonly { order_id: string; lease_token: string }[],
+): Promise<void> {
+  if (claims.length === 0) return;
+  await pool.query(
+    `update email_outbox e set due_at = now()
+     from unnest($1::text[], $2::text[]) as claim(order_id, lease_token)
+     where e.order_id = claim.order_id and e.lease_token = claim.lease_token`,
+    [claims.map((claim) => claim.order_id), claims.map((claim) => claim.lease_token)],
   );
 }
 

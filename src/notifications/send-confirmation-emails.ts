@@ -9,8 +9,10 @@
 //      that dies leaves it to come due again;
 //   2. reads those orders in one batch, through the function the orders domain gives it
 //      (`findOrders`: notifications never read the orders' tables);
-//   3. renders and sends them side by side (the round's `limit` is the bound on sends at once),
-//      each send followed by one statement that deletes the row and records the delivery.
+//   3. renders and sends them (the server's sweep keeps EMAIL_CONCURRENCY sends in flight and the
+//      rest of a claimed batch queued), each send's delivery recorded by a statement that deletes
+//      the row and records it, one statement for every delivery finished meanwhile
+//      (record-deliveries.ts).
 // A failure (SMTP refused, relay away) keeps the row with its error, due again after
 // exp(min(attempt, 10)) seconds: with 25 attempts about four days in all, enough to ride out a
 // relay outage over a weekend. A row that used them all stays, with last_error, for an operator.
@@ -18,13 +20,15 @@ import type { Selectable } from "kysely";
 import type pg from "pg";
 import type { Database } from "../db/schema.ts";
 import {
+  type ClaimedEmail,
   claimDueEmails,
   dropDelivered,
   dropRefunded,
-  recordDelivery,
   recordFailure,
+  releaseClaims,
 } from "./email-outbox.sql.ts";
 import { type Mailer, SEND_TIMEOUT_MS } from "./mailer.ts";
+import { DeliveryRecorder } from "./record-deliveries.ts";
 import { renderConfirmationEmail } from "./render-confirmation-email.ts";
 
 export const CONFIRMATION_EMAIL_MAX_ATTEMPTS = 25;
@@ -59,7 +63,12 @@ export type SendConfirmationEmailsDeps = {
   log: Log;
   /** How long a claim lasts (EMAIL_LEASE_MS when absent); a send outliving it may be sent twice. */
   lease_ms?: number;
+  /** Shared by every round of a sweep, so deliveries of several rounds go in one statement. */
+  recorder?: DeliveryRecorder;
 };
+
+/** One claimed email: `run` sends it and records the outcome (settles as startDue… says below). */
+export type EmailJob = { order_id: string; lease_token: string; run: () => Promise<void> };
 
 export type EmailOutcome = "sent" | "already_delivered" | "failed";
 
@@ -71,46 +80,87 @@ type LoadedOrder = Omit<OrderForEmail, "iccid" | "smdp_address" | "activation_co
 };
 
 /**
- * Claims at most `limit` due emails and starts sending them: returns how many it claimed and one
- * promise per email, settled once that email is sent and recorded, or its failure recorded (never
- * rejected for a send that failed; rejected only when even the failure could not be recorded).
+ * Claims at most `limit` due emails and reads their orders in one batch: one job per email, which
+ * sends nothing until it is run. A claimed email must be run (or its claim released) within the
+ * lease, else another process sends it too.
  */
-export async function startDueConfirmationEmails(
+export async function claimDueConfirmationEmails(
   deps: SendConfirmationEmailsDeps,
   limit: number,
-): Promise<{ claimed: number; sending: Promise<void>[] }> {
+): Promise<EmailJob[]> {
   const claimed = await claimDueEmails(deps.pool, {
     limit,
     lease_ms: deps.lease_ms ?? EMAIL_LEASE_MS,
     max_attempts: CONFIRMATION_EMAIL_MAX_ATTEMPTS,
   });
-  if (claimed.length === 0) return { claimed: 0, sending: [] };
+  if (claimed.length === 0) return [];
   const orders = await deps.findOrders(claimed.filter((row) => !row.delivered).map((row) => row.order_id));
-  const sending = claimed.map(async (row) => {
-    if (row.delivered) return dropDelivered(deps.pool, row.order_id);
-    if (orders.get(row.order_id)?.status === "refunded") {
-      // Refunded before its email went out: its eSIM is cancelled, so there is nothing to install.
-      deps.log.info({ order_id: row.order_id }, "confirmation email not sent: the order was refunded");
-      return dropRefunded(deps.pool, row.order_id);
-    }
-    try {
-      await sendOne(deps, row.order_id, orders.get(row.order_id) ?? null);
-    } catch (error) {
-      const message = (error as Error).message ?? String(error);
-      // The order id says enough: the end user's address and phone number are never logged.
-      deps.log.warn(
-        { order_id: row.order_id, attempts: row.attempts, error: message },
-        "confirmation email failed",
-      );
-      await recordFailure(deps.pool, {
-        order_id: row.order_id,
-        lease_token: row.lease_token,
-        error: message,
-        retry_after_s: Math.exp(Math.min(row.attempts, 10)),
-      });
-    }
-  });
-  return { claimed: claimed.length, sending };
+  const recorder = deps.recorder ?? new DeliveryRecorder(deps.pool);
+  return claimed.map((row) => ({
+    order_id: row.order_id,
+    lease_token: row.lease_token,
+    run: () => processClaimed(deps, recorder, row, orders.get(row.order_id) ?? null),
+  }));
+}
+
+/**
+ * Claims at most `limit` due emails and starts sending them all: returns how many it claimed and
+ * one promise per email, settled once that email is sent and recorded, or its failure recorded
+ * (never rejected for a send that failed; rejected only when even the failure could not be recorded).
+ */
+export async function startDueConfirmationEmails(
+  deps: SendConfirmationEmailsDeps,
+  limit: number,
+): Promise<{ claimed: number; sending: Promise<void>[] }> {
+  const jobs = await claimDueConfirmationEmails(deps, limit);
+  return { claimed: jobs.length, sending: jobs.map((job) => job.run()) };
+}
+
+async function processClaimed(
+  deps: SendConfirmationEmailsDeps,
+  recorder: DeliveryRecorder,
+  row: ClaimedEmail,
+  order: OrderForEmail | null,
+): Promise<void> {
+  if (row.delivered) return dropDelivered(deps.pool, row.order_id);
+  if (order?.status === "refunded") {
+    // Refunded before its email went out: its eSIM is cancelled, so there is nothing to install.
+    deps.log.info({ order_id: row.order_id }, "confirmation email not sent: the order was refunded");
+    return dropRefunded(deps.pool, row.order_id);
+  }
+  try {
+    await sendOne(deps, recorder, row.order_id, order);
+  } catch (error) {
+    const message = (error as Error).message ?? String(error);
+    // The order id says enough: the end user's address and phone number are never logged.
+    deps.log.warn(
+      { order_id: row.order_id, attempts: row.attempts, error: message },
+      "confirmation email failed",
+    );
+    await recordFailure(deps.pool, {
+      order_id: row.order_id,
+      lease_token: row.lease_token,
+      error: message,
+      retry_after_s: Math.exp(Math.min(row.attempts, 10)),
+    });
+  }
+}
+
+/**
+ * How many emails a sweep claims at once for `concurrency` sends in flight: as many rounds of sends
+ * as fit in the lease, each send at most SEND_TIMEOUT_MS (a fifth of the lease kept as margin for
+ * the render, the recording and clocks), so the last email of a batch starts and ends before its
+ * claim runs out even when every send of the batch times out. Four rounds at most: a killed
+ * process's emails wait one lease, whatever their number.
+ */
+export function emailClaimBatch(concurrency: number, lease_ms: number): number {
+  const rounds = Math.max(1, Math.min(4, Math.floor((lease_ms * 0.8) / SEND_TIMEOUT_MS)));
+  return concurrency * rounds;
+}
+
+/** Gives back the claims of jobs never run (a sweep closing): due again at once. */
+export function releaseConfirmationEmails(pool: pg.Pool, jobs: readonly EmailJob[]): Promise<void> {
+  return releaseClaims(pool, jobs);
 }
 
 /** One whole round: claims, sends and records at most `limit` due emails; returns how many it claimed. */
@@ -123,7 +173,12 @@ export async function sendDueConfirmationEmails(
   return claimed;
 }
 
-async function sendOne(deps: SendConfirmationEmailsDeps, order_id: string, found: OrderForEmail | null) {
+async function sendOne(
+  deps: SendConfirmationEmailsDeps,
+  recorder: DeliveryRecorder,
+  order_id: string,
+  found: OrderForEmail | null,
+) {
   const order = checkOrder(order_id, found);
   const email = await renderConfirmationEmail({
     order_id,
@@ -143,7 +198,7 @@ async function sendOne(deps: SendConfirmationEmailsDeps, order_id: string, found
     key: `confirmation.${order_id}`,
     to: order.email,
   });
-  await recordDelivery(deps.pool, { order_id, message_id, recipient: order.email });
+  await recorder.record({ order_id, message_id, recipient: order.email });
   deps.log.info({ order_id }, "confirmation email sent");
 }
 

@@ -17,7 +17,13 @@ import {
 import type { Config } from "../config.ts";
 import { syncDueEsims } from "../esims/sync-esims.ts";
 import type { Mailer } from "../notifications/mailer.ts";
-import { startDueConfirmationEmails } from "../notifications/send-confirmation-emails.ts";
+import { DeliveryRecorder } from "../notifications/record-deliveries.ts";
+import {
+  claimDueConfirmationEmails,
+  type EmailJob,
+  emailClaimBatch,
+  releaseConfirmationEmails,
+} from "../notifications/send-confirmation-emails.ts";
 import { cartHasOrder } from "../orders/cart-has-order.ts";
 import { FINISH_ESIM, type FinishByType } from "../orders/finish.ts";
 import { ordersForEmail } from "../orders/order-for-email.ts";
@@ -168,39 +174,58 @@ export function startResolverSweep(ctx: AppContext, log: Pino): Closable {
 }
 
 /**
- * The confirmation email sweep in this process: EMAIL_CONCURRENCY sends in flight at most. A round
- * claims only as many rows as there are free slots and does not wait for its sends: each finished
- * send frees its slot and wakes the sweep, so one slow send (a relay, a disk flush) holds up one
- * slot, not a whole batch.
+ * The confirmation email sweep in this process: EMAIL_CONCURRENCY sends in flight at most, fed from a
+ * queue of claimed emails. A round claims a batch (one statement, and one to read its orders) only
+ * when the queue runs low, and each finished send starts the next queued one: under load the
+ * database sees a few statements per batch instead of three per email, and one slow send (a relay,
+ * a disk flush) holds up one slot, not a batch. Deliveries are recorded by one shared recorder, in
+ * as few statements as the pace of sends allows (notifications/record-deliveries.ts).
  */
 export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Closable {
+  const concurrency = ctx.config.email_concurrency;
+  // As for a job: a claim this old belongs to a dead process (production: well above a send).
+  const lease_ms = ctx.config.stale_job_after_ms;
   const deps = {
     pool: ctx.pool,
     mailer,
     findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids),
     log,
-    // As for a job: a claim this old belongs to a dead process (production: well above a send).
-    lease_ms: ctx.config.stale_job_after_ms,
+    lease_ms,
+    recorder: new DeliveryRecorder(ctx.pool),
   };
+  const batch = emailClaimBatch(concurrency, lease_ms);
+  const queue: EmailJob[] = [];
   const in_flight = new Set<Promise<void>>();
+  // The last claim took all it asked for: more may be due, so a send that frees the queue claims
+  // again at once. Otherwise new rows wait for the timer (SWEEP_EVERY_MS), not one claim per send.
+  let more = false;
+  const startQueued = (): void => {
+    while (in_flight.size < concurrency && queue.length > 0) {
+      const job = queue.shift()!;
+      const tracked: Promise<void> = job
+        .run()
+        .catch((error: unknown) => log.warn({ err: error }, "confirmation email not recorded"))
+        .finally(() => {
+          in_flight.delete(tracked);
+          startQueued();
+          if (more && queue.length < concurrency) sweep.wake();
+        });
+      in_flight.add(tracked);
+    }
+  };
   const sweep = startSweep({
     name: "confirmation emails",
-    limit: ctx.config.email_concurrency,
+    limit: batch,
     every_ms: SWEEP_EVERY_MS,
-    round: async (limit) => {
-      const free = limit - in_flight.size;
-      if (free <= 0) return 0;
-      const { sending } = await startDueConfirmationEmails(deps, free);
-      for (const send of sending) {
-        const tracked: Promise<void> = send
-          .catch((error: unknown) => log.warn({ err: error }, "confirmation email not recorded"))
-          .finally(() => {
-            in_flight.delete(tracked);
-            sweep.wake();
-          });
-        in_flight.add(tracked);
+    round: async () => {
+      if (queue.length < concurrency) {
+        const wanted = batch - queue.length;
+        const claimed = await claimDueConfirmationEmails(deps, wanted);
+        more = claimed.length === wanted;
+        queue.push(...claimed);
       }
-      // Full slots are refilled by the sends' own wake-ups; a short claim means nothing more is due.
+      startQueued();
+      // Finished sends wake the sweep while the queue runs low and more may be due.
       return 0;
     },
     onError: (error) => log.warn({ err: error }, "confirmation email round failed"),
@@ -208,6 +233,10 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
   return {
     close: async () => {
       await sweep.close();
+      // Claimed but never started: due again at once for the next process, not after the lease.
+      await releaseConfirmationEmails(ctx.pool, queue.splice(0)).catch((error: unknown) =>
+        log.warn({ err: error }, "confirmation email claims not released; they come due after their lease"),
+      );
       await Promise.all(in_flight);
     },
   };
