@@ -55,6 +55,9 @@ async function newestDeliveryShows(status: string): Promise<void> {
   await waitFor(
     `the newest delivery shows ${status}`,
     async () => {
+      // The click that sent the event navigates (POST, 303, GET): let that page load before a
+      // reload, which would otherwise race it ("Not attached to an active page").
+      await page.waitForLoadState("load");
       await page.reload();
       const cell = page
         .getByRole("region", { name: "Deliveries" })
