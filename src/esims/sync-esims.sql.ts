@@ -41,7 +41,11 @@ export async function releaseClaims(db: Executor, iccids: readonly string[]): Pr
  * take on this eSIM, so they never deadlock on it (a SELECT ... FOR UPDATE here did).
  */
 export async function dueNow(db: Executor, iccid: string): Promise<void> {
-  await sql`update esims set next_sync_at = now() where iccid = ${iccid}`.execute(db);
+  // Already due (an earlier top-up, a pull not yet run): nothing to write, and no row lock held for
+  // the rest of the caller's transaction, which concurrent top-ups of this eSIM would queue behind.
+  await sql`
+    update esims set next_sync_at = now()
+    where iccid = ${iccid} and (next_sync_at is null or next_sync_at > now())`.execute(db);
 }
 
 /**
