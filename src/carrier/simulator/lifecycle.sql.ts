@@ -54,17 +54,6 @@ export async function selectBundles(db: Queryable, iccid: string, limit: number)
   return result.rows;
 }
 
-export async function insertBundle(
-  client: pg.PoolClient,
-  bundle: { reference: string; iccid: string; data_mb: number | null; validity_days: number },
-): Promise<void> {
-  await client.query(
-    `insert into carrier_sim.bundles (reference, iccid, data_mb, validity_days)
-     values ($1, $2, $3::bigint, $4::integer) on conflict (reference) do nothing`,
-    [bundle.reference, bundle.iccid, bundle.data_mb, bundle.validity_days],
-  );
-}
-
 export async function markInstalled(client: pg.PoolClient, iccid: string, at: Date): Promise<void> {
   await client.query(
     "update carrier_sim.profiles set installed_at = coalesce(installed_at, $2::timestamptz) where iccid = $1",

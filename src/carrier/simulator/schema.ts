@@ -91,6 +91,40 @@ on conflict (reference) do nothing;
 insert into carrier_sim.bundles (reference, iccid, data_mb, validity_days, created_at)
 select t.reference, t.iccid, t.data_mb, t.validity_days, t.created_at from carrier_sim.topups t
 on conflict (reference) do nothing;
+
+-- A provisioning in one round trip (provision-profile.ts): under the reference's lock, the recorded
+-- answer (the profile, or the refusal) if there is one; else the refusal given, or the new profile
+-- and its queued bundle. Each statement of a volatile function reads a fresh snapshot, so what a
+-- call that held the lock before this one committed is seen. kind: 'profile' or 'refused'.
+create or replace function carrier_sim.provision_profile(
+  p_reference text, p_iccid text, p_matching_id text, p_smdp_address text, p_external_package_id text,
+  p_data_mb bigint, p_validity_days integer, p_start_date date, p_end_user_email text, p_refusal text)
+returns table (kind text, iccid text, matching_id text, smdp_address text, reason text)
+language plpgsql volatile as $fn$
+begin
+  perform pg_advisory_xact_lock(hashtext('carrier_sim:reference'), hashtext(p_reference));
+  return query select 'profile'::text, p.iccid, p.matching_id, p.smdp_address, null::text
+    from carrier_sim.profiles p where p.reference = p_reference;
+  if found then return; end if;
+  return query select 'refused'::text, null::text, null::text, null::text, r.reason
+    from carrier_sim.refusals r where r.reference = p_reference;
+  if found then return; end if;
+  if p_refusal is not null then
+    insert into carrier_sim.refusals (reference, kind, reason) values (p_reference, 'profile', p_refusal)
+      on conflict (reference) do nothing;
+    return query select 'refused'::text, null::text, null::text, null::text, p_refusal;
+    return;
+  end if;
+  insert into carrier_sim.profiles (reference, iccid, matching_id, smdp_address, external_package_id,
+                                    data_mb_total, validity_days, start_date, end_user_email)
+    values (p_reference, p_iccid, p_matching_id, p_smdp_address, p_external_package_id,
+            p_data_mb, p_validity_days, p_start_date, p_end_user_email);
+  -- The original bundle, queued until the first data use (README "Lifecycle").
+  insert into carrier_sim.bundles (reference, iccid, data_mb, validity_days)
+    values (p_reference, p_iccid, p_data_mb, p_validity_days) on conflict (reference) do nothing;
+  return query select 'profile'::text, p_iccid, p_matching_id, p_smdp_address, null::text;
+end
+$fn$;
 `;
 
 export async function ensureSimulatorSchema(pool: pg.Pool): Promise<void> {

@@ -61,27 +61,33 @@ export async function selectRefusal(db: Queryable, reference: string): Promise<R
   return result.rows[0] ?? null;
 }
 
-export async function nextIccidSerial(client: pg.PoolClient): Promise<number> {
-  const result = await client.query<{ serial: number }>(
-    "select nextval('carrier_sim.iccid_serial')::float8 as serial",
+/** `count` serials of the inventory range at once; those never used are gaps, never reused. */
+export async function nextIccidSerials(db: Queryable, count: number): Promise<number[]> {
+  const result = await db.query<{ serial: number }>(
+    "select nextval('carrier_sim.iccid_serial')::float8 as serial from generate_series(1, $1::integer)",
+    [count],
   );
-  return result.rows[0]!.serial;
+  return result.rows.map((row) => row.serial);
 }
 
-export type NewProfile = Omit<ProfileRow, "created_at" | "data_mb_total"> & {
-  data_mb_total: number | null;
-  end_user_email: string;
-};
+export type ProvisionOutcome =
+  | { kind: "profile"; iccid: string; matching_id: string; smdp_address: string }
+  | { kind: "refused"; reason: string };
 
-/** Null when the reference already has a profile: the caller then reads and returns that one. */
-export async function insertProfile(client: pg.PoolClient, profile: NewProfile): Promise<ProfileRow | null> {
-  const result = await client.query<ProfileRow>(
-    `insert into carrier_sim.profiles
-       (reference, iccid, matching_id, smdp_address, external_package_id,
-        data_mb_total, validity_days, start_date, end_user_email)
-     values ($1, $2, $3, $4, $5, $6::bigint, $7::integer, $8::date, $9)
-     on conflict (reference) do nothing
-     returning ${PROFILE_COLUMNS}`,
+/** carrier_sim.provision_profile (schema.ts): the recorded answer, or the refusal, or the new profile. */
+export async function provisionInOneCall(
+  db: Queryable,
+  profile: Omit<NewProfile, "data_mb_total"> & { data_mb_total: number | null; refusal: string | null },
+): Promise<ProvisionOutcome> {
+  const result = await db.query<{
+    kind: "profile" | "refused";
+    iccid: string;
+    matching_id: string;
+    smdp_address: string;
+    reason: string;
+  }>(
+    `select kind, iccid, matching_id, smdp_address, reason
+     from carrier_sim.provision_profile($1, $2, $3, $4, $5, $6::bigint, $7::integer, $8::date, $9, $10)`,
     [
       profile.reference,
       profile.iccid,
@@ -92,10 +98,20 @@ export async function insertProfile(client: pg.PoolClient, profile: NewProfile):
       profile.validity_days,
       profile.start_date,
       profile.end_user_email,
+      profile.refusal,
     ],
   );
-  return result.rows[0] ?? null;
+  const row = result.rows[0];
+  if (!row) throw new Error(`carrier_sim.provision_profile answered nothing for ${profile.reference}`);
+  return row.kind === "refused"
+    ? { kind: "refused", reason: row.reason }
+    : { kind: "profile", iccid: row.iccid, matching_id: row.matching_id, smdp_address: row.smdp_address };
 }
+
+export type NewProfile = Omit<ProfileRow, "created_at" | "data_mb_total"> & {
+  data_mb_total: number | null;
+  end_user_email: string;
+};
 
 export async function insertRefusal(
   client: pg.PoolClient,
@@ -126,49 +142,79 @@ export async function selectTopupsByIccid(db: Queryable, iccid: string, limit: n
   return result.rows;
 }
 
-/** Locks the profile row so concurrent top-ups of one ICCID add up instead of overwriting. */
+/**
+ * Locks the profile row so concurrent top-ups of one ICCID add up instead of overwriting, and
+ * every lifecycle change of the eSIM runs one at a time (as lifecycle.sql.ts lockProfileState).
+ */
 export async function selectProfileForUpdate(
   client: pg.PoolClient,
   iccid: string,
-): Promise<(ProfileRow & { cancelled_at: Date | null }) | null> {
-  const result = await client.query<ProfileRow & { cancelled_at: Date | null }>(
-    `select ${PROFILE_COLUMNS}, cancelled_at from carrier_sim.profiles where iccid = $1 for update`,
+): Promise<
+  (ProfileRow & { cancelled_at: Date | null; installed_at: Date | null; deleted_at: Date | null }) | null
+> {
+  const result = await client.query<
+    ProfileRow & { cancelled_at: Date | null; installed_at: Date | null; deleted_at: Date | null }
+  >(
+    `select ${PROFILE_COLUMNS}, cancelled_at, installed_at, deleted_at
+     from carrier_sim.profiles where iccid = $1 for update`,
     [iccid],
   );
   return result.rows[0] ?? null;
 }
 
-/** Null when the reference already has a top-up: its data was added once, not again. */
-export async function insertTopup(
+/** A top-up's recorded answer, in one statement: its ICCID and the profile's data now, or its refusal. */
+export async function selectTopupAnswer(
+  db: Queryable,
+  reference: string,
+): Promise<{ iccid: string; data_mb_total: number | null } | { reason: string } | null> {
+  const result = await db.query<{
+    iccid: string | null;
+    data_mb_total: number | null;
+    reason: string | null;
+  }>(
+    `select t.iccid, p.data_mb_total::float8 as data_mb_total, null::text as reason
+     from carrier_sim.topups t left join carrier_sim.profiles p on p.iccid = t.iccid
+     where t.reference = $1
+     union all
+     select null, null, r.reason from carrier_sim.refusals r where r.reference = $1`,
+    [reference],
+  );
+  const row = result.rows[0];
+  if (!row) return null;
+  return row.iccid !== null
+    ? { iccid: row.iccid, data_mb_total: row.data_mb_total }
+    : { reason: row.reason ?? "refused" };
+}
+
+/**
+ * Records a top-up and adds its data, in one statement: the top-up row, the profile's new total
+ * (unlimited, null, on either side makes it unlimited) and the new bundle, queued. Null when the
+ * reference was recorded already (nothing added).
+ */
+export async function recordTopup(
   client: pg.PoolClient,
   topup: Omit<TopupRow, "created_at">,
-): Promise<TopupRow | null> {
-  const result = await client.query<TopupRow>(
-    `insert into carrier_sim.topups (reference, iccid, external_package_id, data_mb, validity_days)
-     values ($1, $2, $3, $4::integer, $5::integer)
-     on conflict (reference) do nothing
-     returning reference, iccid, external_package_id, data_mb, validity_days, created_at`,
+): Promise<{ data_mb_total: number | null } | null> {
+  const result = await client.query<{ data_mb_total: number | null }>(
+    `with topup as (
+       insert into carrier_sim.topups (reference, iccid, external_package_id, data_mb, validity_days)
+       values ($1, $2, $3, $4::integer, $5::integer)
+       on conflict (reference) do nothing
+       returning reference, iccid),
+     profile as (
+       update carrier_sim.profiles p
+       set data_mb_total = case when p.data_mb_total is null or $4::bigint is null then null
+                                else p.data_mb_total + $4::bigint end
+       from topup where p.iccid = topup.iccid
+       returning p.data_mb_total),
+     bundle as (
+       insert into carrier_sim.bundles (reference, iccid, data_mb, validity_days)
+       select reference, iccid, $4::bigint, $5::integer from topup
+       on conflict (reference) do nothing)
+     select data_mb_total::float8 as data_mb_total from profile`,
     [topup.reference, topup.iccid, topup.external_package_id, topup.data_mb, topup.validity_days],
   );
   return result.rows[0] ?? null;
-}
-
-/** Adds a top-up's data to the profile. Unlimited (null) on either side makes the result unlimited. */
-export async function addDataToProfile(
-  client: pg.PoolClient,
-  iccid: string,
-  data_mb: number | null,
-): Promise<number | null> {
-  const result = await client.query<{ data_mb_total: number | null }>(
-    `update carrier_sim.profiles
-     set data_mb_total = case when data_mb_total is null or $2::bigint is null then null
-                              else data_mb_total + $2::bigint end
-     where iccid = $1
-     returning data_mb_total::float8 as data_mb_total`,
-    [iccid, data_mb],
-  );
-  if (result.rowCount !== 1) throw new Error(`no profile ${iccid} to top up`);
-  return result.rows[0]!.data_mb_total;
 }
 
 export type AuditCounts = { provisionings: number; topups: number; refusals: number };

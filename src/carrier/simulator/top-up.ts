@@ -3,19 +3,22 @@
 // added in the same transaction that records the top-up, so a retry can never add it twice.
 import { type Static, Type } from "typebox";
 import { inTransaction } from "../../db/pool.ts";
-import { ok, refused, type SimulatorAnswer, type SimulatorContext, sandboxPrelude } from "./answers.ts";
-import { insertBundle, lockProfileState } from "./lifecycle.sql.ts";
+import {
+  magicValue,
+  ok,
+  refused,
+  type SimulatorAnswer,
+  type SimulatorContext,
+  sandboxPrelude,
+} from "./answers.ts";
 import { advance } from "./lifecycle.ts";
 import { DataMb, EndUserEmail, Reference, ValidityDays } from "./provision-profile.ts";
 import {
-  addDataToProfile,
   insertRefusal,
-  insertTopup,
   lockReference,
-  selectProfileByIccid,
+  recordTopup,
   selectProfileForUpdate,
-  selectRefusal,
-  selectTopupByReference,
+  selectTopupAnswer,
 } from "./simulator.sql.ts";
 
 export const TopUpBody = Type.Object(
@@ -32,9 +35,12 @@ export const TopUpBody = Type.Object(
 export type TopUpBody = Static<typeof TopUpBody>;
 
 export async function topUp(context: SimulatorContext, request: TopUpBody): Promise<SimulatorAnswer> {
-  const known = await recordedAnswer(context.pool, request.reference);
-  if (known) return known;
-
+  // As for a provisioning: only a magic email can answer before the recorded answer is read under
+  // the lock; otherwise the prelude only draws a refusal, which a recorded answer overrides.
+  if (magicValue(request.end_user_email) !== null) {
+    const known = await recordedAnswer(context.pool, request.reference);
+    if (known) return known;
+  }
   const prelude = await sandboxPrelude(context, request.end_user_email);
   if ("answer" in prelude) return prelude.answer;
   const { refusal } = prelude;
@@ -50,41 +56,38 @@ export async function topUp(context: SimulatorContext, request: TopUpBody): Prom
         : profile.cancelled_at !== null
           ? `profile ${request.iccid} was cancelled`
           : refusal;
-    if (reason !== null) {
-      await insertRefusal(client, { reference: request.reference, kind: "topup", reason });
-      return refused(reason);
+    if (profile === null || reason !== null) {
+      await insertRefusal(client, {
+        reference: request.reference,
+        kind: "topup",
+        reason: reason ?? "refused",
+      });
+      return refused(reason ?? "refused");
     }
-    const inserted = await insertTopup(client, {
-      reference: request.reference,
-      iccid: request.iccid,
-      external_package_id: request.external_package_id,
-      data_mb: request.data_mb,
-      validity_days: request.validity_days,
-    });
+    const recorded = await recordTopup(client, request);
     // Under the reference lock the insert cannot conflict; if it somehow did, the data was
     // already added by the call that inserted it, so adding it here would count it twice.
-    if (inserted === null) throw new Error(`top-up ${request.reference} appeared under its own lock`);
-    const data_mb_total = await addDataToProfile(client, request.iccid, request.data_mb);
-    // The new bundle queues behind the running one; if the eSIM's bundles have all ended, it starts now.
-    await insertBundle(client, request);
-    const state = await lockProfileState(client, request.iccid);
-    if (state) await advance(client, state, new Date());
-    return ok({ iccid: request.iccid, data_mb_total });
+    if (recorded === null) throw new Error(`top-up ${request.reference} appeared under its own lock`);
+    // The new bundle queues behind the running one; if the eSIM's bundles have all ended, it starts
+    // now. The profile row is locked above, as lockProfileState would.
+    await advance(
+      client,
+      { iccid: profile.iccid, installed_at: profile.installed_at, deleted_at: profile.deleted_at },
+      new Date(),
+    );
+    return ok({ iccid: request.iccid, data_mb_total: recorded.data_mb_total });
   });
   if (answer.status === 200) context.signal(request.iccid);
   return answer;
 }
 
 async function recordedAnswer(
-  db: Parameters<typeof selectTopupByReference>[0],
+  db: Parameters<typeof selectTopupAnswer>[0],
   reference: string,
 ): Promise<SimulatorAnswer | null> {
-  const topup = await selectTopupByReference(db, reference);
-  if (topup) {
-    const profile = await selectProfileByIccid(db, topup.iccid);
-    return ok({ iccid: topup.iccid, data_mb_total: profile?.data_mb_total ?? null });
-  }
-  const refusal = await selectRefusal(db, reference);
-  if (refusal) return refused(refusal.reason);
-  return null;
+  const recorded = await selectTopupAnswer(db, reference);
+  if (recorded === null) return null;
+  return "reason" in recorded
+    ? refused(recorded.reason)
+    : ok({ iccid: recorded.iccid, data_mb_total: recorded.data_mb_total });
 }
