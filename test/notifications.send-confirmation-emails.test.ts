@@ -169,6 +169,23 @@ function countingPool(pattern: RegExp): { pool: typeof pool; count: () => number
   return { pool: counting, count: () => count };
 }
 
+/** The test database's pool, whose first `times` statements matching `pattern` fail as a dropped connection would. */
+function failingPool(pattern: RegExp, times: number): typeof pool {
+  let left = times;
+  return new Proxy(pool, {
+    get(target, property, receiver) {
+      if (property !== "query") return Reflect.get(target, property, receiver);
+      return (...args: unknown[]) => {
+        if (typeof args[0] === "string" && pattern.test(args[0]) && left > 0) {
+          left -= 1;
+          return Promise.reject(new Error("Connection terminated unexpectedly"));
+        }
+        return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
 async function waitForDelivery(order_id: string): Promise<void> {
   for (let tries = 0; tries < 600; tries++) {
     if ((await deliveries(order_id)).length > 0) return;
@@ -334,6 +351,25 @@ describe("over SMTP", () => {
     // Up to 8 sends x 4 rounds in flight and queued (a 120 s lease holds four 25 s sends with margin),
     // claimed when fewer than 8 are queued: a few claims, not one per email as the sends free their slots.
     assert.ok(counted.count() <= 120 / 8, `${counted.count()} claims for 120 emails, not one per email`);
+  });
+
+  test("an email the relay accepted is not sent again when recording its delivery fails once (a database blip)", async () => {
+    // Review (review4): a failed group write rejects every delivery of the batch, and each job's
+    // catch then records a *send* failure: the row is due again in e^attempts seconds (2.7 s) and
+    // the email, which the relay accepted, goes out a second time (up to a whole batch of them).
+    const orders = await Promise.all(Array.from({ length: 3 }, () => insertOrder()));
+    for (const order of orders) await queue(order.order_id);
+    const blip = failingPool(/insert into email_deliveries/, 1);
+    assert.equal(await sweep({ ...deps, pool: blip }), 3);
+    for (const order of orders) assert.equal(messagesTo(smtp, order.email).length, 1, "sent once");
+    // Time passes (the backoff, or the lease): whatever is due is swept again.
+    for (const order of orders) await makeDue(order.order_id);
+    await sweep(deps);
+    for (const order of orders) {
+      assert.equal(messagesTo(smtp, order.email).length, 1, `${order.order_id}: sent again`);
+      assert.equal((await deliveries(order.order_id)).length, 1, "its delivery recorded");
+      assert.equal(await outboxRow(order.order_id), null, "the row left the outbox");
+    }
   });
 
   test("a sweep that closes gives back the claims it had not started: due at once, not after the lease", async () => {
