@@ -18,6 +18,8 @@ import {
 } from "../src/notifications/render-confirmation-email.ts";
 import {
   CONFIRMATION_EMAIL_MAX_ATTEMPTS,
+  claimDueConfirmationEmails,
+  releaseConfirmationEmails,
   type SendConfirmationEmailsDeps,
   sendDueConfirmationEmails,
 } from "../src/notifications/send-confirmation-emails.ts";
@@ -370,6 +372,29 @@ describe("over SMTP", () => {
       assert.equal((await deliveries(order.order_id)).length, 1, "its delivery recorded");
       assert.equal(await outboxRow(order.order_id), null, "the row left the outbox");
     }
+  });
+
+  test("an order refunded while its claimed email waits in the sweep's queue gets no email", async () => {
+    // Review (review4): the server's sweep reads a batch's orders when it claims them and may send
+    // the last of them several rounds of sends later (up to 3 x SEND_TIMEOUT_MS); a refund meanwhile
+    // cancels the eSIM, yet the email with its QR code goes out from the claim-time copy.
+    const order = await insertOrder();
+    await queue(order.order_id);
+    const jobs = await claimDueConfirmationEmails(deps, 50);
+    const job = jobs.find((claimed) => claimed.order_id === order.order_id);
+    assert.ok(job, "claimed");
+    await releaseConfirmationEmails(
+      pool,
+      jobs.filter((claimed) => claimed !== job),
+    );
+    // The refund commits while the job is queued behind sends in flight.
+    await pool.query("update orders set status = 'refunded', refunded_at = now() where order_id = $1", [
+      order.order_id,
+    ]);
+    await job.run();
+    await sleep(200);
+    assert.equal(messagesTo(smtp, order.email).length, 0, "an email for a refunded order's cancelled eSIM");
+    assert.equal(await outboxRow(order.order_id), null, "the row is dropped");
   });
 
   test("a sweep that closes gives back the claims it had not started: due at once, not after the lease", async () => {
