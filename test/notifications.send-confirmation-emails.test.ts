@@ -397,6 +397,28 @@ describe("over SMTP", () => {
     assert.equal(await outboxRow(order.order_id), null, "the row is dropped");
   });
 
+  test("a claim given back unstarted costs no attempt: an email on its last attempt is still sent", async () => {
+    // Review (review4): a closing sweep gives back its queued claims, but the claim had counted an
+    // attempt; on a row's last attempt the row is then never claimed again, and never sent.
+    const order = await insertOrder();
+    await queue(order.order_id);
+    await pool.query("update email_outbox set attempts = $2 where order_id = $1", [
+      order.order_id,
+      CONFIRMATION_EMAIL_MAX_ATTEMPTS - 1,
+    ]);
+    const jobs = await claimDueConfirmationEmails(deps, 50);
+    assert.ok(
+      jobs.some((job) => job.order_id === order.order_id),
+      "claimed",
+    );
+    // What a closing sweep does with the claims it had not started.
+    await releaseConfirmationEmails(pool, jobs);
+    assert.equal((await outboxRow(order.order_id))?.attempts, CONFIRMATION_EMAIL_MAX_ATTEMPTS - 1);
+    await sweep(deps);
+    assert.equal(messagesTo(smtp, order.email).length, 1, "sent on its last attempt");
+    assert.equal((await deliveries(order.order_id)).length, 1);
+  });
+
   test("a sweep that closes gives back the claims it had not started: due at once, not after the lease", async () => {
     const orders = await Promise.all(Array.from({ length: 12 }, () => insertOrder()));
     for (const order of orders) await queue(order.order_id);
