@@ -419,6 +419,28 @@ describe("over SMTP", () => {
     assert.equal((await deliveries(order.order_id)).length, 1);
   });
 
+  test("a sweep asked to close starts no new send: what it claimed meanwhile is given back, not sent", async () => {
+    // Review (review4): close() waited for the round in progress, which then started sends (as did
+    // every send finishing meanwhile): each new send after SIGTERM can outlast the shutdown's grace,
+    // and a process killed mid-send is the one window where an email goes out twice.
+    const orders = await Promise.all(Array.from({ length: 6 }, () => insertOrder()));
+    for (const order of orders) await queue(order.order_id);
+    const before = smtp.messages.length;
+    // Its first round is claiming when close() is called.
+    const running = startEmailSweep(sweepContext(2), mailer, pino({ level: "silent" }));
+    await running.close();
+    await sleep(200);
+    assert.equal(smtp.messages.length - before, 0, "sends started after close() was called");
+    const { rows } = await pool.query<{ claimed: number }>(
+      `select count(*) filter (where due_at > now() + interval '5 seconds')::int as claimed
+       from email_outbox where order_id = any($1::text[])`,
+      [orders.map((order) => order.order_id)],
+    );
+    assert.equal(rows[0]!.claimed, 0, "every claim given back");
+    await sweep(deps);
+    for (const order of orders) assert.equal(messagesTo(smtp, order.email).length, 1, order.order_id);
+  });
+
   test("a sweep that closes gives back the claims it had not started: due at once, not after the lease", async () => {
     const orders = await Promise.all(Array.from({ length: 12 }, () => insertOrder()));
     for (const order of orders) await queue(order.order_id);
