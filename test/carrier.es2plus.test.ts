@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ProvisionRequest } from "../src/carrier/carrier.ts";
 import { cancelProfileOrder } from "../src/carrier/es2plus/cancel-profile.ts";
+import { composeCarrier } from "../src/carrier/es2plus/compose.ts";
 import { Es2PlusCarrier } from "../src/carrier/es2plus/es2plus-carrier.ts";
 import { Es2PlusClient } from "../src/carrier/es2plus/es2plus-client.ts";
 import { iccidRange } from "../src/carrier/es2plus/iccid-range.ts";
@@ -12,6 +13,7 @@ import { importInventory } from "../src/carrier/es2plus/import-inventory.ts";
 import { type Es2PlusDeps, orderProfile } from "../src/carrier/es2plus/order-profile.ts";
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { luhnCheckDigit } from "../src/carrier/luhn.ts";
+import type { Config } from "../src/config.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { startSimulatorProcess } from "./support/simulator.ts";
 import { REQUESTER_ID, SMDP_ADDRESS, smdpRequest, startSmdpProcess } from "./support/smdp.ts";
@@ -394,4 +396,51 @@ test("the SM-DP+ simulator answers the SGP.22 status codes: requester, missing f
     "3.5",
     "a trailing F names the same ICCID",
   );
+});
+
+test("a steadily slow SM-DP+ whose every call answers well inside CARRIER_TIMEOUT_MS still gets the order its one profile on a later attempt", async () => {
+  // Review (review4): the carrier as the service composes it (compose.ts): each ES2+ call bounded by
+  // CARRIER_TIMEOUT_MS, and the whole operation by the same CARRIER_TIMEOUT_MS. A retry records no
+  // progress between calls, so it walks DownloadOrder (3.7), ConfirmOrder (3.5) and ReleaseProfile
+  // again: with a steady latency above a third of the timeout no attempt can ever finish, and the
+  // order stays pending (and its money held) until an operator steps in.
+  const {
+    iccids: [iccid],
+    package_id,
+  } = await stock(1);
+  const timeout_ms = 1_000;
+  const bundles = new HttpCarrier({ base_url: bundleSim.url, api_key: bundleSim.apiKey, timeout_ms });
+  const config = {
+    carrier_profiles: "es2plus",
+    carrier_timeout_ms: timeout_ms,
+    es2plus: {
+      url: smdp.url,
+      requester_id: REQUESTER_ID,
+      client_cert_file: certs.client.cert_file,
+      client_key_file: certs.client.key_file,
+      ca_file: certs.ca_file,
+      smdp_address: SMDP_ADDRESS,
+    },
+  } as unknown as Config;
+  const carrier = composeCarrier(config, database.pool, bundles);
+  const request = provisionRequest("ord_es2_steady_slow", package_id, "steady@example.com");
+  await smdp.control({ latency_ms: 550 });
+  const outcomes: string[] = [];
+  try {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const outcome = await carrier.provisionProfile(request);
+      outcomes.push(outcome.kind === "ok" ? "ok" : `${outcome.kind}: ${outcome.reason}`);
+      if (outcome.kind === "ok") break;
+      // What the resolver does between attempts: the SM-DP+ finishes any call still in its hands.
+      await new Promise((resolve) => setTimeout(resolve, 700));
+    }
+  } finally {
+    await smdp.control({ latency_ms: 0 });
+  }
+  assert.equal(
+    outcomes.at(-1),
+    "ok",
+    `five attempts, each call 550 ms of a 1000 ms timeout:\n${outcomes.join("\n")}`,
+  );
+  assert.equal((await smdp.profile(iccid!))?.state, "RELEASED");
 });

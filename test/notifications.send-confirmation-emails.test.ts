@@ -18,6 +18,8 @@ import {
 } from "../src/notifications/render-confirmation-email.ts";
 import {
   CONFIRMATION_EMAIL_MAX_ATTEMPTS,
+  claimDueConfirmationEmails,
+  releaseConfirmationEmails,
   type SendConfirmationEmailsDeps,
   sendDueConfirmationEmails,
 } from "../src/notifications/send-confirmation-emails.ts";
@@ -167,6 +169,23 @@ function countingPool(pattern: RegExp): { pool: typeof pool; count: () => number
     },
   });
   return { pool: counting, count: () => count };
+}
+
+/** The test database's pool, whose first `times` statements matching `pattern` fail as a dropped connection would. */
+function failingPool(pattern: RegExp, times: number): typeof pool {
+  let left = times;
+  return new Proxy(pool, {
+    get(target, property, receiver) {
+      if (property !== "query") return Reflect.get(target, property, receiver);
+      return (...args: unknown[]) => {
+        if (typeof args[0] === "string" && pattern.test(args[0]) && left > 0) {
+          left -= 1;
+          return Promise.reject(new Error("Connection terminated unexpectedly"));
+        }
+        return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
 }
 
 async function waitForDelivery(order_id: string): Promise<void> {
@@ -334,6 +353,92 @@ describe("over SMTP", () => {
     // Up to 8 sends x 4 rounds in flight and queued (a 120 s lease holds four 25 s sends with margin),
     // claimed when fewer than 8 are queued: a few claims, not one per email as the sends free their slots.
     assert.ok(counted.count() <= 120 / 8, `${counted.count()} claims for 120 emails, not one per email`);
+  });
+
+  test("an email the relay accepted is not sent again when recording its delivery fails once (a database blip)", async () => {
+    // Review (review4): a failed group write rejects every delivery of the batch, and each job's
+    // catch then records a *send* failure: the row is due again in e^attempts seconds (2.7 s) and
+    // the email, which the relay accepted, goes out a second time (up to a whole batch of them).
+    const orders = await Promise.all(Array.from({ length: 3 }, () => insertOrder()));
+    for (const order of orders) await queue(order.order_id);
+    const blip = failingPool(/insert into email_deliveries/, 1);
+    assert.equal(await sweep({ ...deps, pool: blip }), 3);
+    for (const order of orders) assert.equal(messagesTo(smtp, order.email).length, 1, "sent once");
+    // Time passes (the backoff, or the lease): whatever is due is swept again.
+    for (const order of orders) await makeDue(order.order_id);
+    await sweep(deps);
+    for (const order of orders) {
+      assert.equal(messagesTo(smtp, order.email).length, 1, `${order.order_id}: sent again`);
+      assert.equal((await deliveries(order.order_id)).length, 1, "its delivery recorded");
+      assert.equal(await outboxRow(order.order_id), null, "the row left the outbox");
+    }
+  });
+
+  test("an order refunded while its claimed email waits in the sweep's queue gets no email", async () => {
+    // Review (review4): the server's sweep reads a batch's orders when it claims them and may send
+    // the last of them several rounds of sends later (up to 3 x SEND_TIMEOUT_MS); a refund meanwhile
+    // cancels the eSIM, yet the email with its QR code goes out from the claim-time copy.
+    const order = await insertOrder();
+    await queue(order.order_id);
+    const jobs = await claimDueConfirmationEmails(deps, 50);
+    const job = jobs.find((claimed) => claimed.order_id === order.order_id);
+    assert.ok(job, "claimed");
+    await releaseConfirmationEmails(
+      pool,
+      jobs.filter((claimed) => claimed !== job),
+    );
+    // The refund commits while the job is queued behind sends in flight.
+    await pool.query("update orders set status = 'refunded', refunded_at = now() where order_id = $1", [
+      order.order_id,
+    ]);
+    await job.run();
+    await sleep(200);
+    assert.equal(messagesTo(smtp, order.email).length, 0, "an email for a refunded order's cancelled eSIM");
+    assert.equal(await outboxRow(order.order_id), null, "the row is dropped");
+  });
+
+  test("a claim given back unstarted costs no attempt: an email on its last attempt is still sent", async () => {
+    // Review (review4): a closing sweep gives back its queued claims, but the claim had counted an
+    // attempt; on a row's last attempt the row is then never claimed again, and never sent.
+    const order = await insertOrder();
+    await queue(order.order_id);
+    await pool.query("update email_outbox set attempts = $2 where order_id = $1", [
+      order.order_id,
+      CONFIRMATION_EMAIL_MAX_ATTEMPTS - 1,
+    ]);
+    const jobs = await claimDueConfirmationEmails(deps, 50);
+    assert.ok(
+      jobs.some((job) => job.order_id === order.order_id),
+      "claimed",
+    );
+    // What a closing sweep does with the claims it had not started.
+    await releaseConfirmationEmails(pool, jobs);
+    assert.equal((await outboxRow(order.order_id))?.attempts, CONFIRMATION_EMAIL_MAX_ATTEMPTS - 1);
+    await sweep(deps);
+    assert.equal(messagesTo(smtp, order.email).length, 1, "sent on its last attempt");
+    assert.equal((await deliveries(order.order_id)).length, 1);
+  });
+
+  test("a sweep asked to close starts no new send: what it claimed meanwhile is given back, not sent", async () => {
+    // Review (review4): close() waited for the round in progress, which then started sends (as did
+    // every send finishing meanwhile): each new send after SIGTERM can outlast the shutdown's grace,
+    // and a process killed mid-send is the one window where an email goes out twice.
+    const orders = await Promise.all(Array.from({ length: 6 }, () => insertOrder()));
+    for (const order of orders) await queue(order.order_id);
+    const before = smtp.messages.length;
+    // Its first round is claiming when close() is called.
+    const running = startEmailSweep(sweepContext(2), mailer, pino({ level: "silent" }));
+    await running.close();
+    await sleep(200);
+    assert.equal(smtp.messages.length - before, 0, "sends started after close() was called");
+    const { rows } = await pool.query<{ claimed: number }>(
+      `select count(*) filter (where due_at > now() + interval '5 seconds')::int as claimed
+       from email_outbox where order_id = any($1::text[])`,
+      [orders.map((order) => order.order_id)],
+    );
+    assert.equal(rows[0]!.claimed, 0, "every claim given back");
+    await sweep(deps);
+    for (const order of orders) assert.equal(messagesTo(smtp, order.email).length, 1, order.order_id);
   });
 
   test("a sweep that closes gives back the claims it had not started: due at once, not after the lease", async () => {

@@ -89,14 +89,18 @@ export async function recordFailure(
   );
 }
 
-/** Gives back claims never started (a process closing): due again at once, for whoever claims next. */
+/**
+ * Gives back claims never started (a process closing): due again at once, for whoever claims next,
+ * and the attempt the claim counted is taken back (nothing was tried; on a row's last attempt it
+ * would otherwise never be claimed again).
+ */
 export async function releaseClaims(
   pool: pg.Pool,
   claims: readonly { order_id: string; lease_token: string }[],
 ): Promise<void> {
   if (claims.length === 0) return;
   await pool.query(
-    `update email_outbox e set due_at = now()
+    `update email_outbox e set due_at = now(), attempts = e.attempts - 1
      from unnest($1::text[], $2::text[]) as claim(order_id, lease_token)
      where e.order_id = claim.order_id and e.lease_token = claim.lease_token`,
     [claims.map((claim) => claim.order_id), claims.map((claim) => claim.lease_token)],

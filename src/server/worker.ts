@@ -199,8 +199,11 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
   // The last claim took all it asked for: more may be due, so a send that frees the queue claims
   // again at once. Otherwise new rows wait for the timer (SWEEP_EVERY_MS), not one claim per send.
   let more = false;
+  // Once close() is called no send starts (a send begun after SIGTERM may outlast the grace, and a
+  // process killed mid-send is the window where an email goes out twice): the queue is given back.
+  let closing = false;
   const startQueued = (): void => {
-    while (in_flight.size < concurrency && queue.length > 0) {
+    while (!closing && in_flight.size < concurrency && queue.length > 0) {
       const job = queue.shift()!;
       const tracked: Promise<void> = job
         .run()
@@ -232,6 +235,7 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
   });
   return {
     close: async () => {
+      closing = true;
       await sweep.close();
       // Claimed but never started: due again at once for the next process, not after the lease.
       await releaseConfirmationEmails(ctx.pool, queue.splice(0)).catch((error: unknown) =>
