@@ -57,6 +57,11 @@ export type LookedUpOutcome =
   | { kind: "unavailable"; reason: string };
 
 export interface Carrier extends EsimLifecycle {
+  /**
+   * The longest one provisioning, top-up or cancel may take, every call it makes included: the
+   * lease of the order or refund driving it is sized to this, so nobody else drives it meanwhile.
+   */
+  readonly operation_ms: number;
   provisionProfile(request: ProvisionRequest): Promise<CarrierOutcome<ProvisionedProfile>>;
   topUp(request: TopUpRequest): Promise<CarrierOutcome<TopUpResult>>;
   /** The outcome of an earlier reference; never provisions (an operator settling a stuck order). */

@@ -45,6 +45,8 @@ export class HttpCarrier implements Carrier {
   readonly #base_url: string;
   readonly #api_key: string;
   readonly #timeout_ms: number;
+  /** One call per operation: its timeout. */
+  readonly operation_ms: number;
 
   constructor(options: HttpCarrierOptions) {
     const url = new URL(options.base_url);
@@ -62,6 +64,7 @@ export class HttpCarrier implements Carrier {
     this.#base_url = options.base_url.replace(/\/+$/, "");
     this.#api_key = options.api_key;
     this.#timeout_ms = options.timeout_ms;
+    this.operation_ms = options.timeout_ms;
   }
 
   async provisionProfile(request: ProvisionRequest): Promise<CarrierOutcome<ProvisionedProfile>> {

@@ -96,12 +96,25 @@ export async function claimDueConfirmationEmails(
   if (claimed.length === 0) return [];
   const orders = await deps.findOrders(claimed.filter((row) => !row.delivered).map((row) => row.order_id));
   const recorder = deps.recorder ?? new DeliveryRecorder(deps.pool);
+  const claimed_at = performance.now();
   return claimed.map((row) => ({
     order_id: row.order_id,
     lease_token: row.lease_token,
-    run: () => processClaimed(deps, recorder, row, orders.get(row.order_id) ?? null),
+    run: async () => {
+      // Read with the batch; read again when the job waited in a sweep's queue (a slow relay): a
+      // refund meanwhile cancelled the eSIM, and its QR code must not go out. A job started at once
+      // (the common case) costs no statement of its own.
+      const order =
+        performance.now() - claimed_at > REREAD_ORDER_AFTER_MS && !row.delivered
+          ? ((await deps.findOrders([row.order_id])).get(row.order_id) ?? null)
+          : (orders.get(row.order_id) ?? null);
+      return processClaimed(deps, recorder, row, order);
+    },
   }));
 }
+
+/** A job that waited longer than this after its claim reads its order again before sending. */
+export const REREAD_ORDER_AFTER_MS = 1_000;
 
 /**
  * Claims at most `limit` due emails and starts sending them all: returns how many it claimed and

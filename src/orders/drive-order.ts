@@ -30,9 +30,9 @@ export type { CompletedOrder };
 /** An order after a drive: a completion made here carries the purchase it recorded. */
 export type DrivenOrder = OrderRow | CompletedOrder;
 
-/** A little longer than one carrier call: nobody else drives the order meanwhile. */
+/** A little longer than the carrier's longest operation: nobody else drives the order meanwhile. */
 export function leaseMs(ctx: AppContext): number {
-  return ctx.config.carrier_timeout_ms + 1_000;
+  return ctx.carrier.operation_ms + 1_000;
 }
 
 async function askCarrier(

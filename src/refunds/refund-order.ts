@@ -40,9 +40,9 @@ type Start =
   /** The key's first request is refunding this order still. */
   | { kind: "running"; order_id: string };
 
-/** A refund's carrier call is bounded by the carrier timeout; its lease outlasts it. */
+/** A refund's carrier operation is bounded (Carrier.operation_ms); its lease outlasts it. */
 export function refundLeaseMs(ctx: AppContext): number {
-  return ctx.config.carrier_timeout_ms + 5_000;
+  return ctx.carrier.operation_ms + 5_000;
 }
 
 function orderNotFound(): ApiError {

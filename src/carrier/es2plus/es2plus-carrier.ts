@@ -20,26 +20,31 @@ import { cancelProfileOrder } from "./cancel-profile.ts";
 import { selectIntent } from "./es2plus.sql.ts";
 import { type Es2PlusDeps, finishRefusal, orderProfile } from "./order-profile.ts";
 
+/** The most calls one provisioning makes (the refusal path: four, then CancelOrder twice). */
+export const MAX_CALLS_PER_OPERATION = 6;
+
 export class Es2PlusCarrier implements Carrier {
   readonly #deps: Es2PlusDeps;
   readonly #bundles: HttpCarrier;
-  readonly #operation_ms: number;
+  readonly operation_ms: number;
 
   /**
-   * `operation_ms`: what one provisioning or cancel may take in all (CARRIER_TIMEOUT_MS). It makes
-   * up to six calls here, each bounded by its own timeout too; without a shared budget they could
-   * outlive the lease of the order or refund that drives them (the lease is one call's timeout plus
-   * a second), and another driver would start the same steps beside this one.
+   * `call_timeout_ms`: one call's timeout (CARRIER_TIMEOUT_MS). A provisioning makes up to
+   * MAX_CALLS_PER_OPERATION calls here (DownloadOrder, ConfirmOrder, ReleaseProfile, the plan at
+   * the bundle system, CancelOrder twice), and a retry walks them again: so an operation gets that
+   * many timeouts, shared by its calls (it never outlives the lease sized to it), and a carrier
+   * whose every call answers within its timeout always finishes one (a budget of one timeout did
+   * not, when calls took more than half of it). `budget_ms` replaces that for tests.
    */
-  constructor(deps: Es2PlusDeps, bundles: HttpCarrier, operation_ms: number) {
+  constructor(deps: Es2PlusDeps, bundles: HttpCarrier, call_timeout_ms: number, budget_ms?: number) {
     this.#deps = deps;
     this.#bundles = bundles;
-    this.#operation_ms = operation_ms;
+    this.operation_ms = budget_ms ?? call_timeout_ms * MAX_CALLS_PER_OPERATION;
   }
 
   /** The deps of one operation: every call it makes gives up when the operation's time is out. */
   #operation(): Es2PlusDeps & { deadline: AbortSignal } {
-    return { ...this.#deps, deadline: AbortSignal.timeout(this.#operation_ms) };
+    return { ...this.#deps, deadline: AbortSignal.timeout(this.operation_ms) };
   }
 
   async provisionProfile(request: ProvisionRequest): Promise<CarrierOutcome<ProvisionedProfile>> {

@@ -156,7 +156,7 @@ export class Es2PlusClient {
         resolve({
           kind: "unknown",
           reason: deadline?.aborted
-            ? "the operation's time (CARRIER_TIMEOUT_MS) ran out before the SM-DP+ answered"
+            ? "the operation's time (6 × CARRIER_TIMEOUT_MS) ran out before the SM-DP+ answered"
             : this.#describe(error),
         }),
       );
