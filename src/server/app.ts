@@ -44,6 +44,8 @@ import { sharedProbe } from "./shared-probe.ts";
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+/** The log levels at which an info line is written (pino's standard levels). */
+const INFO_WRITTEN_AT: ReadonlySet<string> = new Set(["trace", "debug", "info"]);
 
 /** A domain's list of endpoints, registered on the scope (/v1 or /admin) it is given. */
 export type DomainRoutes = (app: App, ctx: AppContext) => Promise<void>;
@@ -150,22 +152,25 @@ async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   // A callback hook: no promise and no microtask per request.
   app.addHook("onResponse", (request, reply, done) => {
     const route = request.routeOptions.url ?? "unknown";
-    const duration_ms = Math.round(reply.elapsedTime * 10) / 10;
+    const elapsed_ms = reply.elapsedTime;
     metrics.http_request_duration_seconds.observe(
       { method: request.method, route, status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
+      elapsed_ms / 1000,
     );
     // One line per request. Never the body, the query or headers: they carry keys, emails, phones.
-    request.log.info(
-      {
-        partner_id: request.partner?.partner_id ?? null,
-        method: request.method,
-        route,
-        status: reply.statusCode,
-        duration_ms,
-      },
-      "request",
-    );
+    // Its fields are gathered only when the line is written (LOG_LEVEL info or lower).
+    if (INFO_WRITTEN_AT.has(request.log.level)) {
+      request.log.info(
+        {
+          partner_id: request.partner?.partner_id ?? null,
+          method: request.method,
+          route,
+          status: reply.statusCode,
+          duration_ms: Math.round(elapsed_ms * 10) / 10,
+        },
+        "request",
+      );
+    }
     done();
   });
 }
