@@ -6,7 +6,10 @@ import { ifNoneMatchMatches } from "../src/catalog/list-destination-packages.rou
 import {
   destinationPackagesBody,
   listDestinationPackages,
+  partnerDestinationAnswer,
+  rememberedAnswer,
 } from "../src/catalog/list-destination-packages.ts";
+import { LIST_PRICES } from "../src/catalog/price-list.ts";
 import { seedDefaultCatalogIfEmpty } from "../src/catalog/seed-catalog.ts";
 import { ApiError } from "../src/shared/errors.ts";
 import { createTestDatabase } from "./support/db.ts";
@@ -145,6 +148,31 @@ test("a change made by another process is seen on its notification, or within th
     "France Basic",
     "a missed notification is not fatal",
   );
+});
+
+test("a partner's remembered answer is its price list's cached body, dropped by a catalog change and after the recheck interval", async () => {
+  const { pool } = await seeded();
+  const listPrices = async () => LIST_PRICES;
+  assert.equal(rememberedAnswer(pool, "ptr_a", "fr"), undefined, "nothing served yet");
+  const first = await partnerDestinationAnswer(pool, "ptr_a", "fr", listPrices);
+  assert.equal(rememberedAnswer(pool, "ptr_a", "fr"), undefined, "no version was trusted when it started");
+  const served = await partnerDestinationAnswer(pool, "ptr_a", "fr", listPrices);
+  assert.equal(served, first);
+  assert.equal(served, await destinationPackagesBody(pool, "FR"), "the catalog cache's own body");
+  assert.equal(rememberedAnswer(pool, "ptr_a", "fr"), served);
+  assert.equal(rememberedAnswer(pool, "ptr_a", "FR"), undefined, "by the code as requested");
+  assert.equal(rememberedAnswer(pool, "ptr_b", "fr"), undefined, "per partner");
+
+  const { rows } = await pool.query<{ version: number }>(
+    "update catalog_version set version = version + 1 returning version",
+  );
+  catalogChanged(pool, String(rows[0]!.version));
+  assert.equal(rememberedAnswer(pool, "ptr_a", "fr"), undefined, "a new catalog version drops it");
+  const again = await partnerDestinationAnswer(pool, "ptr_a", "fr", listPrices);
+  assert.equal(rememberedAnswer(pool, "ptr_a", "fr"), again);
+
+  await new Promise((resolve) => setTimeout(resolve, VERSION_RECHECK_MS + 100));
+  assert.equal(rememberedAnswer(pool, "ptr_a", "fr"), undefined, "not trusted past the recheck interval");
 });
 
 test("many concurrent requests on a cold cache share one load per destination", async () => {

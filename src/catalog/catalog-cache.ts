@@ -71,6 +71,17 @@ export function catalogChanged(pool: Pool, version?: number | string): void {
   cache.checked_at_ms = Date.now();
 }
 
+/**
+ * The catalog version this process trusts now without a read (a notification or a read less than
+ * VERSION_RECHECK_MS ago), or null when the next request must read it: what lets a hit skip every
+ * promise (list-destination-packages.ts).
+ */
+export function trustedCatalogVersion(pool: Pool): number | null {
+  const cache = caches.get(pool);
+  if (cache === undefined || cache.version === null) return null;
+  return Date.now() - cache.checked_at_ms < VERSION_RECHECK_MS ? cache.version : null;
+}
+
 function currentVersion(
   cache: CatalogCache,
   pool: Pool,

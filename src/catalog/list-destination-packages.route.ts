@@ -6,8 +6,10 @@ import { endpoint } from "../shared/endpoint.ts";
 import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
 import {
   CACHE_HEADERS,
+  type DestinationPackagesBody,
   DestinationPackagesResponse,
-  destinationPackagesBody,
+  partnerDestinationAnswer,
+  rememberedAnswer,
 } from "./list-destination-packages.ts";
 import { cachedPartnerPriceList } from "./partner-prices.ts";
 
@@ -51,6 +53,17 @@ function sendNotModified(reply: FastifyReply): FastifyReply {
   return reply.code(304).send();
 }
 
+/** The body with its validators, or 304 when the client already holds it. */
+function sendAnswer(
+  if_none_match: string | undefined,
+  reply: FastifyReply,
+  { body, etag }: DestinationPackagesBody,
+): void {
+  reply.header("etag", etag).header("cache-control", CACHE_CONTROL);
+  if (ifNoneMatchMatches(if_none_match, etag)) sendNotModified(reply);
+  else sendSerialized(reply, body);
+}
+
 export const listDestinationPackagesRoute = endpoint({
   method: "GET",
   url: "/esim/destination/:destination_code/packages",
@@ -71,11 +84,21 @@ export const listDestinationPackagesRoute = endpoint({
       ...errorResponses("destination_not_found", "unauthorized", "wrong_environment"),
     },
   },
-  handler: (ctx) => async (request, reply) => {
-    const prices = await cachedPartnerPriceList(ctx.pool, ctx.db, request.partner!.partner_id);
-    const { body, etag } = await destinationPackagesBody(ctx.pool, request.params.destination_code, prices);
-    reply.header("etag", etag).header("cache-control", CACHE_CONTROL);
-    if (ifNoneMatchMatches(request.headers["if-none-match"], etag)) return sendNotModified(reply);
-    return sendSerialized(reply, body);
+  handler: (ctx) => {
+    const priceListOf = (partner_id: string) => cachedPartnerPriceList(ctx.pool, ctx.db, partner_id);
+    // Not async: an answer already served to this partner at the current catalog version is sent
+    // with no promise and no microtask (the hot path); anything else goes through the caches.
+    return (request, reply) => {
+      const partner_id = request.partner!.partner_id;
+      const code = request.params.destination_code;
+      const answer = rememberedAnswer(ctx.pool, partner_id, code);
+      if (answer !== undefined) {
+        sendAnswer(request.headers["if-none-match"], reply, answer);
+        return;
+      }
+      return partnerDestinationAnswer(ctx.pool, partner_id, code, priceListOf).then((loaded) =>
+        sendAnswer(request.headers["if-none-match"], reply, loaded),
+      );
+    };
   },
 });

@@ -4,7 +4,12 @@ import { type Static, Type } from "typebox";
 import type { Pool } from "../db/pool.ts";
 import { ApiError } from "../shared/errors.ts";
 import { Money, money } from "../shared/schemas.ts";
-import { type CachedResponse, cachedCatalogResponse, type LoadedResponse } from "./catalog-cache.ts";
+import {
+  type CachedResponse,
+  cachedCatalogResponse,
+  type LoadedResponse,
+  trustedCatalogVersion,
+} from "./catalog-cache.ts";
 import {
   type DestinationPackageRow,
   readCatalogVersion,
@@ -139,6 +144,73 @@ async function loadBody(pool: Pool, code: string, prices: PriceList): Promise<Lo
   };
   const body = Buffer.from(JSON.stringify(payload), "utf8");
   return { version: read.version, response: { found: true, body, etag: etagOf(body) } };
+}
+
+/**
+ * Each partner's answers by destination code as requested, at one catalog version: a hit costs
+ * three Map lookups and no promise, whatever the partner's price list is (ten price lists in use
+ * are served exactly like one: no key built per request, no price-list lookup). The bodies are the
+ * catalog cache's own Buffers, shared by the partners of one price list; a new catalog version (a
+ * pricing change is one too) drops every answer at once.
+ */
+type RememberedAnswers = {
+  version: number;
+  size: number;
+  partners: Map<string, Map<string, DestinationPackagesBody>>;
+};
+
+/** Answers remembered per pool; past this many, they are all dropped and re-remembered from the cache. */
+export const MAX_REMEMBERED_ANSWERS = 16_384;
+
+const remembered = new WeakMap<Pool, RememberedAnswers>();
+
+/** The answer already served to this partner for this code at the trusted catalog version, if any. */
+export function rememberedAnswer(
+  pool: Pool,
+  partner_id: string,
+  destination_code: string,
+): DestinationPackagesBody | undefined {
+  const answers = remembered.get(pool);
+  if (answers === undefined || answers.version !== trustedCatalogVersion(pool)) return undefined;
+  return answers.partners.get(partner_id)?.get(destination_code);
+}
+
+/**
+ * The partner's answer for a code, from the catalog cache (loading it on a miss), remembered for
+ * rememberedAnswer. Only under a version trusted before the lookups started: a body is never older
+ * than that version, so it is never remembered under a newer one.
+ */
+export async function partnerDestinationAnswer(
+  pool: Pool,
+  partner_id: string,
+  destination_code: string,
+  priceListOf: (partner_id: string) => Promise<PriceList>,
+): Promise<DestinationPackagesBody> {
+  const version = trustedCatalogVersion(pool);
+  const answer = await destinationPackagesBody(pool, destination_code, await priceListOf(partner_id));
+  if (version !== null) remember(pool, version, partner_id, destination_code, answer);
+  return answer;
+}
+
+function remember(
+  pool: Pool,
+  version: number,
+  partner_id: string,
+  destination_code: string,
+  answer: DestinationPackagesBody,
+): void {
+  let answers = remembered.get(pool);
+  if (answers === undefined || answers.version !== version || answers.size >= MAX_REMEMBERED_ANSWERS) {
+    answers = { version, size: 0, partners: new Map() };
+    remembered.set(pool, answers);
+  }
+  let codes = answers.partners.get(partner_id);
+  if (codes === undefined) {
+    codes = new Map();
+    answers.partners.set(partner_id, codes);
+  }
+  if (!codes.has(destination_code)) answers.size++;
+  codes.set(destination_code, answer);
 }
 
 /**

@@ -1,5 +1,7 @@
 // POST /v1/orders/submit (spec 4.3): pay for a cart from the wallet and provision the eSIM.
+import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
+import type { AppContext } from "../shared/context.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { CompletedOutcomes } from "./completed-outcomes.ts";
@@ -7,7 +9,7 @@ import { checkEndUser, EndUserFields } from "./end-user.ts";
 import { Order } from "./render-order.ts";
 import { sendBytes, sendOutcome } from "./send-outcome.ts";
 import { outcomeOf } from "./stored-outcome.ts";
-import { submitOrder } from "./submit-order.ts";
+import { type SubmitInput, submitOrder } from "./submit-order.ts";
 
 const SubmitBody = Type.Object(
   {
@@ -52,7 +54,8 @@ export const submitOrderRoute = endpoint({
   handler: (ctx) => {
     // Per registration, so per process: see completed-outcomes.ts.
     const completed = new CompletedOutcomes();
-    return async (request, reply) => {
+    // Not async: a retry answered from memory goes through no promise; the rest is submitAndSend.
+    return (request, reply) => {
       const { body } = request;
       const partner_id = request.partner!.partner_id;
       const input = {
@@ -66,12 +69,26 @@ export const submitOrderRoute = endpoint({
       // The checks submitOrder starts with, first: a retry is refused or answered alike either way.
       checkEndUser(input);
       const replayed = completed.find(partner_id, input.cart_key);
-      if (replayed !== null) return sendBytes(reply, replayed);
-      const order = await submitOrder(ctx, partner_id, input);
-      const outcome = await outcomeOf(ctx.db, order, String(request.id));
-      if (outcome !== null && order.status === "completed")
-        completed.remember(partner_id, input.cart_key, outcome);
-      return sendOutcome(reply, order, outcome);
+      if (replayed !== null) {
+        sendBytes(reply, replayed);
+        return;
+      }
+      return submitAndSend(ctx, reply, completed, partner_id, input);
     };
   },
 });
+
+/** A new submit, or a retry not answered from memory: the database decides, and a completed answer is kept. */
+async function submitAndSend(
+  ctx: AppContext,
+  reply: FastifyReply,
+  completed: CompletedOutcomes,
+  partner_id: string,
+  input: SubmitInput,
+): Promise<void> {
+  const order = await submitOrder(ctx, partner_id, input);
+  const outcome = await outcomeOf(ctx.db, order, String(reply.request.id));
+  if (outcome !== null && order.status === "completed")
+    completed.remember(partner_id, input.cart_key, outcome);
+  sendOutcome(reply, order, outcome);
+}
