@@ -98,8 +98,12 @@ export async function deliverOnce(
       last_response_status: 410,
       last_error,
     } as const;
-    if (await recordOutcome(ctx.db, claim.delivery_id, claim.lease_token, outcome))
-      await disableGoneEndpoint(ctx.db, claim.endpoint_id);
+    // One transaction: a failed delivery of a 410 is never seen (nor left by a crash) beside its
+    // endpoint still enabled.
+    await ctx.db.transaction().execute(async (trx) => {
+      if (await recordOutcome(trx, claim.delivery_id, claim.lease_token, outcome))
+        await disableGoneEndpoint(trx, claim.endpoint_id);
+    });
   } else {
     const retry_after_ms = retryDelayMs(claim.attempts, ctx.config.webhook_first_retry_delay_ms);
     const outcome = {
