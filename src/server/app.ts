@@ -36,8 +36,9 @@ import { topupRoutes } from "../topups/routes.ts";
 import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
 import { webhookRoutes } from "../webhooks/routes.ts";
 import { Authenticator, requireToken } from "./auth.ts";
-import { addRateLimitShareGauge, createMetrics, type Metrics } from "./metrics.ts";
+import { addRateLimitShareGauge, createMetrics, type Metrics, observeRequest } from "./metrics.ts";
 import { addressKey, RateLimiter } from "./rate-limit.ts";
+import { lazyChildLoggerFactory } from "./request-logger.ts";
 import { API_SECURITY_HEADERS } from "./security-headers.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
 import { sharedProbe } from "./shared-probe.ts";
@@ -113,6 +114,8 @@ function createFastify(ctx: AppContext, options: BuildOptions): App {
     bodyLimit: BODY_LIMIT_BYTES,
     // Our own one line per request (onResponse below) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
+    // request.log made on the first line a request writes, not for every request (request-logger.ts).
+    childLoggerFactory: lazyChildLoggerFactory,
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers["x-request-id"];
@@ -153,10 +156,7 @@ async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   app.addHook("onResponse", (request, reply, done) => {
     const route = request.routeOptions.url ?? "unknown";
     const elapsed_ms = reply.elapsedTime;
-    metrics.http_request_duration_seconds.observe(
-      { method: request.method, route, status: String(reply.statusCode) },
-      elapsed_ms / 1000,
-    );
+    observeRequest(metrics, request.method, route, reply.statusCode, elapsed_ms / 1000);
     // One line per request. Never the body, the query or headers: they carry keys, emails, phones.
     // Its fields are gathered only when the line is written (LOG_LEVEL info or lower).
     if (INFO_WRITTEN_AT.has(request.log.level)) {
