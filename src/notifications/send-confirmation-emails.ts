@@ -147,14 +147,15 @@ async function processClaimed(
 }
 
 /**
- * How many emails a sweep claims at once for `concurrency` sends in flight: as many rounds of sends
- * as fit in the lease, each send at most SEND_TIMEOUT_MS (a fifth of the lease kept as margin for
- * the render, the recording and clocks), so the last email of a batch starts and ends before its
- * claim runs out even when every send of the batch times out. Four rounds at most: a killed
- * process's emails wait one lease, whatever their number.
+ * How many claimed emails a sweep with `concurrency` sends at once may hold, in flight and queued: as
+ * many rounds of sends as fit in the lease, each send at most SEND_TIMEOUT_MS, with a tenth of the
+ * lease kept for the render, the recording and clocks. So the last email claimed starts and ends
+ * before its claim runs out even when every send before it times out. A lease shorter than two
+ * sends holds no queue (claims only free slots); four rounds at most, so a killed process's emails
+ * wait one lease, whatever their number.
  */
-export function emailClaimBatch(concurrency: number, lease_ms: number): number {
-  const rounds = Math.max(1, Math.min(4, Math.floor((lease_ms * 0.8) / SEND_TIMEOUT_MS)));
+export function emailClaimCapacity(concurrency: number, lease_ms: number): number {
+  const rounds = Math.max(1, Math.min(4, Math.floor((lease_ms * 0.9) / SEND_TIMEOUT_MS)));
   return concurrency * rounds;
 }
 

@@ -21,7 +21,7 @@ import { DeliveryRecorder } from "../notifications/record-deliveries.ts";
 import {
   claimDueConfirmationEmails,
   type EmailJob,
-  emailClaimBatch,
+  emailClaimCapacity,
   releaseConfirmationEmails,
 } from "../notifications/send-confirmation-emails.ts";
 import { cartHasOrder } from "../orders/cart-has-order.ts";
@@ -193,7 +193,7 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
     lease_ms,
     recorder: new DeliveryRecorder(ctx.pool),
   };
-  const batch = emailClaimBatch(concurrency, lease_ms);
+  const capacity = emailClaimCapacity(concurrency, lease_ms);
   const queue: EmailJob[] = [];
   const in_flight = new Set<Promise<void>>();
   // The last claim took all it asked for: more may be due, so a send that frees the queue claims
@@ -215,11 +215,11 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
   };
   const sweep = startSweep({
     name: "confirmation emails",
-    limit: batch,
+    limit: capacity,
     every_ms: SWEEP_EVERY_MS,
     round: async () => {
-      if (queue.length < concurrency) {
-        const wanted = batch - queue.length;
+      const wanted = capacity - in_flight.size - queue.length;
+      if (queue.length < concurrency && wanted > 0) {
         const claimed = await claimDueConfirmationEmails(deps, wanted);
         more = claimed.length === wanted;
         queue.push(...claimed);
