@@ -67,8 +67,16 @@ export type SendConfirmationEmailsDeps = {
   recorder?: DeliveryRecorder;
 };
 
-/** One claimed email: `run` sends it and records the outcome (settles as startDue… says below). */
-export type EmailJob = { order_id: string; lease_token: string; run: () => Promise<void> };
+/**
+ * One claimed email: `run` sends it and records the outcome (settles as startDue… says below), and
+ * calls `sent` once the send itself is over (accepted, refused or not needed), before the delivery
+ * is recorded: the sender's slot is free then, the recording goes with others in one statement.
+ */
+export type EmailJob = {
+  order_id: string;
+  lease_token: string;
+  run: (sent?: () => void) => Promise<void>;
+};
 
 export type EmailOutcome = "sent" | "already_delivered" | "failed";
 
@@ -99,7 +107,8 @@ export async function claimDueConfirmationEmails(
   return claimed.map((row) => ({
     order_id: row.order_id,
     lease_token: row.lease_token,
-    run: () => processClaimed(deps, recorder, row, orders.get(row.order_id) ?? null),
+    run: (sent = () => undefined) =>
+      processClaimed(deps, recorder, row, orders.get(row.order_id) ?? null, sent).finally(sent),
   }));
 }
 
@@ -121,6 +130,7 @@ async function processClaimed(
   recorder: DeliveryRecorder,
   row: ClaimedEmail,
   order: OrderForEmail | null,
+  sent: () => void,
 ): Promise<void> {
   if (row.delivered) return dropDelivered(deps.pool, row.order_id);
   if (order?.status === "refunded") {
@@ -129,7 +139,7 @@ async function processClaimed(
     return dropRefunded(deps.pool, row.order_id);
   }
   try {
-    await sendOne(deps, recorder, row.order_id, order);
+    await sendOne(deps, recorder, row.order_id, order, sent);
   } catch (error) {
     const message = (error as Error).message ?? String(error);
     // The order id says enough: the end user's address and phone number are never logged.
@@ -179,6 +189,7 @@ async function sendOne(
   recorder: DeliveryRecorder,
   order_id: string,
   found: OrderForEmail | null,
+  sent: () => void,
 ) {
   const order = checkOrder(order_id, found);
   const email = await renderConfirmationEmail({
@@ -199,6 +210,7 @@ async function sendOne(
     key: `confirmation.${order_id}`,
     to: order.email,
   });
+  sent();
   await recorder.record({ order_id, message_id, recipient: order.email });
   deps.log.info({ order_id }, "confirmation email sent");
 }
