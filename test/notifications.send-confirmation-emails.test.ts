@@ -189,6 +189,19 @@ function failingPool(pattern: RegExp, times: number): typeof pool {
   });
 }
 
+/** The test database's pool, each statement matching `pattern` answered `delay_ms` late. */
+function slowPool(pattern: RegExp, delay_ms: number): typeof pool {
+  return new Proxy(pool, {
+    get(target, property, receiver) {
+      if (property !== "query") return Reflect.get(target, property, receiver);
+      return async (...args: unknown[]) => {
+        if (typeof args[0] === "string" && pattern.test(args[0])) await sleep(delay_ms);
+        return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
 async function waitForDelivery(order_id: string): Promise<void> {
   for (let tries = 0; tries < 600; tries++) {
     if ((await deliveries(order_id)).length > 0) return;
@@ -443,6 +456,30 @@ describe("over SMTP", () => {
     assert.equal(rows[0]!.claimed, 0, "every claim given back");
     await sweep(deps);
     for (const order of orders) assert.equal(messagesTo(smtp, order.email).length, 1, order.order_id);
+  });
+
+  test("a send's slot frees once the relay took the email, not once its delivery is recorded", async () => {
+    const orders = await Promise.all(Array.from({ length: 5 }, () => insertOrder()));
+    for (const order of orders) await queue(order.order_id);
+    // One slot, and every recording 1.5 s late (a pool busy with purchases): the five sends go out
+    // one after the other while the first recording still waits.
+    const slow = slowPool(/insert into email_deliveries/, 1_500);
+    const running = startEmailSweep(sweepContext(1, slow), mailer, pino({ level: "silent" }));
+    try {
+      await smtp.waitFor(smtp.messages.length + 5, 10_000);
+      const { rows } = await pool.query<{ n: number }>(
+        "select count(*)::int as n from email_deliveries where order_id = any($1::text[])",
+        [orders.map((order) => order.order_id)],
+      );
+      assert.ok(rows[0]!.n < 4, `${rows[0]!.n} recorded when the fifth was sent: the sends waited for them`);
+      for (const order of orders) await waitForDelivery(order.order_id);
+    } finally {
+      await running.close();
+    }
+    for (const order of orders) {
+      assert.equal(messagesTo(smtp, order.email).length, 1, order.order_id);
+      assert.equal(await outboxRow(order.order_id), null);
+    }
   });
 
   test("a sweep that closes gives back the claims it had not started: due at once, not after the lease", async () => {

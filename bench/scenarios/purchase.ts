@@ -1,6 +1,6 @@
 // Purchase: prepared carts submitted once each under load, against the pgbench rate of its SQL.
 
-import { queuedJobs, submitRun } from "../support/carts.ts";
+import { submitRun } from "../support/carts.ts";
 import { type Context, PURCHASE_CONCURRENCY } from "../support/context.ts";
 import { ratio, ratioOf, record, wrkScenario } from "../support/runner.ts";
 
@@ -9,7 +9,7 @@ export async function purchase(ctx: Context, pgbench_tps: number | null): Promis
   const expected = (pgbench_tps ?? 1_000) / 2;
   const run = await submitRun(ctx, "purchase", PURCHASE_CONCURRENCY, expected, Number.POSITIVE_INFINITY);
   const result = wrkScenario("purchase (service)", "≥ 0.5 × pgbench", PURCHASE_CONCURRENCY, run, true);
-  const backlog = await queuedJobs(ctx);
+  const backlog = run.emails_queued;
   result.notes.push(
     `${run.emails_sent} confirmation emails sent during the run, ${backlog} still queued at the end`,
   );

@@ -83,7 +83,13 @@ export async function submitRun(
   concurrency: number,
   expected_per_s: number,
   bound_per_s: number,
-): Promise<Awaited<ReturnType<typeof measured<WrkResult>>> & { emails_sent: number; completed: number }> {
+): Promise<
+  Awaited<ReturnType<typeof measured<WrkResult>>> & {
+    emails_sent: number;
+    emails_queued: number;
+    completed: number;
+  }
+> {
   const { warmup_s, duration_s } = ctx.options;
   const base = wrkOptions(ctx, ctx.service.url, { script: "submit.lua", connections: concurrency });
   let rate = expected_per_s;
@@ -104,11 +110,14 @@ export async function submitRun(
   const emails_before = await emailsSent(ctx);
   const completed_before = await completedOrders(ctx);
   const run = await measured(ctx, name, () => runWrk({ ...base, env: { BENCH_CARTS: file } }));
-  const emails_sent = (await emailsSent(ctx)) - emails_before;
+  // Both email figures the moment wrk stops: the backlog read after the wait below would have had
+  // another second to drain.
+  const [sent_after, emails_queued] = await Promise.all([emailsSent(ctx), queuedJobs(ctx)]);
+  const emails_sent = sent_after - emails_before;
   // Requests still in flight when wrk stops complete a moment later; wait for them before counting.
   await delay(1_000);
   const completed = (await completedOrders(ctx)) - completed_before;
-  return { ...run, emails_sent, completed };
+  return { ...run, emails_sent, emails_queued, completed };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -109,21 +109,45 @@ function createSmtpMailer(smtp_url: string, from: string, domain: string, max_co
     greetingTimeout: SMTP_GREETING_TIMEOUT_MS,
     socketTimeout: SMTP_SOCKET_IDLE_TIMEOUT_MS,
   });
+  const composer = createComposer(from, domain);
   return {
     async send(message) {
-      const options = { ...mailOptions(message, from, domain), signal: AbortSignal.timeout(SEND_TIMEOUT_MS) };
+      // The message is built whole first and handed to the connection as one buffer: built on the
+      // connection, nodemailer writes every MIME piece (each header, each encoded line) to the
+      // socket as it comes, a system call each, which was a fifth of a send's CPU.
+      const { raw, envelope, message_id } = await composer.compose(message);
       let info: SMTPSentMessageInfo;
       try {
-        info = await transport.sendMail(options);
+        info = await transport.sendMail({ envelope, raw, signal: AbortSignal.timeout(SEND_TIMEOUT_MS) });
       } catch (error) {
         throw deliveryError(error);
       }
       if (info.rejected.length > 0) throw new MailDeliveryError("EENVELOPE", null, "recipient rejected");
-      return { message_id: info.messageId };
+      return { message_id };
     },
     async close() {
       transport.close();
+      composer.close();
     },
+  };
+}
+
+type Composed = { raw: Buffer; envelope: { from: string | false; to: string[] }; message_id: string };
+
+/** Builds complete messages (CRLF line ends, as SMTP and .eml files both want) without sending them. */
+function createComposer(
+  from: string,
+  domain: string,
+): { compose(message: OutgoingEmail): Promise<Composed>; close(): void } {
+  // streamTransport with buffer renders the complete raw message instead of sending it.
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" });
+  return {
+    async compose(message) {
+      const info = await transport.sendMail(mailOptions(message, from, domain));
+      if (!Buffer.isBuffer(info.message)) throw new Error("stream transport did not return a buffer");
+      return { raw: info.message, envelope: info.envelope, message_id: info.messageId };
+    },
+    close: () => transport.close(),
   };
 }
 
@@ -140,18 +164,16 @@ function deliveryError(error: unknown): MailDeliveryError {
 }
 
 function createFileMailer(from: string, domain: string, mail_dir: string): Mailer {
-  // streamTransport with buffer renders the complete raw message instead of sending it.
-  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" });
+  const composer = createComposer(from, domain);
   const directory = new MailDirectory(mail_dir);
   return {
     async send(message) {
-      const info = await transport.sendMail(mailOptions(message, from, domain));
-      if (!Buffer.isBuffer(info.message)) throw new Error("stream transport did not return a buffer");
-      await directory.writeAtomically(`${message.key}.eml`, info.message);
-      return { message_id: info.messageId };
+      const { raw, message_id } = await composer.compose(message);
+      await directory.writeAtomically(`${message.key}.eml`, raw);
+      return { message_id };
     },
     async close() {
-      transport.close();
+      composer.close();
     },
   };
 }

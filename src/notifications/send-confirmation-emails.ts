@@ -67,8 +67,16 @@ export type SendConfirmationEmailsDeps = {
   recorder?: DeliveryRecorder;
 };
 
-/** One claimed email: `run` sends it and records the outcome (settles as startDue… says below). */
-export type EmailJob = { order_id: string; lease_token: string; run: () => Promise<void> };
+/**
+ * One claimed email: `run` sends it and records the outcome (settles as startDue… says below), and
+ * calls `sent` once the send itself is over (accepted, refused or not needed), before the delivery
+ * is recorded: the sender's slot is free then, the recording goes with others in one statement.
+ */
+export type EmailJob = {
+  order_id: string;
+  lease_token: string;
+  run: (sent?: () => void) => Promise<void>;
+};
 
 export type EmailOutcome = "sent" | "already_delivered" | "failed";
 
@@ -100,15 +108,19 @@ export async function claimDueConfirmationEmails(
   return claimed.map((row) => ({
     order_id: row.order_id,
     lease_token: row.lease_token,
-    run: async () => {
+    run: async (sent = () => undefined) => {
       // Read with the batch; read again when the job waited in a sweep's queue (a slow relay): a
       // refund meanwhile cancelled the eSIM, and its QR code must not go out. A job started at once
       // (the common case) costs no statement of its own.
-      const order =
-        performance.now() - claimed_at > REREAD_ORDER_AFTER_MS && !row.delivered
-          ? ((await deps.findOrders([row.order_id])).get(row.order_id) ?? null)
-          : (orders.get(row.order_id) ?? null);
-      return processClaimed(deps, recorder, row, order);
+      try {
+        const order =
+          performance.now() - claimed_at > REREAD_ORDER_AFTER_MS && !row.delivered
+            ? ((await deps.findOrders([row.order_id])).get(row.order_id) ?? null)
+            : (orders.get(row.order_id) ?? null);
+        return await processClaimed(deps, recorder, row, order, sent);
+      } finally {
+        sent();
+      }
     },
   }));
 }
@@ -134,6 +146,7 @@ async function processClaimed(
   recorder: DeliveryRecorder,
   row: ClaimedEmail,
   order: OrderForEmail | null,
+  sent: () => void,
 ): Promise<void> {
   if (row.delivered) return dropDelivered(deps.pool, row.order_id);
   if (order?.status === "refunded") {
@@ -142,7 +155,7 @@ async function processClaimed(
     return dropRefunded(deps.pool, row.order_id);
   }
   try {
-    await sendOne(deps, recorder, row.order_id, order);
+    await sendOne(deps, recorder, row.order_id, order, sent);
   } catch (error) {
     const message = (error as Error).message ?? String(error);
     // The order id says enough: the end user's address and phone number are never logged.
@@ -192,6 +205,7 @@ async function sendOne(
   recorder: DeliveryRecorder,
   order_id: string,
   found: OrderForEmail | null,
+  sent: () => void,
 ) {
   const order = checkOrder(order_id, found);
   const email = await renderConfirmationEmail({
@@ -212,6 +226,7 @@ async function sendOne(
     key: `confirmation.${order_id}`,
     to: order.email,
   });
+  sent();
   await recorder.record({ order_id, message_id, recipient: order.email });
   deps.log.info({ order_id }, "confirmation email sent");
 }

@@ -151,6 +151,16 @@ export function startStaleJobSweeper(ctx: AppContext, log: Pino): { close: () =>
 
 type Closable = { close: () => Promise<void> };
 
+/** `fn` on the first call only. */
+function once(fn: () => void): () => void {
+  let called = false;
+  return () => {
+    if (called) return;
+    called = true;
+    fn();
+  };
+}
+
 /** Pending orders one resolver round claims at most (each is a carrier call, side by side). */
 const RESOLVE_BATCH = 32;
 /** A sweep's timer: how long a due row waits at most when its round found nothing before. */
@@ -195,23 +205,34 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
   };
   const capacity = emailClaimCapacity(concurrency, lease_ms);
   const queue: EmailJob[] = [];
+  // Started and not yet recorded; `sending` of them at the relay. A slot frees when its send is over:
+  // the recording waits for a pooled connection behind the purchases, and a slot sends nothing then.
   const in_flight = new Set<Promise<void>>();
-  // The last claim took all it asked for: more may be due, so a send that frees the queue claims
-  // again at once. Otherwise new rows wait for the timer (SWEEP_EVERY_MS), not one claim per send.
+  let sending = 0;
+  // The last claim took all it asked for: more may be due, so a freed slot or a finished recording
+  // claims again at once when the queue runs low. Otherwise new rows wait for the timer (SWEEP_EVERY_MS).
   let more = false;
   // Once close() is called no send starts (a send begun after SIGTERM may outlast the grace, and a
   // process killed mid-send is the window where an email goes out twice): the queue is given back.
   let closing = false;
+  const refill = (): void => {
+    startQueued();
+    if (more && queue.length < concurrency) sweep.wake();
+  };
   const startQueued = (): void => {
-    while (!closing && in_flight.size < concurrency && queue.length > 0) {
-      const job = queue.shift()!;
-      const tracked: Promise<void> = job
-        .run()
+    while (!closing && sending < concurrency && queue.length > 0) {
+      sending += 1;
+      const freeSlot = once(() => {
+        sending -= 1;
+        refill();
+      });
+      const tracked: Promise<void> = queue
+        .shift()!
+        .run(freeSlot)
         .catch((error: unknown) => log.warn({ err: error }, "confirmation email not recorded"))
         .finally(() => {
           in_flight.delete(tracked);
-          startQueued();
-          if (more && queue.length < concurrency) sweep.wake();
+          refill();
         });
       in_flight.add(tracked);
     }
@@ -228,7 +249,6 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
         queue.push(...claimed);
       }
       startQueued();
-      // Finished sends wake the sweep while the queue runs low and more may be due.
       return 0;
     },
     onError: (error) => log.warn({ err: error }, "confirmation email round failed"),

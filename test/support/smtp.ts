@@ -24,10 +24,11 @@ export type TestSmtpServer = {
 const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 
 /**
- * Starts the server. Its listening socket is unref'd, so a test file that forgets close() still
+ * Starts the server; with `answer_after_ms` it answers each message that much later (a slow relay,
+ * so a test can catch sends in flight). Its listening socket is unref'd, so a test file that forgets close() still
  * exits; close() it anyway when done.
  */
-export async function startSmtpServer(): Promise<TestSmtpServer> {
+export async function startSmtpServer(options: { answer_after_ms?: number } = {}): Promise<TestSmtpServer> {
   const messages: ReceivedMessage[] = [];
   const waiters = new Set<() => void>();
   let failures_left = 0;
@@ -40,8 +41,9 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
     logger: false,
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("end", () => {
+      // Kept even when the client went away while we waited to answer (answer_after_ms): the relay
+      // then holds a message whose sender never heard back, as a relay may.
+      const answer = () => {
         if (stream.sizeExceeded) return callback(smtpError(552, "5.3.4 Message too large"));
         if (failures_left > 0) {
           failures_left -= 1;
@@ -57,7 +59,9 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
         });
         for (const wake of waiters) wake();
         callback(null, "OK: queued");
-      });
+      };
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("end", () => setTimeout(answer, options.answer_after_ms ?? 0));
     },
   });
 
