@@ -53,7 +53,7 @@ async function runScenarios(ctx: Context): Promise<void> {
   let discovery_per_s: number | null = null;
   let pgbench_tps: number | null = null;
   if (only.has("discovery")) discovery_per_s = (await discovery(ctx)).service;
-  if (only.has("discovery-prices")) await discoveryPrices(ctx, discovery_per_s);
+  if (only.has("discovery-prices")) await discoveryPrices(ctx);
   if (only.has("esim-read")) await esimRead(ctx, discovery_per_s);
   if (only.has("purchase") || only.has("topup")) pgbench_tps = await pgbenchPurchase(ctx);
   const purchase_per_s = only.has("purchase")
