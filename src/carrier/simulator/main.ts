@@ -16,66 +16,27 @@
 //
 // Prints exactly one line to stdout once listening: `carrier simulator listening on <url>`.
 import { createPool } from "../../db/pool.ts";
+import { type Env, integer, required, runSimulator, serveUntilStopped } from "../simulator-process.ts";
 import { startSimulator } from "./server.ts";
-
-type Env = Record<string, string | undefined>;
-
-function required(env: Env, name: string): string {
-  const value = env[name]?.trim();
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-}
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max) {
-    throw new Error(`${name}: expected a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
-}
 
 const DB_POOL_MAX = 10;
 
 async function main(env: Env): Promise<void> {
   const pool = createPool(required(env, "DATABASE_URL"), DB_POOL_MAX, "carrier-simulator");
-  const simulator = await startSimulator({
-    pool,
-    apiKey: required(env, "CARRIER_API_KEY"),
-    port: integer(env, "SIMULATOR_PORT", 3100, 0, 65535),
-    host: env.SIMULATOR_HOST?.trim() || "127.0.0.1",
-    latency_ms: integer(env, "SIMULATOR_LATENCY_MS", 0, 0, 600_000),
-    slow_ms: integer(env, "SIMULATOR_SLOW_MS", 15_000, 0, 600_000),
-    log: (message) => console.error(message),
-    callback_url: env.SIMULATOR_CALLBACK_URL?.trim() || null,
-    callback_token: env.SIMULATOR_CALLBACK_TOKEN?.trim() || null,
-    tick_ms: integer(env, "SIMULATOR_TICK_MS", 1_000, 10, 3_600_000),
-  }).catch(async (error: unknown) => {
-    await pool.end();
-    throw error;
-  });
-  console.log(`carrier simulator listening on ${simulator.url}`);
-
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    process.stdin.destroy();
-    await simulator.close();
-    await pool.end();
-  };
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
-  if (env.SIMULATOR_EXIT_ON_STDIN_CLOSE === "1") {
-    process.stdin.once("close", stop);
-    process.stdin.resume();
-  }
+  await serveUntilStopped(env, "carrier simulator", pool, () =>
+    startSimulator({
+      pool,
+      apiKey: required(env, "CARRIER_API_KEY"),
+      port: integer(env, "SIMULATOR_PORT", 3100, 0, 65535),
+      host: env.SIMULATOR_HOST?.trim() || "127.0.0.1",
+      latency_ms: integer(env, "SIMULATOR_LATENCY_MS", 0, 0, 600_000),
+      slow_ms: integer(env, "SIMULATOR_SLOW_MS", 15_000, 0, 600_000),
+      log: (message) => console.error(message),
+      callback_url: env.SIMULATOR_CALLBACK_URL?.trim() || null,
+      callback_token: env.SIMULATOR_CALLBACK_TOKEN?.trim() || null,
+      tick_ms: integer(env, "SIMULATOR_TICK_MS", 1_000, 10, 3_600_000),
+    }),
+  );
 }
 
-try {
-  await main(process.env);
-} catch (error) {
-  console.error(`carrier simulator failed to start: ${(error as Error).message}`);
-  process.exitCode = 1;
-}
+await runSimulator("carrier simulator", main);

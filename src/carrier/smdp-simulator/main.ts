@@ -17,58 +17,29 @@
 // Prints exactly one line to stdout once listening: `smdp simulator listening on <url>`.
 import { readFileSync } from "node:fs";
 import { createPool } from "../../db/pool.ts";
+import { type Env, integer, required, runSimulator, serveUntilStopped } from "../simulator-process.ts";
 import { startSmdpSimulator } from "./server.ts";
 
-type Env = Record<string, string | undefined>;
-
-function required(env: Env, name: string): string {
-  const value = env[name]?.trim();
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-}
-
 async function main(env: Env): Promise<void> {
-  const port = Number(env.SMDP_PORT?.trim() || 3200);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error("SMDP_PORT: 0 to 65535");
+  const port = integer(env, "SMDP_PORT", 3200, 0, 65535);
   const pool = createPool(required(env, "DATABASE_URL"), 10, "smdp-simulator");
-  const simulator = await startSmdpSimulator({
-    pool,
-    port,
-    host: env.SMDP_HOST?.trim() || "127.0.0.1",
-    tls: {
-      cert: readFileSync(required(env, "SMDP_TLS_CERT_FILE"), "utf8"),
-      key: readFileSync(required(env, "SMDP_TLS_KEY_FILE"), "utf8"),
-      ca: readFileSync(required(env, "SMDP_TLS_CA_FILE"), "utf8"),
-    },
-    requester_id: required(env, "SMDP_REQUESTER_ID"),
-    smdp_address: required(env, "SMDP_ADDRESS"),
-    log: (message) => console.error(message),
-    callback_url: env.SMDP_CALLBACK_URL?.trim() || null,
-    callback_token: env.SMDP_CALLBACK_TOKEN?.trim() || null,
-  }).catch(async (error: unknown) => {
-    await pool.end();
-    throw error;
-  });
-  console.log(`smdp simulator listening on ${simulator.url}`);
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    process.stdin.destroy();
-    await simulator.close();
-    await pool.end();
-  };
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
-  if (env.SIMULATOR_EXIT_ON_STDIN_CLOSE === "1") {
-    process.stdin.once("close", stop);
-    process.stdin.resume();
-  }
+  await serveUntilStopped(env, "smdp simulator", pool, () =>
+    startSmdpSimulator({
+      pool,
+      port,
+      host: env.SMDP_HOST?.trim() || "127.0.0.1",
+      tls: {
+        cert: readFileSync(required(env, "SMDP_TLS_CERT_FILE"), "utf8"),
+        key: readFileSync(required(env, "SMDP_TLS_KEY_FILE"), "utf8"),
+        ca: readFileSync(required(env, "SMDP_TLS_CA_FILE"), "utf8"),
+      },
+      requester_id: required(env, "SMDP_REQUESTER_ID"),
+      smdp_address: required(env, "SMDP_ADDRESS"),
+      log: (message) => console.error(message),
+      callback_url: env.SMDP_CALLBACK_URL?.trim() || null,
+      callback_token: env.SMDP_CALLBACK_TOKEN?.trim() || null,
+    }),
+  );
 }
 
-try {
-  await main(process.env);
-} catch (error) {
-  console.error(`smdp simulator failed to start: ${(error as Error).message}`);
-  process.exitCode = 1;
-}
+await runSimulator("smdp simulator", main);
