@@ -60,7 +60,8 @@ async function endpointPage(
   const wanted = queryValue(request, "status");
   const status = DELIVERY_STATUSES.find((s) => s === wanted) ?? null;
   const cursor = queryValue(request, "cursor");
-  const endpoint = await getEndpoint(ctx, partner_id, endpoint_id);
+  // Deliveries first, then the endpoint: a 410 fails its delivery and disables the endpoint in one
+  // transaction, so a failed delivery on this page is never shown beside a stale "enabled".
   const deliveries = await listDeliveries(ctx, {
     partner_id,
     endpoint_id,
@@ -68,6 +69,7 @@ async function endpointPage(
     limit: DEFAULT_PAGE_SIZE,
     cursor,
   });
+  const endpoint = await getEndpoint(ctx, partner_id, endpoint_id);
   const shell = await partnerShell(request, ctx, HOME);
   const csrf = shell.signed_in!.csrf;
   const here = `${HOME}/${endpoint_id}`;
