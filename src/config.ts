@@ -51,6 +51,7 @@ export type Config = {
   /** Failed authentications (refused keys, wrong tokens) per client address per minute. */
   auth_failures_per_minute: number;
   db_pool_max: number;
+  db_prepare_threshold: number;
   cart_ttl_minutes: number;
   idempotency_ttl_hours: number;
   /** A completed order can be refunded this many days after its purchase (contract "Order additions"). */
@@ -249,6 +250,7 @@ function readLimits(env: Env) {
     rate_limit_burst: integer(env, "RATE_LIMIT_BURST", 100, 1, 1_000_000),
     auth_failures_per_minute: integer(env, "AUTH_FAILURES_PER_MINUTE", 300, 1, 1_000_000),
     db_pool_max: integer(env, "DB_POOL_MAX", 20, 2, 500),
+    db_prepare_threshold: integer(env, "DB_PREPARE_THRESHOLD", 3, 0, 1_000),
     cart_ttl_minutes: integer(env, "CART_TTL_MINUTES", 30, 1, 24 * 60),
     idempotency_ttl_hours: integer(env, "IDEMPOTENCY_TTL_HOURS", 24, 24, 24 * 30),
     refund_window_days: integer(env, "REFUND_WINDOW_DAYS", 30, 0, 3650),

@@ -63,7 +63,9 @@ async function openDatabaseUrl(config: Config, log: Logger, closers: Closers): P
 
 /** The pool, migrated, with the operator accounts and (sandbox) the default catalog. */
 async function openDatabase(config: Config, database_url: string, log: Logger, closers: Closers) {
-  const pool = createPool(database_url, config.db_pool_max);
+  const pool = createPool(database_url, config.db_pool_max, "esim-api", {
+    prepare_threshold: config.db_prepare_threshold,
+  });
   closers.push({ name: "database pool", close: () => pool.end() });
   const db = createKysely<Database>(pool);
   const { applied } = await migrate(pool);

@@ -1,4 +1,5 @@
 // One pg pool per process, and the Kysely instance typed over it.
+import { createHash } from "node:crypto";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 
@@ -15,8 +16,92 @@ pg.types.setTypeParser(1082, (value) => value);
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 
-export function createPool(connectionString: string, max: number, application_name = "esim-api"): pg.Pool {
+/** A statement text run this many times by the process is prepared on each connection (0: never). */
+export const DEFAULT_PREPARE_THRESHOLD = 3;
+/** Distinct texts prepared per process at most, so dynamic SQL cannot fill the backends' memory. */
+const MAX_PREPARED_TEXTS = 512;
+/** Distinct texts counted at most; past it the counts start again (the prepared names stay). */
+const MAX_COUNTED_TEXTS = 4_096;
+
+/**
+ * Which statement texts run as named prepared statements: those the process has run
+ * `threshold` times, up to MAX_PREPARED_TEXTS of them (as pgjdbc's prepareThreshold and
+ * Npgsql's auto-prepare do). A prepared statement is parsed once per connection and, once
+ * PostgreSQL finds its generic plan no dearer than the custom ones, planned once too: our hot
+ * statements are CTEs whose parse and plan cost PostgreSQL more than their execution
+ * (bench/README.md, "Prepared statements"). The name is the text's hash, so a name never stands
+ * for two texts.
+ */
+export class StatementNames {
+  readonly #threshold: number;
+  readonly #names = new Map<string, string>();
+  readonly #counts = new Map<string, number>();
+
+  constructor(threshold: number) {
+    if (!Number.isInteger(threshold) || threshold < 0) {
+      throw new Error(`StatementNames: threshold ${threshold} is not a count`);
+    }
+    this.#threshold = threshold;
+  }
+
+  /** The prepared statement's name for this text, or null to run it unnamed (this time). */
+  nameFor(text: string): string | null {
+    const name = this.#names.get(text);
+    if (name !== undefined) return name;
+    if (this.#threshold === 0 || this.#names.size >= MAX_PREPARED_TEXTS) return null;
+    const count = (this.#counts.get(text) ?? 0) + 1;
+    if (count < this.#threshold) {
+      if (this.#counts.size >= MAX_COUNTED_TEXTS) this.#counts.clear();
+      this.#counts.set(text, count);
+      return null;
+    }
+    this.#counts.delete(text);
+    const named = `auto_${createHash("sha1").update(text).digest("base64url")}`;
+    this.#names.set(text, named);
+    return named;
+  }
+
+  get prepared(): number {
+    return this.#names.size;
+  }
+}
+
+/**
+ * A pg Client whose statements sent with values run prepared once their text is common. Kysely
+ * sends every statement so, `begin` and `commit` with no values included (each goes through the
+ * extended protocol then, so naming it saves its parse too). A statement sent as text alone goes
+ * as one simple-protocol message and is left alone.
+ */
+function preparingClient(names: StatementNames): typeof pg.Client {
+  // pg's query has a dozen overloads; this one passes every call through, typed loosely.
+  type AnyQuery = (...args: unknown[]) => unknown;
+  return class PreparingClient extends pg.Client {
+    override query: pg.Client["query"] = ((...args: unknown[]) => {
+      const [config, values, callback] = args;
+      const plain = super.query as AnyQuery;
+      if (typeof config === "string" && Array.isArray(values) && args.length <= 3) {
+        const name = names.nameFor(config);
+        if (name !== null) return plain.call(this, { name, text: config, values }, callback);
+      }
+      return plain.apply(this, args);
+    }) as pg.Client["query"];
+  };
+}
+
+export type PoolOptions = {
+  /** See StatementNames; DEFAULT_PREPARE_THRESHOLD when absent, 0 to prepare nothing. */
+  prepare_threshold?: number;
+};
+
+export function createPool(
+  connectionString: string,
+  max: number,
+  application_name = "esim-api",
+  options: PoolOptions = {},
+): pg.Pool {
+  const names = new StatementNames(options.prepare_threshold ?? DEFAULT_PREPARE_THRESHOLD);
   const pool = new pg.Pool({
+    Client: preparingClient(names),
     connectionString,
     max,
     application_name,
