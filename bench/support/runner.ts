@@ -82,10 +82,31 @@ export function printScenario(result: ScenarioResult): void {
   );
 }
 
-export function ratio(ctx: Context, name: string, value: number, target: number, explain: string): void {
+/**
+ * A ratio against its target. `margin`, when given, is the measurement's own uncertainty measured
+ * in the same run (discovery-prices): the target is met unless the value is below it by more.
+ */
+export function ratio(
+  ctx: Context,
+  name: string,
+  value: number,
+  target: number,
+  explain: string,
+  margin = 0,
+): void {
   const rounded = Math.round(value * 100) / 100;
-  ctx.ratios.push({ name, value: rounded, target, met: rounded >= target, explain });
-  log(`ratio ${name}: ${rounded} (target >= ${target}: ${rounded >= target ? "met" : "MISSED"})`);
+  const rounded_margin = Math.round(margin * 100) / 100;
+  const met = rounded >= target - rounded_margin;
+  ctx.ratios.push({
+    name,
+    value: rounded,
+    target,
+    ...(margin > 0 ? { margin: rounded_margin } : {}),
+    met,
+    explain,
+  });
+  const shown = margin > 0 ? `${rounded} ± ${rounded_margin}` : `${rounded}`;
+  log(`ratio ${name}: ${shown} (target >= ${target}: ${met ? "met" : "MISSED"})`);
 }
 
 export function wrkOptions(ctx: Context, url: string, overrides: Partial<WrkOptions>): WrkOptions {
@@ -106,7 +127,7 @@ export async function warmUp(options: WrkOptions, warmup_s: number): Promise<Wrk
 }
 
 /** A ratio to a physical limit; `value` null when the limit was not measured in this run (--only). */
-export type Limit = { name: string; value: number | null; target: number; explain: string };
+export type Limit = { name: string; value: number | null; target: number; explain: string; margin?: number };
 
 /** `part / whole`, or null when the whole was not measured. */
 export function ratioOf(part: number, whole: number | null): number | null {
@@ -118,7 +139,7 @@ export function record(ctx: Context, result: ScenarioResult, limit: Limit | null
   ctx.results.push(result);
   printScenario(result);
   if (limit !== null && limit.value !== null)
-    ratio(ctx, limit.name, limit.value, limit.target, limit.explain);
+    ratio(ctx, limit.name, limit.value, limit.target, limit.explain, limit.margin);
 }
 
 export type WrkRun = {
@@ -132,11 +153,13 @@ export type WrkRun = {
   warmup?: WrkOptions;
   /** The Lua script counts each status class (submit, top-up); else wrk's count of status > 399. */
   counted_by_script: boolean;
+  /** The warm-up's length when not the run's --warmup (0: none, the process is warm already). */
+  warmup_s?: number;
 };
 
 /** Warms up, then measures one wrk run; the result is not recorded yet (notes may follow). */
 export async function measureWrk(ctx: Context, run: WrkRun): Promise<ScenarioResult> {
-  await warmUp(run.warmup ?? run.options, ctx.options.warmup_s);
+  await warmUp(run.warmup ?? run.options, run.warmup_s ?? ctx.options.warmup_s);
   const measuredRun = await measured(ctx, run.label, () => runWrk(run.options));
   return wrkScenario(run.name, run.target, run.concurrency, measuredRun, run.counted_by_script);
 }
