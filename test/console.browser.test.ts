@@ -23,7 +23,6 @@ import {
   newCart,
   newPartner,
   submit,
-  waitFor,
 } from "./support/world.ts";
 
 const world = await createWorld();

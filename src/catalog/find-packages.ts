@@ -6,6 +6,7 @@ import {
   type CartablePackage,
   type CoveringPackage,
   selectActivePackage,
+  selectCoveringMeteredPackage,
   selectCoveringMeteredPackages,
   selectPackageName,
   selectPackageNames,
@@ -56,6 +57,26 @@ export async function coveringMeteredPackages(
     wholesale_minor: priceOf(prices, row.package_id, row.wholesale_minor),
     list_minor: row.wholesale_minor,
   }));
+}
+
+/**
+ * The chosen package priced for the partner, if it is one coveringMeteredPackages would list for
+ * `original_package_id` (same rules, checked for this one package); null otherwise.
+ */
+export async function coveringMeteredPackage(
+  db: Executor,
+  partner_id: string,
+  original_package_id: string,
+  choice: { package_id: string; external_package_id: string },
+): Promise<Priced<CoveringPackage> | null> {
+  const row = await selectCoveringMeteredPackage(db, original_package_id, choice);
+  if (row === null) return null;
+  const prices = await partnerPriceList(db, partner_id);
+  return {
+    ...row,
+    wholesale_minor: priceOf(prices, row.package_id, row.wholesale_minor),
+    list_minor: row.wholesale_minor,
+  };
 }
 
 export async function packageName(db: Executor, package_id: string): Promise<string | null> {

@@ -60,6 +60,31 @@ export async function selectCoveringMeteredPackages(
   return result.rows;
 }
 
+/**
+ * One package, if it is active, metered, has this external id and covers every destination of
+ * `original_package_id`: the same rules as selectCoveringMeteredPackages for one candidate, by its
+ * primary key instead of a division over the whole catalog (a top-up submit checks one choice).
+ */
+export async function selectCoveringMeteredPackage(
+  db: Executor,
+  original_package_id: string,
+  choice: { package_id: string; external_package_id: string },
+): Promise<CoveringPackage | null> {
+  const result = await sql<CoveringPackage>`
+    select p.package_id, p.external_package_id, p.name, p.data_mb, p.validity_days,
+           p.wholesale_minor, p.currency, p.coverage, p.region
+    from packages p
+    where p.package_id = ${choice.package_id} and p.external_package_id = ${choice.external_package_id}
+      and p.active and p.data_mb is not null
+      and not exists (
+        select 1 from package_destinations o
+        where o.package_id = ${original_package_id}
+          and not exists (
+            select 1 from package_destinations pd
+            where pd.package_id = p.package_id and pd.destination_code = o.destination_code))`.execute(db);
+  return result.rows[0] ?? null;
+}
+
 export async function selectPackageName(db: Executor, package_id: string): Promise<string | null> {
   const result = await sql<{
     name: string;

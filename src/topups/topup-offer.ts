@@ -15,7 +15,12 @@
 //    good; partners sell those as a new eSIM.
 // 4. Stable order, as in discovery: country packages, then regional, then global; within each by
 //    data size, validity and package_id. At most MAX_TOPUP_ROWS rows.
-import { type CoveringPackage, coveringMeteredPackages, type Priced } from "../catalog/find-packages.ts";
+import {
+  type CoveringPackage,
+  coveringMeteredPackage,
+  coveringMeteredPackages,
+  type Priced,
+} from "../catalog/find-packages.ts";
 import type { Executor } from "../db/executor.ts";
 
 /** More than any eSIM is offered (about 15 with the default catalog); a bound on the response. */
@@ -36,17 +41,16 @@ export async function topUpOffer(
   return coveringMeteredPackages(db, partner_id, original_package_id, MAX_TOPUP_ROWS);
 }
 
-/** The offered row matching both ids, or null: the pair must be exactly a row of the offer. */
+/**
+ * The offered row matching both ids, or null: the pair must be exactly a row of the offer. Rules 1
+ * to 3 checked for the chosen package alone (by its key, not a pass over the catalog); rule 4
+ * only orders and bounds the list, far above the ~15 rows an eSIM is offered.
+ */
 export async function offeredTopUp(
   db: Executor,
   partner_id: string,
   original_package_id: string,
   choice: { package_id: string; external_package_id: string },
 ): Promise<TopUpOfferRow | null> {
-  const offer = await topUpOffer(db, partner_id, original_package_id);
-  return (
-    offer.find(
-      (row) => row.package_id === choice.package_id && row.external_package_id === choice.external_package_id,
-    ) ?? null
-  );
+  return coveringMeteredPackage(db, partner_id, original_package_id, choice);
 }
