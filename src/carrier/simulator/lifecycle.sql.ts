@@ -33,12 +33,46 @@ export async function lockProfileState(
   return result.rows[0] ?? null;
 }
 
-export async function selectProfileState(db: Queryable, iccid: string): Promise<SimProfileState | null> {
-  const result = await db.query<SimProfileState>(
-    "select iccid, installed_at, deleted_at from carrier_sim.profiles where iccid = $1 and cancelled_at is null",
-    [iccid],
+/**
+ * The profile and its bundles (as selectBundles reads them) in one statement, for a signal: null
+ * when there is no such profile (or it was cancelled).
+ */
+export async function selectProfileWithBundles(
+  db: Queryable,
+  iccid: string,
+  limit: number,
+): Promise<{ profile: SimProfileState; bundles: SimBundleRow[] } | null> {
+  const result = await db.query<SimProfileState & { [K in keyof SimBundleRow]: SimBundleRow[K] | null }>(
+    `select p.iccid, p.installed_at, p.deleted_at, b.id, b.reference, b.status, b.data_mb, b.data_used_mb,
+            b.validity_days, b.activated_at, b.expires_at
+     from carrier_sim.profiles p
+     left join lateral (
+       select ${BUNDLE_COLUMNS} from carrier_sim.bundles
+       where iccid = p.iccid and cancelled_at is null order by id limit $2) b on true
+     where p.iccid = $1 and p.cancelled_at is null
+     order by b.id`,
+    [iccid, limit],
   );
-  return result.rows[0] ?? null;
+  const first = result.rows[0];
+  if (first === undefined) return null;
+  const profile = { iccid: first.iccid, installed_at: first.installed_at, deleted_at: first.deleted_at };
+  const bundles = result.rows.flatMap((row) =>
+    row.id === null
+      ? []
+      : [
+          {
+            id: row.id,
+            reference: row.reference!,
+            status: row.status!,
+            data_mb: row.data_mb,
+            data_used_mb: row.data_used_mb!,
+            validity_days: row.validity_days!,
+            activated_at: row.activated_at,
+            expires_at: row.expires_at,
+          },
+        ],
+  );
+  return { profile, bundles };
 }
 
 /**
@@ -69,13 +103,31 @@ export async function markDeleted(client: pg.PoolClient, iccid: string, at: Date
 }
 
 /** Running bundles whose validity has passed, ended as expired (at their own expiry time). */
-export async function expireLapsedBundles(client: pg.PoolClient, iccid: string, now: Date): Promise<number> {
-  const result = await client.query(
-    `update carrier_sim.bundles set status = 'expired'
-     where iccid = $1 and status in ('active', 'depleted') and expires_at <= $2::timestamptz`,
-    [iccid, now],
+/**
+ * Running and depleted bundles whose validity ended by `now` become expired; then the eSIM's
+ * bundles as selectBundles reads them, those just expired included: one statement, as the
+ * lifecycle's every step starts with both. The select sees the rows as they were before the update
+ * (one snapshot), so an expired one's status is set in the answer from the update's own list.
+ */
+export async function expireLapsedAndSelectBundles(
+  client: pg.PoolClient,
+  iccid: string,
+  now: Date,
+  limit: number,
+): Promise<SimBundleRow[]> {
+  const result = await client.query<SimBundleRow>(
+    `with expired as (
+       update carrier_sim.bundles set status = 'expired'
+       where iccid = $1 and status in ('active', 'depleted') and expires_at <= $2::timestamptz
+       returning id)
+     select b.id::float8 as id, b.reference, case when e.id is null then b.status else 'expired' end as status,
+            b.data_mb::float8 as data_mb, b.data_used_mb::float8 as data_used_mb, b.validity_days,
+            b.activated_at, b.expires_at
+     from carrier_sim.bundles b left join expired e on e.id = b.id
+     where b.iccid = $1 and b.cancelled_at is null order by b.id limit $3`,
+    [iccid, now, limit],
   );
-  return result.rowCount ?? 0;
+  return result.rows;
 }
 
 /** Starts a queued bundle at `at`: its validity runs from then. */

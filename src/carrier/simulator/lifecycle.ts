@@ -7,14 +7,14 @@ import type pg from "pg";
 import type { EsimSignal, SimulatedEvent } from "../carrier.ts";
 import {
   expireAllBundles,
-  expireLapsedBundles,
+  expireLapsedAndSelectBundles,
   lockProfileState,
   markDeleted,
   markInstalled,
   type SimBundleRow,
   type SimProfileState,
   selectBundles,
-  selectProfileState,
+  selectProfileWithBundles,
   setBundleUsage,
   startBundle,
 } from "./lifecycle.sql.ts";
@@ -32,8 +32,7 @@ export type LifecycleOutcome = { kind: "ok" } | { kind: "not_found" };
  */
 export async function advance(client: pg.PoolClient, profile: SimProfileState, now: Date): Promise<void> {
   for (let step = 0; step < MAX_BUNDLES; step++) {
-    await expireLapsedBundles(client, profile.iccid, now);
-    const bundles = await selectBundles(client, profile.iccid, MAX_BUNDLES);
+    const bundles = await expireLapsedAndSelectBundles(client, profile.iccid, now, MAX_BUNDLES);
     if (bundles.some((bundle) => bundle.status === "active")) return;
     const ended = bundles.filter((bundle) => bundle.status === "depleted" || bundle.status === "expired");
     const next = bundles.find((bundle) => bundle.status === "queued");
@@ -100,9 +99,9 @@ export async function snapshot(
   iccid: string,
   now: Date,
 ): Promise<EsimSignal | null> {
-  const profile = await selectProfileState(db, iccid);
-  if (!profile) return null;
-  const bundles = await selectBundles(db, iccid, MAX_BUNDLES);
+  const found = await selectProfileWithBundles(db, iccid, MAX_BUNDLES);
+  if (!found) return null;
+  const { profile, bundles } = found;
   const iso = (date: Date | null) => (date === null ? null : date.toISOString());
   return {
     iccid,
