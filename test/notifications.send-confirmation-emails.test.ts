@@ -242,6 +242,10 @@ describe("over SMTP", () => {
     assert.ok(received);
     assert.equal(others.length, 0);
     assert.deepEqual(received.envelope, { mail_from: "orders@esim.example", rcpt_to: [order.email] });
+    // On the wire: CRLF line ends only, and no line longer than RFC 5322's 78 characters.
+    assert.doesNotMatch(received.raw, /[^\r]\n|\r(?!\n)/, "CRLF line ends only");
+    const longest = Math.max(...received.raw.split("\r\n").map((line) => line.length));
+    assert.ok(longest <= 78, `the longest line has ${longest} characters`);
     const message = parseMessage(received.raw);
     assert.equal(message.headers.get("message-id"), `<confirmation.${order.order_id}@esim.example>`);
     assert.equal(message.headers.get("to"), order.email);

@@ -77,8 +77,11 @@ function mailOptions(message: OutgoingEmail, from: string, domain: string): Send
     // read one odd but valid address as several recipients.
     to: { name: "", address: message.to },
     subject: message.subject,
-    text: message.text,
-    html: message.html,
+    // CRLF line ends, as SMTP and .eml files want, written into the bodies here: nodemailer writes
+    // its own headers and boundaries with CRLF already, and its `newline` option would pass the
+    // whole message through one more stream to fix only these (a third of a message's CPU).
+    text: crlf(message.text),
+    html: crlf(message.html),
     messageId: `<${message.key}@${domain}>`,
     // RFC 3834: vacation responders must not answer a machine-sent message.
     headers: { "Auto-Submitted": "auto-generated" },
@@ -90,6 +93,10 @@ function mailOptions(message: OutgoingEmail, from: string, domain: string): Send
       contentDisposition: "inline" as const,
     })),
   };
+}
+
+function crlf(body: string): string {
+  return body.replace(/\r\n|\r|\n/g, "\r\n");
 }
 
 /** Messages per pooled connection before it is replaced (relays often cap a session's messages). */
@@ -139,8 +146,9 @@ function createComposer(
   from: string,
   domain: string,
 ): { compose(message: OutgoingEmail): Promise<Composed>; close(): void } {
-  // streamTransport with buffer renders the complete raw message instead of sending it.
-  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" });
+  // streamTransport with buffer renders the complete raw message instead of sending it. Its line
+  // ends are CRLF throughout: nodemailer's own, and the bodies' (mailOptions).
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true });
   return {
     async compose(message) {
       const info = await transport.sendMail(mailOptions(message, from, domain));
