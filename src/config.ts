@@ -257,7 +257,7 @@ function readLimits(env: Env) {
     refund_sweep_interval_ms: integer(env, "REFUND_SWEEP_INTERVAL_MS", 2_000, 100, 600_000),
     resolve_after_ms: integer(env, "RESOLVE_AFTER_MS", 30_000, 100, 3_600_000),
     worker_concurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 64),
-    email_concurrency: integer(env, "EMAIL_CONCURRENCY", 64, 1, 256),
+    email_concurrency: integer(env, "EMAIL_CONCURRENCY", 48, 1, 256),
     pending_give_up_hours: integer(env, "PENDING_GIVE_UP_HOURS", 24, 1, 24 * 30),
     stale_job_after_ms: integer(env, "STALE_JOB_AFTER_MS", 120_000, 1_000, 24 * 3_600_000),
     console_idle_minutes: integer(env, "CONSOLE_IDLE_MINUTES", 30, 1, 24 * 60),

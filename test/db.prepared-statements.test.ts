@@ -67,6 +67,47 @@ test("a failing statement leaves the connection usable, its prepared statements 
   assert.deepEqual(await preparedOn(pool), [text]);
 });
 
+test("a migration that changes a returned column fails a prepared statement once per connection, then it works", async () => {
+  const pool = createPool(database.url, 1, "esim-prepare", { prepare_threshold: 1 });
+  after(() => pool.end());
+  await pool.query("create table migrated (id int primary key, size int)");
+  await pool.query("insert into migrated values (1, 10)");
+  const text = "select * from migrated where id = $1";
+  assert.deepEqual((await pool.query(text, [1])).rows, [{ id: 1, size: 10 }]);
+  assert.deepEqual(await preparedOn(pool), [text]);
+  // Another process migrates: the column this statement returns changes type.
+  const other = createPool(database.url, 1, "esim-migrator", { prepare_threshold: 0 });
+  await other.query("alter table migrated alter column size type bigint");
+  await other.end();
+  await assert.rejects(pool.query(text, [1]), (error: { code?: string }) => error.code === "0A000");
+  // Through Kysely's path (promise) and pg's pool.query (callback) alike, it works again.
+  assert.deepEqual((await pool.query(text, [1])).rows, [{ id: 1, size: 10 }]);
+  const client = await pool.connect();
+  try {
+    assert.deepEqual((await client.query(text, [1])).rows, [{ id: 1, size: 10 }]);
+  } finally {
+    client.release();
+  }
+});
+
+test("a prepared statement gone from the server fails once, then its text runs unnamed on that connection", async () => {
+  const pool = createPool(database.url, 1, "esim-prepare", { prepare_threshold: 1 });
+  after(() => pool.end());
+  const text = "select $1::int * 2 as doubled";
+  const client = await pool.connect();
+  try {
+    assert.equal((await client.query(text, [2])).rows[0].doubled, 4);
+    // What pg does itself when a bind fails (it sends a Close but still counts the statement as
+    // parsed), done by hand: the server forgets the statement, the driver does not.
+    await client.query("deallocate all");
+    await assert.rejects(client.query(text, [3]), (error: { code?: string }) => error.code === "26000");
+    assert.equal((await client.query(text, [4])).rows[0].doubled, 8);
+    assert.equal((await client.query(text, [5])).rows[0].doubled, 10);
+  } finally {
+    client.release();
+  }
+});
+
 test("threshold 0 prepares nothing; a statement sent as text alone is never prepared", async () => {
   const off = createPool(database.url, 1, "esim-prepare", { prepare_threshold: 0 });
   const on = createPool(database.url, 1, "esim-prepare", { prepare_threshold: 1 });

@@ -43,4 +43,9 @@ test("a submit accepts exactly the rows of the offer, for originals of every cov
     assert.ok(!listed.has(retired.package_id), "a retired package is never offered");
   }
   assert.ok(offered_pairs >= originals.length, "every metered original is offered something");
+  // An original with no destinations (here: no such package) covers nothing: nothing is offered.
+  assert.deepEqual(await topUpOffer(db, "ptr_offer", "no-such-package"), []);
+  for (const candidate of packages) {
+    assert.equal(await offeredTopUp(db, "ptr_offer", "no-such-package", candidate), null);
+  }
 });

@@ -86,15 +86,7 @@ export type ScenarioResult = {
   load_average_before: [number, number, number];
 };
 
-export type Ratio = {
-  name: string;
-  value: number;
-  target: number;
-  /** The measurement's own uncertainty, where it was measured: met when value >= target - margin. */
-  margin?: number;
-  met: boolean;
-  explain: string;
-};
+export type Ratio = { name: string; value: number; target: number; met: boolean; explain: string };
 
 export type Context = {
   tmp: string;

@@ -152,8 +152,8 @@ export type PgbenchOptions = {
 export async function runPgbench(options: PgbenchOptions): Promise<PgbenchResult> {
   const args = [
     "--no-vacuum",
-    // The service's driver (pg) sends every statement with the extended protocol, unnamed.
-    "--protocol=extended",
+    // The service prepares the statements it runs often (src/db/pool.ts): the bare SQL does too.
+    "--protocol=prepared",
     `--client=${options.clients}`,
     `--jobs=${options.threads}`,
     `--time=${options.duration_s}`,

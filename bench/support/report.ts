@@ -29,8 +29,7 @@ export function markdown(report: any): string {
       `${r.cpu_us_per_ok.service} | ${r.cpu_us_per_ok.postgres} | ${r.notes.join("; ")} |`,
   );
   const ratios = (report.ratios as Ratio[]).map(
-    (r) =>
-      `| ${r.name} | ${r.value}${r.margin ? ` ± ${r.margin}` : ""} | ≥ ${r.target} | ${r.met ? "met" : "**missed**"} | ${r.explain} |`,
+    (r) => `| ${r.name} | ${r.value} | ≥ ${r.target} | ${r.met ? "met" : "**missed**"} | ${r.explain} |`,
   );
   return [
     `# Benchmark results (${report.date})`,

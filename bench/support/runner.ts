@@ -82,31 +82,10 @@ export function printScenario(result: ScenarioResult): void {
   );
 }
 
-/**
- * A ratio against its target. `margin`, when given, is the measurement's own uncertainty measured
- * in the same run (discovery-prices): the target is met unless the value is below it by more.
- */
-export function ratio(
-  ctx: Context,
-  name: string,
-  value: number,
-  target: number,
-  explain: string,
-  margin = 0,
-): void {
+export function ratio(ctx: Context, name: string, value: number, target: number, explain: string): void {
   const rounded = Math.round(value * 100) / 100;
-  const rounded_margin = Math.round(margin * 100) / 100;
-  const met = rounded >= target - rounded_margin;
-  ctx.ratios.push({
-    name,
-    value: rounded,
-    target,
-    ...(margin > 0 ? { margin: rounded_margin } : {}),
-    met,
-    explain,
-  });
-  const shown = margin > 0 ? `${rounded} ± ${rounded_margin}` : `${rounded}`;
-  log(`ratio ${name}: ${shown} (target >= ${target}: ${met ? "met" : "MISSED"})`);
+  ctx.ratios.push({ name, value: rounded, target, met: rounded >= target, explain });
+  log(`ratio ${name}: ${rounded} (target >= ${target}: ${rounded >= target ? "met" : "MISSED"})`);
 }
 
 export function wrkOptions(ctx: Context, url: string, overrides: Partial<WrkOptions>): WrkOptions {
@@ -127,7 +106,7 @@ export async function warmUp(options: WrkOptions, warmup_s: number): Promise<Wrk
 }
 
 /** A ratio to a physical limit; `value` null when the limit was not measured in this run (--only). */
-export type Limit = { name: string; value: number | null; target: number; explain: string; margin?: number };
+export type Limit = { name: string; value: number | null; target: number; explain: string };
 
 /** `part / whole`, or null when the whole was not measured. */
 export function ratioOf(part: number, whole: number | null): number | null {
@@ -139,7 +118,7 @@ export function record(ctx: Context, result: ScenarioResult, limit: Limit | null
   ctx.results.push(result);
   printScenario(result);
   if (limit !== null && limit.value !== null)
-    ratio(ctx, limit.name, limit.value, limit.target, limit.explain, limit.margin);
+    ratio(ctx, limit.name, limit.value, limit.target, limit.explain);
 }
 
 export type WrkRun = {

@@ -76,6 +76,7 @@ export async function selectCoveringMeteredPackage(
     from packages p
     where p.package_id = ${choice.package_id} and p.external_package_id = ${choice.external_package_id}
       and p.active and p.data_mb is not null
+      and exists (select 1 from package_destinations o where o.package_id = ${original_package_id})
       and not exists (
         select 1 from package_destinations o
         where o.package_id = ${original_package_id}

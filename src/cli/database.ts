@@ -42,7 +42,9 @@ export async function withDatabase<T>(
 ): Promise<T> {
   const located = await locateDatabase(config);
   try {
-    const pool = createPool(located.url, CLI_POOL_MAX, "esim-cli");
+    const pool = createPool(located.url, CLI_POOL_MAX, "esim-cli", {
+      prepare_threshold: config.db_prepare_threshold,
+    });
     try {
       await migrate(pool);
       return await work({ config, pool, db: createKysely<Database>(pool), json });

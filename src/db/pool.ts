@@ -29,7 +29,7 @@ const MAX_COUNTED_TEXTS = 4_096;
  * Npgsql's auto-prepare do). A prepared statement is parsed once per connection and, once
  * PostgreSQL finds its generic plan no dearer than the custom ones, planned once too: our hot
  * statements are CTEs whose parse and plan cost PostgreSQL more than their execution
- * (bench/README.md, "Prepared statements"). The name is the text's hash, so a name never stands
+ * (bench/README.md, "Session 5: prepared statements"). The name is the text's hash, so a name never stands
  * for two texts.
  */
 export class StatementNames {
@@ -67,6 +67,18 @@ export class StatementNames {
 }
 
 /**
+ * Errors after which the text runs unnamed on that connection: 26000 "prepared statement does not
+ * exist" (pg closes a statement whose bind failed but still counts it as parsed, so without this
+ * every later run would fail), and 0A000 "cached plan must not change result type" (a migration
+ * changed a column the statement returns; PostgreSQL fails it once, then re-plans it).
+ */
+const BROKEN_PREPARED = new Set(["0A000", "26000"]);
+
+function brokenPrepared(error: unknown): boolean {
+  return BROKEN_PREPARED.has((error as { code?: unknown } | null)?.code as string);
+}
+
+/**
  * A pg Client whose statements sent with values run prepared once their text is common. Kysely
  * sends every statement so, `begin` and `commit` with no values included (each goes through the
  * extended protocol then, so naming it saves its parse too). A statement sent as text alone goes
@@ -76,12 +88,36 @@ function preparingClient(names: StatementNames): typeof pg.Client {
   // pg's query has a dozen overloads; this one passes every call through, typed loosely.
   type AnyQuery = (...args: unknown[]) => unknown;
   return class PreparingClient extends pg.Client {
+    /** Texts whose prepared statement broke on this connection: they run unnamed here from then on. */
+    readonly #unnamed = new Set<string>();
+
     override query: pg.Client["query"] = ((...args: unknown[]) => {
       const [config, values, callback] = args;
       const plain = super.query as AnyQuery;
-      if (typeof config === "string" && Array.isArray(values) && args.length <= 3) {
+      if (
+        typeof config === "string" &&
+        Array.isArray(values) &&
+        args.length <= 3 &&
+        !this.#unnamed.has(config)
+      ) {
         const name = names.nameFor(config);
-        if (name !== null) return plain.call(this, { name, text: config, values }, callback);
+        if (name !== null) {
+          const named = { name, text: config, values };
+          // The statement that broke fails once; the next run of its text on this connection works.
+          const retire = (error: unknown) => {
+            if (brokenPrepared(error)) this.#unnamed.add(config);
+          };
+          if (typeof callback === "function") {
+            return plain.call(this, named, (error: unknown, result: unknown) => {
+              if (error) retire(error);
+              (callback as (e: unknown, r: unknown) => void)(error, result);
+            });
+          }
+          return (plain.call(this, named) as Promise<unknown>).catch((error: unknown) => {
+            retire(error);
+            throw error;
+          });
+        }
       }
       return plain.apply(this, args);
     }) as pg.Client["query"];

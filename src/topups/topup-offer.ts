@@ -1,6 +1,7 @@
-// Which packages an eSIM can be topped up with: the one place that decides it. Both the list
-// (GET /orders/available-topups/{iccid}) and the submit (which accepts exactly a row of that
-// list) call topUpOffer, so a partner can never buy a top-up it was not offered.
+// Which packages an eSIM can be topped up with: the one place that decides it. The list
+// (GET /orders/available-topups/{iccid}) calls topUpOffer and the submit offeredTopUp, the same
+// rules applied to one chosen package (test/topups.offer.test.ts walks the whole catalog to show
+// the two agree), so a partner can never buy a top-up it was not offered.
 //
 // The rules:
 // 1. Coverage: a top-up package covers every destination the eSIM's original package covers,
