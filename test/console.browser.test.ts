@@ -15,15 +15,7 @@ import { after, test } from "node:test";
 import { promisify } from "node:util";
 import type { BrowserContext, Page } from "playwright-core";
 import { browserForFile, DESKTOP, PHONE, seriousViolations } from "./support/browser.ts";
-import {
-  ADMIN_TOKEN,
-  balance,
-  call,
-  createWorld,
-  newCart,
-  newPartner,
-  submit,
-} from "./support/world.ts";
+import { ADMIN_TOKEN, balance, call, createWorld, newCart, newPartner, submit } from "./support/world.ts";
 
 const world = await createWorld();
 const base = world.services[0]!.url;
