@@ -281,7 +281,7 @@ function readWebhooks(env: Env): WebhookConfig {
     webhook_allow_private_networks:
       oneOf(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS", ["true", "false"] as const, "false") === "true",
     webhook_timeout_ms: integer(env, "WEBHOOK_TIMEOUT_MS", 15_000, 100, 60_000),
-    webhook_concurrency: integer(env, "WEBHOOK_CONCURRENCY", 16, 0, 256),
+    webhook_concurrency: integer(env, "WEBHOOK_CONCURRENCY", 64, 0, 256),
     webhook_endpoint_concurrency: integer(env, "WEBHOOK_ENDPOINT_CONCURRENCY", 2, 1, 64),
     webhook_first_retry_delay_ms: integer(env, "WEBHOOK_FIRST_RETRY_DELAY_MS", 5_000, 100, 5_000),
     webhook_poll_ms: integer(env, "WEBHOOK_POLL_MS", 500, 20, 10_000),

@@ -153,7 +153,7 @@ test("webhook settings: the secret key is base64 of 32+ bytes, the first retry's
       sandbox.webhook_first_retry_delay_ms,
       sandbox.webhook_poll_ms,
     ],
-    [null, false, 15_000, 16, 2, 5_000, 500],
+    [null, false, 15_000, 64, 2, 5_000, 500],
     "the documented defaults",
   );
   assert.throws(
