@@ -102,7 +102,6 @@ export async function markDeleted(client: pg.PoolClient, iccid: string, at: Date
   );
 }
 
-/** Running bundles whose validity has passed, ended as expired (at their own expiry time). */
 /**
  * Running and depleted bundles whose validity ended by `now` become expired; then the eSIM's
  * bundles as selectBundles reads them, those just expired included: one statement, as the
