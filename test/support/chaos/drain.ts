@@ -35,6 +35,12 @@ export async function drain(run: Run): Promise<void> {
     await cluster.pool.query(
       "update webhook_deliveries set next_attempt_at = now() where status = 'pending' and next_attempt_at > now()",
     );
+    // Likewise a refund the sweep backed off from (up to 5 minutes after repeated unknown answers
+    // under the stream's faults): due now. Only one no process holds (lease_token null): a live
+    // lease is left to its holder.
+    await cluster.pool.query(
+      "update order_refunds set lease_until = now() where state = 'refunding' and lease_token is null and lease_until > now()",
+    );
     const state = await cluster.pool.query<{
       pending: number;
       refunding: number;
@@ -80,6 +86,20 @@ export async function drain(run: Run): Promise<void> {
 
 /** The work still queued after a drain timed out, for the report: why is something not done? */
 export async function describeStuckJobs(run: Run): Promise<void> {
+  const refunds = await run.cluster.pool.query<{
+    order_id: string;
+    attempts: number;
+    lease_until: Date;
+    held: boolean;
+    last_error: string | null;
+  }>(`select order_id, attempts, lease_until, lease_token is not null as held, last_error
+      from order_refunds where state = 'refunding' order by order_id limit 20`);
+  for (const refund of refunds.rows) {
+    run.options.log(
+      `  stuck refund ${refund.order_id}: attempts ${refund.attempts}, ${refund.held ? "leased" : "due"} ` +
+        `${refund.lease_until.toISOString()}${refund.last_error ? `, last error ${refund.last_error}` : ""}`,
+    );
+  }
   const emails = await run.cluster.pool.query<{
     order_id: string;
     attempts: number;
