@@ -214,6 +214,17 @@ function messagesTo(smtp: TestSmtpServer, email: string) {
   return smtp.messages.filter((message) => message.envelope.rcpt_to.includes(email));
 }
 
+/** Each order's email reached the relay exactly once, and its outbox row is gone. */
+async function assertSentOnceAndDone(
+  smtp: TestSmtpServer,
+  orders: Array<{ order_id: string; email: string }>,
+): Promise<void> {
+  for (const order of orders) {
+    assert.equal(messagesTo(smtp, order.email).length, 1, order.order_id);
+    assert.equal(await outboxRow(order.order_id), null);
+  }
+}
+
 describe("over SMTP", () => {
   let smtp: TestSmtpServer;
   let mailer: Mailer;
@@ -364,10 +375,7 @@ describe("over SMTP", () => {
     } finally {
       await running.close();
     }
-    for (const order of orders) {
-      assert.equal(messagesTo(smtp, order.email).length, 1, order.order_id);
-      assert.equal(await outboxRow(order.order_id), null);
-    }
+    await assertSentOnceAndDone(smtp, orders);
     // Up to 8 sends x 4 rounds in flight and queued (a 120 s lease holds four 25 s sends with margin),
     // claimed when fewer than 8 are queued: a few claims, not one per email as the sends free their slots.
     assert.ok(counted.count() <= 120 / 8, `${counted.count()} claims for 120 emails, not one per email`);
@@ -480,10 +488,7 @@ describe("over SMTP", () => {
     } finally {
       await running.close();
     }
-    for (const order of orders) {
-      assert.equal(messagesTo(smtp, order.email).length, 1, order.order_id);
-      assert.equal(await outboxRow(order.order_id), null);
-    }
+    await assertSentOnceAndDone(smtp, orders);
   });
 
   test("a sweep that closes gives back the claims it had not started: due at once, not after the lease", async () => {
