@@ -1,10 +1,20 @@
-// One delivery attempt: POST the event to the endpoint over a fresh connection (no keep-alive, so
-// every attempt resolves and checks the address again), within `timeout_ms` for everything, reading
+// One delivery attempt: POST the event to the endpoint within `timeout_ms` for everything, reading
 // at most MAX_RESPONSE_BYTES of the answer, following no redirect. Never throws: every way an
 // attempt can end is an AttemptResult, recorded on the delivery.
+//
+// Connections are kept open between attempts, as senders at this volume do: a new TCP (and TLS)
+// connection per delivery cost more than the delivery itself (bench/README.md, "Session 6"). The
+// address rule still holds on every byte sent: a connection is checked when it opens (the guarded
+// lookup), so a kept one is to an address that was checked. It is kept idle at most
+// KEEP_ALIVE_IDLE_MS (less if the receiver's `Keep-Alive: timeout` says so), so a DNS change takes
+// effect within seconds. Each address rule has its own agent: a socket opened under
+// WEBHOOK_ALLOW_PRIVATE_NETWORKS never serves a sender without it.
 import http from "node:http";
 import https from "node:https";
 import { guardedLookup, ipLiteral, isPublicAddress } from "./target-address.ts";
+
+/** How long an idle connection to a receiver is kept (Node's own server closes them after 5 s). */
+export const KEEP_ALIVE_IDLE_MS = 4_000;
 
 /** The receiver's answer body is read this far, then the connection is dropped (we keep none of it). */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -46,30 +56,62 @@ function outcome(status: number): AttemptResult {
   return failed(status, `HTTP ${status}`);
 }
 
-export function sendWebhook(attempt: Attempt): Promise<AttemptResult> {
+function keptAliveAgent(client: typeof http | typeof https, allow_private: boolean): http.Agent {
+  // The lookup is the agent's, not the request's: every socket it opens is checked by it.
+  const lookup = guardedLookup(allow_private) as never;
+  return new client.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS, lookup } as http.AgentOptions);
+}
+
+const agents = {
+  "http:": { strict: keptAliveAgent(http, false), permissive: keptAliveAgent(http, true) },
+  "https:": { strict: keptAliveAgent(https, false), permissive: keptAliveAgent(https, true) },
+};
+
+/** An error on a kept connection the receiver had closed, before any answer: nothing was delivered. */
+type Attempted = AttemptResult | { kind: "stale_connection" };
+
+export async function sendWebhook(attempt: Attempt): Promise<AttemptResult> {
   let url: URL;
   try {
     url = new URL(attempt.url);
   } catch {
-    return Promise.resolve(failed(null, "refused: the URL does not parse"));
+    return failed(null, "refused: the URL does not parse");
   }
   const refused = refusal(url, attempt.allow_private);
-  if (refused !== null) return Promise.resolve(failed(null, refused));
+  if (refused !== null) return failed(null, refused);
+  const agent = agents[url.protocol as "http:" | "https:"][attempt.allow_private ? "permissive" : "strict"];
+  const deadline = Date.now() + attempt.timeout_ms;
+  const first = await post(url, attempt, agent, attempt.timeout_ms);
+  if (first.kind !== "stale_connection") return first;
+  // Asked again once, on a connection of its own, within what is left of the same timeout.
+  const again = await post(url, attempt, agent, Math.max(1, deadline - Date.now()), true);
+  return again.kind === "stale_connection" ? failed(null, "connection reset by the receiver") : again;
+}
+
+function post(
+  url: URL,
+  attempt: Attempt,
+  agent: http.Agent,
+  timeout_ms: number,
+  fresh = false,
+): Promise<Attempted> {
   return new Promise((resolve) => {
-    let result: AttemptResult | null = null;
-    const finish = (value: AttemptResult) => {
-      result ??= value;
+    let settled = false;
+    // Kept alive only after a whole answer: any other end destroys the connection.
+    const finish = (value: Attempted, keep = false) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
-      request.destroy();
-      resolve(result);
+      if (!keep) request.destroy();
+      resolve(value);
     };
     const client = url.protocol === "https:" ? https : http;
     const request = client.request(
       url,
       {
         method: "POST",
-        agent: false,
-        lookup: guardedLookup(attempt.allow_private) as never,
+        // The retry after a stale connection opens one of its own, checked by the same lookup.
+        ...(fresh ? { agent: false, lookup: guardedLookup(attempt.allow_private) as never } : { agent }),
         headers: {
           "content-type": "application/json",
           "content-length": Buffer.byteLength(attempt.body),
@@ -79,21 +121,28 @@ export function sendWebhook(attempt: Attempt): Promise<AttemptResult> {
       },
       (response) => {
         // The status decides; the body is drained (bounded) so the receiver sees its answer read.
-        result = outcome(response.statusCode ?? 0);
+        const result = outcome(response.statusCode ?? 0);
         let read = 0;
         response.on("data", (chunk: Buffer) => {
           read += chunk.length;
-          if (read > MAX_RESPONSE_BYTES) finish(result!);
+          if (read > MAX_RESPONSE_BYTES) finish(result);
         });
-        response.on("end", () => finish(result!));
-        response.on("error", () => finish(result!));
+        response.on("end", () => finish(result, true));
+        response.on("error", () => finish(result));
+        response.on("aborted", () => finish(result));
       },
     );
     const timer = setTimeout(
       () => finish(failed(null, `no answer within ${attempt.timeout_ms} ms`)),
-      attempt.timeout_ms,
+      timeout_ms,
     );
-    request.on("error", (error) => finish(failed(null, error.message || error.name)));
+    request.on("error", (error: Error & { code?: string }) => {
+      const answered = (request as { res?: unknown }).res != null;
+      if (request.reusedSocket && error.code === "ECONNRESET" && !answered) {
+        return finish({ kind: "stale_connection" });
+      }
+      finish(failed(null, error.message || error.name));
+    });
     request.end(attempt.body);
   });
 }
