@@ -190,6 +190,14 @@ test("a receiver that fails, then succeeds, gets the same webhook-id on every at
     ],
   );
   for (const entry of attempts) assert.deepEqual(entry.verified_with, [0]);
+  // The success is recorded once the receiver has answered (with the others finishing meanwhile).
+  await waitFor("the success recorded", async () => {
+    const [delivery] = await deliveries(partner.api_key, partner.endpoint_id);
+    return delivery!.status === "succeeded";
+  });
+  const failing = await sql<{ failing_since: Date | null }>`
+    select failing_since from webhook_endpoints where endpoint_id = ${partner.endpoint_id}`.execute(db);
+  assert.equal(failing.rows[0]!.failing_since, null, "healthy again after a success");
   const [done] = await deliveries(partner.api_key, partner.endpoint_id);
   assert.deepEqual([done!.status, done!.attempts, done!.next_attempt_at], ["succeeded", 3, null]);
   // A manual retry sends it once more, same id, and the log says pending until then.

@@ -119,7 +119,9 @@ class BeginThenQuery extends pg.Query {
       this.#begin_answered = true;
       return;
     }
-    const base = pg.Query.prototype as unknown as { handleCommandComplete(m: unknown, c: WireConnection): void };
+    const base = pg.Query.prototype as unknown as {
+      handleCommandComplete(m: unknown, c: WireConnection): void;
+    };
     base.handleCommandComplete.call(this, message, connection);
   }
 }
@@ -178,7 +180,11 @@ function preparingClient(names: StatementNames): typeof pg.Client {
           if (error) retire(error);
           (callback as QueryCallback)(error, result);
         };
-        return plain.call(this, begin === null ? statement : new BeginThenQuery(begin, statement, done), done);
+        return plain.call(
+          this,
+          begin === null ? statement : new BeginThenQuery(begin, statement, done),
+          done,
+        );
       }
       if (begin === null) {
         return (plain.call(this, statement) as Promise<unknown>).catch((error: unknown) => {

@@ -178,6 +178,35 @@ export async function recordOutcome(
   return Number(result.numAffectedRows) === 1;
 }
 
+export type Success = { delivery_id: string; lease_token: string; status: number };
+
+/**
+ * Records attempts that succeeded, many in one statement (a group commit, deliver-webhooks.ts): as
+ * recordOutcome does, each only while the lease that sent it still holds, and the endpoints they
+ * reached stop failing (`failing_since` cleared, for all of them at once, locked in endpoint
+ * order so two writers never wait on each other in opposite orders). Returns the deliveries recorded.
+ */
+export async function recordSuccesses(db: Executor, successes: readonly Success[]): Promise<Set<string>> {
+  if (successes.length === 0) return new Set();
+  const result = await sql<{ delivery_id: string }>`
+    with done as (
+      update webhook_deliveries d set status = 'succeeded', next_attempt_at = null,
+        last_response_status = s.status, last_error = null, leased_until = null, lease_token = null
+      from unnest(${successes.map((s) => s.delivery_id)}::text[], ${successes.map((s) => s.lease_token)}::text[],
+                  ${successes.map((s) => s.status)}::int[]) as s(delivery_id, lease_token, status)
+      where d.delivery_id = s.delivery_id and d.lease_token = s.lease_token
+      returning d.delivery_id, d.endpoint_id),
+    recovered as (
+      select e.endpoint_id from webhook_endpoints e
+      where e.endpoint_id in (select endpoint_id from done) and e.failing_since is not null
+      order by e.endpoint_id
+      for update),
+    healthy as (
+      update webhook_endpoints e set failing_since = null from recovered r where e.endpoint_id = r.endpoint_id)
+    select delivery_id from done`.execute(db);
+  return new Set(result.rows.map((row) => row.delivery_id));
+}
+
 /**
  * Claims run one at a time across all processes (a transaction-scoped advisory lock held for a few
  * milliseconds), so the per-endpoint count of calls in flight each claim reads is exact.

@@ -6,7 +6,12 @@
 import type { Logger } from "pino";
 import { eventBodies } from "../events/event-feed.ts";
 import type { AppContext } from "../shared/context.ts";
-import { claimDueDeliveries, deliverOnce } from "./deliver-webhooks.ts";
+import {
+  claimDueDeliveries,
+  deliverOnce,
+  type SuccessRecorder,
+  successRecorder,
+} from "./deliver-webhooks.ts";
 import type { ClaimedDelivery } from "./deliveries.sql.ts";
 import { DISPATCH_BATCH, dispatchEvents } from "./dispatch-events.ts";
 
@@ -20,6 +25,7 @@ function sendInBackground(
   ctx: AppContext,
   log: Logger,
   sends: Set<Promise<unknown>>,
+  successes: SuccessRecorder,
   claim: ClaimedDelivery,
   body: string | undefined,
   done: () => void,
@@ -27,7 +33,7 @@ function sendInBackground(
   const sent = (async () => {
     if (body === undefined)
       throw new Error(`event ${claim.event_id} of delivery ${claim.delivery_id} is gone`);
-    const result = await deliverOnce(ctx, claim, body);
+    const result = await deliverOnce(ctx, claim, body, successes);
     if (result.kind !== "succeeded") {
       log.info(
         { delivery_id: claim.delivery_id, attempt: claim.attempts, ...result },
@@ -47,6 +53,7 @@ export function startWebhookDelivery(ctx: AppContext, log: Logger): DeliveryLoop
   const total = ctx.config.webhook_concurrency;
   if (total === 0) return { wake: () => undefined, close: async () => undefined };
   const sends = new Set<Promise<unknown>>();
+  const successes = successRecorder(ctx.db);
   let running: Promise<void> | null = null;
   let again = false;
   let closed = false;
@@ -61,7 +68,8 @@ export function startWebhookDelivery(ctx: AppContext, log: Logger): DeliveryLoop
       ctx.db,
       claims.map((claim) => claim.event_id),
     );
-    for (const claim of claims) sendInBackground(ctx, log, sends, claim, bodies.get(claim.event_id), wake);
+    for (const claim of claims)
+      sendInBackground(ctx, log, sends, successes, claim, bodies.get(claim.event_id), wake);
   };
 
   function wake(): void {

@@ -146,13 +146,6 @@ export async function enabledEndpointsOf(db: Executor, partner_ids: string[]): P
   return result.rows;
 }
 
-/** After a successful attempt: the endpoint is healthy again (written only when it was not). */
-export async function markEndpointHealthy(db: Executor, endpoint_id: string): Promise<void> {
-  await sql`
-    update webhook_endpoints set failing_since = null
-    where endpoint_id = ${endpoint_id} and failing_since is not null`.execute(db);
-}
-
 /**
  * After a failed attempt: starts the failure run if none, and disables the endpoint once every
  * attempt has failed for `disable_after_s` (the contract's 5 days). Written only when something changes.

@@ -1,0 +1,65 @@
+// Successful attempts are recorded together (deliver-webhooks.ts, a group commit): each delivery
+// only while the lease that sent it holds, and the endpoints they reached stop failing.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { sql } from "kysely";
+import { claimDueDeliveries, deliverOnce, successRecorder } from "../src/webhooks/deliver-webhooks.ts";
+import { createTestApp } from "./support/app.ts";
+import { request } from "./support/http.ts";
+import { startWebhookReceiver } from "./support/webhook-receiver.ts";
+
+const receiver = await startWebhookReceiver();
+
+test("successes sent together are recorded under their own leases, and their endpoints are healthy again", async () => {
+  const app = await createTestApp({ webhook_allow_private_networks: true });
+  const partner = await app.createPartner();
+  const endpoints: string[] = [];
+  for (const name of ["ok-0", "ok-1", "ok-2"]) {
+    const created = await request(app.app, "POST", "/v1/webhook-endpoints", {
+      key: partner.api_key,
+      body: { url: receiver.path(name), event_types: ["webhook.test"] },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    endpoints.push(created.body.endpoint_id);
+    await request(app.app, "POST", `/v1/webhook-endpoints/${created.body.endpoint_id}/test`, {
+      key: partner.api_key,
+    });
+  }
+  await sql`update webhook_endpoints set failing_since = now() - interval '1 hour'`.execute(app.db);
+  const claims = await claimDueDeliveries(app.ctx, 10);
+  assert.equal(claims.length, 3);
+  // The third's lease ran out and another sender claimed it: this attempt's success is not ours to record.
+  const taken = claims.find((claim) => claim.endpoint_id === endpoints[2])!;
+  await sql`update webhook_deliveries set lease_token = 'another_sender' where delivery_id = ${taken.delivery_id}`.execute(
+    app.db,
+  );
+  const successes = successRecorder(app.db);
+  const results = await Promise.all(claims.map((claim) => deliverOnce(app.ctx, claim, "{}", successes)));
+  assert.deepEqual(
+    results.map((result) => result.kind),
+    ["succeeded", "succeeded", "succeeded"],
+  );
+  const rows = await sql<{
+    endpoint_id: string;
+    status: string;
+    lease_token: string | null;
+    failing: boolean;
+  }>`
+    select d.endpoint_id, d.status, d.lease_token, e.failing_since is not null as failing
+    from webhook_deliveries d join webhook_endpoints e using (endpoint_id)`.execute(app.db);
+  const byEndpoint = new Map(rows.rows.map((row) => [row.endpoint_id, row]));
+  for (const endpoint_id of endpoints.slice(0, 2)) {
+    assert.deepEqual(byEndpoint.get(endpoint_id), {
+      endpoint_id,
+      status: "succeeded",
+      lease_token: null,
+      failing: false,
+    });
+  }
+  assert.deepEqual(byEndpoint.get(endpoints[2]!), {
+    endpoint_id: endpoints[2],
+    status: "pending",
+    lease_token: "another_sender",
+    failing: true,
+  });
+});
