@@ -23,7 +23,9 @@ function counted(prepare_threshold = 1): { db: Kysely<Database>; roundTrips: () 
   return { db, roundTrips: () => ready };
 }
 
-const statementTimeout = sql<{ statement_timeout: string }>`select current_setting('statement_timeout') as statement_timeout`;
+const statementTimeout = sql<{
+  statement_timeout: string;
+}>`select current_setting('statement_timeout') as statement_timeout`;
 
 test("a transaction's first statement runs inside it, and BEGIN costs no round trip of its own", async () => {
   const { db, roundTrips } = counted();
@@ -38,7 +40,11 @@ test("a transaction's first statement runs inside it, and BEGIN costs no round t
   const before = roundTrips();
   assert.equal(await run(), "1234ms", "BEGIN held and sent in front of the first statement");
   assert.equal(roundTrips() - before, 3, "two statements and the COMMIT: BEGIN rode with the first");
-  assert.equal((await statementTimeout.execute(db)).rows[0]!.statement_timeout, "15s", "SET LOCAL ended with it");
+  assert.equal(
+    (await statementTimeout.execute(db)).rows[0]!.statement_timeout,
+    "15s",
+    "SET LOCAL ended with it",
+  );
 });
 
 test("an error in the first statement rolls the transaction back and leaves the connection usable", async () => {
@@ -58,7 +64,9 @@ test("an error in the first statement rolls the transaction back and leaves the 
     }),
     (error: { code?: string }) => error.code === "23505",
   );
-  const ids = await sql<{ partner_id: string }>`select partner_id from partners where partner_id like 'ptr_held_%'`.execute(db);
+  const ids = await sql<{
+    partner_id: string;
+  }>`select partner_id from partners where partner_id like 'ptr_held_%'`.execute(db);
   assert.deepEqual(
     ids.rows.map((row) => row.partner_id),
     ["ptr_held_0"],
