@@ -3,6 +3,7 @@
 // meaning unchanged: the first statement runs inside it, an error rolls it all back, an empty
 // transaction sends nothing.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { after, test } from "node:test";
 import { type Kysely, sql } from "kysely";
 import { createKysely, createPool } from "../src/db/pool.ts";
@@ -119,4 +120,34 @@ test("a statement not prepared (yet) rides behind the held BEGIN as well", async
     // BEGIN is prepared by its third run; from the fourth transaction on it is held.
     assert.equal(roundTrips() - before, n < 3 ? 5 : 4, `transaction ${n + 1}`);
   }
+});
+
+test("a held BEGIN that fails fails its transaction, whose statements never run outside it", async () => {
+  const pool = createPool(database.url, 1, "esim-held-begin", { prepare_threshold: 3 });
+  const db = createKysely<Database>(pool);
+  after(() => db.destroy());
+  const insert = (id: string) => sql`insert into partners (partner_id, name) values (${id}, ${id})`;
+  // Three transactions prepare BEGIN (and the insert, and COMMIT) on the connection.
+  for (let n = 0; n < 3; n++) await db.transaction().execute((trx) => insert(`ptr_fail_${n}`).execute(trx));
+  // Gone from the server, still known to pg: the next held BEGIN fails at its Bind (26000).
+  const begin = `auto_${createHash("sha1").update("begin").digest("base64url")}`;
+  await pool.query(`deallocate "${begin}"`);
+  await assert.rejects(
+    db.transaction().execute(async (trx) => {
+      // A caller that swallows the error and carries on: its next statement fails too.
+      await insert("ptr_fail_a")
+        .execute(trx)
+        .catch((error: { code?: string }) => assert.equal(error.code, "26000"));
+      await insert("ptr_fail_b").execute(trx);
+    }),
+    (error: { code?: string }) => error.code === "26000",
+  );
+  // BEGIN runs unnamed on this connection from now on, and transactions work.
+  await db.transaction().execute((trx) => insert("ptr_fail_c").execute(trx));
+  const ids = await sql<{ partner_id: string }>`
+    select partner_id from partners where partner_id like 'ptr_fail_%' order by partner_id`.execute(db);
+  assert.deepEqual(
+    ids.rows.map((row) => row.partner_id),
+    ["ptr_fail_0", "ptr_fail_1", "ptr_fail_2", "ptr_fail_c"],
+  );
 });

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
 import { type TestContext, test } from "node:test";
-import { KEEP_ALIVE_IDLE_MS, sendWebhook } from "../src/webhooks/send-webhook.ts";
+import { KEEP_ALIVE_IDLE_MS, keptAliveAgent, sendWebhook } from "../src/webhooks/send-webhook.ts";
 
 /** Listens on loopback; the server and its connections are closed when the test ends, failed or not. */
 async function listen(t: TestContext, server: net.Server): Promise<number> {
@@ -69,4 +69,32 @@ test("an answer slower than the idle limit of kept connections is waited for", a
   const port = await listen(t, server);
   const answer = await send(`http://127.0.0.1:${port}/hooks/c`, KEEP_ALIVE_IDLE_MS + 3_000);
   assert.deepEqual(answer, { kind: "succeeded", status: 200 });
+});
+
+test("a kept connection past its age is closed once free, and the next attempt opens a new one", async (t) => {
+  let connections = 0;
+  const server = http.createServer((request, response) => {
+    request.resume();
+    request.on("end", () => response.writeHead(204).end());
+  });
+  server.on("connection", () => connections++);
+  const port = await listen(t, server);
+  const agent = keptAliveAgent(http, true, 150);
+  t.after(() => agent.destroy());
+  const post = () =>
+    new Promise<number>((resolve, reject) => {
+      const request = http.request(`http://127.0.0.1:${port}/`, { method: "POST", agent }, (response) => {
+        response.resume();
+        response.on("end", () => resolve(response.statusCode ?? 0));
+      });
+      request.on("error", reject);
+      request.end("{}");
+    });
+  assert.equal(await post(), 204);
+  assert.equal(await post(), 204);
+  assert.equal(connections, 1, "young: reused");
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(await post(), 204, "still answered on the kept connection, which is then closed");
+  assert.equal(await post(), 204);
+  assert.equal(connections, 2, "past its age: a new connection");
 });

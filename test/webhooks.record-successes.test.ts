@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { claimDueDeliveries, deliverOnce, successRecorder } from "../src/webhooks/deliver-webhooks.ts";
+import { recordSuccesses } from "../src/webhooks/deliveries.sql.ts";
 import { createTestApp } from "./support/app.ts";
 import { request } from "./support/http.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
@@ -60,6 +61,37 @@ test("successes sent together are recorded under their own leases, and their end
     endpoint_id: endpoints[2],
     status: "pending",
     lease_token: "another_sender",
-    failing: true,
+    failing: false, // it answered 2xx: healthy, whoever records the delivery
   });
+});
+
+test("one write records a batch, two deliveries to one endpoint included, and clears that endpoint's failure run", async () => {
+  const app = await createTestApp({ webhook_allow_private_networks: true });
+  const partner = await app.createPartner();
+  const created = await request(app.app, "POST", "/v1/webhook-endpoints", {
+    key: partner.api_key,
+    body: { url: receiver.path("batch"), event_types: ["webhook.test"] },
+  });
+  const endpoint_id = created.body.endpoint_id;
+  for (let n = 0; n < 2; n++) {
+    await request(app.app, "POST", `/v1/webhook-endpoints/${endpoint_id}/test`, { key: partner.api_key });
+  }
+  await sql`update webhook_endpoints set failing_since = now()`.execute(app.db);
+  const claims = await claimDueDeliveries(app.ctx, 10);
+  assert.equal(claims.length, 2);
+  await recordSuccesses(
+    app.db,
+    claims.map((claim) => ({ ...claim, status: 204 })),
+  );
+  const rows = await sql<{ status: string; last_response_status: number }>`
+    select status, last_response_status from webhook_deliveries where endpoint_id = ${endpoint_id}`.execute(
+    app.db,
+  );
+  assert.deepEqual(rows.rows, [
+    { status: "succeeded", last_response_status: 204 },
+    { status: "succeeded", last_response_status: 204 },
+  ]);
+  const endpoint = await sql<{ failing_since: Date | null }>`
+    select failing_since from webhook_endpoints where endpoint_id = ${endpoint_id}`.execute(app.db);
+  assert.equal(endpoint.rows[0]!.failing_since, null);
 });

@@ -114,6 +114,11 @@ class BeginThenQuery extends pg.Query {
     (pg.Query.prototype as unknown as { prepare(c: WireConnection): void }).prepare.call(this, connection);
   }
 
+  /** False until BEGIN's CommandComplete: an error before it is BEGIN's, and the statement never ran. */
+  get beginAnswered(): boolean {
+    return this.#begin_answered;
+  }
+
   handleCommandComplete(message: unknown, connection: WireConnection): void {
     if (!this.#begin_answered) {
       this.#begin_answered = true;
@@ -149,16 +154,24 @@ function preparingClient(names: StatementNames): typeof pg.Client {
     readonly #unnamed = new Set<string>();
     /** The prepared BEGIN's name while a transaction's BEGIN is held, waiting for its first statement. */
     #held_begin: string | null = null;
+    /**
+     * The error of a held BEGIN that failed: no transaction is open, so every statement of that
+     * transaction fails with it (none runs outside it, even if the caller carries on) until its
+     * ROLLBACK, which has nothing to end, or the client's release.
+     */
+    #failed_begin: Error | null = null;
 
     /** A client going back to the pool holds nothing: a held BEGIN was never sent. */
     dropHeldBegin(): void {
       this.#held_begin = null;
+      this.#failed_begin = null;
     }
 
     override query: pg.Client["query"] = ((...args: unknown[]) => {
       const [config, values, callback] = args;
       const plain = super.query as AnyQuery;
       const sendable = typeof config === "string" && Array.isArray(values) && args.length <= 3;
+      if (this.#failed_begin !== null) return this.#afterFailedBegin(config, args.at(-1));
       if (!sendable) {
         if (this.#held_begin !== null) this.#sendHeldBegin(plain);
         return plain.apply(this, args);
@@ -171,36 +184,38 @@ function preparingClient(names: StatementNames): typeof pg.Client {
       if (name === null && begin === null) return plain.apply(this, args);
       this.#held_begin = null;
       const statement: pg.QueryConfig = name === null ? { text, values } : { name, text, values };
+      let query: BeginThenQuery | null = null;
       // The statement that broke fails once; the next run of its text on this connection works.
-      const retire = (error: unknown) => {
-        if (name !== null && brokenPrepared(error)) this.#unnamed.add(text);
+      // An error before BEGIN's answer is BEGIN's: its text is the one retired, and the transaction fails.
+      const settled = (error: Error | undefined) => {
+        if (!error) return;
+        const failed_text = query !== null && !query.beginAnswered ? "begin" : text;
+        if (failed_text === "begin") this.#failed_begin = error;
+        if ((failed_text === "begin" || name !== null) && brokenPrepared(error))
+          this.#unnamed.add(failed_text);
       };
-      if (typeof callback === "function") {
-        const done = (error: Error | undefined, result: unknown) => {
-          if (error) retire(error);
-          (callback as QueryCallback)(error, result);
-        };
-        return plain.call(
-          this,
-          begin === null ? statement : new BeginThenQuery(begin, statement, done),
-          done,
-        );
-      }
-      if (begin === null) {
-        return (plain.call(this, statement) as Promise<unknown>).catch((error: unknown) => {
-          retire(error);
-          throw error;
-        });
-      }
       return new Promise((resolve, reject) => {
-        const query = new BeginThenQuery(begin, statement, (error, result) => {
-          if (!error) return resolve(result);
-          retire(error);
-          reject(error);
-        });
+        const done: QueryCallback = (error, result) => {
+          settled(error);
+          if (typeof callback === "function") (callback as QueryCallback)(error, result);
+          else if (error) reject(error);
+          else resolve(result);
+        };
+        if (begin === null) return void plain.call(this, statement, done);
+        query = new BeginThenQuery(begin, statement, done);
         plain.call(this, query);
       });
     }) as pg.Client["query"];
+
+    /** After a held BEGIN failed: ROLLBACK ends nothing and is answered here; anything else fails. */
+    #afterFailedBegin(config: unknown, callback: unknown): unknown {
+      const error = this.#failed_begin!;
+      const answer = config === "rollback" ? emptyResult("ROLLBACK") : null;
+      if (answer !== null) this.#failed_begin = null;
+      if (typeof callback === "function")
+        return (callback as QueryCallback)(answer ? undefined : error, answer);
+      return answer ? Promise.resolve(answer) : Promise.reject(error);
+    }
 
     /**
      * Holds a `begin` when this connection has BEGIN prepared (its first runs go out plainly and
@@ -219,11 +234,19 @@ function preparingClient(names: StatementNames): typeof pg.Client {
       return emptyResult(text.toUpperCase());
     }
 
-    /** A statement BeginThenQuery cannot carry: the held BEGIN goes out on its own, queued first. */
+    /**
+     * A statement BeginThenQuery cannot carry: the held BEGIN goes out on its own, queued first. pg
+     * reports its error before it sends the next query, so a failed BEGIN closes the connection
+     * there and the statement behind it never runs outside its transaction.
+     */
     #sendHeldBegin(plain: AnyQuery): void {
       const name = this.#held_begin!;
       this.#held_begin = null;
-      (plain.call(this, { name, text: "begin", values: [] }) as Promise<unknown>).catch(() => undefined);
+      const stream = (this as unknown as { connection: { stream: { destroy(error?: Error): void } } })
+        .connection.stream;
+      plain.call(this, { name, text: "begin", values: [] }, (error: Error | undefined) => {
+        if (error) stream.destroy(error);
+      });
     }
   };
 }

@@ -82,7 +82,7 @@ async function attempt(ctx: AppContext, claim: ClaimedDelivery, body: string): P
  * Successes are most attempts: those finishing while one is being recorded are recorded together in
  * the next statement, instead of two statements and a commit each. One per delivery loop.
  */
-export type SuccessRecorder = GroupCommit<Success, Set<string>>;
+export type SuccessRecorder = GroupCommit<Success>;
 
 export function successRecorder(db: Executor): SuccessRecorder {
   return new GroupCommit((successes) => recordSuccesses(db, successes));
@@ -97,8 +97,8 @@ export async function deliverOnce(
 ): Promise<AttemptResult> {
   const result = await attempt(ctx, claim, body);
   if (result.kind === "succeeded") {
-    const { delivery_id, lease_token } = claim;
-    await successes.add({ delivery_id, lease_token, status: result.status });
+    const { delivery_id, lease_token, endpoint_id } = claim;
+    await successes.add({ delivery_id, lease_token, endpoint_id, status: result.status });
   } else if (result.kind === "gone") {
     const last_error = "410 Gone: the endpoint was disabled";
     const outcome = {

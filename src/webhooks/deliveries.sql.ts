@@ -178,33 +178,31 @@ export async function recordOutcome(
   return Number(result.numAffectedRows) === 1;
 }
 
-export type Success = { delivery_id: string; lease_token: string; status: number };
+export type Success = { delivery_id: string; lease_token: string; endpoint_id: string; status: number };
 
 /**
- * Records attempts that succeeded, many in one statement (a group commit, deliver-webhooks.ts): as
- * recordOutcome does, each only while the lease that sent it still holds, and the endpoints they
- * reached stop failing (`failing_since` cleared, for all of them at once, locked in endpoint
- * order so two writers never wait on each other in opposite orders). Returns the deliveries recorded.
+ * Records attempts that succeeded, many at once (a group commit, deliver-webhooks.ts): as
+ * recordOutcome does, each only while the lease that sent it still holds; then the endpoints that
+ * answered stop failing, recorded or not (they did answer; a retried write heals them too) (`failing_since` cleared, locked in endpoint order so two writers never wait
+ * on each other in opposite orders). Two statements, as before: one locking an endpoint after its
+ * deliveries would deadlock with an endpoint's DELETE, which locks it before cascading to them.
  */
-export async function recordSuccesses(db: Executor, successes: readonly Success[]): Promise<Set<string>> {
-  if (successes.length === 0) return new Set();
-  const result = await sql<{ delivery_id: string }>`
-    with done as (
-      update webhook_deliveries d set status = 'succeeded', next_attempt_at = null,
-        last_response_status = s.status, last_error = null, leased_until = null, lease_token = null
-      from unnest(${successes.map((s) => s.delivery_id)}::text[], ${successes.map((s) => s.lease_token)}::text[],
-                  ${successes.map((s) => s.status)}::int[]) as s(delivery_id, lease_token, status)
-      where d.delivery_id = s.delivery_id and d.lease_token = s.lease_token
-      returning d.delivery_id, d.endpoint_id),
-    recovered as (
-      select e.endpoint_id from webhook_endpoints e
-      where e.endpoint_id in (select endpoint_id from done) and e.failing_since is not null
-      order by e.endpoint_id
-      for update),
-    healthy as (
-      update webhook_endpoints e set failing_since = null from recovered r where e.endpoint_id = r.endpoint_id)
-    select delivery_id from done`.execute(db);
-  return new Set(result.rows.map((row) => row.delivery_id));
+export async function recordSuccesses(db: Executor, successes: readonly Success[]): Promise<void> {
+  if (successes.length === 0) return;
+  await sql`
+    update webhook_deliveries d set status = 'succeeded', next_attempt_at = null,
+      last_response_status = s.status, last_error = null, leased_until = null, lease_token = null
+    from unnest(${successes.map((s) => s.delivery_id)}::text[], ${successes.map((s) => s.lease_token)}::text[],
+                ${successes.map((s) => s.status)}::int[]) as s(delivery_id, lease_token, status)
+    where d.delivery_id = s.delivery_id and d.lease_token = s.lease_token`.execute(db);
+  const endpoint_ids = [...new Set(successes.map((success) => success.endpoint_id))];
+  await sql`
+      update webhook_endpoints e set failing_since = null
+      from (select endpoint_id from webhook_endpoints
+            where endpoint_id = any(${endpoint_ids}::text[]) and failing_since is not null
+            order by endpoint_id
+            for no key update) recovered
+      where e.endpoint_id = recovered.endpoint_id`.execute(db);
 }
 
 /**

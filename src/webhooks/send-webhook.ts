@@ -5,16 +5,19 @@
 // Connections are kept open between attempts, as senders at this volume do: a new TCP (and TLS)
 // connection per delivery cost more than the delivery itself (bench/README.md, "Session 6"). The
 // address rule still holds on every byte sent: a connection is checked when it opens (the guarded
-// lookup), so a kept one is to an address that was checked. It is kept idle at most
-// KEEP_ALIVE_IDLE_MS (less if the receiver's `Keep-Alive: timeout` says so), so a DNS change takes
-// effect within seconds. Each address rule has its own agent: a socket opened under
-// WEBHOOK_ALLOW_PRIVATE_NETWORKS never serves a sender without it.
+// lookup), so a kept one is to an address that was checked. A connection is kept idle at most
+// KEEP_ALIVE_IDLE_MS (less if the receiver's `Keep-Alive: timeout` says so) and closed once free
+// past MAX_CONNECTION_AGE_MS, so a receiver's DNS change reaches even a busy endpoint within about a
+// minute. Each address rule has its own agents: a socket opened under WEBHOOK_ALLOW_PRIVATE_NETWORKS
+// never serves a sender without it.
 import http from "node:http";
 import https from "node:https";
 import { guardedLookup, ipLiteral, isPublicAddress } from "./target-address.ts";
 
 /** How long an idle connection to a receiver is kept (Node's own server closes them after 5 s). */
 export const KEEP_ALIVE_IDLE_MS = 4_000;
+/** A connection is not reused past this age (counted from its first answer); a new one resolves again. */
+export const MAX_CONNECTION_AGE_MS = 60_000;
 
 /** The receiver's answer body is read this far, then the connection is dropped (we keep none of it). */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -56,10 +59,26 @@ function outcome(status: number): AttemptResult {
   return failed(status, `HTTP ${status}`);
 }
 
-function keptAliveAgent(client: typeof http | typeof https, allow_private: boolean): http.Agent {
+/** The agent of one scheme and address rule (exported for its test, with a shorter age). */
+export function keptAliveAgent(
+  client: typeof http | typeof https,
+  allow_private: boolean,
+  max_age_ms = MAX_CONNECTION_AGE_MS,
+): http.Agent {
+  const first_answer_at = new WeakMap<object, number>();
+  const Base: typeof http.Agent = client.Agent; // https.Agent is an http.Agent
+  class AgedAgent extends Base {
+    override keepSocketAlive(socket: Parameters<http.Agent["keepSocketAlive"]>[0]) {
+      const now = Date.now();
+      const since = first_answer_at.get(socket) ?? now;
+      first_answer_at.set(socket, since);
+      // Falsy: Node closes the socket instead of keeping it.
+      return now - since > max_age_ms ? (false as never) : super.keepSocketAlive(socket);
+    }
+  }
   // The lookup is the agent's, not the request's: every socket it opens is checked by it.
   const lookup = guardedLookup(allow_private) as never;
-  return new client.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS, lookup } as http.AgentOptions);
+  return new AgedAgent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS, lookup } as http.AgentOptions);
 }
 
 const agents = {
@@ -67,7 +86,11 @@ const agents = {
   "https:": { strict: keptAliveAgent(https, false), permissive: keptAliveAgent(https, true) },
 };
 
-/** An error on a kept connection the receiver had closed, before any answer: nothing was delivered. */
+/**
+ * An error on a kept connection the receiver had closed, before any answer. Most often nothing was
+ * delivered; a receiver that crashed while handling it may have had it, and gets it again (at least
+ * once, with the same webhook-id).
+ */
 type Attempted = AttemptResult | { kind: "stale_connection" };
 
 export async function sendWebhook(attempt: Attempt): Promise<AttemptResult> {
@@ -138,7 +161,8 @@ function post(
     );
     request.on("error", (error: Error & { code?: string }) => {
       const answered = (request as { res?: unknown }).res != null;
-      if (request.reusedSocket && error.code === "ECONNRESET" && !answered) {
+      const stale = error.code === "ECONNRESET" || error.code === "EPIPE";
+      if (request.reusedSocket && stale && !answered) {
         return finish({ kind: "stale_connection" });
       }
       finish(failed(null, error.message || error.name));
