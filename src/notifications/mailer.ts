@@ -82,6 +82,11 @@ function mailOptions(message: OutgoingEmail, from: string, domain: string): Send
     // whole message through one more stream to fix only these (~40% of composing a message).
     text: crlf(message.text),
     html: crlf(message.html),
+    // What nodemailer picks for Latin text anyway (and our bodies' long lines need an encoding), said
+    // up front: left to choose, it scans every body and header value character by character, a
+    // third of composing a message (660 -> 470 µs measured alone). Non-Latin text is still encoded,
+    // as quoted-printable rather than base64.
+    textEncoding: "quoted-printable",
     messageId: `<${message.key}@${domain}>`,
     // RFC 3834: vacation responders must not answer a machine-sent message.
     headers: { "Auto-Submitted": "auto-generated" },
