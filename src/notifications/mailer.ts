@@ -1,11 +1,12 @@
 // Outbound email. With SMTP_URL, nodemailer speaks SMTP to that relay; without it (a laptop, the
 // sandbox), every message is written as an RFC 5322 .eml file under `<data_dir>/mail/`, which any
-// mail client opens. Both build the MIME message with nodemailer, so both hold the same message.
+// mail client opens. Both send the message built by mime-message.ts, so both hold the same message.
 import { randomBytes } from "node:crypto";
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import type { SendMailOptions, SMTPSentMessageInfo } from "nodemailer";
 import nodemailer from "nodemailer";
+import { composeMime, isPlainAddress } from "./mime-message.ts";
 import type { RenderedEmail } from "./render-confirmation-email.ts";
 
 export type MailerConfig = {
@@ -69,6 +70,9 @@ function fromDomain(mail_from: string): string {
   return match[1];
 }
 
+/** RFC 3834: vacation responders must not answer a machine-sent message. */
+const AUTO_SUBMITTED = { "Auto-Submitted": "auto-generated" };
+
 function mailOptions(message: OutgoingEmail, from: string, domain: string): SendMailOptions {
   if (!KEY_PATTERN.test(message.key)) throw new Error(`invalid message key "${message.key}"`);
   return {
@@ -88,8 +92,7 @@ function mailOptions(message: OutgoingEmail, from: string, domain: string): Send
     // as quoted-printable rather than base64.
     textEncoding: "quoted-printable",
     messageId: `<${message.key}@${domain}>`,
-    // RFC 3834: vacation responders must not answer a machine-sent message.
-    headers: { "Auto-Submitted": "auto-generated" },
+    headers: AUTO_SUBMITTED,
     attachments: message.attachments.map((attachment) => ({
       filename: attachment.filename,
       content: attachment.content,
@@ -146,16 +149,45 @@ function createSmtpMailer(smtp_url: string, from: string, domain: string, max_co
 
 type Composed = { raw: Buffer; envelope: { from: string | false; to: string[] }; message_id: string };
 
-/** Builds complete messages (CRLF line ends, as SMTP and .eml files both want) without sending them. */
+/** MAIL_FROM as a display name and an address, when it is that simple (else null: nodemailer parses it). */
+export function parseMailbox(mail_from: string): { name: string; address: string } | null {
+  const match = /^\s*(?:(?:"((?:[^"\\]|\\.)*)"|([^"<>]*?))\s*)?<([^<>\s]+)>\s*$/.exec(mail_from);
+  const address = match ? match[3]! : mail_from.trim();
+  const name = match ? (match[1]?.replace(/\\(.)/g, "$1") ?? match[2] ?? "") : "";
+  return isPlainAddress(address) ? { name: name.trim(), address } : null;
+}
+
+/**
+ * Builds complete messages (CRLF line ends, as SMTP and .eml files both want) without sending them:
+ * mime-message.ts, or nodemailer for an address it does not take (a recipient or MAIL_FROM beyond
+ * plain ASCII, which the API's validation does not let through today).
+ */
 function createComposer(
   from: string,
   domain: string,
 ): { compose(message: OutgoingEmail): Promise<Composed>; close(): void } {
+  const sender = parseMailbox(from);
   // streamTransport with buffer renders the complete raw message instead of sending it. Its line
   // ends are CRLF throughout: nodemailer's own, and the bodies' (mailOptions).
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true });
   return {
     async compose(message) {
+      if (sender !== null && isPlainAddress(message.to)) {
+        if (!KEY_PATTERN.test(message.key)) throw new Error(`invalid message key "${message.key}"`);
+        const message_id = `<${message.key}@${domain}>`;
+        const raw = composeMime({
+          from: sender,
+          to: message.to,
+          subject: message.subject,
+          message_id,
+          date: new Date(),
+          headers: AUTO_SUBMITTED,
+          text: crlf(message.text),
+          html: crlf(message.html),
+          attachments: message.attachments,
+        });
+        return { raw, envelope: { from: sender.address, to: [message.to] }, message_id };
+      }
       const info = await transport.sendMail(mailOptions(message, from, domain));
       if (!Buffer.isBuffer(info.message)) throw new Error("stream transport did not return a buffer");
       return { raw: info.message, envelope: info.envelope, message_id: info.messageId };
