@@ -42,7 +42,10 @@ function assertWellFormed(raw: Buffer): void {
   const text = raw.toString("utf8");
   assert.doesNotMatch(text, /[^\r]\n|\r[^\n]/, "CRLF only");
   for (const line of text.split("\r\n")) assert.ok(line.length <= 78, `a line of ${line.length}: ${line}`);
-  assert.ok(raw.every((byte) => byte < 0x80), "7-bit: every non-ASCII character is encoded");
+  assert.ok(
+    raw.every((byte) => byte < 0x80),
+    "7-bit: every non-ASCII character is encoded",
+  );
 }
 
 test("a mail client reads back exactly what was rendered: headers, both bodies and the inline QR image", async () => {
