@@ -38,7 +38,25 @@ function message(overrides: Partial<MimeMessage> = {}): MimeMessage {
   };
 }
 
+/** Every encoded word (RFC 2047) alone: at most 75 characters, Q text a phrase allows, whole characters. */
+function assertEncodedWords(raw: Buffer): void {
+  const head = raw.toString("utf8").split("\r\n\r\n")[0]!;
+  for (const line of head.split("\r\n")) if (line.includes("=?")) assert.ok(line.length <= 76, line);
+  for (const [word, payload] of head.matchAll(/=\?UTF-8\?Q\?([^?]*)\?=/g)) {
+    assert.ok(word.length <= 75, word);
+    assert.match(payload!, /^(?:[A-Za-z0-9_]|=[0-9A-F]{2})*$/, word);
+    const bytes = Buffer.from(
+      payload!
+        .replace(/_/g, " ")
+        .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
+      "latin1",
+    );
+    assert.ok(!bytes.toString("utf8").includes("\uFFFD"), `${word} splits a character`);
+  }
+}
+
 function assertWellFormed(raw: Buffer): void {
+  assertEncodedWords(raw);
   const text = raw.toString("utf8");
   assert.doesNotMatch(text, /[^\r]\n|\r[^\n]/, "CRLF only");
   for (const line of text.split("\r\n")) assert.ok(line.length <= 78, `a line of ${line.length}: ${line}`);
@@ -137,6 +155,9 @@ test("quoted-printable keeps every edge: trailing spaces, '=', long lines, chara
 });
 
 test("display names and subjects beyond plain words are quoted or encoded, and read back", async () => {
+  const accented = `Your eSIM is ready: France — ${"a".repeat(20)}`;
+  assertWellFormed(composeMime(message({ subject: accented })));
+  assert.equal((await PostalMime.parse(composeMime(message({ subject: accented })))).subject, accented);
   for (const name of ['Orders, Inc. "Travel"', "Café Orders ✈", "", "Back\\slash"]) {
     const subject = name === "" ? "x".repeat(100) : `Your eSIM is ready: ${name} ${"é".repeat(40)}`;
     const raw = composeMime(message({ from: { name, address: "orders@esim.example" }, subject }));
@@ -145,6 +166,17 @@ test("display names and subjects beyond plain words are quoted or encoded, and r
     assert.deepEqual(email.from, { name, address: "orders@esim.example" }, name);
     assert.equal(email.subject, subject);
   }
+});
+
+test("a subject or name carrying line breaks or an encoded word's look cannot add a header or change what is shown", async () => {
+  const subject = "Ready\r\nBcc: attacker@example.com =?UTF-8?Q?fake?= tail ";
+  const name = "Orders\r\nBcc: attacker@example.com";
+  const raw = composeMime(message({ from: { name, address: "orders@esim.example" }, subject }));
+  assertWellFormed(raw);
+  const email = await PostalMime.parse(raw);
+  assert.equal(email.headers.filter((h) => h.key === "bcc").length, 0);
+  assert.equal(email.subject, subject);
+  assert.equal(email.from?.name, name);
 });
 
 test("MAIL_FROM is read as a name and an address; what is not that simple goes through nodemailer", async () => {
@@ -158,6 +190,8 @@ test("MAIL_FROM is read as a name and an address; what is not that simple goes t
   });
   assert.deepEqual(parseMailbox("orders@esim.example"), { name: "", address: "orders@esim.example" });
   assert.equal(parseMailbox("Orders <ördérs@esim.example>"), null);
+  assert.equal(parseMailbox("Orders (bot) <o@esim.example>"), null, "a comment is nodemailer's to read");
+  assert.equal(parseMailbox("Orders <o..x@esim.example>"), null, "not a dot-atom");
   // A recipient beyond a plain ASCII address: composed by nodemailer, still delivered whole.
   const data_dir = await mkdtemp(path.join(os.tmpdir(), "mime-"));
   try {
@@ -173,7 +207,22 @@ test("MAIL_FROM is read as a name and an address; what is not that simple goes t
       assert.equal(email.attachments.length, 1, key);
     }
     await mailer.close();
-    assert.deepEqual((await readdir(path.join(data_dir, "mail"))).sort(), ["plain.eml", "unusual.eml"]);
+    // A MAIL_FROM with a comment: nodemailer composes, the address is the same.
+    const commented = createMailer({
+      smtp_url: null,
+      mail_from: "Orders (bot) <orders@esim.example>",
+      data_dir,
+    });
+    await commented.send({ key: "commented", to: "ann@example.com", ...rendered });
+    await commented.close();
+    const email = await PostalMime.parse(await readFile(path.join(data_dir, "mail", "commented.eml")));
+    assert.equal(email.from?.address, "orders@esim.example");
+    assert.equal(email.subject, rendered.subject);
+    assert.deepEqual((await readdir(path.join(data_dir, "mail"))).sort(), [
+      "commented.eml",
+      "plain.eml",
+      "unusual.eml",
+    ]);
   } finally {
     await rm(data_dir, { recursive: true, force: true });
   }

@@ -65,7 +65,7 @@ test("successes sent together are recorded under their own leases, and their end
   });
 });
 
-test("one write records a batch, two deliveries to one endpoint included, and clears that endpoint's failure run", async () => {
+test("one call records a batch, two deliveries to one endpoint included, and clears that endpoint's failure run", async () => {
   const app = await createTestApp({ webhook_allow_private_networks: true });
   const partner = await app.createPartner();
   const created = await request(app.app, "POST", "/v1/webhook-endpoints", {

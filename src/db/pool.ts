@@ -210,6 +210,12 @@ function preparingClient(names: StatementNames): typeof pg.Client {
     /** After a held BEGIN failed: ROLLBACK ends nothing and is answered here; anything else fails. */
     #afterFailedBegin(config: unknown, callback: unknown): unknown {
       const error = this.#failed_begin!;
+      const submittable = config as { submit?: unknown; handleError?: (error: Error) => void } | null;
+      if (typeof submittable?.submit === "function") {
+        // A cursor or a stream settles through its own handler, as pg fails one that cannot be sent.
+        process.nextTick(() => submittable.handleError?.(error));
+        return submittable;
+      }
       const answer = config === "rollback" ? emptyResult("ROLLBACK") : null;
       if (answer !== null) this.#failed_begin = null;
       if (typeof callback === "function")

@@ -151,7 +151,11 @@ type Composed = { raw: Buffer; envelope: { from: string | false; to: string[] };
 
 /** MAIL_FROM as a display name and an address, when it is that simple (else null: nodemailer parses it). */
 export function parseMailbox(mail_from: string): { name: string; address: string } | null {
-  const match = /^\s*(?:(?:"((?:[^"\\]|\\.)*)"|([^"<>]*?))\s*)?<([^<>\s]+)>\s*$/.exec(mail_from);
+  // A quoted name, or words of atext and dots; a comment or any other special is nodemailer's to read.
+  const match =
+    /^\s*(?:(?:"((?:[^"\\\r\n]|\\.)*)"|([A-Za-z0-9!#$%&'*+/=?^_`{|}~. -]*?))\s*)?<([^<>\s]+)>\s*$/.exec(
+      mail_from,
+    );
   const address = match ? match[3]! : mail_from.trim();
   const name = match ? (match[1]?.replace(/\\(.)/g, "$1") ?? match[2] ?? "") : "";
   return isPlainAddress(address) ? { name: name.trim(), address } : null;

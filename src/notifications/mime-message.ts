@@ -27,9 +27,12 @@ export type MimeMessage = {
 
 const MAX_LINE = 76;
 
-/** An addr-spec of printable ASCII with no characters that would need quoting in a header. */
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
+const PLAIN_ADDRESS = new RegExp(`^${ATEXT}(?:\\.${ATEXT})*@[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)*$`);
+
+/** A dot-atom addr-spec of ASCII (RFC 5322 3.4.1), written in a header as it is. */
 export function isPlainAddress(address: string): boolean {
-  return /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+$/.test(address) && address.length <= 254;
+  return address.length <= 254 && PLAIN_ADDRESS.test(address);
 }
 
 export function composeMime(message: MimeMessage): Buffer {
@@ -48,7 +51,7 @@ export function composeMime(message: MimeMessage): Buffer {
         : `${displayName(message.from.name)} <${message.from.address}>`,
     ),
     `To: ${message.to}`,
-    header("Subject", encodedText(message.subject)),
+    header("Subject", encodedText(message.subject, "Subject: ".length)),
     `Message-ID: ${message.message_id}`,
     `Date: ${rfc5322Date(message.date)}`,
     "MIME-Version: 1.0",
@@ -76,12 +79,12 @@ export function composeMime(message: MimeMessage): Buffer {
 
 function inlinePart(attachment: EmailAttachment): string[] {
   assert.match(attachment.content_type, /^[a-z]+\/[a-z0-9.+-]+$/);
-  assert.match(attachment.filename, /^[A-Za-z0-9._-]{1,64}$/);
-  assert.match(attachment.cid, /^[\x21-\x3b\x3d\x3f-\x7e]+$/);
+  assert.match(attachment.filename, /^[A-Za-z0-9._-]{1,40}$/);
+  assert.match(attachment.cid, /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+$/);
   return [
-    `Content-Type: ${attachment.content_type}; name="${attachment.filename}"`,
-    `Content-ID: <${attachment.cid}>`,
-    `Content-Disposition: inline; filename="${attachment.filename}"`,
+    header("Content-Type", `${attachment.content_type}; name="${attachment.filename}"`),
+    header("Content-ID", `<${attachment.cid}>`),
+    header("Content-Disposition", `inline; filename="${attachment.filename}"`),
     "Content-Transfer-Encoding: base64",
     "",
     wrap(attachment.content.toString("base64"), MAX_LINE),
@@ -94,13 +97,17 @@ function wrap(text: string, width: number): string {
   return lines.join("\r\n");
 }
 
-/** A header field, folded at spaces so that no line passes 78 characters where the value allows. */
+/**
+ * A header field, folded at spaces so that no line passes 76 characters where the value allows (RFC
+ * 2047's limit for a line with an encoded word; 5322 asks 78). Never folded before an empty word: a
+ * continuation line of whitespace alone is not allowed.
+ */
 function header(name: string, value: string): string {
   const words = `${name}: ${value}`.split(" ");
   const lines: string[] = [];
   let line = words[0]!;
   for (const word of words.slice(1)) {
-    if (line.length + 1 + word.length > 78) {
+    if (word !== "" && line.length + 1 + word.length > MAX_LINE) {
       lines.push(line);
       line = ` ${word}`;
     } else {
@@ -116,25 +123,35 @@ function asciiValue(value: string): string {
   return value;
 }
 
-/** Printable ASCII as it is; anything else, or a word too long to fold, as RFC 2047 encoded words. */
-function encodedText(value: string): string {
-  const plain = /^[\x20-\x7e]*$/.test(value) && value.split(" ").every((word) => word.length <= 60);
-  return plain ? value : encodedWords(value);
+/**
+ * Printable ASCII as it is; anything else, a word too long to fold, or text that reads as an
+ * encoded word ("=?"), as RFC 2047 encoded words. `lead` is what precedes the value on its line.
+ */
+function encodedText(value: string, lead: number): string {
+  const plain =
+    /^[\x20-\x7e]*$/.test(value) &&
+    !value.includes("=?") &&
+    value.split(" ").every((word) => word.length <= 60);
+  return plain ? value : encodedWords(value, lead);
 }
 
 /** A display name: an atom sequence as it is, a quoted string if it has specials, encoded words if not ASCII. */
 function displayName(name: string): string {
-  if (!/^[\x20-\x7e]*$/.test(name)) return encodedWords(name);
+  if (!/^[\x20-\x7e]*$/.test(name) || name.includes("=?")) return encodedWords(name, "From: ".length);
   if (/^[A-Za-z0-9!#$%&'*+/=?^_`{|}~ -]*$/.test(name)) return name;
   return `"${name.replace(/(["\\])/g, "\\$1")}"`;
 }
 
 /**
- * RFC 2047 Q encoded words of UTF-8, each at most 75 characters and never splitting a character,
- * separated by spaces (a header folds there; the spaces between encoded words are not text).
+ * RFC 2047 Q encoded words of UTF-8, each at most 75 characters (the first short enough to share
+ * its line with `lead` characters) and never splitting a character, separated by spaces (a header
+ * folds there; the spaces between encoded words are not text). The Q text is letters, digits, "_"
+ * for a space and =XX: what a phrase allows.
  */
-function encodedWords(value: string): string {
+function encodedWords(value: string, lead: number): string {
   const words: string[] = [];
+  const wrapper = "=?UTF-8?Q??=".length;
+  let room = Math.min(75, MAX_LINE - lead) - wrapper;
   let current = "";
   for (const char of value) {
     const encoded = [...Buffer.from(char, "utf8")]
@@ -146,13 +163,14 @@ function encodedWords(value: string): string {
             : `=${hex(byte)}`,
       )
       .join("");
-    if (current.length + encoded.length > 75 - "=?UTF-8?Q??=".length) {
+    if (current.length + encoded.length > room) {
       words.push(`=?UTF-8?Q?${current}?=`);
       current = "";
+      room = 75 - wrapper;
     }
     current += encoded;
   }
-  if (current !== "") words.push(`=?UTF-8?Q?${current}?=`);
+  if (current !== "" || words.length === 0) words.push(`=?UTF-8?Q?${current}?=`);
   return words.join(" ");
 }
 

@@ -183,7 +183,8 @@ export type Success = { delivery_id: string; lease_token: string; endpoint_id: s
 /**
  * Records attempts that succeeded, many at once (a group commit, deliver-webhooks.ts): as
  * recordOutcome does, each only while the lease that sent it still holds; then the endpoints that
- * answered stop failing, recorded or not (they did answer; a retried write heals them too) (`failing_since` cleared, locked in endpoint order so two writers never wait
+ * answered stop failing, recorded or not (they did answer; a retried write heals them too; a
+ * failure recorded meanwhile by the lease's new holder starts its run again at its next failure) (`failing_since` cleared, locked in endpoint order so two writers never wait
  * on each other in opposite orders). Two statements, as before: one locking an endpoint after its
  * deliveries would deadlock with an endpoint's DELETE, which locks it before cascading to them.
  */
