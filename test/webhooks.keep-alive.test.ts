@@ -22,21 +22,26 @@ async function listen(t: TestContext, server: net.Server): Promise<number> {
   return (server.address() as net.AddressInfo).port;
 }
 
-const send = (url: string, timeout_ms = 5_000) =>
-  sendWebhook({ url, headers: {}, body: '{"id":"evt_k"}', timeout_ms, allow_private: true });
-
-test("sequential deliveries to one receiver go over one kept connection", async (t) => {
+/** A receiver answering 204 to everything, counting the connections it accepted. */
+async function countingReceiver(t: TestContext): Promise<{ port: number; connections: () => number }> {
   let connections = 0;
   const server = http.createServer((request, response) => {
     request.resume();
     request.on("end", () => response.writeHead(204).end());
   });
   server.on("connection", () => connections++);
-  const port = await listen(t, server);
+  return { port: await listen(t, server), connections: () => connections };
+}
+
+const send = (url: string, timeout_ms = 5_000) =>
+  sendWebhook({ url, headers: {}, body: '{"id":"evt_k"}', timeout_ms, allow_private: true });
+
+test("sequential deliveries to one receiver go over one kept connection", async (t) => {
+  const { port, connections } = await countingReceiver(t);
   for (let n = 0; n < 5; n++) {
     assert.deepEqual(await send(`http://127.0.0.1:${port}/hooks/a`), { kind: "succeeded", status: 204 });
   }
-  assert.equal(connections, 1);
+  assert.equal(connections(), 1);
 });
 
 test("a kept connection reset before any answer is asked again once, on a new connection", async (t) => {
@@ -72,13 +77,7 @@ test("an answer slower than the idle limit of kept connections is waited for", a
 });
 
 test("a kept connection past its age is closed once free, and the next attempt opens a new one", async (t) => {
-  let connections = 0;
-  const server = http.createServer((request, response) => {
-    request.resume();
-    request.on("end", () => response.writeHead(204).end());
-  });
-  server.on("connection", () => connections++);
-  const port = await listen(t, server);
+  const { port, connections } = await countingReceiver(t);
   const agent = keptAliveAgent(http, true, 150);
   t.after(() => agent.destroy());
   const post = () =>
@@ -92,9 +91,9 @@ test("a kept connection past its age is closed once free, and the next attempt o
     });
   assert.equal(await post(), 204);
   assert.equal(await post(), 204);
-  assert.equal(connections, 1, "young: reused");
+  assert.equal(connections(), 1, "young: reused");
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.equal(await post(), 204, "still answered on the kept connection, which is then closed");
   assert.equal(await post(), 204);
-  assert.equal(connections, 2, "past its age: a new connection");
+  assert.equal(connections(), 2, "past its age: a new connection");
 });
