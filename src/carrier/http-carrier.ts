@@ -245,7 +245,9 @@ export class HttpCarrier implements Carrier {
       request.on("error", (error: Error & StaleSocket & { code?: string }) => {
         // Only with no answer begun: a reset mid-answer is a failure of this call, not a stale socket.
         const answered = (request as { res?: unknown }).res != null; // set once headers arrived
-        if (request.reusedSocket && error.code === "ECONNRESET" && !answered) {
+        // A write to a socket the carrier had half-closed fails with EPIPE rather than a reset.
+        const closed = error.code === "ECONNRESET" || error.code === "EPIPE";
+        if (request.reusedSocket && closed && !answered) {
           error.stale_socket = true;
         }
         reject(error);
