@@ -1,7 +1,15 @@
 // One pg pool per process, and the Kysely instance typed over it.
+import assert from "node:assert/strict";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
+
+// pg's own mapping of a JavaScript value to its wire text (Dates, arrays, JSON), as its bind does.
+const { prepareValue } = createRequire(import.meta.url)("pg/lib/utils.js") as {
+  prepareValue(value: unknown): unknown;
+};
 
 // PostgreSQL bigint (int8) arrives as a string by default; our money columns are bigint minor
 // units well inside Number.MAX_SAFE_INTEGER (asserted where they are written), so parse them.
@@ -78,7 +86,7 @@ function brokenPrepared(error: unknown): boolean {
   return BROKEN_PREPARED.has((error as { code?: unknown } | null)?.code as string);
 }
 
-/** A pg Connection as far as the pipelined BEGIN uses it (pg's own, untyped). */
+/** A pg Connection as far as the statements sent in front of another use it (pg's own, untyped). */
 type WireConnection = {
   parsedStatements: Record<string, string>;
   bind(config: { statement: string; portal: string; values: unknown[] }): void;
@@ -87,20 +95,25 @@ type WireConnection = {
 
 type QueryCallback = (error: Error | undefined, result: unknown) => void;
 
-/**
- * A statement sent behind the BEGIN that opens its transaction, in one write and before one Sync:
- * Bind and Execute of the BEGIN this connection has already prepared, then the statement's own
- * Parse, Bind, Describe, Execute and Sync. PostgreSQL runs the pipeline in order, and after an
- * error skips to the Sync, so the statement never runs outside its transaction. pg sees one query:
- * BEGIN's CommandComplete is dropped here, the rest is the statement's answer.
- */
-class BeginThenQuery extends pg.Query {
-  readonly #begin_name: string;
-  #begin_answered = false;
+/** A statement this connection has prepared, its values already mapped to wire text. */
+type Prefixed = { name: string; text: string; values: unknown[] };
 
-  constructor(begin_name: string, config: pg.QueryConfig, callback: QueryCallback) {
+/**
+ * A statement sent behind others in one write and before one Sync: Bind and Execute of each
+ * prefix statement (the held BEGIN, the deferred writes; each already prepared here), then the
+ * statement's own Parse, Bind, Describe, Execute and Sync. PostgreSQL runs the pipeline in order
+ * and after an error skips to the Sync, so nothing behind a failed BEGIN runs outside its
+ * transaction and nothing behind a failed write runs at all. pg sees one query: the prefix's
+ * CommandCompletes (and any rows) are dropped here, the rest is the statement's answer.
+ */
+class PrefixedQuery extends pg.Query {
+  readonly #prefix: Prefixed[];
+  #answered = 0;
+
+  constructor(prefix: Prefixed[], config: pg.QueryConfig, callback: QueryCallback) {
     super(config, callback);
-    this.#begin_name = begin_name;
+    assert.ok(prefix.length > 0, "a prefixed query has a prefix");
+    this.#prefix = prefix;
   }
 
   /** pg sends a statement with no values as a simple query, which cannot share a Sync. */
@@ -109,19 +122,26 @@ class BeginThenQuery extends pg.Query {
   }
 
   prepare(connection: WireConnection): void {
-    connection.bind({ statement: this.#begin_name, portal: "", values: [] });
-    connection.execute({ portal: "", rows: 0 });
+    for (const { name, values } of this.#prefix) {
+      connection.bind({ statement: name, portal: "", values });
+      connection.execute({ portal: "", rows: 0 });
+    }
     (pg.Query.prototype as unknown as { prepare(c: WireConnection): void }).prepare.call(this, connection);
   }
 
-  /** False until BEGIN's CommandComplete: an error before it is BEGIN's, and the statement never ran. */
-  get beginAnswered(): boolean {
-    return this.#begin_answered;
+  /** The prefix statement an error arriving now belongs to; null once they have all completed. */
+  get unanswered(): Prefixed | null {
+    return this.#prefix[this.#answered] ?? null;
+  }
+
+  handleDataRow(message: unknown): void {
+    if (this.#answered < this.#prefix.length) return;
+    (pg.Query.prototype as unknown as { handleDataRow(m: unknown): void }).handleDataRow.call(this, message);
   }
 
   handleCommandComplete(message: unknown, connection: WireConnection): void {
-    if (!this.#begin_answered) {
-      this.#begin_answered = true;
+    if (this.#answered < this.#prefix.length) {
+      this.#answered += 1;
       return;
     }
     const base = pg.Query.prototype as unknown as {
@@ -131,7 +151,36 @@ class BeginThenQuery extends pg.Query {
   }
 }
 
-/** What a held BEGIN, and the COMMIT or ROLLBACK of a transaction that ran nothing, answer. */
+/**
+ * A deferred write failed, reported on the statement or COMMIT that carried it. Its own error is
+ * the cause, not copied: a caller that tells a unique violation of its own statement by the code
+ * must not mistake another statement's for it. The transaction is aborted either way.
+ */
+export class DeferredWriteError extends Error {
+  constructor(text: string, cause: Error) {
+    super(`a deferred write failed (${text.slice(0, 80)}): ${cause.message}`, { cause });
+    this.name = "DeferredWriteError";
+  }
+}
+
+/** Deferred writes a transaction holds at most: past it, the next one goes out and carries them. */
+const MAX_DEFERRED = 16;
+const deferring = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `write`, whose statements need no answer, with its statements held back: they go out in
+ * front of the transaction's next statement, or with its COMMIT, in the same write. A round trip
+ * fewer each; bench/README.md, "Session 7". A statement is held only inside a transaction opened
+ * with a plain `begin`, and only once its connection has it prepared; otherwise it runs at once,
+ * so `write` must not depend on what its statements return (it gets no rows and no counts when
+ * held). A held statement's error fails the statement or COMMIT that carries it, as a
+ * DeferredWriteError, and with it the transaction; a ROLLBACK drops what is held unsent.
+ */
+export async function deferWrite(write: () => Promise<unknown>): Promise<void> {
+  await deferring.run(true, write);
+}
+
+/** What a held BEGIN or deferred write, and the COMMIT or ROLLBACK of a transaction that sent nothing, answer. */
 function emptyResult(command: string) {
   return { command, rowCount: null, oid: null, rows: [], fields: [] };
 }
@@ -142,9 +191,9 @@ function emptyResult(command: string) {
  * extended protocol then, so naming it saves its parse too). A statement sent as text alone goes
  * as one simple-protocol message and is left alone.
  *
- * Kysely's `begin` is held once this connection has BEGIN prepared, and sent in front of the
- * transaction's first statement (BeginThenQuery): a round trip fewer per transaction, two per
- * purchase (bench/README.md, "Session 6").
+ * Kysely's `begin` is held once this connection has BEGIN prepared, and the writes run under
+ * deferWrite are held too; what is held goes out in front of the transaction's next statement
+ * (PrefixedQuery): a round trip fewer each (bench/README.md, "Session 6" and "Session 7").
  */
 function preparingClient(names: StatementNames): typeof pg.Client {
   // pg's query has a dozen overloads; this one passes every call through, typed loosely.
@@ -154,6 +203,10 @@ function preparingClient(names: StatementNames): typeof pg.Client {
     readonly #unnamed = new Set<string>();
     /** The prepared BEGIN's name while a transaction's BEGIN is held, waiting for its first statement. */
     #held_begin: string | null = null;
+    /** Between a plain `begin` and its `commit` or `rollback`: only then are writes deferred. */
+    #in_transaction = false;
+    /** Writes held by deferWrite, in order, waiting for the transaction's next statement. */
+    #deferred: Prefixed[] = [];
     /**
      * The error of a held BEGIN that failed: no transaction is open, so every statement of that
      * transaction fails with it (none runs outside it, even if the caller carries on) until its
@@ -161,10 +214,12 @@ function preparingClient(names: StatementNames): typeof pg.Client {
      */
     #failed_begin: Error | null = null;
 
-    /** A client going back to the pool holds nothing: a held BEGIN was never sent. */
+    /** A client going back to the pool holds nothing: a held BEGIN or write was never sent. */
     dropHeldBegin(): void {
       this.#held_begin = null;
       this.#failed_begin = null;
+      this.#in_transaction = false;
+      this.#deferred = [];
     }
 
     override query: pg.Client["query"] = ((...args: unknown[]) => {
@@ -172,40 +227,53 @@ function preparingClient(names: StatementNames): typeof pg.Client {
       const plain = super.query as AnyQuery;
       const sendable = typeof config === "string" && Array.isArray(values) && args.length <= 3;
       if (this.#failed_begin !== null) return this.#afterFailedBegin(config, args.at(-1));
+      if (typeof config === "string") this.#track(config);
       if (!sendable) {
-        if (this.#held_begin !== null) this.#sendHeldBegin(plain);
+        this.#sendPrefix(plain);
         return plain.apply(this, args);
       }
       const text = config as string;
       const name = this.#unnamed.has(text) ? null : names.nameFor(text);
-      const held = this.#hold(text, name);
+      const held = this.#hold(text, name, values as unknown[]);
       if (held !== null) return typeof callback === "function" ? callback(null, held) : Promise.resolve(held);
-      const begin = this.#held_begin;
-      if (name === null && begin === null) return plain.apply(this, args);
-      this.#held_begin = null;
+      const prefix = this.#takePrefix();
+      if (name === null && prefix.length === 0) return plain.apply(this, args);
       const statement: pg.QueryConfig = name === null ? { text, values } : { name, text, values };
-      let query: BeginThenQuery | null = null;
-      // The statement that broke fails once; the next run of its text on this connection works.
-      // An error before BEGIN's answer is BEGIN's: its text is the one retired, and the transaction fails.
-      const settled = (error: Error | undefined) => {
-        if (!error) return;
-        const failed_text = query !== null && !query.beginAnswered ? "begin" : text;
-        if (failed_text === "begin") this.#failed_begin = error;
-        if ((failed_text === "begin" || name !== null) && brokenPrepared(error))
-          this.#unnamed.add(failed_text);
-      };
+      let query: PrefixedQuery | null = null;
       return new Promise((resolve, reject) => {
         const done: QueryCallback = (error, result) => {
-          settled(error);
-          if (typeof callback === "function") (callback as QueryCallback)(error, result);
-          else if (error) reject(error);
+          const reported = error && this.#failed(error, query?.unanswered ?? null, text, name);
+          if (typeof callback === "function") (callback as QueryCallback)(reported, result);
+          else if (reported) reject(reported);
           else resolve(result);
         };
-        if (begin === null) return void plain.call(this, statement, done);
-        query = new BeginThenQuery(begin, statement, done);
+        if (prefix.length === 0) return void plain.call(this, statement, done);
+        query = new PrefixedQuery(prefix, statement, done);
         plain.call(this, query);
       });
     }) as pg.Client["query"];
+
+    /** Whether a transaction is open, from the texts Kysely and inTransaction send. */
+    #track(text: string): void {
+      if (text === "begin") this.#in_transaction = true;
+      else if (text === "commit" || text === "rollback") this.#in_transaction = false;
+      // What a rolled-back transaction held was never sent, and never will be.
+      if (text === "rollback") this.#deferred = [];
+    }
+
+    /**
+     * The error to report for a statement that failed. The statement that broke fails once; the
+     * next run of its text on this connection works. An error before BEGIN's answer is BEGIN's:
+     * its text is the one retired, and the transaction fails. A deferred write's is wrapped.
+     */
+    #failed(error: Error, unanswered: Prefixed | null, text: string, name: string | null): Error {
+      const failed_text = unanswered?.text ?? text;
+      if ((unanswered !== null || name !== null) && brokenPrepared(error)) this.#unnamed.add(failed_text);
+      if (unanswered === null) return error;
+      if (failed_text !== "begin") return new DeferredWriteError(failed_text, error);
+      this.#failed_begin = error;
+      return error;
+    }
 
     /** After a held BEGIN failed: ROLLBACK ends nothing and is answered here; anything else fails. */
     #afterFailedBegin(config: unknown, callback: unknown): unknown {
@@ -225,34 +293,56 @@ function preparingClient(names: StatementNames): typeof pg.Client {
 
     /**
      * Holds a `begin` when this connection has BEGIN prepared (its first runs go out plainly and
-     * prepare it), and answers the COMMIT or ROLLBACK of a transaction that sent nothing. Returns
-     * the answer given without a round trip, or null when the text goes out.
+     * prepare it) and a deferred write this connection has prepared, and answers the COMMIT or
+     * ROLLBACK of a transaction that sent nothing. A ROLLBACK drops the held writes. Returns the
+     * answer given without a round trip, or null when the text goes out.
      */
-    #hold(text: string, name: string | null): ReturnType<typeof emptyResult> | null {
+    #hold(text: string, name: string | null, values: unknown[]): ReturnType<typeof emptyResult> | null {
+      const parsed = (this as unknown as { connection: WireConnection }).connection.parsedStatements;
+      const prepared = name !== null && parsed[name] === text;
       if (text === "begin") {
-        const parsed = (this as unknown as { connection: WireConnection }).connection.parsedStatements;
-        if (name === null || parsed[name] !== text || this.#held_begin !== null) return null;
+        if (!prepared || this.#held_begin !== null) return null;
         this.#held_begin = name;
         return emptyResult("BEGIN");
       }
-      if (this.#held_begin === null || (text !== "commit" && text !== "rollback")) return null;
+      if (text === "commit" || text === "rollback") {
+        if (this.#held_begin === null || this.#deferred.length > 0) return null;
+        this.#held_begin = null;
+        return emptyResult(text.toUpperCase());
+      }
+      const deferrable = prepared && this.#in_transaction && this.#deferred.length < MAX_DEFERRED;
+      if (!deferrable || deferring.getStore() !== true) return null;
+      // Mapped now, so a value pg cannot send fails its own call, not the statement that carries it.
+      this.#deferred.push({ name, text, values: values.map((value) => prepareValue(value)) });
+      return emptyResult("DEFERRED");
+    }
+
+    /** The held BEGIN and writes, in order, to go out in front of the next statement. */
+    #takePrefix(): Prefixed[] {
+      const prefix = this.#deferred;
+      this.#deferred = [];
+      if (this.#held_begin !== null) prefix.unshift({ name: this.#held_begin, text: "begin", values: [] });
       this.#held_begin = null;
-      return emptyResult(text.toUpperCase());
+      return prefix;
     }
 
     /**
-     * A statement BeginThenQuery cannot carry: the held BEGIN goes out on its own, queued first. pg
-     * reports its error before it sends the next query, so a failed BEGIN closes the connection
-     * there and the statement behind it never runs outside its transaction.
+     * Before a statement PrefixedQuery cannot carry: what is held goes out on its own, queued
+     * first, its last statement carrying the others. pg reports its error before it sends the
+     * next query, so a failure closes the connection there: nothing behind a failed BEGIN runs
+     * outside its transaction, and a failed write is never lost silently.
      */
-    #sendHeldBegin(plain: AnyQuery): void {
-      const name = this.#held_begin!;
-      this.#held_begin = null;
+    #sendPrefix(plain: AnyQuery): void {
+      const prefix = this.#takePrefix();
+      const last = prefix.pop();
+      if (last === undefined) return;
       const stream = (this as unknown as { connection: { stream: { destroy(error?: Error): void } } })
         .connection.stream;
-      plain.call(this, { name, text: "begin", values: [] }, (error: Error | undefined) => {
+      const fail = (error: Error | undefined) => {
         if (error) stream.destroy(error);
-      });
+      };
+      const statement = { name: last.name, text: last.text, values: last.values };
+      plain.call(this, prefix.length === 0 ? statement : new PrefixedQuery(prefix, statement, fail), fail);
     }
   };
 }

@@ -4,6 +4,7 @@
 // here waits on a receiver.
 import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
+import { deferWrite } from "../db/pool.ts";
 import type { Database } from "../db/schema.ts";
 import { newId } from "../shared/ids.ts";
 import { insertEvent } from "./events.sql.ts";
@@ -58,4 +59,13 @@ export async function recordEvent(trx: Transaction<Database>, input: EventInput)
     dispatched: input.dispatched ?? false,
   });
   return inserted ? event_id : null;
+}
+
+/**
+ * Records one event in the caller's transaction, its insert sent with the transaction's next
+ * statement or COMMIT (deferWrite): for a caller that needs neither its id nor whether a
+ * `dedup_key` made it a no-op. It is committed with the change, or rolled back with it.
+ */
+export async function recordEventLater(trx: Transaction<Database>, input: EventInput): Promise<void> {
+  await deferWrite(() => recordEvent(trx, input));
 }

@@ -9,7 +9,7 @@ import type { CarrierOutcome, ProvisionedProfile, TopUpResult } from "../carrier
 import type { Database } from "../db/schema.ts";
 import { esimChanged } from "../esims/esim-cache.ts";
 import { pullSoon } from "../esims/sync-esims.ts";
-import { recordEvent } from "../events/record-event.ts";
+import { recordEventLater } from "../events/record-event.ts";
 import { resolveHold } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
@@ -91,7 +91,7 @@ export async function complete(
   assert.ok(await resolveHold(trx, order.order_id, "posted"), "a pending order has a pending hold to post");
   // The Order as GET /v1/orders/{orderID} now renders it, from what this transaction wrote: no read.
   const data = renderOrder(completed, completed.purchases);
-  await recordEvent(trx, { partner_id: order.partner_id, type: "order.completed", data });
+  await recordEventLater(trx, { partner_id: order.partner_id, type: "order.completed", data });
   // Only here, so only on the first completion.
   await finish.completed(trx, completed);
   return completed;
@@ -109,7 +109,7 @@ export async function fail(
   if (failed === null) return null;
   assert.ok(await resolveHold(trx, order.order_id, "voided"), "a pending order has a pending hold to void");
   // The Order as GET /v1/orders/{orderID} renders it, from what this transaction wrote: no read.
-  await recordEvent(trx, {
+  await recordEventLater(trx, {
     partner_id: order.partner_id,
     type: "order.failed",
     data: renderOrder(failed, []),

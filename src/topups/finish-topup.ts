@@ -3,6 +3,7 @@
 // transaction. A replay with the key is then byte for byte what the first attempt answered or
 // would have. Handed to the order driver by submit-topup.ts and, through the server, the resolver.
 import type { Transaction } from "kysely";
+import { deferWrite } from "../db/pool.ts";
 import type { Database } from "../db/schema.ts";
 import type { OrderFinish } from "../orders/finish.ts";
 import type { OrderRow, PurchaseRow } from "../orders/order.ts";
@@ -27,7 +28,8 @@ async function storeOutcomeOnKey(
   }
   const outcome = await outcomeOf(trx, order, request_id);
   if (!outcome) return;
-  await completeKeyOfOrder(trx, order.order_id, outcome, ttl_hours);
+  // Sent with the COMMIT: nothing after it reads what it wrote (deferWrite).
+  await deferWrite(() => completeKeyOfOrder(trx, order.order_id, outcome, ttl_hours));
 }
 
 /** The key keeps a final outcome at least `ttl_hours` (IDEMPOTENCY_TTL_HOURS) from when it is stored. */

@@ -5,7 +5,7 @@
 // Spending more while below does not cross again; a credit back above it re-arms the alert.
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { recordEvent } from "../events/record-event.ts";
+import { recordEventLater } from "../events/record-event.ts";
 import type { Hold } from "../ledger/transfers.ts";
 import { money } from "../shared/schemas.ts";
 
@@ -16,7 +16,7 @@ export async function recordBalanceLow(
 ): Promise<void> {
   if (hold.crossed === null) return;
   const { balance_minor, threshold_minor, currency } = hold.crossed;
-  await recordEvent(trx, {
+  await recordEventLater(trx, {
     partner_id,
     type: "wallet.balance_low",
     data: { balance: money(balance_minor, currency), threshold: money(threshold_minor, currency) },

@@ -1,0 +1,166 @@
+// Deferred writes (src/db/pool.ts deferWrite): a write whose answer nobody needs is held and sent
+// in front of the transaction's next statement, or with its COMMIT, in the same round trip, with
+// the transaction's meaning unchanged: it runs in order, commits or rolls back with the rest, and
+// its error fails the transaction rather than vanishing.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { type Kysely, sql } from "kysely";
+import { createKysely, createPool, DeferredWriteError, deferWrite, inTransaction } from "../src/db/pool.ts";
+import type { Database } from "../src/db/schema.ts";
+import { createTestDatabase } from "./support/db.ts";
+
+const database = await createTestDatabase();
+
+/** A Kysely over a pool of one connection, and the count of answers (ReadyForQuery) it has had. */
+function counted(prepare_threshold = 1) {
+  const pool = createPool(database.url, 1, "esim-deferred-writes", { prepare_threshold });
+  let ready = 0;
+  pool.on("connect", (client) => {
+    (client as unknown as { connection: NodeJS.EventEmitter }).connection.on("readyForQuery", () => ready++);
+  });
+  const db = createKysely<Database>(pool);
+  after(() => db.destroy());
+  return { db, pool, roundTrips: () => ready };
+}
+
+// A table of the test's own; Database does not know it, so the statements are raw SQL.
+before(async () => {
+  const { db } = counted();
+  await sql`create table deferred_probe (id text primary key, at timestamptz, tags text[], doc jsonb)`.execute(
+    db,
+  );
+});
+
+const insert = (id: string, doc: unknown = { id }) =>
+  sql`insert into deferred_probe (id, at, tags, doc)
+      values (${id}, ${new Date("2026-01-02T03:04:05.678Z")}, ${["a", "b,c"]}, ${JSON.stringify(doc)}::jsonb)`;
+
+const ids = async (db: Kysely<Database>, prefix: string) =>
+  (
+    await sql<{
+      id: string;
+    }>`select id from deferred_probe where id like ${`${prefix}%`} order by id`.execute(db)
+  ).rows.map((row) => row.id);
+
+test("a deferred write rides with the COMMIT, in order, and is committed with the transaction", async () => {
+  const { db, roundTrips } = counted();
+  const run = (n: number) =>
+    db.transaction().execute(async (trx) => {
+      await insert(`order_${n}_a`).execute(trx);
+      await deferWrite(() => insert(`order_${n}_b`).execute(trx));
+    });
+  await run(0); // prepares every text on the connection: the deferred insert ran at once
+  const start = roundTrips();
+  await run(1);
+  assert.equal(roundTrips() - start, 2, "the first insert, then the deferred one with the COMMIT");
+  assert.deepEqual(await ids(db, "order_"), ["order_0_a", "order_0_b", "order_1_a", "order_1_b"]);
+  const row = (
+    await sql<{
+      at: Date;
+      tags: string[];
+      doc: unknown;
+    }>`select at, tags, doc from deferred_probe where id = 'order_1_b'`.execute(db)
+  ).rows[0]!;
+  assert.equal(row.at.toISOString(), "2026-01-02T03:04:05.678Z", "a Date mapped as pg maps it");
+  assert.deepEqual(row.tags, ["a", "b,c"], "an array too");
+  assert.deepEqual(row.doc, { id: "order_1_b" });
+});
+
+test("a statement after a deferred write sees it: the write goes out in front of it", async () => {
+  const { db, roundTrips } = counted();
+  const run = (n: number) =>
+    db.transaction().execute(async (trx) => {
+      await deferWrite(() => insert(`seen_${n}`).execute(trx));
+      const found = await sql<{
+        n: number;
+      }>`select count(*)::int as n from deferred_probe where id = ${`seen_${n}`}`.execute(trx);
+      return found.rows[0]!.n;
+    });
+  assert.equal(await run(0), 1);
+  const start = roundTrips();
+  assert.equal(await run(1), 1, "the held BEGIN, the write and the select in one round trip");
+  assert.equal(roundTrips() - start, 2, "that one, and the COMMIT");
+});
+
+test("a deferred write that fails fails what carries it, as a DeferredWriteError, and rolls everything back", async () => {
+  const { db } = counted();
+  const run = (n: number, duplicate: string, then_select: boolean) =>
+    db.transaction().execute(async (trx) => {
+      await insert(`fail_${n}`).execute(trx);
+      await deferWrite(() => insert(duplicate).execute(trx));
+      if (then_select) await sql`select 1 as one where ${n} > 0`.execute(trx);
+    });
+  await run(0, "fail_dup", true);
+  await run(1, "fail_dup_2", false);
+  // Carried by the COMMIT.
+  const failure = (error: unknown) => {
+    assert.ok(error instanceof DeferredWriteError, String(error));
+    assert.equal((error as { code?: string }).code, undefined, "not mistaken for the carrier's own error");
+    assert.equal((error.cause as { code?: string }).code, "23505");
+    return true;
+  };
+  await assert.rejects(run(2, "fail_dup", false), failure);
+  // Carried by a statement: its caller does not see a unique violation of its own.
+  await assert.rejects(run(3, "fail_dup", true), failure);
+  assert.deepEqual(await ids(db, "fail_"), ["fail_0", "fail_1", "fail_dup", "fail_dup_2"]);
+  await run(4, "fail_dup_4", true);
+  assert.deepEqual(await ids(db, "fail_4"), ["fail_4"], "the connection goes on");
+});
+
+test("a rolled-back transaction drops what it held, and the next one does not carry it", async () => {
+  const { db, roundTrips } = counted();
+  const run = (n: number, abort: boolean) =>
+    db.transaction().execute(async (trx) => {
+      await insert(`drop_${n}`).execute(trx);
+      await deferWrite(() => insert(`drop_${n}_later`).execute(trx));
+      if (abort) throw new Error("changed my mind");
+    });
+  await run(0, false);
+  const start = roundTrips();
+  await assert.rejects(run(1, true), /changed my mind/);
+  assert.equal(roundTrips() - start, 2, "the first insert and the ROLLBACK; the held write never went out");
+  await run(2, false);
+  assert.deepEqual(await ids(db, "drop_"), ["drop_0", "drop_0_later", "drop_2", "drop_2_later"]);
+});
+
+test("outside a transaction, unprepared, or with prepared statements off, a deferred write runs at once", async () => {
+  for (const threshold of [1, 0]) {
+    const { db, roundTrips } = counted(threshold);
+    for (const n of [0, 1]) {
+      const start = roundTrips();
+      await deferWrite(() => insert(`now_${threshold}_${n}`).execute(db));
+      assert.equal(roundTrips() - start, 1, "sent and answered before deferWrite returns");
+    }
+    const start = roundTrips();
+    await db.transaction().execute((trx) => deferWrite(() => insert(`now_${threshold}_tx`).execute(trx)));
+    assert.equal(roundTrips() - start, threshold === 0 ? 3 : 2, "BEGIN held only once prepared");
+  }
+  assert.deepEqual(await ids(counted().db, "now_"), [
+    "now_0_0",
+    "now_0_1",
+    "now_0_tx",
+    "now_1_0",
+    "now_1_1",
+    "now_1_tx",
+  ]);
+});
+
+test("a statement the prefix cannot carry (text alone) sends what is held first", async () => {
+  const { pool } = counted();
+  const text = "insert into deferred_probe (id) values ($1)";
+  for (const id of ["plain_0", "plain_1"]) {
+    await inTransaction(pool, async (client) => {
+      await deferWrite(() => client.query(text, [id]));
+      // No values: pg sends it as a simple query, which cannot share the prefix's Sync.
+      const { rows } = await client.query(
+        "select id from deferred_probe where id like 'plain_%' order by id",
+      );
+      assert.ok(
+        rows.some((row: { id: string }) => row.id === id),
+        "the held write went out before it",
+      );
+    });
+  }
+  const { rows } = await pool.query("select count(*)::int as n from deferred_probe where id like 'plain_%'");
+  assert.equal(rows[0].n, 2);
+});
