@@ -1,8 +1,8 @@
 // The QR code PNG of an LPA string: the image attached to the confirmation email and the one
 // GET /v1/esims/{iccid}/qr.png answers, drawn the same way so both scan alike.
 //
-// The `qrcode` package makes the symbol (error correction, the best of the eight masks); the PNG
-// is written here, as a 1-bit grayscale image. Both were most of a confirmation email's CPU, on
+// The `qrcode` package makes the symbol (error correction; the best of the eight masks is chosen
+// as it would, faster, in qr-symbol.ts); the PNG is written here, as a 1-bit grayscale image. Both were most of a confirmation email's CPU, on
 // the event loop that also serves requests (bench/README.md, purchase profile):
 // - qrcode's own PNG path paints every pixel as four RGBA bytes in JavaScript and hands 400 KB to
 //   pngjs per 320-pixel image. Here: one bit per pixel, each distinct row built once (a QR row
@@ -13,7 +13,7 @@
 //   whole string is one byte-mode segment instead: every reader decodes it, and an LPA string of
 //   the usual length stays at the same QR version.
 import { crc32, deflateSync } from "node:zlib";
-import QRCode from "qrcode";
+import { qrSymbol } from "./qr-symbol.ts";
 
 // SGP.22 activation codes are short (an address and a matching ID); a longer string means bad
 // data, and the QR code would become too dense for a phone camera to read from a screen.
@@ -56,9 +56,7 @@ export async function qrCodePng(lpa: string, width_px: number): Promise<Buffer> 
     throw new Error(`qrCodePng: width ${width_px} outside 64-2048 pixels`);
   }
   // Error correction M and the standard 4-module quiet zone: reliable when scanned off a screen.
-  const { size, data } = QRCode.create([{ data: Buffer.from(lpa, "utf8"), mode: "byte" }], {
-    errorCorrectionLevel: "M",
-  }).modules;
+  const { size, data } = qrSymbol(Buffer.from(lpa, "utf8"), "M");
   const modules = size + MARGIN_MODULES * 2;
   const scale = width_px >= modules ? width_px / modules : FALLBACK_SCALE;
   const side = Math.floor(modules * scale);
