@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type Kysely, sql } from "kysely";
-import { createKysely, createPool, DeferredWriteError, deferWrite, inTransaction } from "../src/db/pool.ts";
+import { createKysely, createPool, DeferredWriteError, deferWrite } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { createTestDatabase } from "./support/db.ts";
 
@@ -145,22 +145,110 @@ test("outside a transaction, unprepared, or with prepared statements off, a defe
   ]);
 });
 
-test("a statement the prefix cannot carry (text alone) sends what is held first", async () => {
+/** A raw pooled client in a transaction begun as Kysely begins one (text and a values array). */
+async function rawTransaction(pool: ReturnType<typeof counted>["pool"]) {
+  const client = await pool.connect();
+  await client.query("begin", []);
+  return client;
+}
+
+test("a statement the prefix cannot carry (text alone) sends what is held first, and fails with its error wrapped", async () => {
   const { pool } = counted();
   const text = "insert into deferred_probe (id) values ($1)";
   for (const id of ["plain_0", "plain_1"]) {
-    await inTransaction(pool, async (client) => {
-      await deferWrite(() => client.query(text, [id]));
-      // No values: pg sends it as a simple query, which cannot share the prefix's Sync.
-      const { rows } = await client.query(
-        "select id from deferred_probe where id like 'plain_%' order by id",
-      );
-      assert.ok(
-        rows.some((row: { id: string }) => row.id === id),
-        "the held write went out before it",
-      );
-    });
+    const client = await rawTransaction(pool);
+    await deferWrite(() => client.query(text, [id]));
+    // No values: pg sends it as a simple query, which cannot share the prefix's Sync.
+    const { rows } = await client.query("select id from deferred_probe where id like 'plain_%' order by id");
+    assert.ok(
+      rows.some((row: { id: string }) => row.id === id),
+      "the held write went out before it",
+    );
+    await client.query("commit", []);
+    client.release();
   }
+  // Held (the text is prepared now), then a duplicate: the carrier fails with DeferredWriteError.
+  const client = await rawTransaction(pool);
+  await deferWrite(() => client.query(text, ["plain_0"]));
+  await assert.rejects(client.query("select 1"), (error: Error) => {
+    assert.ok(error instanceof DeferredWriteError, String(error));
+    assert.equal((error.cause as { code?: string }).code, "23505");
+    return true;
+  });
+  client.release(true);
   const { rows } = await pool.query("select count(*)::int as n from deferred_probe where id like 'plain_%'");
   assert.equal(rows[0].n, 2);
+});
+
+test("a value pg cannot send fails its own statement, and the transaction behind a held BEGIN is really rolled back", async () => {
+  const { db, roundTrips } = counted();
+  const statementTimeout = sql<{ t: string }>`select current_setting('statement_timeout') as t`;
+  const run = (value: unknown) =>
+    db.transaction().execute(async (trx) => {
+      await sql`select ${value}::jsonb as doc`.execute(trx);
+    });
+  await run({ n: 1 });
+  await run({ n: 2 }); // BEGIN held from here on
+  const start = roundTrips();
+  // JSON.stringify throws on a BigInt: pg fails the statement before the server has answered
+  // anything, with BEGIN already on the wire in front of it.
+  await assert.rejects(run({ n: 3n }), (error: Error) => {
+    assert.ok(!(error instanceof DeferredWriteError));
+    assert.match(error.message, /BigInt/);
+    return true;
+  });
+  assert.equal(roundTrips() - start, 2, "the failed pipeline, then a ROLLBACK actually sent");
+  await sql`select set_config('statement_timeout', '999ms', true)`.execute(db);
+  assert.equal((await statementTimeout.execute(db)).rows[0]!.t, "15s", "not left inside a transaction");
+});
+
+test("past 16 held writes the next one goes out and carries them; all commit", async () => {
+  const { db, roundTrips } = counted();
+  const run = (n: number) =>
+    db.transaction().execute(async (trx) => {
+      for (let i = 0; i < 20; i++)
+        await deferWrite(() => insert(`many_${n}_${String(i).padStart(2, "0")}`).execute(trx));
+    });
+  await run(0);
+  const start = roundTrips();
+  await run(1);
+  assert.equal(roundTrips() - start, 2, "the 17th write carrying BEGIN and 16, then the COMMIT carrying 3");
+  assert.equal((await ids(db, "many_1_")).length, 20);
+});
+
+test("a failure further down the prefix, behind the held BEGIN and a write that ran, rolls both back", async () => {
+  const { db } = counted();
+  const run = (n: number, second: string) =>
+    db.transaction().execute(async (trx) => {
+      await deferWrite(() => insert(`deep_${n}`).execute(trx));
+      await deferWrite(() => insert(second).execute(trx));
+      await sql`select 1 as one where ${n} >= 0`.execute(trx);
+    });
+  await run(0, "deep_dup");
+  await run(1, "deep_other");
+  await assert.rejects(run(2, "deep_dup"), DeferredWriteError);
+  assert.deepEqual(await ids(db, "deep_"), ["deep_0", "deep_1", "deep_dup", "deep_other"]);
+});
+
+test("a client released with writes still held is closed, loudly, and the writes never land", async () => {
+  const { pool } = counted();
+  const text = "insert into deferred_probe (id) values ($1)";
+  const client = await rawTransaction(pool);
+  await client.query(text, ["held_0"]); // prepares it
+  await client.query("commit", []);
+  client.release();
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.message);
+  process.on("warning", onWarning);
+  const again = await rawTransaction(pool);
+  await deferWrite(() => again.query(text, ["held_1"]));
+  again.release(); // neither committed nor rolled back
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  process.off("warning", onWarning);
+  assert.deepEqual(warnings, ["a client went back to the pool with 1 deferred writes unsent"]);
+  const { rows } = await pool.query("select id from deferred_probe where id like 'held_%' order by id");
+  assert.deepEqual(
+    rows.map((row: { id: string }) => row.id),
+    ["held_0"],
+  );
 });

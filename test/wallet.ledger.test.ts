@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
+import { DeferredWriteError } from "../src/db/pool.ts";
 import { walletOf } from "../src/ledger/accounts.ts";
-import { holdFunds, resolveHold } from "../src/ledger/transfers.ts";
+import { holdFunds, resolveHold, resolveHoldLater } from "../src/ledger/transfers.ts";
 import { newId } from "../src/shared/ids.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
@@ -114,6 +115,52 @@ test("a hold is posted or voided exactly once; voiding returns the money", async
     states.rows.map((r) => r.state),
     ["posted", "voided"],
   );
+});
+
+test("resolveHoldLater posts a pending hold with the COMMIT, and fails the transaction when none is pending", async () => {
+  const partner = await app.createPartner();
+  await credit(partner.partner_id, 1000, "wire-later");
+  // Several rounds: the first runs go out at once and prepare the statement, the later ones are
+  // held and carried by the COMMIT (src/db/pool.ts deferWrite); each must mean the same.
+  let carried = 0;
+  for (let round = 0; round < 6; round++) {
+    const order_id = newId("order");
+    await app.db.transaction().execute((trx) => holdFunds(trx, partner.partner_id, order_id, 10, "USD"));
+    await app.db
+      .transaction()
+      .execute((trx) => resolveHoldLater(trx, order_id, round % 2 ? "voided" : "posted"));
+    // Resolved already: the statement's own check fails it, and the whole transaction with it.
+    const marker = `later_${round}_${order_id}`;
+    await assert.rejects(
+      app.db.transaction().execute(async (trx) => {
+        await sql`insert into partners (partner_id, name) values (${marker}, ${marker})`.execute(trx);
+        await resolveHoldLater(trx, order_id, "posted");
+      }),
+      (error: Error) => {
+        if (error instanceof DeferredWriteError) carried++;
+        const cause = (error.cause ?? error) as { code?: string; message: string };
+        assert.equal(cause.code, "P0004");
+        assert.match(
+          cause.message,
+          new RegExp(`order ${order_id} has one pending purchase transfer to post`),
+        );
+        return true;
+      },
+    );
+    const left = await sql`select 1 from partners where partner_id = ${marker}`.execute(app.db);
+    assert.equal(left.rows.length, 0, "what the failed transaction wrote is rolled back");
+  }
+  const wallet = await walletOf(app.db, partner.partner_id);
+  assert.deepEqual(
+    {
+      available: wallet!.available_minor,
+      pending: wallet!.pending_debits_minor,
+      spent: wallet!.posted_debits_minor,
+    },
+    { available: 970, pending: 0, spent: 30 },
+    "three posted, three voided, each once",
+  );
+  assert.ok(carried > 0, "some failures came with the COMMIT that carried the held statement");
 });
 
 test("the books balance, and the audit reports each way they can stop balancing", async () => {

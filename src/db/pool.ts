@@ -158,7 +158,9 @@ class PrefixedQuery extends pg.Query {
  */
 export class DeferredWriteError extends Error {
   constructor(text: string, cause: Error) {
-    super(`a deferred write failed (${text.slice(0, 80)}): ${cause.message}`, { cause });
+    // The SQLSTATE in the message, for the logs, which show only the top-level code.
+    const code = String((cause as { code?: unknown }).code);
+    super(`a deferred write failed (${text.slice(0, 80)}): [${code}] ${cause.message}`, { cause });
     this.name = "DeferredWriteError";
   }
 }
@@ -170,11 +172,13 @@ const deferring = new AsyncLocalStorage<true>();
 /**
  * Runs `write`, whose statements need no answer, with its statements held back: they go out in
  * front of the transaction's next statement, or with its COMMIT, in the same write. A round trip
- * fewer each; bench/README.md, "Session 7". A statement is held only inside a transaction opened
- * with a plain `begin`, and only once its connection has it prepared; otherwise it runs at once,
- * so `write` must not depend on what its statements return (it gets no rows and no counts when
- * held). A held statement's error fails the statement or COMMIT that carries it, as a
- * DeferredWriteError, and with it the transaction; a ROLLBACK drops what is held unsent.
+ * fewer each; bench/README.md, "Session 7". A statement is held only inside a transaction Kysely
+ * opened with a plain `begin` (its COMMIT is checked), and only once its connection has it
+ * prepared; otherwise it runs at once, so `write` must not depend on what its statements return
+ * (it gets no rows and no counts when held). A held statement's error fails the statement or
+ * COMMIT that carries it, as a DeferredWriteError, and with it the transaction; a ROLLBACK drops
+ * what is held unsent. Not for a write whose failure a savepoint is meant to contain: it would
+ * surface after the savepoint.
  */
 export async function deferWrite(write: () => Promise<unknown>): Promise<void> {
   await deferring.run(true, write);
@@ -214,12 +218,23 @@ function preparingClient(names: StatementNames): typeof pg.Client {
      */
     #failed_begin: Error | null = null;
 
-    /** A client going back to the pool holds nothing: a held BEGIN or write was never sent. */
+    /**
+     * A client going back to the pool holds nothing: a held BEGIN was never sent. Held writes are
+     * a transaction its user neither committed nor rolled back (Kysely always does one): the
+     * connection is closed, never handed on mid-transaction, and the writes are lost loudly.
+     */
     dropHeldBegin(): void {
+      const unsent = this.#deferred.length;
       this.#held_begin = null;
       this.#failed_begin = null;
       this.#in_transaction = false;
       this.#deferred = [];
+      if (unsent === 0) return;
+      const error = new Error(`a client went back to the pool with ${unsent} deferred writes unsent`);
+      process.emitWarning(error.message, "DeferredWriteWarning");
+      (
+        this as unknown as { connection: { stream: { destroy(error?: Error): void } } }
+      ).connection.stream.destroy(error);
     }
 
     override query: pg.Client["query"] = ((...args: unknown[]) => {
@@ -227,7 +242,7 @@ function preparingClient(names: StatementNames): typeof pg.Client {
       const plain = super.query as AnyQuery;
       const sendable = typeof config === "string" && Array.isArray(values) && args.length <= 3;
       if (this.#failed_begin !== null) return this.#afterFailedBegin(config, args.at(-1));
-      if (typeof config === "string") this.#track(config);
+      if (typeof config === "string") this.#track(config, sendable);
       if (!sendable) {
         this.#sendPrefix(plain);
         return plain.apply(this, args);
@@ -253,9 +268,12 @@ function preparingClient(names: StatementNames): typeof pg.Client {
       });
     }) as pg.Client["query"];
 
-    /** Whether a transaction is open, from the texts Kysely and inTransaction send. */
-    #track(text: string): void {
-      if (text === "begin") this.#in_transaction = true;
+    /**
+     * Whether a transaction that may hold writes is open: one begun as Kysely begins it (with a
+     * values array), whose COMMIT Kysely checks. inTransaction's, sent as text, holds none.
+     */
+    #track(text: string, sendable: boolean): void {
+      if (text === "begin") this.#in_transaction = sendable;
       else if (text === "commit" || text === "rollback") this.#in_transaction = false;
       // What a rolled-back transaction held was never sent, and never will be.
       if (text === "rollback") this.#deferred = [];
@@ -267,6 +285,9 @@ function preparingClient(names: StatementNames): typeof pg.Client {
      * its text is the one retired, and the transaction fails. A deferred write's is wrapped.
      */
     #failed(error: Error, unanswered: Prefixed | null, text: string, name: string | null): Error {
+      // Only the server's errors arrive in pipeline order. One raised here (a value pg cannot map)
+      // is the statement's own, with the prefix already sent and run: nothing to blame on it.
+      if (!(error instanceof pg.DatabaseError)) return error;
       const failed_text = unanswered?.text ?? text;
       if ((unanswered !== null || name !== null) && brokenPrepared(error)) this.#unnamed.add(failed_text);
       if (unanswered === null) return error;
@@ -285,7 +306,10 @@ function preparingClient(names: StatementNames): typeof pg.Client {
         return submittable;
       }
       const answer = config === "rollback" ? emptyResult("ROLLBACK") : null;
-      if (answer !== null) this.#failed_begin = null;
+      if (answer !== null) {
+        this.#failed_begin = null;
+        this.#in_transaction = false;
+      }
       if (typeof callback === "function")
         return (callback as QueryCallback)(answer ? undefined : error, answer);
       return answer ? Promise.resolve(answer) : Promise.reject(error);
@@ -338,11 +362,18 @@ function preparingClient(names: StatementNames): typeof pg.Client {
       if (last === undefined) return;
       const stream = (this as unknown as { connection: { stream: { destroy(error?: Error): void } } })
         .connection.stream;
+      let query: PrefixedQuery | null = null;
+      // The statements behind fail with the connection's error: a deferred write's is wrapped, as
+      // on any carrier, so that none of them takes it for its own.
       const fail = (error: Error | undefined) => {
-        if (error) stream.destroy(error);
+        if (!error) return;
+        const failed = query?.unanswered ?? last;
+        const deferred = error instanceof pg.DatabaseError && failed.text !== "begin";
+        stream.destroy(deferred ? new DeferredWriteError(failed.text, error) : error);
       };
       const statement = { name: last.name, text: last.text, values: last.values };
-      plain.call(this, prefix.length === 0 ? statement : new PrefixedQuery(prefix, statement, fail), fail);
+      if (prefix.length > 0) query = new PrefixedQuery(prefix, statement, fail);
+      plain.call(this, query ?? statement, fail);
     }
   };
 }

@@ -3,6 +3,7 @@
 // wallet), then posted when the carrier confirms or voided when it refuses.
 import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
+import { deferWrite } from "../db/pool.ts";
 import type { Database } from "../db/schema.ts";
 import { newId } from "../shared/ids.ts";
 import { MAX_AMOUNT_MINOR, operatorAccount, type WalletBalance, walletOf } from "./accounts.ts";
@@ -12,6 +13,7 @@ import {
   insertRefund,
   insertWalletCredit,
   resolvePendingPurchase,
+  resolvePendingPurchaseAsserted,
   selectPostedPurchase,
   walletCreditOf,
 } from "./ledger.sql.ts";
@@ -112,6 +114,20 @@ export async function resolveHold(
 ): Promise<boolean> {
   const transfer = await resolvePendingPurchase(trx, order_id, outcome);
   return transfer !== null;
+}
+
+/**
+ * resolveHold for the caller that knows the order has its hold pending (it has just moved the order
+ * out of pending): sent with the transaction's next statement or COMMIT (deferWrite), a round trip
+ * fewer. That the hold was pending is checked by the statement itself: if not, the statement, and
+ * with it the transaction, fails.
+ */
+export async function resolveHoldLater(
+  trx: Transaction<Database>,
+  order_id: string,
+  outcome: "posted" | "voided",
+): Promise<void> {
+  await deferWrite(() => resolvePendingPurchaseAsserted(trx, order_id, outcome));
 }
 
 export type RefundOutcome =

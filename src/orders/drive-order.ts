@@ -10,7 +10,7 @@ import type { Database } from "../db/schema.ts";
 import { esimChanged } from "../esims/esim-cache.ts";
 import { pullSoon } from "../esims/sync-esims.ts";
 import { recordEventLater } from "../events/record-event.ts";
-import { resolveHold } from "../ledger/transfers.ts";
+import { resolveHoldLater } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
 import type { OrderFinish } from "./finish.ts";
@@ -88,7 +88,8 @@ export async function complete(
     confirmation_email: finish.confirmation_email,
   });
   if (completed === null) return null;
-  assert.ok(await resolveHold(trx, order.order_id, "posted"), "a pending order has a pending hold to post");
+  // A pending order has a pending hold to post: the statement asserts it, sent with the COMMIT.
+  await resolveHoldLater(trx, order.order_id, "posted");
   // The Order as GET /v1/orders/{orderID} now renders it, from what this transaction wrote: no read.
   const data = renderOrder(completed, completed.purchases);
   await recordEventLater(trx, { partner_id: order.partner_id, type: "order.completed", data });
@@ -107,7 +108,7 @@ export async function fail(
 ): Promise<OrderRow | null> {
   const failed = await markFailed(trx, order.order_id, failure_code, reason);
   if (failed === null) return null;
-  assert.ok(await resolveHold(trx, order.order_id, "voided"), "a pending order has a pending hold to void");
+  await resolveHoldLater(trx, order.order_id, "voided");
   // The Order as GET /v1/orders/{orderID} renders it, from what this transaction wrote: no read.
   await recordEventLater(trx, {
     partner_id: order.partner_id,

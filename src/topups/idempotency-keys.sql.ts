@@ -4,6 +4,7 @@
 // (finish-topup.ts, in the completion's own transaction) or when the wallet was short.
 import { type Selectable, sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
+import { deferWrite } from "../db/pool.ts";
 import type { Database } from "../db/schema.ts";
 
 export type KeyRef = { partner_id: string; idempotency_key: string };
@@ -62,12 +63,20 @@ export async function linkKeyToOrder(
   key: KeyRef,
   order_id: string,
 ): Promise<void> {
-  const updated = await sql`
-    update idempotency_keys set order_id = ${order_id}
-    where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
-      and state = 'running' and order_id is null`.execute(trx);
-  if (Number(updated.numAffectedRows) !== 1)
-    throw new Error("linkKeyToOrder: the claimed key is not running");
+  // Sent with the transaction's next statement or COMMIT (deferWrite): the statement checks
+  // itself that the key it claimed is still running and unlinked (assert_holds, migration 0013).
+  await deferWrite(() =>
+    sql`
+      with linked as (
+        update idempotency_keys set order_id = ${order_id}
+        where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
+          and state = 'running' and order_id is null
+        returning 1
+      )
+      select assert_holds(count(*) = 1, 'linkKeyToOrder: the claimed key is running and unlinked') from linked`.execute(
+      trx,
+    ),
+  );
 }
 
 /** Links a running refund key to the order it refunds (migration 0008: `refund_of`). */
