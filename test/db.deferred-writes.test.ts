@@ -3,24 +3,16 @@
 // the transaction's meaning unchanged: it runs in order, commits or rolls back with the rest, and
 // its error fails the transaction rather than vanishing.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { before, test } from "node:test";
 import { type Kysely, sql } from "kysely";
-import { createKysely, createPool, DeferredWriteError, deferWrite } from "../src/db/pool.ts";
+import { DeferredWriteError, deferWrite } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
-import { createTestDatabase } from "./support/db.ts";
+import { countedKysely, createTestDatabase } from "./support/db.ts";
 
 const database = await createTestDatabase();
 
-/** A Kysely over a pool of one connection, and the count of answers (ReadyForQuery) it has had. */
 function counted(prepare_threshold = 1) {
-  const pool = createPool(database.url, 1, "esim-deferred-writes", { prepare_threshold });
-  let ready = 0;
-  pool.on("connect", (client) => {
-    (client as unknown as { connection: NodeJS.EventEmitter }).connection.on("readyForQuery", () => ready++);
-  });
-  const db = createKysely<Database>(pool);
-  after(() => db.destroy());
-  return { db, pool, roundTrips: () => ready };
+  return countedKysely(database.url, "esim-deferred-writes", prepare_threshold);
 }
 
 // A table of the test's own; Database does not know it, so the statements are raw SQL.

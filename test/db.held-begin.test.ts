@@ -5,23 +5,15 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, test } from "node:test";
-import { type Kysely, sql } from "kysely";
+import { sql } from "kysely";
 import { createKysely, createPool } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
-import { createTestDatabase } from "./support/db.ts";
+import { countedKysely, createTestDatabase } from "./support/db.ts";
 
 const database = await createTestDatabase();
 
-/** A Kysely over a pool of one connection, and the count of answers (ReadyForQuery) it has had. */
-function counted(prepare_threshold = 1): { db: Kysely<Database>; roundTrips: () => number } {
-  const pool = createPool(database.url, 1, "esim-held-begin", { prepare_threshold });
-  let ready = 0;
-  pool.on("connect", (client) => {
-    (client as unknown as { connection: NodeJS.EventEmitter }).connection.on("readyForQuery", () => ready++);
-  });
-  const db = createKysely<Database>(pool);
-  after(() => db.destroy());
-  return { db, roundTrips: () => ready };
+function counted(prepare_threshold = 1) {
+  return countedKysely(database.url, "esim-held-begin", prepare_threshold);
 }
 
 const statementTimeout = sql<{

@@ -20,6 +20,17 @@ async function credit(partner_id: string, amount_minor: number, reference: strin
   });
 }
 
+/** A wallet's available balance, pending holds and posted spending. */
+async function walletFigures(partner_id: string) {
+  const wallet = await walletOf(app.db, partner_id);
+  assert.ok(wallet, "the partner has a wallet");
+  return {
+    available: wallet.available_minor,
+    pending: wallet.pending_debits_minor,
+    spent: wallet.posted_debits_minor,
+  };
+}
+
 test("a credit reference applied twice credits once, even when the two race", async () => {
   const partner = await app.createPartner();
   const [first, second] = await Promise.all([
@@ -98,15 +109,7 @@ test("a hold is posted or voided exactly once; voiding returns the money", async
   assert.equal(concurrentPosts.filter(Boolean).length, 1);
   assert.equal(await app.db.transaction().execute((trx) => resolveHold(trx, voided, "voided")), true);
   assert.equal(await app.db.transaction().execute((trx) => resolveHold(trx, voided, "posted")), false);
-  const wallet = await walletOf(app.db, partner.partner_id);
-  assert.deepEqual(
-    {
-      available: wallet!.available_minor,
-      pending: wallet!.pending_debits_minor,
-      spent: wallet!.posted_debits_minor,
-    },
-    { available: 700, pending: 0, spent: 300 },
-  );
+  assert.deepEqual(await walletFigures(partner.partner_id), { available: 700, pending: 0, spent: 300 });
   const states = await sql<{ state: string }>`
     select state from ledger_transfers where reference in (${posted}, ${voided}) order by amount_minor desc`.execute(
     app.db,
@@ -150,13 +153,8 @@ test("resolveHoldLater posts a pending hold with the COMMIT, and fails the trans
     const left = await sql`select 1 from partners where partner_id = ${marker}`.execute(app.db);
     assert.equal(left.rows.length, 0, "what the failed transaction wrote is rolled back");
   }
-  const wallet = await walletOf(app.db, partner.partner_id);
   assert.deepEqual(
-    {
-      available: wallet!.available_minor,
-      pending: wallet!.pending_debits_minor,
-      spent: wallet!.posted_debits_minor,
-    },
+    await walletFigures(partner.partner_id),
     { available: 970, pending: 0, spent: 30 },
     "three posted, three voided, each once",
   );

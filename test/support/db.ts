@@ -3,7 +3,8 @@
 import { randomBytes } from "node:crypto";
 import { after } from "node:test";
 import pg from "pg";
-import { createPool } from "../../src/db/pool.ts";
+import { createKysely, createPool } from "../../src/db/pool.ts";
+import type { Database } from "../../src/db/schema.ts";
 
 export type TestDatabase = {
   /** Connection string of this test file's own database. */
@@ -32,4 +33,19 @@ export async function createTestDatabase(options: { catalog?: boolean } = {}): P
     await cleanup.end();
   });
   return { url: url.toString(), pool };
+}
+
+/**
+ * A Kysely over a pool of one connection to `url` (so every statement shares that connection's
+ * prepared statements), and the count of answers (ReadyForQuery) it has had: the round trips.
+ */
+export function countedKysely(url: string, application_name: string, prepare_threshold = 1) {
+  const pool = createPool(url, 1, application_name, { prepare_threshold });
+  let ready = 0;
+  pool.on("connect", (client) => {
+    (client as unknown as { connection: NodeJS.EventEmitter }).connection.on("readyForQuery", () => ready++);
+  });
+  const db = createKysely<Database>(pool);
+  after(() => db.destroy());
+  return { db, pool, roundTrips: () => ready };
 }
