@@ -222,9 +222,11 @@ test("a failure further down the prefix, behind the held BEGIN and a write that 
   assert.deepEqual(await ids(db, "deep_"), ["deep_0", "deep_1", "deep_dup", "deep_other"]);
 });
 
-test("a client released with writes still held is closed, loudly, and the writes never land", async () => {
+test("a client released with writes still held is closed, loudly, never handed on, and the writes never land", async () => {
   const { pool } = counted();
   const text = "insert into deferred_probe (id) values ($1)";
+  const pid = async (client: { query(text: string): Promise<{ rows: { pid: number }[] }> }) =>
+    (await client.query("select pg_backend_pid() as pid")).rows[0]!.pid;
   const client = await rawTransaction(pool);
   await client.query(text, ["held_0"]); // prepares it
   await client.query("commit", []);
@@ -233,8 +235,14 @@ test("a client released with writes still held is closed, loudly, and the writes
   const onWarning = (warning: Error) => warnings.push(warning.message);
   process.on("warning", onWarning);
   const again = await rawTransaction(pool);
+  const first_pid = await pid(again); // BEGIN is on the server now: a transaction is open
   await deferWrite(() => again.query(text, ["held_1"]));
+  // The pool's one connection is taken: this request waits for it.
+  const waiting = pool.connect();
   again.release(); // neither committed nor rolled back
+  const next = await waiting;
+  assert.notEqual(await pid(next), first_pid, "the waiting request got a new connection, not the closed one");
+  next.release();
   await new Promise((resolve) => setTimeout(resolve, 50));
   process.off("warning", onWarning);
   assert.deepEqual(warnings, ["a client went back to the pool with 1 deferred writes unsent"]);

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { sql } from "kysely";
 import { DeferredWriteError } from "../src/db/pool.ts";
 import { walletOf } from "../src/ledger/accounts.ts";
-import { holdFunds, resolveHold, resolveHoldLater } from "../src/ledger/transfers.ts";
+import { holdFunds, resolveHoldLater } from "../src/ledger/transfers.ts";
 import { newId } from "../src/shared/ids.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
@@ -101,14 +101,22 @@ test("a hold is posted or voided exactly once; voiding returns the money", async
   const voided = newId("order");
   await app.db.transaction().execute((trx) => holdFunds(trx, partner.partner_id, posted, 300, "USD"));
   await app.db.transaction().execute((trx) => holdFunds(trx, partner.partner_id, voided, 200, "USD"));
-  const concurrentPosts = await Promise.all(
-    Array.from({ length: 5 }, () =>
-      app.db.transaction().execute((trx) => resolveHold(trx, posted, "posted")),
-    ),
-  );
+  // Five at once: one posts, the other four find it no longer pending and fail, rolled back.
+  const resolve = (order_id: string, outcome: "posted" | "voided") =>
+    app.db
+      .transaction()
+      .execute((trx) => resolveHoldLater(trx, order_id, outcome))
+      .then(
+        () => true,
+        (error: Error) => {
+          assert.equal(((error.cause ?? error) as { code?: string }).code, "P0004", String(error));
+          return false;
+        },
+      );
+  const concurrentPosts = await Promise.all(Array.from({ length: 5 }, () => resolve(posted, "posted")));
   assert.equal(concurrentPosts.filter(Boolean).length, 1);
-  assert.equal(await app.db.transaction().execute((trx) => resolveHold(trx, voided, "voided")), true);
-  assert.equal(await app.db.transaction().execute((trx) => resolveHold(trx, voided, "posted")), false);
+  assert.equal(await resolve(voided, "voided"), true);
+  assert.equal(await resolve(voided, "posted"), false);
   assert.deepEqual(await walletFigures(partner.partner_id), { available: 700, pending: 0, spent: 300 });
   const states = await sql<{ state: string }>`
     select state from ledger_transfers where reference in (${posted}, ${voided}) order by amount_minor desc`.execute(
@@ -183,7 +191,7 @@ test("the books balance, and the audit reports each way they can stop balancing"
   // Revenue that no completed order accounts for.
   const order_id = newId("order");
   await books.db.transaction().execute((trx) => holdFunds(trx, partner.partner_id, order_id, 300, "USD"));
-  await books.db.transaction().execute((trx) => resolveHold(trx, order_id, "posted"));
+  await books.db.transaction().execute((trx) => resolveHoldLater(trx, order_id, "posted"));
   const orphan = await auditLedger(books.db);
   assert.ok(
     orphan.breaches.some((b) => /revenue in USD is 300 but completed and refunded orders total 0/.test(b)),

@@ -7,7 +7,8 @@ import { parse } from "csv-parse/sync";
 import { sql } from "kysely";
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { walletOf } from "../src/ledger/accounts.ts";
-import { holdFunds, resolveHold } from "../src/ledger/transfers.ts";
+import { resolvePendingPurchase } from "../src/ledger/ledger.sql.ts";
+import { holdFunds } from "../src/ledger/transfers.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { creditWallet as creditWalletInProcess } from "../src/wallet/credit-wallet.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
@@ -339,11 +340,12 @@ test("a shown balance_after never changes when a posting that started earlier co
     await sql`select 1 from ledger_accounts where partner_id = ${partner.partner_id} for update`.execute(trx);
     aLocked.open();
     await goA.opened;
-    assert.ok(await resolveHold(trx, "ord_race_x", "posted"));
+    // The statement itself, not deferred: it must run (and wait for locks) here.
+    await resolvePendingPurchase(trx, "ord_race_x", "posted");
   });
   await aLocked.opened;
   const b = api.db.transaction().execute(async (trx) => {
-    assert.ok(await resolveHold(trx, "ord_race_y", "posted")); // waits for A's wallet lock
+    await resolvePendingPurchase(trx, "ord_race_y", "posted"); // waits for A's wallet lock
     bPosted.open();
     await releaseB.opened;
   });

@@ -160,7 +160,8 @@ export class DeferredWriteError extends Error {
   constructor(text: string, cause: Error) {
     // The SQLSTATE in the message, for the logs, which show only the top-level code.
     const code = String((cause as { code?: unknown }).code);
-    super(`a deferred write failed (${text.slice(0, 80)}): [${code}] ${cause.message}`, { cause });
+    const statement = text.replace(/\s+/g, " ").trim().slice(0, 100);
+    super(`a deferred write failed (${statement}): [${code}] ${cause.message}`, { cause });
     this.name = "DeferredWriteError";
   }
 }
@@ -232,6 +233,9 @@ function preparingClient(names: StatementNames): typeof pg.Client {
       if (unsent === 0) return;
       const error = new Error(`a client went back to the pool with ${unsent} deferred writes unsent`);
       process.emitWarning(error.message, "DeferredWriteWarning");
+      // pg-pool reads _queryable just after its 'release' event: false, it removes the client
+      // instead of handing it to a waiting request. The socket's own error comes only later.
+      (this as unknown as { _queryable: boolean })._queryable = false;
       (
         this as unknown as { connection: { stream: { destroy(error?: Error): void } } }
       ).connection.stream.destroy(error);
@@ -256,7 +260,12 @@ function preparingClient(names: StatementNames): typeof pg.Client {
       const statement: pg.QueryConfig = name === null ? { text, values } : { name, text, values };
       let query: PrefixedQuery | null = null;
       return new Promise((resolve, reject) => {
+        let answered = false;
         const done: QueryCallback = (error, result) => {
+          // pg answers twice when it fails a statement itself (a value it cannot send) and the
+          // server then answers the prefix already on the wire: the first answer is the one.
+          if (answered) return;
+          answered = true;
           const reported = error && this.#failed(error, query?.unanswered ?? null, text, name);
           if (typeof callback === "function") (callback as QueryCallback)(reported, result);
           else if (reported) reject(reported);
@@ -286,8 +295,12 @@ function preparingClient(names: StatementNames): typeof pg.Client {
      */
     #failed(error: Error, unanswered: Prefixed | null, text: string, name: string | null): Error {
       // Only the server's errors arrive in pipeline order. One raised here (a value pg cannot map)
-      // is the statement's own, with the prefix already sent and run: nothing to blame on it.
-      if (!(error instanceof pg.DatabaseError)) return error;
+      // is the statement's own, with the prefix already sent and run: nothing to blame on it. pg
+      // closed the statement on the server but still counts it as parsed: it runs unnamed here.
+      if (!(error instanceof pg.DatabaseError)) {
+        if (name !== null) this.#unnamed.add(text);
+        return error;
+      }
       const failed_text = unanswered?.text ?? text;
       if ((unanswered !== null || name !== null) && brokenPrepared(error)) this.#unnamed.add(failed_text);
       if (unanswered === null) return error;

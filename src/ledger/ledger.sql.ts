@@ -157,64 +157,40 @@ export async function holdOnWallet(
 
 /**
  * pending -> posted or voided, once, and the hold moved out of the wallet's pending debits (into
- * its posted debits when posted). The order matters: the transfer row is locked first (a
- * concurrent resolver then finds it no longer pending and changes nothing), then the wallet row,
- * and only then is posted_seq drawn, so per wallet it follows commit order (0006). The CTEs
- * before the final UPDATE, which returns the resolved transfer.
+ * its posted debits when posted), in one statement that fails (assert_holds, migration 0013)
+ * unless it resolved exactly one pending transfer: its caller may send it without waiting for
+ * the answer. The order matters: the transfer row is locked first (a concurrent resolver then
+ * finds it no longer pending and fails), then the wallet row, and only then is posted_seq
+ * drawn, so per wallet it follows commit order (0006).
  */
-function resolvingPurchase(order_id: string, outcome: "posted" | "voided") {
+export async function resolvePendingPurchase(
+  trx: Transaction<Database>,
+  order_id: string,
+  outcome: "posted" | "voided",
+): Promise<void> {
   const posted = outcome === "posted";
-  return {
-    ctes: sql`
-      pending as (
-        select transfer_id, debit_account_id, amount_minor from ledger_transfers
-        where reference = ${order_id} and kind = 'purchase' and state = 'pending'
-        for update
-      ), wallet as (
-        update ledger_accounts a
-        set pending_debits_minor = a.pending_debits_minor - p.amount_minor,
-            posted_debits_minor = a.posted_debits_minor + (case when ${posted}::boolean then p.amount_minor else 0 end)
-        from pending p where a.account_id = p.debit_account_id
-        returning a.account_id, a.posted_credits_minor - a.posted_debits_minor as settled_after_minor
-      )`,
-    update: sql`
+  const invariant = `order ${order_id} has one pending purchase transfer to ${posted ? "post" : "void"}`;
+  await sql`
+    with pending as (
+      select transfer_id, debit_account_id, amount_minor from ledger_transfers
+      where reference = ${order_id} and kind = 'purchase' and state = 'pending'
+      for update
+    ), wallet as (
+      update ledger_accounts a
+      set pending_debits_minor = a.pending_debits_minor - p.amount_minor,
+          posted_debits_minor = a.posted_debits_minor + (case when ${posted}::boolean then p.amount_minor else 0 end)
+      from pending p where a.account_id = p.debit_account_id
+      returning a.account_id, a.posted_credits_minor - a.posted_debits_minor as settled_after_minor
+    ), resolved as (
       update ledger_transfers t
       set state = ${outcome}, resolved_at = clock_timestamp(),
           posted_seq = case when ${posted}::boolean then nextval('ledger_posted_seq') end,
           wallet_balance_after_minor = case when ${posted}::boolean then w.settled_after_minor end
       from pending p join wallet w on w.account_id = p.debit_account_id
       where t.transfer_id = p.transfer_id
-      returning t.debit_account_id, t.amount_minor`,
-  };
-}
-
-/** resolvingPurchase in one statement; null when the order has no pending purchase transfer. */
-export async function resolvePendingPurchase(
-  trx: Transaction<Database>,
-  order_id: string,
-  outcome: "posted" | "voided",
-): Promise<{ debit_account_id: string; amount_minor: number } | null> {
-  const { ctes, update } = resolvingPurchase(order_id, outcome);
-  const resolved = await sql<{ debit_account_id: string; amount_minor: number }>`
-    with ${ctes}
-    ${update}`.execute(trx);
-  return resolved.rows[0] ?? null;
-}
-
-/**
- * resolvingPurchase in one statement that fails (assert_holds, migration 0013) unless it resolved
- * exactly one pending transfer: for a caller that sends it without waiting for its answer.
- */
-export async function resolvePendingPurchaseAsserted(
-  trx: Transaction<Database>,
-  order_id: string,
-  outcome: "posted" | "voided",
-): Promise<void> {
-  const { ctes, update } = resolvingPurchase(order_id, outcome);
-  await sql`
-    with ${ctes}, resolved as (${update})
-    select assert_holds(count(*) = 1, ${`order ${order_id} has one pending purchase transfer to ${outcome === "posted" ? "post" : "void"}`})
-    from resolved`.execute(trx);
+      returning t.transfer_id
+    )
+    select assert_holds(count(*) = 1, ${invariant}) from resolved`.execute(trx);
 }
 
 export type PostedPurchase = {

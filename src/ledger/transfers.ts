@@ -13,7 +13,6 @@ import {
   insertRefund,
   insertWalletCredit,
   resolvePendingPurchase,
-  resolvePendingPurchaseAsserted,
   selectPostedPurchase,
   walletCreditOf,
 } from "./ledger.sql.ts";
@@ -104,30 +103,18 @@ export async function holdFunds(
 
 /**
  * Phase two: post (the carrier delivered) or void (it refused) the order's pending transfer and
- * release its hold, in one statement (ledger.sql.ts says why in that order). The transfer's
- * `state = 'pending'` makes the transition happen once; a second caller gets false.
- */
-export async function resolveHold(
-  trx: Transaction<Database>,
-  order_id: string,
-  outcome: "posted" | "voided",
-): Promise<boolean> {
-  const transfer = await resolvePendingPurchase(trx, order_id, outcome);
-  return transfer !== null;
-}
-
-/**
- * resolveHold for the caller that knows the order has its hold pending (it has just moved the order
- * out of pending): sent with the transaction's next statement or COMMIT (deferWrite), a round trip
- * fewer. That the hold was pending is checked by the statement itself: if not, the statement, and
- * with it the transaction, fails.
+ * release its hold, in one statement (ledger.sql.ts says why in that order), for the caller that
+ * has just moved the order out of pending, so knows its hold is pending: sent with the
+ * transaction's next statement or COMMIT (deferWrite), a round trip fewer. The statement checks
+ * that it resolved one pending transfer; if not (a second caller), it fails, and with it the
+ * transaction.
  */
 export async function resolveHoldLater(
   trx: Transaction<Database>,
   order_id: string,
   outcome: "posted" | "voided",
 ): Promise<void> {
-  await deferWrite(() => resolvePendingPurchaseAsserted(trx, order_id, outcome));
+  await deferWrite(() => resolvePendingPurchase(trx, order_id, outcome));
 }
 
 export type RefundOutcome =
