@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { before, test } from "node:test";
 import { type Kysely, sql } from "kysely";
-import { DeferredWriteError, deferWrite } from "../src/db/pool.ts";
+import { DeferredWriteError, deferWrite, inTransaction } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { countedKysely, createTestDatabase } from "./support/db.ts";
 
@@ -251,4 +251,27 @@ test("a client released with writes still held is closed, loudly, never handed o
     rows.map((row: { id: string }) => row.id),
     ["held_0"],
   );
+});
+
+test("inTransaction holds BEGIN and writes too, and a COMMIT answered with ROLLBACK throws", async () => {
+  const { pool, roundTrips } = counted();
+  const text = "insert into deferred_probe (id) values ($1)";
+  const run = (id: string) =>
+    inTransaction(pool, async (client) => {
+      await client.query("select 1 as one where $1::text is not null", [id]);
+      await deferWrite(() => client.query(text, [id]));
+    });
+  await run("intx_0");
+  const start = roundTrips();
+  await run("intx_1");
+  assert.equal(roundTrips() - start, 2, "BEGIN with the select, the insert with the COMMIT");
+  // An error `work` swallows aborts the transaction: its COMMIT is answered ROLLBACK, and says so.
+  await assert.rejects(
+    inTransaction(pool, async (client) => {
+      await client.query(text, ["intx_2"]);
+      await client.query(text, ["intx_2"]).catch(() => undefined);
+    }),
+    /aborted the transaction; it was rolled back/,
+  );
+  assert.deepEqual(await ids(counted().db, "intx_"), ["intx_0", "intx_1"]);
 });

@@ -278,8 +278,9 @@ function preparingClient(names: StatementNames): typeof pg.Client {
     }) as pg.Client["query"];
 
     /**
-     * Whether a transaction that may hold writes is open: one begun as Kysely begins it (with a
-     * values array), whose COMMIT Kysely checks. inTransaction's, sent as text, holds none.
+     * Whether a transaction that may hold writes is open: one begun as Kysely and inTransaction
+     * begin it (with a values array), both of which check their COMMIT's answer. One begun as
+     * text alone, whose caller may not, holds none.
      */
     #track(text: string, sendable: boolean): void {
       if (text === "begin") this.#in_transaction = sendable;
@@ -429,19 +430,27 @@ export function createKysely<DB>(pool: pg.Pool): Kysely<DB> {
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 
-/** Runs `work` in one transaction on one pooled connection; rolls back on any throw. */
+/**
+ * Runs `work` in one transaction on one pooled connection; rolls back on any throw. `begin` and
+ * `commit` go as Kysely sends them (with a values array), so BEGIN rides with the first statement
+ * once prepared. A COMMIT that PostgreSQL answers with ROLLBACK (an error inside that `work`
+ * caught had aborted the transaction, or a deferred write failed) throws: nothing was committed.
+ */
 export async function inTransaction<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query("begin");
+    await client.query("begin", []);
     const result = await work(client);
-    await client.query("commit");
+    const committed = await client.query("commit", []);
+    if (committed.command === "ROLLBACK") {
+      throw new Error("inTransaction: an earlier error had aborted the transaction; it was rolled back");
+    }
     return result;
   } catch (error) {
-    await client.query("rollback").catch(() => undefined);
+    await client.query("rollback", []).catch(() => undefined);
     throw error;
   } finally {
     client.release();
