@@ -173,13 +173,13 @@ const deferring = new AsyncLocalStorage<true>();
 /**
  * Runs `write`, whose statements need no answer, with its statements held back: they go out in
  * front of the transaction's next statement, or with its COMMIT, in the same write. A round trip
- * fewer each; bench/README.md, "Session 7". A statement is held only inside a transaction Kysely
- * opened with a plain `begin` (its COMMIT is checked), and only once its connection has it
- * prepared; otherwise it runs at once, so `write` must not depend on what its statements return
- * (it gets no rows and no counts when held). A held statement's error fails the statement or
- * COMMIT that carries it, as a DeferredWriteError, and with it the transaction; a ROLLBACK drops
- * what is held unsent. Not for a write whose failure a savepoint is meant to contain: it would
- * surface after the savepoint.
+ * fewer each; bench/README.md, "Session 7". A statement is held only inside a transaction opened
+ * as Kysely and inTransaction open one (a plain `begin` with a values array; both check their
+ * COMMIT's answer), and only once its connection has it prepared; otherwise it runs at once, so
+ * `write` must not depend on what its statements return (it gets no rows and no counts when
+ * held). A held statement's error fails the statement or COMMIT that carries it, as a
+ * DeferredWriteError, and with it the transaction; a ROLLBACK drops what is held unsent. Not for
+ * a write whose failure a savepoint is meant to contain: it would surface after the savepoint.
  */
 export async function deferWrite(write: () => Promise<unknown>): Promise<void> {
   await deferring.run(true, write);
