@@ -11,49 +11,41 @@
 import { createRequire } from "node:module";
 import QRCode from "qrcode";
 
-// qrcode's format-information BCH code; its package has no exports map, and no types for this.
-const { getEncodedBits } = createRequire(import.meta.url)("qrcode/lib/core/format-info.js") as {
+// qrcode's format-information BCH code and its mask patterns; its package has no exports map, and
+// no types for these.
+const require = createRequire(import.meta.url);
+const { getEncodedBits } = require("qrcode/lib/core/format-info.js") as {
   getEncodedBits(errorCorrectionLevel: unknown, mask: number): number;
+};
+/** The matrix as qrcode's applyMask reads and writes it. */
+type MaskTarget = {
+  size: number;
+  isReserved(row: number, col: number): boolean;
+  xor(row: number, col: number, value: boolean): void;
+};
+const { applyMask } = require("qrcode/lib/core/mask-pattern.js") as {
+  applyMask(pattern: number, data: MaskTarget): void;
 };
 
 const MASKS = 8;
 
-/** ISO/IEC 18004 section 7.8.2: whether mask `p` flips the module at row i, column j. */
-function maskAt(p: number, i: number, j: number): boolean {
-  switch (p) {
-    case 0:
-      return (i + j) % 2 === 0;
-    case 1:
-      return i % 2 === 0;
-    case 2:
-      return j % 3 === 0;
-    case 3:
-      return (i + j) % 3 === 0;
-    case 4:
-      return (Math.floor(i / 2) + Math.floor(j / 3)) % 2 === 0;
-    case 5:
-      return ((i * j) % 2) + ((i * j) % 3) === 0;
-    case 6:
-      return (((i * j) % 2) + ((i * j) % 3)) % 2 === 0;
-    default:
-      return (((i * j) % 3) + ((i + j) % 2)) % 2 === 0;
-  }
-}
-
 /** Per symbol size (one version each), the eight masks over its data modules: 1 where flipped. */
 const maskTables = new Map<number, Uint8Array[]>();
 
+/** qrcode's own masks, applied once per size to an all-light matrix: the modules each one flips. */
 function masksFor(size: number, reserved: Uint8Array): Uint8Array[] {
   let tables = maskTables.get(size);
   if (tables !== undefined) return tables;
   tables = [];
   for (let p = 0; p < MASKS; p++) {
     const table = new Uint8Array(size * size);
-    for (let i = 0; i < size; i++) {
-      for (let j = 0; j < size; j++) {
-        if (!reserved[i * size + j] && maskAt(p, i, j)) table[i * size + j] = 1;
-      }
-    }
+    applyMask(p, {
+      size,
+      isReserved: (row, col) => reserved[row * size + col] === 1,
+      xor: (row, col, value) => {
+        table[row * size + col]! ^= value ? 1 : 0;
+      },
+    });
     tables.push(table);
   }
   // Forty versions at most: the cache is bounded by the standard.
