@@ -6,7 +6,7 @@ import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
-import { balance, createCart, purchase, submitCart } from "./support/fixtures.ts";
+import { balance, createCart, purchase, submitCart, topUpBody } from "./support/fixtures.ts";
 import { bearer, type Json, request } from "./support/http.ts";
 import { startSimulatorProcess } from "./support/simulator.ts";
 
@@ -84,6 +84,27 @@ test("a discount and overrides change one partner's prices only, rounded half up
   assert.deepEqual(
     [row.wholesale_price.amount_minor, row.list_price.amount_minor],
     [123, mine.prices.get("fr-3gb-15d")!.list_price.amount_minor],
+  );
+  // The submits read a package and its price terms in one statement: the override for its own
+  // package only, the discount for the others, as the lists above show them.
+  const topped = await request(target, "POST", "/v1/orders/submit-topup", {
+    key: priced.api_key,
+    body: topUpBody(iccid, row),
+  });
+  assert.equal(topped.status, 200, JSON.stringify(topped.body));
+  assert.equal(topped.body.total.amount_minor, 123);
+  assert.equal(await balance(target, priced.api_key), 100_000 - 347 - 123);
+  const discounted = offer.body.data.find((r: Json) => r.package_id !== "fr-3gb-15d");
+  const topped_too = await request(target, "POST", "/v1/orders/submit-topup", {
+    key: priced.api_key,
+    body: topUpBody(iccid, discounted),
+  });
+  assert.equal(topped_too.status, 200, JSON.stringify(topped_too.body));
+  assert.equal(topped_too.body.total.amount_minor, halfUp(discounted.list_price.amount_minor, 1));
+  assert.equal((await createCart(target, priced.api_key, "fr-3gb-15d")).total.amount_minor, 123);
+  assert.equal(
+    (await createCart(target, other.api_key, "fr-3gb-15d")).total.amount_minor,
+    row.list_price.amount_minor,
   );
   assert.deepEqual((await auditLedger(api.db)).breaches, []);
 });

@@ -10,9 +10,10 @@ import {
   selectCoveringMeteredPackages,
   selectPackageName,
   selectPackageNames,
+  type WithPriceTerms,
 } from "./packages.sql.ts";
 import { partnerPriceList } from "./partner-prices.ts";
-import { priceOf } from "./price-list.ts";
+import { partnerPrice, priceOf } from "./price-list.ts";
 
 export type { CartablePackage, CoveringPackage };
 
@@ -21,21 +22,24 @@ export type Priced<T extends { package_id: string; wholesale_minor: number }> = 
 
 /**
  * The package if it is on sale now, with its terms and the partner's wholesale price (its price
- * list, read in the caller's transaction); null otherwise.
+ * terms read with it, in one statement of the caller's transaction); null otherwise.
  */
 export async function findActivePackage(
   db: Executor,
   partner_id: string,
   package_id: string,
 ): Promise<Priced<CartablePackage> | null> {
-  const pkg = await selectActivePackage(db, package_id);
-  if (!pkg) return null;
-  const prices = await partnerPriceList(db, partner_id);
-  return {
-    ...pkg,
-    wholesale_minor: priceOf(prices, pkg.package_id, pkg.wholesale_minor),
-    list_minor: pkg.wholesale_minor,
-  };
+  const row = await selectActivePackage(db, partner_id, package_id);
+  return row === null ? null : pricedAlone(row);
+}
+
+/** A package read with its partner's price terms, priced as the partner's whole price list would. */
+function pricedAlone<T extends { package_id: string; wholesale_minor: number }>({
+  pkg,
+  terms,
+}: WithPriceTerms<T>): Priced<T> {
+  const wholesale_minor = partnerPrice(terms.discount_percent, terms.override_minor, pkg.wholesale_minor);
+  return { ...pkg, wholesale_minor, list_minor: pkg.wholesale_minor };
 }
 
 /**
@@ -69,14 +73,8 @@ export async function coveringMeteredPackage(
   original_package_id: string,
   choice: { package_id: string; external_package_id: string },
 ): Promise<Priced<CoveringPackage> | null> {
-  const row = await selectCoveringMeteredPackage(db, original_package_id, choice);
-  if (row === null) return null;
-  const prices = await partnerPriceList(db, partner_id);
-  return {
-    ...row,
-    wholesale_minor: priceOf(prices, row.package_id, row.wholesale_minor),
-    list_minor: row.wholesale_minor,
-  };
+  const row = await selectCoveringMeteredPackage(db, partner_id, original_package_id, choice);
+  return row === null ? null : pricedAlone(row);
 }
 
 export async function packageName(db: Executor, package_id: string): Promise<string | null> {

@@ -12,11 +12,35 @@ export type CartablePackage = Pick<
   "package_id" | "external_package_id" | "data_mb" | "validity_days" | "wholesale_minor" | "currency"
 >;
 
-export async function selectActivePackage(db: Executor, package_id: string): Promise<CartablePackage | null> {
-  const result = await sql<CartablePackage>`
-    select package_id, external_package_id, data_mb, validity_days, wholesale_minor, currency from packages
-    where package_id = ${package_id} and active`.execute(db);
-  return result.rows[0] ?? null;
+/**
+ * What one partner's price list says of one package (pricing.sql.ts has the whole list): its
+ * discount (0 without pricing) and its override of this package, null when it has none. Read in
+ * the package's own statement: one round trip and one snapshot for a package and its price.
+ */
+export type PartnerPriceTerms = { discount_percent: number; override_minor: number | null };
+
+/** A package and its partner's price terms, read together. */
+export type WithPriceTerms<T> = { pkg: T; terms: PartnerPriceTerms };
+
+function splitTerms<T>(row: (T & PartnerPriceTerms) | undefined): WithPriceTerms<T> | null {
+  if (row === undefined) return null;
+  const { discount_percent, override_minor, ...pkg } = row;
+  return { pkg: pkg as T, terms: { discount_percent, override_minor } };
+}
+
+export async function selectActivePackage(
+  db: Executor,
+  partner_id: string,
+  package_id: string,
+): Promise<WithPriceTerms<CartablePackage> | null> {
+  const result = await sql<CartablePackage & PartnerPriceTerms>`
+    select p.package_id, p.external_package_id, p.data_mb, p.validity_days, p.wholesale_minor, p.currency,
+           coalesce(pp.discount_percent, 0) as discount_percent, o.amount_minor as override_minor
+    from packages p
+    left join partner_pricing pp on pp.partner_id = ${partner_id}
+    left join partner_price_overrides o on o.partner_id = ${partner_id} and o.package_id = p.package_id
+    where p.package_id = ${package_id} and p.active`.execute(db);
+  return splitTerms(result.rows[0]);
 }
 
 export type CoveringPackage = Pick<
@@ -63,17 +87,22 @@ export async function selectCoveringMeteredPackages(
 /**
  * One package, if it is active, metered, has this external id and covers every destination of
  * `original_package_id`: the same rules as selectCoveringMeteredPackages for one candidate, by its
- * primary key instead of a division over the whole catalog (a top-up submit checks one choice).
+ * primary key instead of a division over the whole catalog (a top-up submit checks one choice),
+ * with the partner's price terms for it.
  */
 export async function selectCoveringMeteredPackage(
   db: Executor,
+  partner_id: string,
   original_package_id: string,
   choice: { package_id: string; external_package_id: string },
-): Promise<CoveringPackage | null> {
-  const result = await sql<CoveringPackage>`
+): Promise<WithPriceTerms<CoveringPackage> | null> {
+  const result = await sql<CoveringPackage & PartnerPriceTerms>`
     select p.package_id, p.external_package_id, p.name, p.data_mb, p.validity_days,
-           p.wholesale_minor, p.currency, p.coverage, p.region
+           p.wholesale_minor, p.currency, p.coverage, p.region,
+           coalesce(pp.discount_percent, 0) as discount_percent, o.amount_minor as override_minor
     from packages p
+    left join partner_pricing pp on pp.partner_id = ${partner_id}
+    left join partner_price_overrides o on o.partner_id = ${partner_id} and o.package_id = p.package_id
     where p.package_id = ${choice.package_id} and p.external_package_id = ${choice.external_package_id}
       and p.active and p.data_mb is not null
       and exists (select 1 from package_destinations o where o.package_id = ${original_package_id})
@@ -83,7 +112,7 @@ export async function selectCoveringMeteredPackage(
           and not exists (
             select 1 from package_destinations pd
             where pd.package_id = p.package_id and pd.destination_code = o.destination_code))`.execute(db);
-  return result.rows[0] ?? null;
+  return splitTerms(result.rows[0]);
 }
 
 export async function selectPackageName(db: Executor, package_id: string): Promise<string | null> {

@@ -1,6 +1,7 @@
-// A partner's price list, as every price-quoting path reads it: discovery through the catalog
-// cache (one load per partner per catalog version), carts and top-ups straight from the database
-// in their own transaction (one small statement).
+// A partner's price list, as the paths quoting many prices read it: discovery through the catalog
+// cache (one load per partner per catalog version), the top-up list straight from the database.
+// A cart or a top-up prices one package: it reads that package's terms with the package, in its
+// own transaction (packages.sql.ts, WithPriceTerms).
 import type { Kysely } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Pool } from "../db/pool.ts";

@@ -27,8 +27,19 @@ export function priceList(discount_percent: number, overrides: ReadonlyMap<strin
  * below one minor unit: a sale for nothing is not a price.
  */
 export function priceOf(prices: PriceList, package_id: string, list_minor: number): number {
-  const override = prices.overrides.get(package_id);
-  if (override !== undefined) return override;
-  if (prices.discount_percent === 0) return list_minor;
-  return Math.max(1, Math.floor((list_minor * (100 - prices.discount_percent) + 50) / 100));
+  return partnerPrice(prices.discount_percent, prices.overrides.get(package_id) ?? null, list_minor);
+}
+
+/**
+ * The same price from the two figures a price list holds for one package: its discount and its
+ * override of this package (null when it has none), as a statement reads them with the package.
+ */
+export function partnerPrice(
+  discount_percent: number,
+  override_minor: number | null,
+  list_minor: number,
+): number {
+  if (override_minor !== null) return override_minor;
+  if (discount_percent === 0) return list_minor;
+  return Math.max(1, Math.floor((list_minor * (100 - discount_percent) + 50) / 100));
 }
