@@ -3,8 +3,11 @@
 // statement (expire-and-select, profile-with-bundles).
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { SimulatorContext } from "../src/carrier/simulator/answers.ts";
+import { initialFaults } from "../src/carrier/simulator/faults.ts";
 import { advance, snapshot } from "../src/carrier/simulator/lifecycle.ts";
 import { ensureSimulatorSchema } from "../src/carrier/simulator/schema.ts";
+import { topUp } from "../src/carrier/simulator/top-up.ts";
 import { inTransaction } from "../src/db/pool.ts";
 import { createTestDatabase } from "./support/db.ts";
 
@@ -80,4 +83,71 @@ test("the snapshot of a profile without bundles, and of no profile", async () =>
   assert.deepEqual(signal?.bundles, []);
   assert.equal(signal?.profile.state, "installed");
   assert.equal(await snapshot(database.pool, "8900000000000000037", new Date()), null);
+});
+
+test("a top-up in one call: queued behind a running bundle, started at once after ended ones, refused on a cancelled profile, answered again by reference", async () => {
+  const signalled: string[] = [];
+  const faults = initialFaults(0, 0);
+  const context: SimulatorContext = {
+    pool: database.pool,
+    faults: () => faults,
+    sleep: async () => undefined,
+    signal: (iccid) => signalled.push(iccid),
+  };
+  const request = (reference: string, iccid: string) => ({
+    reference,
+    iccid,
+    external_package_id: "ext",
+    data_mb: 512,
+    validity_days: 3,
+    end_user_email: "ana@example.com",
+  });
+  const running = "8900000000000000045";
+  const ended = "8900000000000000052";
+  const cancelled = "8900000000000000060";
+  await profileWith(running, [{ status: "active", started_days_ago: 1, validity_days: 7 }]);
+  await profileWith(ended, [{ status: "depleted", started_days_ago: 1, validity_days: 7 }]);
+  await profileWith(cancelled, []);
+  await database.pool.query("update carrier_sim.profiles set cancelled_at = now() where iccid = $1", [
+    cancelled,
+  ]);
+
+  const queued = await topUp(context, request("top-running", running));
+  assert.deepEqual(queued, { status: 200, body: { iccid: running, data_mb_total: 1536 } });
+  const started = await topUp(context, request("top-ended", ended));
+  assert.deepEqual(started, { status: 200, body: { iccid: ended, data_mb_total: 1536 } });
+  const statuses = async (iccid: string) =>
+    (await snapshot(database.pool, iccid, new Date()))!.bundles.map((b) => [b.reference, b.status]);
+  assert.deepEqual(await statuses(running), [
+    [`ref-${running}-0`, "active"],
+    ["top-running", "queued"],
+  ]);
+  assert.deepEqual(await statuses(ended), [
+    [`ref-${ended}-0`, "depleted"],
+    ["top-ended", "active"],
+  ]);
+
+  const refused = await topUp(context, request("top-cancelled", cancelled));
+  assert.equal(refused.status, 422);
+  assert.match(JSON.stringify(refused.body), /was cancelled/);
+  const unknown = await topUp(context, request("top-unknown", "8900000000000000078"));
+  assert.match(JSON.stringify(unknown.body), /unknown iccid/);
+
+  // Asked again, each reference gets its recorded answer and nothing is added twice.
+  assert.deepEqual(await topUp(context, request("top-running", running)), queued);
+  assert.deepEqual(await topUp(context, request("top-cancelled", cancelled)), refused);
+  const totals = await database.pool.query<{ iccid: string; data_mb_total: string }>(
+    "select iccid, data_mb_total::text from carrier_sim.profiles where iccid = any($1) order by iccid",
+    [[running, ended, cancelled]],
+  );
+  assert.deepEqual(
+    totals.rows.map((row) => row.data_mb_total),
+    ["1536", "1536", "1024"],
+  );
+  const recorded = await database.pool.query("select reference from carrier_sim.topups order by reference");
+  assert.deepEqual(
+    recorded.rows.map((row) => row.reference),
+    ["top-ended", "top-running"],
+  );
+  assert.deepEqual(signalled, [running, ended, running]);
 });

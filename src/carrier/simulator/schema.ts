@@ -125,6 +125,59 @@ begin
   return query select 'profile'::text, p_iccid, p_matching_id, p_smdp_address, null::text;
 end
 $fn$;
+
+-- A top-up's records in one round trip (top-up.ts), as the provisioning's above: under the
+-- reference's lock, the recorded answer (the top-up with the profile's data now, or the refusal)
+-- if there is one; else, with the profile row locked, a refusal (no such profile, a cancelled one,
+-- or the one given) recorded; else the top-up recorded, its data added to the profile's total
+-- (unlimited, null, on either side makes it unlimited) and its bundle queued. The caller then
+-- applies time to the bundles (lifecycle.ts advance) in the same transaction, under the same
+-- profile lock, with the profile's installed_at and deleted_at returned here. Under the lock the
+-- top-up's insert cannot conflict: if it did, the data was added already, so it fails instead.
+-- kind: 'topup' (recorded now: installed_at and deleted_at given), 'recorded' or 'refused'.
+create or replace function carrier_sim.top_up(
+  p_reference text, p_iccid text, p_external_package_id text, p_data_mb bigint, p_validity_days integer,
+  p_refusal text)
+returns table (kind text, iccid text, data_mb_total float8, reason text, installed_at timestamptz,
+               deleted_at timestamptz)
+language plpgsql volatile as $fn$
+declare
+  v_profile carrier_sim.profiles%rowtype;
+  v_reason text;
+  v_total bigint;
+begin
+  perform pg_advisory_xact_lock(hashtext('carrier_sim:reference'), hashtext(p_reference));
+  return query select 'recorded'::text, t.iccid, p.data_mb_total::float8, null::text, null::timestamptz,
+                      null::timestamptz
+    from carrier_sim.topups t left join carrier_sim.profiles p on p.iccid = t.iccid
+    where t.reference = p_reference;
+  if found then return; end if;
+  return query select 'refused'::text, null::text, null::float8, r.reason, null::timestamptz, null::timestamptz
+    from carrier_sim.refusals r where r.reference = p_reference;
+  if found then return; end if;
+  select * into v_profile from carrier_sim.profiles p where p.iccid = p_iccid for update;
+  v_reason := case when not found then 'unknown iccid ' || p_iccid
+                   when v_profile.cancelled_at is not null then 'profile ' || p_iccid || ' was cancelled'
+                   else p_refusal end;
+  if v_reason is not null then
+    insert into carrier_sim.refusals (reference, kind, reason) values (p_reference, 'topup', v_reason)
+      on conflict (reference) do nothing;
+    return query select 'refused'::text, null::text, null::float8, v_reason, null::timestamptz, null::timestamptz;
+    return;
+  end if;
+  insert into carrier_sim.topups (reference, iccid, external_package_id, data_mb, validity_days)
+    values (p_reference, p_iccid, p_external_package_id, p_data_mb, p_validity_days);
+  update carrier_sim.profiles p
+    set data_mb_total = case when p.data_mb_total is null or p_data_mb is null then null
+                             else p.data_mb_total + p_data_mb end
+    where p.iccid = p_iccid
+    returning p.data_mb_total into v_total;
+  insert into carrier_sim.bundles (reference, iccid, data_mb, validity_days)
+    values (p_reference, p_iccid, p_data_mb, p_validity_days) on conflict (reference) do nothing;
+  return query select 'topup'::text, p_iccid, v_total::float8, null::text, v_profile.installed_at,
+                      v_profile.deleted_at;
+end
+$fn$;
 `;
 
 export async function ensureSimulatorSchema(pool: pg.Pool): Promise<void> {

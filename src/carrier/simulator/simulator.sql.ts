@@ -30,13 +30,6 @@ export type RefusalRow = { reference: string; kind: "profile" | "topup"; reason:
 const PROFILE_COLUMNS = `reference, iccid, matching_id, smdp_address, external_package_id,
   data_mb_total::float8 as data_mb_total, validity_days, start_date::text as start_date, created_at`;
 
-/** Serialises every call for one reference, so a refusal and a provisioning can never both win. */
-export async function lockReference(client: pg.PoolClient, reference: string): Promise<void> {
-  await client.query("select pg_advisory_xact_lock(hashtext('carrier_sim:reference'), hashtext($1))", [
-    reference,
-  ]);
-}
-
 export async function selectProfileByReference(db: Queryable, reference: string): Promise<ProfileRow | null> {
   const result = await db.query<ProfileRow>(
     `select ${PROFILE_COLUMNS} from carrier_sim.profiles where reference = $1`,
@@ -113,17 +106,6 @@ export type NewProfile = Omit<ProfileRow, "created_at" | "data_mb_total"> & {
   end_user_email: string;
 };
 
-export async function insertRefusal(
-  client: pg.PoolClient,
-  refusal: { reference: string; kind: "profile" | "topup"; reason: string },
-): Promise<void> {
-  await client.query(
-    `insert into carrier_sim.refusals (reference, kind, reason) values ($1, $2, $3)
-     on conflict (reference) do nothing`,
-    [refusal.reference, refusal.kind, refusal.reason],
-  );
-}
-
 export async function selectTopupByReference(db: Queryable, reference: string): Promise<TopupRow | null> {
   const result = await db.query<TopupRow>(
     `select reference, iccid, external_package_id, data_mb, validity_days, created_at
@@ -140,26 +122,6 @@ export async function selectTopupsByIccid(db: Queryable, iccid: string, limit: n
     [iccid, limit],
   );
   return result.rows;
-}
-
-/**
- * Locks the profile row so concurrent top-ups of one ICCID add up instead of overwriting, and
- * every lifecycle change of the eSIM runs one at a time (as lifecycle.sql.ts lockProfileState).
- */
-export async function selectProfileForUpdate(
-  client: pg.PoolClient,
-  iccid: string,
-): Promise<
-  (ProfileRow & { cancelled_at: Date | null; installed_at: Date | null; deleted_at: Date | null }) | null
-> {
-  const result = await client.query<
-    ProfileRow & { cancelled_at: Date | null; installed_at: Date | null; deleted_at: Date | null }
-  >(
-    `select ${PROFILE_COLUMNS}, cancelled_at, installed_at, deleted_at
-     from carrier_sim.profiles where iccid = $1 for update`,
-    [iccid],
-  );
-  return result.rows[0] ?? null;
 }
 
 /** A top-up's recorded answer, in one statement: its ICCID and the profile's data now, or its refusal. */
@@ -186,35 +148,54 @@ export async function selectTopupAnswer(
     : { reason: row.reason ?? "refused" };
 }
 
+export type TopUpOutcome =
+  /** Recorded by this call: the caller applies time to the bundles (lifecycle.ts advance). */
+  | {
+      kind: "topup";
+      iccid: string;
+      data_mb_total: number | null;
+      installed_at: Date | null;
+      deleted_at: Date | null;
+    }
+  /** The reference's recorded top-up, from an earlier call: nothing was added. */
+  | { kind: "recorded"; iccid: string; data_mb_total: number | null }
+  | { kind: "refused"; reason: string };
+
 /**
- * Records a top-up and adds its data, in one statement: the top-up row, the profile's new total
- * (unlimited, null, on either side makes it unlimited) and the new bundle, queued. Null when the
- * reference was recorded already (nothing added).
+ * carrier_sim.top_up (schema.ts), in the caller's transaction: the recorded answer, or the refusal
+ * (recorded), or the top-up recorded with its data added and its bundle queued; the profile stays
+ * locked until the transaction ends.
  */
-export async function recordTopup(
+export async function topUpInOneCall(
   client: pg.PoolClient,
-  topup: Omit<TopupRow, "created_at">,
-): Promise<{ data_mb_total: number | null } | null> {
-  const result = await client.query<{ data_mb_total: number | null }>(
-    `with topup as (
-       insert into carrier_sim.topups (reference, iccid, external_package_id, data_mb, validity_days)
-       values ($1, $2, $3, $4::integer, $5::integer)
-       on conflict (reference) do nothing
-       returning reference, iccid),
-     profile as (
-       update carrier_sim.profiles p
-       set data_mb_total = case when p.data_mb_total is null or $4::bigint is null then null
-                                else p.data_mb_total + $4::bigint end
-       from topup where p.iccid = topup.iccid
-       returning p.data_mb_total),
-     bundle as (
-       insert into carrier_sim.bundles (reference, iccid, data_mb, validity_days)
-       select reference, iccid, $4::bigint, $5::integer from topup
-       on conflict (reference) do nothing)
-     select data_mb_total::float8 as data_mb_total from profile`,
-    [topup.reference, topup.iccid, topup.external_package_id, topup.data_mb, topup.validity_days],
+  topup: Omit<TopupRow, "created_at"> & { refusal: string | null },
+): Promise<TopUpOutcome> {
+  const result = await client.query<{
+    kind: TopUpOutcome["kind"];
+    iccid: string;
+    data_mb_total: number | null;
+    reason: string;
+    installed_at: Date | null;
+    deleted_at: Date | null;
+  }>(
+    `select kind, iccid, data_mb_total, reason, installed_at, deleted_at
+     from carrier_sim.top_up($1, $2, $3, $4::bigint, $5::integer, $6)`,
+    [
+      topup.reference,
+      topup.iccid,
+      topup.external_package_id,
+      topup.data_mb,
+      topup.validity_days,
+      topup.refusal,
+    ],
   );
-  return result.rows[0] ?? null;
+  const row = result.rows[0];
+  if (!row) throw new Error(`carrier_sim.top_up answered nothing for ${topup.reference}`);
+  if (row.kind === "refused") return { kind: "refused", reason: row.reason };
+  if (row.kind === "recorded")
+    return { kind: "recorded", iccid: row.iccid, data_mb_total: row.data_mb_total };
+  const { iccid, data_mb_total, installed_at, deleted_at } = row;
+  return { kind: "topup", iccid, data_mb_total, installed_at, deleted_at };
 }
 
 export type AuditCounts = { provisionings: number; topups: number; refusals: number };
