@@ -1,11 +1,12 @@
 // Deferred writes (src/db/pool.ts deferWrite): a write whose answer nobody needs is held and sent
 // in front of the transaction's next statement, or with its COMMIT, in the same round trip, with
 // the transaction's meaning unchanged: it runs in order, commits or rolls back with the rest, and
-// its error fails the transaction rather than vanishing.
+// its error fails the transaction rather than vanishing. A statement sent ahead (sendAhead) goes
+// the same way and keeps its answer: its rows arrive with the statement that carried it.
 import assert from "node:assert/strict";
 import { before, test } from "node:test";
 import { type Kysely, sql } from "kysely";
-import { DeferredWriteError, deferWrite, inTransaction } from "../src/db/pool.ts";
+import { DeferredWriteError, deferWrite, inTransaction, sendAhead } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { countedKysely, createTestDatabase } from "./support/db.ts";
 
@@ -274,4 +275,98 @@ test("inTransaction holds BEGIN and writes too, and a COMMIT answered with ROLLB
     /aborted the transaction; it was rolled back/,
   );
   assert.deepEqual(await ids(counted().db, "intx_"), ["intx_0", "intx_1"]);
+});
+
+const insertReturning = (id: string) =>
+  sql<{ id: string; at: Date; tags: string[]; n: number }>`
+    insert into deferred_probe (id, at, tags, doc)
+    values (${id}, ${new Date("2026-01-02T03:04:05.678Z")}, ${["a", "b,c"]}, '{}'::jsonb)
+    on conflict (id) do nothing
+    returning id, at, tags, 42::bigint as n`;
+
+test("a statement sent ahead keeps its answer: its rows, parsed as pg parses them, arrive with its carrier's", async () => {
+  const { db, roundTrips } = counted();
+  const run = (n: number, id: string) =>
+    db.transaction().execute(async (trx) => {
+      const ahead = await sendAhead(() => insertReturning(id).execute(trx));
+      const seen = await sql<{ n: number }>`
+        select count(*)::int as n from deferred_probe where id = ${id}`.execute(trx);
+      return { rows: await ahead.rows(), seen: seen.rows[0]!.n, n };
+    });
+  const cold = await run(0, "ahead_0"); // prepares the texts: the insert ran at once
+  assert.deepEqual(
+    cold.rows.map((row) => row.id),
+    ["ahead_0"],
+  );
+  const start = roundTrips();
+  const warm = await run(1, "ahead_1");
+  assert.equal(roundTrips() - start, 2, "BEGIN, the insert and the select in one round trip; then COMMIT");
+  assert.equal(warm.seen, 1, "the statement that carried it sees its row");
+  assert.equal(warm.rows.length, 1);
+  const row = warm.rows[0]!;
+  assert.equal(row.id, "ahead_1");
+  assert.equal(row.at.toISOString(), "2026-01-02T03:04:05.678Z", "a timestamptz parsed to a Date");
+  assert.deepEqual(row.tags, ["a", "b,c"], "an array parsed");
+  assert.equal(row.n, 42, "a bigint through the pool's own parser");
+  // No row returned (the conflict): an empty answer, not a missing one.
+  const again = await run(2, "ahead_1");
+  assert.deepEqual(again.rows, []);
+  assert.equal(again.seen, 1);
+});
+
+test("an answer sent ahead fails with its statement, with its carrier, or when its transaction rolls back first", async () => {
+  const { db, roundTrips } = counted();
+  const duplicate = sql`insert into deferred_probe (id) values ('ahead_dup') returning id`;
+  await duplicate.execute(db);
+  await sql`select 1`.execute(db);
+  // Warm both texts on every path used below, then fail the held insert (a unique violation).
+  for (let i = 0; i < 2; i++) {
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        await duplicate.execute(trx);
+      })
+      .catch(() => undefined);
+  }
+  let kept: { rows(): Promise<unknown[]> } | null = null;
+  await assert.rejects(
+    db.transaction().execute(async (trx) => {
+      kept = await sendAhead(() => duplicate.execute(trx));
+      await sql`select 1`.execute(trx);
+    }),
+    (error: Error) => error instanceof DeferredWriteError,
+  );
+  await assert.rejects(kept!.rows(), (error: Error) => {
+    assert.ok(error instanceof DeferredWriteError, String(error));
+    assert.equal((error.cause as { code?: string }).code, "23505");
+    return true;
+  });
+  // Rolled back before anything carried it: never sent, and its answer says so.
+  await db.transaction().execute((trx) => insertReturning("ahead_warm").execute(trx));
+  const start = roundTrips();
+  await assert.rejects(
+    db.transaction().execute(async (trx) => {
+      await sql`select 1`.execute(trx);
+      kept = await sendAhead(() => insertReturning("ahead_never").execute(trx));
+      throw new Error("changed my mind");
+    }),
+    /changed my mind/,
+  );
+  assert.equal(roundTrips() - start, 2, "the select (with BEGIN) and the ROLLBACK");
+  await assert.rejects(kept!.rows(), /rolled back before the statement was sent/);
+  assert.deepEqual(await ids(db, "ahead_never"), []);
+});
+
+test("a statement sent ahead then a text-only one: sent first on its own, its answer kept", async () => {
+  const { pool } = counted();
+  const text = "insert into deferred_probe (id) values ($1) returning id, 7::bigint as n";
+  for (const id of ["ahead_plain_0", "ahead_plain_1"]) {
+    const client = await rawTransaction(pool);
+    const ahead = await sendAhead(() => client.query(text, [id]));
+    await client.query("select 1");
+    assert.deepEqual(await ahead.rows(), [{ id, n: 7 }]);
+    await client.query("commit", []);
+    client.release();
+  }
 });

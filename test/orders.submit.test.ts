@@ -103,6 +103,26 @@ test("a retry after success returns the identical order: no second debit, provis
   assert.equal(world.smtp.messages.filter((m) => m.raw.includes(first.body.purchases[0].iccid)).length, 1);
 });
 
+test("a retry in another process after the wallet ran dry answers the order, not 402, and holds nothing", async () => {
+  // The order's insert and the hold go out together: a cart that has its order rolls the hold back
+  // and answers that order, whether or not the hold found the funds.
+  const partner = await newPartner(api, 350);
+  assert.equal(await fr1gbPrice(partner.api_key), 350, "the wallet covers exactly one cart");
+  const cart = await newCart(api, partner.api_key);
+  const first = await submit(api, partner.api_key, cart.cart_key);
+  assert.equal(first.status, 200, JSON.stringify(first.body));
+  assert.equal(await balance(api, partner.api_key), 0);
+  const retry = await submit(api2, partner.api_key, cart.cart_key);
+  assert.equal(retry.status, 200, JSON.stringify(retry.body));
+  assert.deepEqual(retry.body, first.body);
+  assert.equal(await balance(api2, partner.api_key), 0);
+  assert.equal((await ordersOfCart(cart.cart_key)).length, 1);
+  const wallet = await sql<{ pending_debits_minor: number }>`
+    select pending_debits_minor from ledger_accounts where partner_id = ${partner.partner_id}`.execute(db);
+  assert.deepEqual(wallet.rows, [{ pending_debits_minor: 0 }], "the retry's hold was rolled back");
+  assert.deepEqual((await auditLedger(db)).breaches, []);
+});
+
 test("50 concurrent submits of one cart across two processes: one order, one debit, one provisioning, one email", async () => {
   const partner = await newPartner(api, 100_00);
   const price = await fr1gbPrice(partner.api_key);

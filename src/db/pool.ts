@@ -7,8 +7,16 @@ import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 
 // pg's own mapping of a JavaScript value to its wire text (Dates, arrays, JSON), as its bind does.
-const { prepareValue } = createRequire(import.meta.url)("pg/lib/utils.js") as {
-  prepareValue(value: unknown): unknown;
+const require = createRequire(import.meta.url);
+const { prepareValue } = require("pg/lib/utils.js") as { prepareValue(value: unknown): unknown };
+// pg's own result builder (row parsing with the connection's type parsers), for a kept answer.
+const PgResult = require("pg/lib/result.js") as new (rowMode: undefined, types: unknown) => PgResultBuilder;
+
+type PgResultBuilder = pg.QueryResult & {
+  addFields(fields: unknown): void;
+  parseRow(fields: unknown): unknown;
+  addRow(row: unknown): void;
+  addCommandComplete(message: unknown): void;
 };
 
 // PostgreSQL bigint (int8) arrives as a string by default; our money columns are bigint minor
@@ -90,13 +98,20 @@ function brokenPrepared(error: unknown): boolean {
 type WireConnection = {
   parsedStatements: Record<string, string>;
   bind(config: { statement: string; portal: string; values: unknown[] }): void;
+  describe(config: { type: "P" | "S"; name: string }): void;
   execute(config: { portal: string; rows: number }): void;
 };
 
 type QueryCallback = (error: Error | undefined, result: unknown) => void;
 
-/** A statement this connection has prepared, its values already mapped to wire text. */
-type Prefixed = { name: string; text: string; values: unknown[] };
+/** Where a held statement's answer goes when it is kept (sendAhead); settles once. */
+type Answer = { resolve(result: pg.QueryResult): void; reject(error: Error): void };
+
+/**
+ * A statement this connection has prepared, its values already mapped to wire text; `answer`
+ * set when its caller keeps its rows (sendAhead), null for a write nobody reads (deferWrite).
+ */
+type Prefixed = { name: string; text: string; values: unknown[]; answer: Answer | null };
 
 /**
  * A statement sent behind others in one write and before one Sync: Bind and Execute of each
@@ -104,11 +119,15 @@ type Prefixed = { name: string; text: string; values: unknown[] };
  * statement's own Parse, Bind, Describe, Execute and Sync. PostgreSQL runs the pipeline in order
  * and after an error skips to the Sync, so nothing behind a failed BEGIN runs outside its
  * transaction and nothing behind a failed write runs at all. pg sees one query: the prefix's
- * CommandCompletes (and any rows) are dropped here, the rest is the statement's answer.
+ * CommandCompletes (and any rows) are dropped here, the rest is the statement's answer. A prefix
+ * statement whose answer is kept is described too, and its rows go to its own answer.
  */
 class PrefixedQuery extends pg.Query {
   readonly #prefix: Prefixed[];
   #answered = 0;
+  /** The kept answer being read, from its row description to its CommandComplete. */
+  #kept: PgResultBuilder | null = null;
+  #kept_error: Error | null = null;
 
   constructor(prefix: Prefixed[], config: pg.QueryConfig, callback: QueryCallback) {
     super(config, callback);
@@ -122,8 +141,10 @@ class PrefixedQuery extends pg.Query {
   }
 
   prepare(connection: WireConnection): void {
-    for (const { name, values } of this.#prefix) {
+    for (const { name, values, answer } of this.#prefix) {
       connection.bind({ statement: name, portal: "", values });
+      // A kept answer's rows are parsed with its row description, which only Describe sends.
+      if (answer !== null) connection.describe({ type: "P", name: "" });
       connection.execute({ portal: "", rows: 0 });
     }
     (pg.Query.prototype as unknown as { prepare(c: WireConnection): void }).prepare.call(this, connection);
@@ -134,20 +155,63 @@ class PrefixedQuery extends pg.Query {
     return this.#prefix[this.#answered] ?? null;
   }
 
-  handleDataRow(message: unknown): void {
-    if (this.#answered < this.#prefix.length) return;
+  handleRowDescription(message: { fields: unknown }): void {
+    const entry = this.unanswered;
+    if (entry === null) {
+      (pg.Query.prototype as unknown as { handleRowDescription(m: unknown): void }).handleRowDescription.call(
+        this,
+        message,
+      );
+      return;
+    }
+    if (entry.answer === null) return;
+    this.#kept = this.#newResult();
+    this.#kept.addFields(message.fields);
+  }
+
+  handleDataRow(message: { fields: unknown }): void {
+    if (this.#answered < this.#prefix.length) {
+      if (this.#kept === null || this.#kept_error !== null) return;
+      try {
+        this.#kept.addRow(this.#kept.parseRow(message.fields));
+      } catch (error) {
+        // A value the type parsers refuse fails this answer alone, as pg fails a query's.
+        this.#kept_error = error as Error;
+      }
+      return;
+    }
     (pg.Query.prototype as unknown as { handleDataRow(m: unknown): void }).handleDataRow.call(this, message);
   }
 
   handleCommandComplete(message: unknown, connection: WireConnection): void {
-    if (this.#answered < this.#prefix.length) {
+    const entry = this.unanswered;
+    if (entry !== null) {
       this.#answered += 1;
+      if (entry.answer !== null) {
+        const result = this.#kept ?? this.#newResult();
+        result.addCommandComplete(message);
+        if (this.#kept_error !== null) entry.answer.reject(this.#kept_error);
+        else entry.answer.resolve(result);
+      }
+      this.#kept = null;
+      this.#kept_error = null;
       return;
     }
     const base = pg.Query.prototype as unknown as {
       handleCommandComplete(m: unknown, c: WireConnection): void;
     };
     base.handleCommandComplete.call(this, message, connection);
+  }
+
+  /** The kept answers of the prefix statements that never completed: `error` is theirs too. */
+  rejectUnanswered(error: Error): void {
+    for (const entry of this.#prefix.slice(this.#answered)) entry.answer?.reject(error);
+  }
+
+  #newResult(): PgResultBuilder {
+    // The types the client gave this query's own result: the connection's parsers.
+    const types = (this as unknown as { _result: { _types: unknown } })._result._types;
+    return new PgResult(undefined, types);
   }
 }
 
@@ -168,7 +232,12 @@ export class DeferredWriteError extends Error {
 
 /** Deferred writes a transaction holds at most: past it, the next one goes out and carries them. */
 const MAX_DEFERRED = 16;
-const deferring = new AsyncLocalStorage<true>();
+/**
+ * Inside deferWrite (`keep` false) or sendAhead (`keep` true: `held` is the answer of the
+ * statement held, null while none is).
+ */
+type Deferral = { keep: false } | { keep: true; held: Promise<pg.QueryResult> | null };
+const deferring = new AsyncLocalStorage<Deferral>();
 
 /**
  * Runs `write`, whose statements need no answer, with its statements held back: they go out in
@@ -182,7 +251,37 @@ const deferring = new AsyncLocalStorage<true>();
  * a write whose failure a savepoint is meant to contain: it would surface after the savepoint.
  */
 export async function deferWrite(write: () => Promise<unknown>): Promise<void> {
-  await deferring.run(true, write);
+  await deferring.run({ keep: false }, write);
+}
+
+/** A statement sent ahead (sendAhead): its rows, once its answer has arrived. */
+export type Ahead<Row> = { rows(): Promise<Row[]> };
+
+/**
+ * Runs `statement`, one statement whose rows the caller needs but not before the transaction's
+ * next statement, held as deferWrite holds a write: it goes out in front of that next statement
+ * and its answer comes back with it, a round trip fewer. Held under deferWrite's conditions only;
+ * otherwise it runs at once. Either way `rows()` gives its rows: await it after the statement that
+ * carried it (before that, it waits for it). A held statement's error fails the statement that
+ * carries it as a DeferredWriteError, and `rows()` with it; a ROLLBACK before it went out fails
+ * `rows()` too.
+ */
+export async function sendAhead<Row>(statement: () => Promise<{ rows: Row[] }>): Promise<Ahead<Row>> {
+  const deferral: Deferral = { keep: true, held: null };
+  const result = await deferring.run(deferral, statement);
+  if (deferral.held === null) return { rows: async () => result.rows };
+  // Settled here, so an answer nobody reads (its carrier failed first) is no unhandled rejection.
+  const settled = deferral.held.then(
+    (answer) => ({ rows: answer.rows as Row[] }),
+    (error: Error) => ({ error }),
+  );
+  return {
+    rows: async () => {
+      const answer = await settled;
+      if ("error" in answer) throw answer.error;
+      return answer.rows;
+    },
+  };
 }
 
 /** What a held BEGIN or deferred write, and the COMMIT or ROLLBACK of a transaction that sent nothing, answer. */
@@ -229,9 +328,9 @@ function preparingClient(names: StatementNames): typeof pg.Client {
       this.#held_begin = null;
       this.#failed_begin = null;
       this.#in_transaction = false;
-      this.#deferred = [];
-      if (unsent === 0) return;
       const error = new Error(`a client went back to the pool with ${unsent} deferred writes unsent`);
+      this.#dropDeferred(error);
+      if (unsent === 0) return;
       process.emitWarning(error.message, "DeferredWriteWarning");
       // pg-pool reads _queryable just after its 'release' event: false, it removes the client
       // instead of handing it to a waiting request. The socket's own error comes only later.
@@ -267,6 +366,7 @@ function preparingClient(names: StatementNames): typeof pg.Client {
           if (answered) return;
           answered = true;
           const reported = error && this.#failed(error, query?.unanswered ?? null, text, name);
+          if (reported) query?.rejectUnanswered(reported);
           if (typeof callback === "function") (callback as QueryCallback)(reported, result);
           else if (reported) reject(reported);
           else resolve(result);
@@ -286,7 +386,13 @@ function preparingClient(names: StatementNames): typeof pg.Client {
       if (text === "begin") this.#in_transaction = sendable;
       else if (text === "commit" || text === "rollback") this.#in_transaction = false;
       // What a rolled-back transaction held was never sent, and never will be.
-      if (text === "rollback") this.#deferred = [];
+      if (text === "rollback") this.#dropDeferred(new Error("rolled back before the statement was sent"));
+    }
+
+    /** Forgets the held statements, failing the answers kept of them with `error`. */
+    #dropDeferred(error: Error): void {
+      for (const entry of this.#deferred) entry.answer?.reject(error);
+      this.#deferred = [];
     }
 
     /**
@@ -349,9 +455,18 @@ function preparingClient(names: StatementNames): typeof pg.Client {
         return emptyResult(text.toUpperCase());
       }
       const deferrable = prepared && this.#in_transaction && this.#deferred.length < MAX_DEFERRED;
-      if (!deferrable || deferring.getStore() !== true) return null;
+      const deferral = deferring.getStore();
+      if (!deferrable || deferral === undefined) return null;
       // Mapped now, so a value pg cannot send fails its own call, not the statement that carries it.
-      this.#deferred.push({ name, text, values: values.map((value) => prepareValue(value)) });
+      const mapped = values.map((value) => prepareValue(value));
+      let answer: Answer | null = null;
+      if (deferral.keep) {
+        assert.equal(deferral.held, null, "sendAhead holds one statement");
+        const kept = Promise.withResolvers<pg.QueryResult>();
+        deferral.held = kept.promise;
+        answer = { resolve: kept.resolve, reject: kept.reject };
+      }
+      this.#deferred.push({ name, text, values: mapped, answer });
       return emptyResult("DEFERRED");
     }
 
@@ -359,7 +474,8 @@ function preparingClient(names: StatementNames): typeof pg.Client {
     #takePrefix(): Prefixed[] {
       const prefix = this.#deferred;
       this.#deferred = [];
-      if (this.#held_begin !== null) prefix.unshift({ name: this.#held_begin, text: "begin", values: [] });
+      if (this.#held_begin !== null)
+        prefix.unshift({ name: this.#held_begin, text: "begin", values: [], answer: null });
       this.#held_begin = null;
       return prefix;
     }
@@ -378,16 +494,19 @@ function preparingClient(names: StatementNames): typeof pg.Client {
         .connection.stream;
       let query: PrefixedQuery | null = null;
       // The statements behind fail with the connection's error: a deferred write's is wrapped, as
-      // on any carrier, so that none of them takes it for its own.
-      const fail = (error: Error | undefined) => {
-        if (!error) return;
+      // on any carrier, so that none of them takes it for its own. A kept answer gets the same.
+      const settle = (error: Error | undefined, result: unknown) => {
+        if (!error) return void last.answer?.resolve(result as pg.QueryResult);
         const failed = query?.unanswered ?? last;
         const deferred = error instanceof pg.DatabaseError && failed.text !== "begin";
-        stream.destroy(deferred ? new DeferredWriteError(failed.text, error) : error);
+        const reported = deferred ? new DeferredWriteError(failed.text, error) : error;
+        query?.rejectUnanswered(reported);
+        last.answer?.reject(reported);
+        stream.destroy(reported);
       };
       const statement = { name: last.name, text: last.text, values: last.values };
-      if (prefix.length > 0) query = new PrefixedQuery(prefix, statement, fail);
-      plain.call(this, query ?? statement, fail);
+      if (prefix.length > 0) query = new PrefixedQuery(prefix, statement, settle);
+      plain.call(this, query ?? statement, settle);
     }
   };
 }

@@ -7,7 +7,7 @@ import type { Database } from "../db/schema.ts";
 import type { AppContext } from "../shared/context.ts";
 import { leaseMs } from "./drive-order.ts";
 import type { NewOrder, OrderRow } from "./order.ts";
-import { insertPendingOrder } from "./orders.sql.ts";
+import { insertPendingOrder, insertPendingOrderAhead } from "./orders.sql.ts";
 
 /** Inserts the order as pending and returns it as stored; null when its cart already has an order. */
 export async function createPendingOrder(
@@ -16,6 +16,21 @@ export async function createPendingOrder(
   order: NewOrder,
 ): Promise<OrderRow | null> {
   return insertPendingOrder(trx, order, {
+    lease_ms: leaseMs(ctx),
+    resolve_after_ms: ctx.config.resolve_after_ms,
+  });
+}
+
+/**
+ * The same, sent with the transaction's next statement (a round trip fewer): `order()` answers
+ * what createPendingOrder would, once that statement has been answered.
+ */
+export async function createPendingOrderAhead(
+  ctx: AppContext,
+  trx: Transaction<Database>,
+  order: NewOrder,
+): Promise<{ order(): Promise<OrderRow | null> }> {
+  return insertPendingOrderAhead(trx, order, {
     lease_ms: leaseMs(ctx),
     resolve_after_ms: ctx.config.resolve_after_ms,
   });

@@ -11,7 +11,7 @@ import { crashPoint } from "../shared/crash-points.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { recordBalanceLow } from "../wallet/record-balance-low.ts";
-import { createPendingOrder } from "./create-pending-order.ts";
+import { createPendingOrderAhead } from "./create-pending-order.ts";
 import { type DrivenOrder, driveIfAbandoned, driveOrder } from "./drive-order.ts";
 import { checkEndUser, type EndUser } from "./end-user.ts";
 import { FINISH_ESIM } from "./finish.ts";
@@ -39,12 +39,32 @@ function refuseStaleCart(cart: LockedCart): never {
   throw new ApiError("invalid_start_date", `start_date ${cart.start_date} has passed; create a new cart.`);
 }
 
+/** Thrown inside phase 1 when the cart has its order already: the hold placed meanwhile rolls back. */
+class CartHasOrder extends Error {}
+
 /**
- * Phase 1, one transaction: the pending order and its hold on the wallet. The order is inserted
- * first: a cart that already has one (a retry) inserts nothing and answers that order, without a
- * read on the common path. An expired cart still answers the order it has, if any.
+ * Phase 1, one transaction: the pending order and its hold on the wallet, sent together. The
+ * order's insert goes ahead of the hold (sendAhead): both in one round trip. A cart that already
+ * has its order (a retry) inserts nothing: the hold placed beside it is rolled back and that order
+ * answered, without a read on the common path. An expired cart still answers the order it has.
  */
 async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput): Promise<Phase1> {
+  try {
+    return await reserveInTransaction(ctx, partner_id, input);
+  } catch (error) {
+    if (!(error instanceof CartHasOrder)) throw error;
+    // Under the cart's lock the insert found a committed order, and orders are never deleted.
+    const existing = await orderByCart(ctx.db, input.cart_key);
+    assert.ok(existing, "the cart's order, found by the insert's conflict, exists");
+    return { kind: "existing", order: existing };
+  }
+}
+
+async function reserveInTransaction(
+  ctx: AppContext,
+  partner_id: string,
+  input: SubmitInput,
+): Promise<Phase1> {
   return ctx.db.transaction().execute(async (trx) => {
     const cart = await lockCart(trx, input.cart_key, partner_id);
     if (!cart) throw await missingCartError(trx, input.cart_key, partner_id);
@@ -54,7 +74,7 @@ async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput):
       refuseStaleCart(cart);
     }
     const order_id = newId("order");
-    const order = await createPendingOrder(ctx, trx, {
+    const inserted = await createPendingOrderAhead(ctx, trx, {
       order_id,
       partner_id,
       type: "esim",
@@ -73,12 +93,9 @@ async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput):
       last_name: input.last_name,
       iccid: null,
     });
-    if (order === null) {
-      const existing = await orderByCart(trx, cart.cart_key);
-      assert.ok(existing, "the cart's order, found by the insert's conflict, exists");
-      return { kind: "existing", order: existing };
-    }
     const hold = await holdFunds(trx, partner_id, order_id, cart.total_minor, cart.currency);
+    const order = await inserted.order();
+    if (order === null) throw new CartHasOrder();
     if (!hold) {
       // Throwing rolls back the transaction, order included: a 402 leaves no trace but the unchanged cart.
       throw new ApiError(
