@@ -144,6 +144,13 @@ test("a top-up in one call: queued behind a running bundle, started at once afte
     totals.rows.map((row) => row.data_mb_total),
     ["1536", "1536", "1024"],
   );
+  const refusals = await database.pool.query(
+    "select reference, kind, reason from carrier_sim.refusals where reference like 'top-%' order by reference",
+  );
+  assert.deepEqual(refusals.rows, [
+    { reference: "top-cancelled", kind: "topup", reason: `profile ${cancelled} was cancelled` },
+    { reference: "top-unknown", kind: "topup", reason: "unknown iccid 8900000000000000078" },
+  ]);
   const recorded = await database.pool.query("select reference from carrier_sim.topups order by reference");
   assert.deepEqual(
     recorded.rows.map((row) => row.reference),

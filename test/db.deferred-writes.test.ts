@@ -359,14 +359,63 @@ test("an answer sent ahead fails with its statement, with its carrier, or when i
 });
 
 test("a statement sent ahead then a text-only one: sent first on its own, its answer kept", async () => {
-  const { pool } = counted();
+  const { pool, roundTrips } = counted();
   const text = "insert into deferred_probe (id) values ($1) returning id, 7::bigint as n";
   for (const id of ["ahead_plain_0", "ahead_plain_1"]) {
     const client = await rawTransaction(pool);
+    const start = roundTrips();
     const ahead = await sendAhead(() => client.query(text, [id]));
+    const held = roundTrips() === start;
     await client.query("select 1");
     assert.deepEqual(await ahead.rows(), [{ id, n: 7 }]);
     await client.query("commit", []);
     client.release();
+    // The first run prepares the text (it runs at once); the second is held until the select.
+    assert.equal(held, id === "ahead_plain_1", id);
   }
+});
+
+test("a kept answer fails with a write that failed ahead of it, with a release, and when read too early", async () => {
+  const { db, pool } = counted();
+  const text = "insert into deferred_probe (id) values ($1) returning id";
+  const client = await rawTransaction(pool);
+  await client.query(text, ["ahead_fail_0"]); // prepares it
+  await client.query("commit", []);
+  client.release();
+
+  // A duplicate held first: it fails, and the answer behind it fails with the same error.
+  const failing = await rawTransaction(pool);
+  await deferWrite(() => failing.query(text, ["ahead_fail_0"]));
+  const behind = await sendAhead(() => failing.query(text, ["ahead_fail_1"]));
+  await assert.rejects(behind.rows(), /awaited before the statement that carries it/);
+  const carried = await failing.query("select 1", []).catch((error: Error) => error);
+  assert.ok(carried instanceof DeferredWriteError, String(carried));
+  await assert.rejects(behind.rows(), (error: Error) => error === carried);
+  await failing.query("rollback", []);
+  failing.release();
+
+  // Released with it still held: the answer says so (and nothing crashes on a rejection unread).
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.message);
+  process.on("warning", onWarning);
+  const released = await rawTransaction(pool);
+  await released.query("select 1", []);
+  const lost = await sendAhead(() => released.query(text, ["ahead_fail_2"]));
+  released.release();
+  await assert.rejects(lost.rows(), /went back to the pool with 1 deferred writes unsent/);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  process.off("warning", onWarning);
+  assert.deepEqual(warnings, ["a client went back to the pool with 1 deferred writes unsent"]);
+
+  // A transaction that throws after holding one, its answer never read: rolled back, quietly.
+  await assert.rejects(
+    db.transaction().execute(async (trx) => {
+      await sql`select 1`.execute(trx);
+      await sendAhead(() => insertReturning("ahead_fail_4").execute(trx));
+      throw new Error("never read");
+    }),
+    /never read/,
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(await ids(db, "ahead_fail_"), ["ahead_fail_0"]);
 });

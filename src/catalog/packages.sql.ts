@@ -35,10 +35,10 @@ export async function selectActivePackage(
 ): Promise<WithPriceTerms<CartablePackage> | null> {
   const result = await sql<CartablePackage & PartnerPriceTerms>`
     select p.package_id, p.external_package_id, p.data_mb, p.validity_days, p.wholesale_minor, p.currency,
-           coalesce(pp.discount_percent, 0) as discount_percent, o.amount_minor as override_minor
+           coalesce(pp.discount_percent, 0) as discount_percent, ov.amount_minor as override_minor
     from packages p
     left join partner_pricing pp on pp.partner_id = ${partner_id}
-    left join partner_price_overrides o on o.partner_id = ${partner_id} and o.package_id = p.package_id
+    left join partner_price_overrides ov on ov.partner_id = ${partner_id} and ov.package_id = p.package_id
     where p.package_id = ${package_id} and p.active`.execute(db);
   return splitTerms(result.rows[0]);
 }
@@ -99,10 +99,10 @@ export async function selectCoveringMeteredPackage(
   const result = await sql<CoveringPackage & PartnerPriceTerms>`
     select p.package_id, p.external_package_id, p.name, p.data_mb, p.validity_days,
            p.wholesale_minor, p.currency, p.coverage, p.region,
-           coalesce(pp.discount_percent, 0) as discount_percent, o.amount_minor as override_minor
+           coalesce(pp.discount_percent, 0) as discount_percent, ov.amount_minor as override_minor
     from packages p
     left join partner_pricing pp on pp.partner_id = ${partner_id}
-    left join partner_price_overrides o on o.partner_id = ${partner_id} and o.package_id = p.package_id
+    left join partner_price_overrides ov on ov.partner_id = ${partner_id} and ov.package_id = p.package_id
     where p.package_id = ${choice.package_id} and p.external_package_id = ${choice.external_package_id}
       and p.active and p.data_mb is not null
       and exists (select 1 from package_destinations o where o.package_id = ${original_package_id})

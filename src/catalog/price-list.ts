@@ -39,6 +39,8 @@ export function partnerPrice(
   override_minor: number | null,
   list_minor: number,
 ): number {
+  // As priceList checks a whole list: a figure read back from the database is checked again.
+  assert.ok(Number.isInteger(discount_percent) && discount_percent >= 0 && discount_percent <= 90);
   if (override_minor !== null) return override_minor;
   if (discount_percent === 0) return list_minor;
   return Math.max(1, Math.floor((list_minor * (100 - discount_percent) + 50) / 100));

@@ -104,8 +104,16 @@ type WireConnection = {
 
 type QueryCallback = (error: Error | undefined, result: unknown) => void;
 
-/** Where a held statement's answer goes when it is kept (sendAhead); settles once. */
-type Answer = { resolve(result: pg.QueryResult): void; reject(error: Error): void };
+/**
+ * Where a held statement's answer goes when it is kept (sendAhead); settles once. `out` once the
+ * statement has left the client's hands: sent with a carrier, or dropped by a ROLLBACK or release.
+ */
+type Answer = {
+  promise: Promise<pg.QueryResult>;
+  resolve(result: pg.QueryResult): void;
+  reject(error: Error): void;
+  out: boolean;
+};
 
 /**
  * A statement this connection has prepared, its values already mapped to wire text; `answer`
@@ -236,7 +244,7 @@ const MAX_DEFERRED = 16;
  * Inside deferWrite (`keep` false) or sendAhead (`keep` true: `held` is the answer of the
  * statement held, null while none is).
  */
-type Deferral = { keep: false } | { keep: true; held: Promise<pg.QueryResult> | null };
+type Deferral = { keep: false } | { keep: true; held: Answer | null };
 const deferring = new AsyncLocalStorage<Deferral>();
 
 /**
@@ -269,17 +277,13 @@ export type Ahead<Row> = { rows(): Promise<Row[]> };
 export async function sendAhead<Row>(statement: () => Promise<{ rows: Row[] }>): Promise<Ahead<Row>> {
   const deferral: Deferral = { keep: true, held: null };
   const result = await deferring.run(deferral, statement);
-  if (deferral.held === null) return { rows: async () => result.rows };
-  // Settled here, so an answer nobody reads (its carrier failed first) is no unhandled rejection.
-  const settled = deferral.held.then(
-    (answer) => ({ rows: answer.rows as Row[] }),
-    (error: Error) => ({ error }),
-  );
+  const held = deferral.held;
+  if (held === null) return { rows: async () => result.rows };
   return {
     rows: async () => {
-      const answer = await settled;
-      if ("error" in answer) throw answer.error;
-      return answer.rows;
+      // Awaited before anything carried it, it would wait forever: nothing else sends it.
+      if (!held.out) throw new Error("sendAhead: rows() awaited before the statement that carries it");
+      return (await held.promise).rows as Row[];
     },
   };
 }
@@ -328,9 +332,9 @@ function preparingClient(names: StatementNames): typeof pg.Client {
       this.#held_begin = null;
       this.#failed_begin = null;
       this.#in_transaction = false;
+      if (unsent === 0) return;
       const error = new Error(`a client went back to the pool with ${unsent} deferred writes unsent`);
       this.#dropDeferred(error);
-      if (unsent === 0) return;
       process.emitWarning(error.message, "DeferredWriteWarning");
       // pg-pool reads _queryable just after its 'release' event: false, it removes the client
       // instead of handing it to a waiting request. The socket's own error comes only later.
@@ -391,7 +395,11 @@ function preparingClient(names: StatementNames): typeof pg.Client {
 
     /** Forgets the held statements, failing the answers kept of them with `error`. */
     #dropDeferred(error: Error): void {
-      for (const entry of this.#deferred) entry.answer?.reject(error);
+      for (const { answer } of this.#deferred) {
+        if (answer === null) continue;
+        answer.out = true;
+        answer.reject(error);
+      }
       this.#deferred = [];
     }
 
@@ -402,8 +410,9 @@ function preparingClient(names: StatementNames): typeof pg.Client {
      */
     #failed(error: Error, unanswered: Prefixed | null, text: string, name: string | null): Error {
       // Only the server's errors arrive in pipeline order. One raised here (a value pg cannot map)
-      // is the statement's own, with the prefix already sent and run: nothing to blame on it. pg
-      // closed the statement on the server but still counts it as parsed: it runs unnamed here.
+      // is the statement's own, with the prefix already sent and run: nothing to blame on it (the
+      // answers kept of the prefix fail with it all the same; the caller rolls back). pg closed
+      // the statement on the server but still counts it as parsed: it runs unnamed here.
       if (!(error instanceof pg.DatabaseError)) {
         if (name !== null) this.#unnamed.add(text);
         return error;
@@ -463,8 +472,11 @@ function preparingClient(names: StatementNames): typeof pg.Client {
       if (deferral.keep) {
         assert.equal(deferral.held, null, "sendAhead holds one statement");
         const kept = Promise.withResolvers<pg.QueryResult>();
-        deferral.held = kept.promise;
-        answer = { resolve: kept.resolve, reject: kept.reject };
+        // Handled from the start: an answer nobody reads (its carrier failed first, or the
+        // caller threw before reading it) must not be an unhandled rejection.
+        kept.promise.catch(() => undefined);
+        answer = { ...kept, out: false };
+        deferral.held = answer;
       }
       this.#deferred.push({ name, text, values: mapped, answer });
       return emptyResult("DEFERRED");
@@ -474,6 +486,7 @@ function preparingClient(names: StatementNames): typeof pg.Client {
     #takePrefix(): Prefixed[] {
       const prefix = this.#deferred;
       this.#deferred = [];
+      for (const { answer } of prefix) if (answer !== null) answer.out = true;
       if (this.#held_begin !== null)
         prefix.unshift({ name: this.#held_begin, text: "begin", values: [], answer: null });
       this.#held_begin = null;

@@ -1,4 +1,5 @@
 // Every statement the simulator runs against its `carrier_sim` schema, written out.
+import assert from "node:assert/strict";
 import type pg from "pg";
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -170,11 +171,12 @@ export async function topUpInOneCall(
   client: pg.PoolClient,
   topup: Omit<TopupRow, "created_at"> & { refusal: string | null },
 ): Promise<TopUpOutcome> {
+  // Each kind fills its own columns (schema.ts): the ICCID for the two answers, the reason for a refusal.
   const result = await client.query<{
     kind: TopUpOutcome["kind"];
-    iccid: string;
+    iccid: string | null;
     data_mb_total: number | null;
-    reason: string;
+    reason: string | null;
     installed_at: Date | null;
     deleted_at: Date | null;
   }>(
@@ -191,10 +193,10 @@ export async function topUpInOneCall(
   );
   const row = result.rows[0];
   if (!row) throw new Error(`carrier_sim.top_up answered nothing for ${topup.reference}`);
-  if (row.kind === "refused") return { kind: "refused", reason: row.reason };
-  if (row.kind === "recorded")
-    return { kind: "recorded", iccid: row.iccid, data_mb_total: row.data_mb_total };
+  if (row.kind === "refused") return { kind: "refused", reason: row.reason ?? "refused" };
   const { iccid, data_mb_total, installed_at, deleted_at } = row;
+  assert.ok(iccid !== null, `carrier_sim.top_up answered ${row.kind} without an ICCID`);
+  if (row.kind === "recorded") return { kind: "recorded", iccid, data_mb_total };
   return { kind: "topup", iccid, data_mb_total, installed_at, deleted_at };
 }
 
