@@ -7,23 +7,12 @@ import type { Database } from "../db/schema.ts";
 import type { AppContext } from "../shared/context.ts";
 import { leaseMs } from "./drive-order.ts";
 import type { NewOrder, OrderRow } from "./order.ts";
-import { insertPendingOrder, insertPendingOrderAhead } from "./orders.sql.ts";
-
-/** Inserts the order as pending and returns it as stored; null when its cart already has an order. */
-export async function createPendingOrder(
-  ctx: AppContext,
-  trx: Transaction<Database>,
-  order: NewOrder,
-): Promise<OrderRow | null> {
-  return insertPendingOrder(trx, order, {
-    lease_ms: leaseMs(ctx),
-    resolve_after_ms: ctx.config.resolve_after_ms,
-  });
-}
+import { insertPendingOrderAhead } from "./orders.sql.ts";
 
 /**
- * The same, sent with the transaction's next statement (a round trip fewer): `order()` answers
- * what createPendingOrder would, once that statement has been answered.
+ * Inserts the order as pending, sent with the transaction's next statement or its COMMIT (a
+ * round trip fewer; nothing a caller does needs the row sooner): `order()` answers the order as
+ * stored once that statement has been answered, or null when its cart already has an order.
  */
 export async function createPendingOrderAhead(
   ctx: AppContext,

@@ -8,7 +8,7 @@ export type OrderRow = Omit<Selectable<Database["orders"]>, "next_resolve_at" | 
 
 export type PurchaseRow = Selectable<Database["purchases"]>;
 
-/** What the caller of createPendingOrder decides; the rest is the order's state. */
+/** What the caller of createPendingOrderAhead decides; the rest is the order's state. */
 export type NewOrder = Omit<
   OrderRow,
   | "seq"

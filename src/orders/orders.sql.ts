@@ -48,21 +48,9 @@ export type PendingTiming = { lease_ms: number; resolve_after_ms: number };
 
 /**
  * Inserts the order as pending, leased to the request that creates it for `lease_ms`, due for the
- * resolver sweep `resolve_after_ms` from now, and returns it as stored. Null when this cart already
- * has an order (the unique cart_key): the caller reads that one.
- */
-export async function insertPendingOrder(
-  trx: Transaction<Database>,
-  order: NewOrder,
-  timing: PendingTiming,
-): Promise<OrderRow | null> {
-  const result = await pendingOrderInsert(order, timing).execute(trx);
-  return result.rows[0] ?? null;
-}
-
-/**
- * The same insert sent ahead of the transaction's next statement (sendAhead, a round trip fewer):
- * `order()` answers what insertPendingOrder would, once that statement has been answered.
+ * resolver sweep `resolve_after_ms` from now, sent ahead of the transaction's next statement
+ * (sendAhead): `order()` answers the order as stored once that statement has been answered, or
+ * null when this cart already has an order (the unique cart_key).
  */
 export async function insertPendingOrderAhead(
   trx: Transaction<Database>,

@@ -20,7 +20,7 @@ import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { holdFunds } from "../ledger/transfers.ts";
-import { createPendingOrder } from "../orders/create-pending-order.ts";
+import { createPendingOrderAhead } from "../orders/create-pending-order.ts";
 import { driveIfAbandoned, driveOrder } from "../orders/drive-order.ts";
 import { checkEndUser, type EndUser } from "../orders/end-user.ts";
 import type { OrderRow } from "../orders/order.ts";
@@ -81,6 +81,11 @@ type Phase1 =
   /** The key's first request created this order, which is still pending. */
   | { kind: "running"; order_id: string };
 
+/** Phase 1 as its transaction ends: a created order's row arrives with the COMMIT (sendAhead). */
+type Reserved =
+  | Exclude<Phase1, { kind: "created" }>
+  | { kind: "inserted"; order(): Promise<OrderRow | null> };
+
 function insufficientBalance(): ApiError {
   return new ApiError(
     "insufficient_balance",
@@ -95,7 +100,7 @@ async function createOrder(
   partner_id: string,
   input: TopUpInput,
   key: NewKey | null,
-): Promise<Phase1> {
+): Promise<Reserved> {
   const esim = await requirePartnerEsim(trx, partner_id, input.iccid);
   const row = await offeredTopUp(trx, partner_id, esim.package_id, input);
   if (!row) {
@@ -115,7 +120,8 @@ async function createOrder(
     return { kind: "stored", stored: { status: 402, body, replayed: false } };
   }
   await recordBalanceLow(trx, partner_id, hold);
-  const order = await createPendingOrder(ctx, trx, {
+  // Nothing reads the order before the COMMIT: its insert (and the key's link) go with it.
+  const inserted = await createPendingOrderAhead(ctx, trx, {
     order_id,
     partner_id,
     type: "topup",
@@ -134,9 +140,8 @@ async function createOrder(
     last_name: input.last_name,
     iccid: esim.iccid,
   });
-  assert.ok(order, "a top-up order has no cart, so its insert never conflicts");
   if (key !== null) await linkKeyToOrder(trx, key, order_id);
-  return { kind: "created", order };
+  return { kind: "inserted", order: () => inserted.order() };
 }
 
 /** Phase 1, one transaction. */
@@ -148,13 +153,17 @@ async function reserve(
 ): Promise<Phase1> {
   const key: (NewKey & Pick<IdempotencyClaim, "legacy_fingerprint">) | null =
     claim === null ? null : { partner_id, ...claim, ttl_hours: ctx.config.idempotency_ttl_hours };
-  return ctx.db.transaction().execute(async (trx) => {
+  const reserved = await ctx.db.transaction().execute(async (trx): Promise<Reserved> => {
     if (key !== null) {
       const claimed = await claimKey(trx, key);
       if (claimed.kind === "existing") return answerExisting(claimed.row, key);
     }
     return createOrder(ctx, trx, partner_id, input, key);
   });
+  if (reserved.kind !== "inserted") return reserved;
+  const order = await reserved.order();
+  assert.ok(order, "a top-up order has no cart, so its insert never conflicts");
+  return { kind: "created", order };
 }
 
 /**
