@@ -4,7 +4,7 @@
 // (finish-topup.ts, in the completion's own transaction) or when the wallet was short.
 import { type Selectable, sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
-import { deferWrite } from "../db/pool.ts";
+import { deferWrite, sendAhead } from "../db/pool.ts";
 import type { Database } from "../db/schema.ts";
 
 export type KeyRef = { partner_id: string; idempotency_key: string };
@@ -24,12 +24,29 @@ export type KeyRow = Pick<
 
 /** Creates the key as running; false when a row for it already exists (then nothing is written). */
 export async function insertRunningKey(trx: Transaction<Database>, key: NewKey): Promise<boolean> {
-  const inserted = await sql`
+  const inserted = await runningKeyInsert(key).execute(trx);
+  return inserted.rows.length === 1;
+}
+
+/**
+ * The same insert sent ahead of the transaction's next statement (sendAhead, a round trip fewer):
+ * `inserted()` answers what insertRunningKey would, once that statement has been answered.
+ */
+export async function insertRunningKeyAhead(
+  trx: Transaction<Database>,
+  key: NewKey,
+): Promise<{ inserted(): Promise<boolean> }> {
+  const ahead = await sendAhead(() => runningKeyInsert(key).execute(trx));
+  return { inserted: async () => (await ahead.rows()).length === 1 };
+}
+
+function runningKeyInsert(key: NewKey) {
+  return sql<{ inserted: boolean }>`
     insert into idempotency_keys (partner_id, idempotency_key, fingerprint, state, request_id, expires_at)
     values (${key.partner_id}, ${key.idempotency_key}, ${key.fingerprint}, 'running', ${key.request_id},
             now() + make_interval(hours => ${key.ttl_hours}))
-    on conflict (partner_id, idempotency_key) do nothing`.execute(trx);
-  return Number(inserted.numAffectedRows) === 1;
+    on conflict (partner_id, idempotency_key) do nothing
+    returning true as inserted`;
 }
 
 /** Reads and row-locks an existing key until the transaction ends. */

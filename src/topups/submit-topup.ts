@@ -7,7 +7,8 @@
 //   4. record the order and debit: the completion transaction posts the hold, inserts the
 //      purchase (drive-order.ts) and stores the outcome on the Idempotency-Key (finish-topup.ts).
 //
-// With an Idempotency-Key the key is claimed first thing in phase 1's transaction, so:
+// With an Idempotency-Key the key is claimed first thing in phase 1's transaction (its insert
+// goes out with the eSIM's read, in one round trip), so:
 // - a 400/404/422 thrown later in that transaction rolls the key back with everything else;
 // - concurrent requests with one key serialize on its unique index and row lock;
 // - a replay answers from the key before the catalog or the wallet are looked at, so the same
@@ -24,6 +25,7 @@ import { createPendingOrderAhead } from "../orders/create-pending-order.ts";
 import { driveIfAbandoned, driveOrder } from "../orders/drive-order.ts";
 import { checkEndUser, type EndUser } from "../orders/end-user.ts";
 import type { OrderRow } from "../orders/order.ts";
+import { type EsimRow, partnerEsim } from "../orders/partner-esim.ts";
 import { inProgress } from "../orders/submit-order.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
@@ -34,14 +36,14 @@ import { recordBalanceLow } from "../wallet/record-balance-low.ts";
 import { finishTopUp } from "./finish-topup.ts";
 import {
   answerExisting,
-  claimKey,
+  claimKeyAhead,
   type IdempotencyClaim,
   type KeyRef,
   type NewKey,
   type StoredOutcome,
 } from "./idempotency.ts";
 import { completeKeyWithoutOrder, linkKeyToOrder, storedResponse } from "./idempotency-keys.sql.ts";
-import { requirePartnerEsim, requireValidIccid } from "./topup-esim.ts";
+import { foundEsim, requireValidIccid } from "./topup-esim.ts";
 import { offeredTopUp } from "./topup-offer.ts";
 
 export type TopUpInput = EndUser & {
@@ -93,15 +95,15 @@ function insufficientBalance(): ApiError {
   );
 }
 
-/** Phase 1 after the key (if any) is claimed: the eSIM, the offer, the hold, the pending order. */
+/** Phase 1 after the key (if any) is claimed and the eSIM read: the offer, the hold, the pending order. */
 async function createOrder(
   ctx: AppContext,
   trx: Transaction<Database>,
   partner_id: string,
   input: TopUpInput,
   key: NewKey | null,
+  esim: EsimRow,
 ): Promise<Reserved> {
-  const esim = await requirePartnerEsim(trx, partner_id, input.iccid);
   const row = await offeredTopUp(trx, partner_id, esim.package_id, input);
   if (!row) {
     throw new ApiError(
@@ -154,11 +156,15 @@ async function reserve(
   const key: (NewKey & Pick<IdempotencyClaim, "legacy_fingerprint">) | null =
     claim === null ? null : { partner_id, ...claim, ttl_hours: ctx.config.idempotency_ttl_hours };
   const reserved = await ctx.db.transaction().execute(async (trx): Promise<Reserved> => {
-    if (key !== null) {
-      const claimed = await claimKey(trx, key);
+    // The key's claim goes out with the eSIM's read (sendAhead): one round trip for both. A key
+    // that exists answers before what the read found is looked at.
+    const claiming = key === null ? null : await claimKeyAhead(trx, key);
+    const esim = await partnerEsim(trx, partner_id, input.iccid);
+    if (key !== null && claiming !== null) {
+      const claimed = await claiming.claim();
       if (claimed.kind === "existing") return answerExisting(claimed.row, key);
     }
-    return createOrder(ctx, trx, partner_id, input, key);
+    return createOrder(ctx, trx, partner_id, input, key, foundEsim(esim, input.iccid));
   });
   if (reserved.kind !== "inserted") return reserved;
   const order = await reserved.order();

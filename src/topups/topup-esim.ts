@@ -19,7 +19,11 @@ export function requireValidIccid(iccid: string, field = "iccid"): string {
 
 /** The partner's eSIM. Unknown and another partner's answer the same 404, detail included. */
 export async function requirePartnerEsim(db: Executor, partner_id: string, iccid: string): Promise<EsimRow> {
-  const esim = await partnerEsim(db, partner_id, iccid);
+  return foundEsim(await partnerEsim(db, partner_id, iccid), iccid);
+}
+
+/** What partnerEsim read, or that 404 when it found none. */
+export function foundEsim(esim: EsimRow | null, iccid: string): EsimRow {
   if (!esim) throw new ApiError("esim_not_found", `No eSIM ${iccid} for this partner.`);
   return esim;
 }

@@ -1,0 +1,81 @@
+// The Idempotency-Key's claim sent ahead (src/topups/idempotency.ts claimKeyAhead): its insert
+// goes out with the transaction's next statement, and the claim it answers is claimKey's: new for
+// a new key, the existing row (locked) for a known one, new again for an expired one, and nothing
+// left behind by a transaction that rolls back.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { test } from "node:test";
+import { sql } from "kysely";
+import { newId } from "../src/shared/ids.ts";
+import { claimKeyAhead, type NewKey } from "../src/topups/idempotency.ts";
+import { countedKysely, createTestDatabase } from "./support/db.ts";
+
+const database = await createTestDatabase();
+const { db, roundTrips } = countedKysely(database.url, "esim-claim-ahead");
+const partner_id = newId("partner");
+await sql`insert into partners (partner_id, name) values (${partner_id}, 'Claims')`.execute(db);
+
+function newKey(idempotency_key = randomUUID()): NewKey {
+  return {
+    partner_id,
+    idempotency_key,
+    fingerprint: Buffer.alloc(32, 7),
+    request_id: randomUUID(),
+    ttl_hours: 24,
+  };
+}
+
+/** Claims the key with a select carrying the insert; the claim, and the round trips it took. */
+async function claimWithRead(key: NewKey, abort = false) {
+  const start = roundTrips();
+  const claim = await db
+    .transaction()
+    .execute(async (trx) => {
+      const claiming = await claimKeyAhead(trx, key);
+      await sql`select 1`.execute(trx);
+      const claimed = await claiming.claim();
+      if (abort) throw new Error("rolled back");
+      return claimed;
+    })
+    .catch((error: Error) => error);
+  return { claim, round_trips: roundTrips() - start };
+}
+
+const keyRows = async (idempotency_key: string) =>
+  (
+    await sql<{ state: string }>`
+      select state from idempotency_keys where partner_id = ${partner_id} and idempotency_key = ${idempotency_key}`.execute(
+      db,
+    )
+  ).rows;
+
+test("a new key is claimed with the next statement; a known one answers its row; a rolled-back claim leaves nothing", async () => {
+  for (let i = 0; i < 3; i++) await claimWithRead(newKey()); // prepares the texts on the connection
+  const key = newKey();
+  const first = await claimWithRead(key);
+  assert.deepEqual(first.claim, { kind: "new" });
+  assert.equal(first.round_trips, 2, "BEGIN, the insert and the select together; then COMMIT");
+  assert.deepEqual(await keyRows(key.idempotency_key), [{ state: "running" }]);
+
+  const again = await claimWithRead(key);
+  assert.ok(!(again.claim instanceof Error) && again.claim.kind === "existing", JSON.stringify(again.claim));
+  assert.equal(again.claim.row.state, "running");
+  assert.ok(again.claim.row.fingerprint.equals(key.fingerprint));
+
+  const dropped = newKey();
+  const rolled = await claimWithRead(dropped, true);
+  assert.match(String(rolled.claim), /rolled back/);
+  assert.deepEqual(await keyRows(dropped.idempotency_key), []);
+});
+
+test("an expired key is claimed as new again, in place", async () => {
+  const key = newKey();
+  await claimWithRead(key);
+  await sql`
+    update idempotency_keys set state = 'completed', response_status = 200, response_body = '{}',
+           expires_at = now() - interval '1 second'
+    where partner_id = ${partner_id} and idempotency_key = ${key.idempotency_key}`.execute(db);
+  const restarted = await claimWithRead({ ...key, request_id: randomUUID() });
+  assert.deepEqual(restarted.claim, { kind: "new" });
+  assert.deepEqual(await keyRows(key.idempotency_key), [{ state: "running" }]);
+});
