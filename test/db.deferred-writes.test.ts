@@ -376,7 +376,7 @@ test("a statement sent ahead then a text-only one: sent first on its own, its an
 });
 
 test("a kept answer fails with a write that failed ahead of it, with a release, and when read too early", async () => {
-  const { db, pool } = counted();
+  const { db, pool, roundTrips } = counted();
   const text = "insert into deferred_probe (id) values ($1) returning id";
   const client = await rawTransaction(pool);
   await client.query(text, ["ahead_fail_0"]); // prepares it
@@ -408,14 +408,25 @@ test("a kept answer fails with a write that failed ahead of it, with a release, 
   assert.deepEqual(warnings, ["a client went back to the pool with 1 deferred writes unsent"]);
 
   // A transaction that throws after holding one, its answer never read: rolled back, quietly.
+  // The release above closed the pool's connection: the text is prepared on the new one first.
+  await db.transaction().execute((trx) => insertReturning("ahead_fail_3").execute(trx));
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  let held = false;
   await assert.rejects(
     db.transaction().execute(async (trx) => {
       await sql`select 1`.execute(trx);
+      const start = roundTrips();
       await sendAhead(() => insertReturning("ahead_fail_4").execute(trx));
+      held = roundTrips() === start;
       throw new Error("never read");
     }),
     /never read/,
   );
-  await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual(await ids(db, "ahead_fail_"), ["ahead_fail_0"]);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  process.off("unhandledRejection", onUnhandled);
+  assert.ok(held, "the insert was held, so its answer was rejected by the ROLLBACK");
+  assert.deepEqual(unhandled, []);
+  assert.deepEqual(await ids(db, "ahead_fail_"), ["ahead_fail_0", "ahead_fail_3"]);
 });

@@ -57,15 +57,56 @@ test("a new key is claimed with the next statement; a known one answers its row;
   assert.equal(first.round_trips, 2, "BEGIN, the insert and the select together; then COMMIT");
   assert.deepEqual(await keyRows(key.idempotency_key), [{ state: "running" }]);
 
-  const again = await claimWithRead(key);
-  assert.ok(!(again.claim instanceof Error) && again.claim.kind === "existing", JSON.stringify(again.claim));
-  assert.equal(again.claim.row.state, "running");
-  assert.ok(again.claim.row.fingerprint.equals(key.fingerprint));
+  // A known key: its row, locked by this transaction (another cannot take it meanwhile).
+  const locked = await db.transaction().execute(async (trx) => {
+    const claiming = await claimKeyAhead(trx, key);
+    await sql`select 1`.execute(trx);
+    const claimed = await claiming.claim();
+    const other = await database.pool
+      .query("select 1 from idempotency_keys where idempotency_key = $1 for update nowait", [
+        key.idempotency_key,
+      ])
+      .catch((error: { code?: string }) => error.code);
+    return { claimed, other };
+  });
+  assert.ok(locked.claimed.kind === "existing", JSON.stringify(locked.claimed));
+  assert.equal(locked.claimed.row.state, "running");
+  assert.ok(locked.claimed.row.fingerprint.equals(key.fingerprint));
+  assert.equal(locked.other, "55P03", "the existing row is locked until the claim's transaction ends");
 
+  // Rolled back while the insert was still held: never sent, nothing kept.
   const dropped = newKey();
-  const rolled = await claimWithRead(dropped, true);
-  assert.match(String(rolled.claim), /rolled back/);
+  const start = roundTrips();
+  await assert.rejects(
+    db.transaction().execute(async (trx) => {
+      await sql`select 1`.execute(trx);
+      await claimKeyAhead(trx, dropped);
+      throw new Error("rolled back");
+    }),
+    /rolled back/,
+  );
+  assert.equal(
+    roundTrips() - start,
+    2,
+    "the select (with BEGIN) and the ROLLBACK: the insert never went out",
+  );
   assert.deepEqual(await keyRows(dropped.idempotency_key), []);
+});
+
+test("a known key purged between the insert and its lock is inserted again: new", async () => {
+  const key = newKey();
+  await claimWithRead(key);
+  const claim = await db.transaction().execute(async (trx) => {
+    const claiming = await claimKeyAhead(trx, key);
+    await sql`select 1`.execute(trx); // the insert went out and found the row
+    // The purge, from another connection, before the claim reads the row to lock it.
+    await database.pool.query("delete from idempotency_keys where idempotency_key = $1", [
+      key.idempotency_key,
+    ]);
+    return claiming.claim();
+  });
+  assert.deepEqual(claim, { kind: "new" });
+  assert.deepEqual(await keyRows(key.idempotency_key), [{ state: "running" }]);
 });
 
 test("an expired key is claimed as new again, in place", async () => {

@@ -356,6 +356,27 @@ test("a retry with the same key and body replays the 200 byte for byte, even reo
   assert.equal(row!.response_body, first.text);
 });
 
+test("a stored 200 replays even when the eSIM's read finds nothing now: the key answers first", async () => {
+  // The key's claim goes out with the eSIM's read: a known key must answer before that read counts.
+  const partner = await partnerWithEsim(100_00);
+  const other = await partnerWithEsim(100_00);
+  const key = crypto.randomUUID();
+  const body = topUpBody(partner.iccid);
+  const first = await topUp(api, partner.api_key, body, key);
+  assert.equal(first.status, 200, first.text);
+  await sql`update esims set partner_id = ${other.partner_id} where iccid = ${partner.iccid}`.execute(db);
+  try {
+    const gone = await topUp(api2, partner.api_key, body);
+    assert.equal(gone.status, 404, "without the key, the eSIM is not this partner's now");
+    const replay = await topUp(api2, partner.api_key, body, key);
+    assert.equal(replay.status, 200, replay.text);
+    assert.equal(replay.text, first.text, "byte for byte");
+  } finally {
+    await sql`update esims set partner_id = ${partner.partner_id} where iccid = ${partner.iccid}`.execute(db);
+  }
+  assert.equal(await carrierTopUps(first.body.orderID), 1);
+});
+
 test("the same key with a different body is 422 idempotency_key_reused and charges nothing", async () => {
   const partner = await partnerWithEsim(100_00);
   const key = crypto.randomUUID();

@@ -1,5 +1,5 @@
 -- The least SQL a purchase must run, as the service runs it (src/carts/carts.sql.ts lockCart,
--- src/orders/orders.sql.ts insertPendingOrder and markCompleted, src/ledger/ledger.sql.ts
+-- src/orders/orders.sql.ts insertPendingOrderAhead and markCompleted, src/ledger/ledger.sql.ts
 -- holdFunds and resolvePendingPurchase, which also draws the statement's posted_seq), in the same
 -- two transactions, with the carrier call between them taking no time. One pgbench "transaction" is one whole purchase.
 --

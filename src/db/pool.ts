@@ -269,10 +269,10 @@ export type Ahead<Row> = { rows(): Promise<Row[]> };
  * Runs `statement`, one statement whose rows the caller needs but not before the transaction's
  * next statement, held as deferWrite holds a write: it goes out in front of that next statement
  * and its answer comes back with it, a round trip fewer. Held under deferWrite's conditions only;
- * otherwise it runs at once. Either way `rows()` gives its rows: await it after the statement that
- * carried it (before that, it waits for it). A held statement's error fails the statement that
- * carries it as a DeferredWriteError, and `rows()` with it; a ROLLBACK before it went out fails
- * `rows()` too.
+ * otherwise it runs at once. Either way `rows()` gives its rows: await it after the statement (or
+ * COMMIT) that carried it; awaited before, it throws, since nothing would ever send it. A held
+ * statement's error fails the statement that carries it as a DeferredWriteError, and `rows()` with
+ * it; a ROLLBACK or the client's release before it went out fails `rows()` too.
  */
 export async function sendAhead<Row>(statement: () => Promise<{ rows: Row[] }>): Promise<Ahead<Row>> {
   const deferral: Deferral = { keep: true, held: null };

@@ -40,6 +40,7 @@ export async function insertRunningKeyAhead(
   return { inserted: async () => (await ahead.rows()).length === 1 };
 }
 
+/** The insert as both forms send it; `returning` tells new from known, a kept answer having rows only. */
 function runningKeyInsert(key: NewKey) {
   return sql<{ inserted: boolean }>`
     insert into idempotency_keys (partner_id, idempotency_key, fingerprint, state, request_id, expires_at)

@@ -158,15 +158,17 @@ async function reserve(
   const reserved = await ctx.db.transaction().execute(async (trx): Promise<Reserved> => {
     // The key's claim goes out with the eSIM's read (sendAhead): one round trip for both. A key
     // that exists answers before what the read found is looked at.
-    const claiming = key === null ? null : await claimKeyAhead(trx, key);
+    const claiming = key === null ? null : { key, ahead: await claimKeyAhead(trx, key) };
     const esim = await partnerEsim(trx, partner_id, input.iccid);
-    if (key !== null && claiming !== null) {
-      const claimed = await claiming.claim();
-      if (claimed.kind === "existing") return answerExisting(claimed.row, key);
+    if (claiming !== null) {
+      const claimed = await claiming.ahead.claim();
+      if (claimed.kind === "existing") return answerExisting(claimed.row, claiming.key);
     }
     return createOrder(ctx, trx, partner_id, input, key, foundEsim(esim, input.iccid));
   });
   if (reserved.kind !== "inserted") return reserved;
+  // Read after the COMMIT: the order stands (pending, held; the resolver finishes it) even if this
+  // throws, as after a crash here. Neither can happen: no cart, no conflict; a row we wrote parses.
   const order = await reserved.order();
   assert.ok(order, "a top-up order has no cart, so its insert never conflicts");
   return { kind: "created", order };

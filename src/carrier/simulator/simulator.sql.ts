@@ -193,7 +193,10 @@ export async function topUpInOneCall(
   );
   const row = result.rows[0];
   if (!row) throw new Error(`carrier_sim.top_up answered nothing for ${topup.reference}`);
-  if (row.kind === "refused") return { kind: "refused", reason: row.reason ?? "refused" };
+  if (row.kind === "refused") {
+    assert.ok(row.reason !== null, `carrier_sim.top_up refused ${topup.reference} without a reason`);
+    return { kind: "refused", reason: row.reason };
+  }
   const { iccid, data_mb_total, installed_at, deleted_at } = row;
   assert.ok(iccid !== null, `carrier_sim.top_up answered ${row.kind} without an ICCID`);
   if (row.kind === "recorded") return { kind: "recorded", iccid, data_mb_total };
