@@ -29,8 +29,11 @@ async function profileWith(
     const started =
       bundle.started_days_ago === undefined ? null : new Date(Date.now() - bundle.started_days_ago * DAY_MS);
     await database.pool.query(
-      `insert into carrier_sim.bundles (reference, iccid, data_mb, validity_days, status, activated_at, expires_at, cancelled_at)
-       values ($1, $2, 1024, $3, $4, $5::timestamptz, $5::timestamptz + make_interval(days => $3), $6)`,
+      // Bought with the profile, 30 days ago: a queued bundle may start any time since.
+      `insert into carrier_sim.bundles (reference, iccid, data_mb, validity_days, status, activated_at, expires_at,
+                                        cancelled_at, created_at)
+       values ($1, $2, 1024, $3, $4, $5::timestamptz, $5::timestamptz + make_interval(days => $3), $6,
+               now() - interval '30 days')`,
       [
         `ref-${iccid}-${n}`,
         iccid,
@@ -105,7 +108,13 @@ test("a top-up in one call: queued behind a running bundle, started at once afte
   const running = "8900000000000000045";
   const ended = "8900000000000000052";
   const cancelled = "8900000000000000060";
+  const lapsed = "8900000000000000086";
   await profileWith(running, [{ status: "active", started_days_ago: 1, validity_days: 7 }]);
+  // Ended by time 3 days ago, marked or not yet: a top-up bought now starts now, not back then.
+  await profileWith(lapsed, [
+    { status: "expired", started_days_ago: 10, validity_days: 7 },
+    { status: "active", started_days_ago: 10, validity_days: 7 },
+  ]);
   await profileWith(ended, [{ status: "depleted", started_days_ago: 1, validity_days: 7 }]);
   await profileWith(cancelled, []);
   await database.pool.query("update carrier_sim.profiles set cancelled_at = now() where iccid = $1", [
@@ -126,6 +135,19 @@ test("a top-up in one call: queued behind a running bundle, started at once afte
     [`ref-${ended}-0`, "depleted"],
     ["top-ended", "active"],
   ]);
+  const bought = Date.now();
+  assert.equal((await topUp(context, request("top-lapsed", lapsed))).status, 200);
+  const after_lapse = (await snapshot(database.pool, lapsed, new Date()))!.bundles;
+  assert.deepEqual(
+    after_lapse.map((b) => [b.reference, b.status]),
+    [
+      [`ref-${lapsed}-0`, "expired"],
+      [`ref-${lapsed}-1`, "expired"],
+      ["top-lapsed", "active"],
+    ],
+  );
+  const lapsed_start = new Date(after_lapse[2]!.activated_at!).getTime();
+  assert.ok(lapsed_start >= bought - 1_000, "the top-up started when it was bought, not at the old expiry");
 
   const refused = await topUp(context, request("top-cancelled", cancelled));
   assert.equal(refused.status, 422);
@@ -154,7 +176,7 @@ test("a top-up in one call: queued behind a running bundle, started at once afte
   const recorded = await database.pool.query("select reference from carrier_sim.topups order by reference");
   assert.deepEqual(
     recorded.rows.map((row) => row.reference),
-    ["top-ended", "top-running"],
+    ["top-ended", "top-lapsed", "top-running"],
   );
-  assert.deepEqual(signalled, [running, ended, running]);
+  assert.deepEqual(signalled, [running, ended, lapsed, running]);
 });

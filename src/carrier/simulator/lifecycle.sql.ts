@@ -13,12 +13,14 @@ export type SimBundleRow = {
   validity_days: number;
   activated_at: Date | null;
   expires_at: Date | null;
+  /** When the bundle was bought: a bundle never starts before it existed. */
+  created_at: Date;
 };
 
 export type SimProfileState = { iccid: string; installed_at: Date | null; deleted_at: Date | null };
 
 const BUNDLE_COLUMNS = `id::float8 as id, reference, status, data_mb::float8 as data_mb,
-  data_used_mb::float8 as data_used_mb, validity_days, activated_at, expires_at`;
+  data_used_mb::float8 as data_used_mb, validity_days, activated_at, expires_at, created_at`;
 
 /** Locks the profile: every lifecycle change of one eSIM runs one at a time. A cancelled one is gone. */
 export async function lockProfileState(
@@ -44,7 +46,7 @@ export async function selectProfileWithBundles(
 ): Promise<{ profile: SimProfileState; bundles: SimBundleRow[] } | null> {
   const result = await db.query<SimProfileState & { [K in keyof SimBundleRow]: SimBundleRow[K] | null }>(
     `select p.iccid, p.installed_at, p.deleted_at, b.id, b.reference, b.status, b.data_mb, b.data_used_mb,
-            b.validity_days, b.activated_at, b.expires_at
+            b.validity_days, b.activated_at, b.expires_at, b.created_at
      from carrier_sim.profiles p
      left join lateral (
        select ${BUNDLE_COLUMNS} from carrier_sim.bundles
@@ -69,6 +71,7 @@ export async function selectProfileWithBundles(
             validity_days: row.validity_days!,
             activated_at: row.activated_at,
             expires_at: row.expires_at,
+            created_at: row.created_at!,
           },
         ],
   );
@@ -121,7 +124,7 @@ export async function expireLapsedAndSelectBundles(
        returning id)
      select b.id::float8 as id, b.reference, case when e.id is null then b.status else 'expired' end as status,
             b.data_mb::float8 as data_mb, b.data_used_mb::float8 as data_used_mb, b.validity_days,
-            b.activated_at, b.expires_at
+            b.activated_at, b.expires_at, b.created_at
      from carrier_sim.bundles b left join expired e on e.id = b.id
      where b.iccid = $1 and b.cancelled_at is null order by b.id limit $3`,
     [iccid, now, limit],

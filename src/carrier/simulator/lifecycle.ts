@@ -38,15 +38,19 @@ export async function advance(client: pg.PoolClient, profile: SimProfileState, n
     const next = bundles.find((bundle) => bundle.status === "queued");
     // A queued bundle waits for the first data use of the eSIM, or for the one before it to end.
     if (!next || ended.length === 0 || profile.deleted_at !== null) return;
-    await startBundle(client, next.id, startOfNext(ended, now));
+    await startBundle(client, next.id, startOfNext(ended, next, now));
   }
 }
 
-/** The next bundle starts when the last one ended: at its expiry, or now when it was used up. */
-function startOfNext(ended: SimBundleRow[], now: Date): Date {
+/**
+ * The next bundle starts when the last one ended: at its expiry, or now when it was used up; and
+ * never before it was bought, so a top-up bought after every bundle had ended starts at once (it
+ * used to start at the old expiry, in the past, and could be born expired).
+ */
+function startOfNext(ended: SimBundleRow[], next: SimBundleRow, now: Date): Date {
   const last = ended[ended.length - 1]!;
-  if (last.status === "expired" && last.expires_at !== null && last.expires_at < now) return last.expires_at;
-  return now;
+  if (last.status !== "expired" || last.expires_at === null || last.expires_at >= now) return now;
+  return last.expires_at > next.created_at ? last.expires_at : next.created_at;
 }
 
 /** One sandbox event, under the profile's lock, after time has been applied. */
