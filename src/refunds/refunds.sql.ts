@@ -63,23 +63,33 @@ export async function takeExpiredLease(
 }
 
 /**
- * The sweep's claim: up to `limit` refunding intents whose lease expired, oldest first, each
- * leased to the sweep. SKIP LOCKED: two sweeps (processes) never wait on, nor take, the same row.
+ * The sweep's claim: up to `limit` refunding intents whose lease expired, oldest first, in the
+ * order the sweep drives them. The one in position n (from 1) is leased for n x `lease_ms`: it
+ * waits for the n - 1 before it, each driven within `lease_ms`. A sweep that dies gives each back
+ * when its own turn would have ended, not all of them at the end of a whole round. SKIP LOCKED: two
+ * sweeps (processes) never wait on, nor take, the same row.
  */
 export async function claimDueRefunds(db: Executor, limit: number, lease_ms: number): Promise<RefundLease[]> {
   const lease_token = newLeaseToken();
-  const result = await sql<{ order_id: string; partner_id: string }>`
-    update order_refunds r set lease_until = ${lease(lease_ms)}, lease_token = ${lease_token}
+  const result = await sql<{ order_id: string; partner_id: string; position: number }>`
+    update order_refunds r
+    set lease_until = clock_timestamp() + make_interval(secs => ${lease_ms / 1000}::float8 * due.position),
+        lease_token = ${lease_token}
     from (
-      select order_id from order_refunds
-      where state = 'refunding' and (lease_until is null or lease_until <= clock_timestamp())
-      order by lease_until nulls first
-      limit ${limit}
-      for update skip locked
+      select order_id, row_number() over (order by lease_until nulls first, order_id)::int as position
+      from (
+        select order_id, lease_until from order_refunds
+        where state = 'refunding' and (lease_until is null or lease_until <= clock_timestamp())
+        order by lease_until nulls first, order_id
+        limit ${limit}
+        for update skip locked
+      ) locked
     ) due
     where r.order_id = due.order_id
-    returning r.order_id, r.partner_id`.execute(db);
-  return result.rows.map((row) => ({ ...row, lease_token }));
+    returning r.order_id, r.partner_id, due.position`.execute(db);
+  return result.rows
+    .sort((a, b) => a.position - b.position)
+    .map(({ order_id, partner_id }) => ({ order_id, partner_id, lease_token }));
 }
 
 /**

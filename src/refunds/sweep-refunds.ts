@@ -17,8 +17,8 @@ export type SweepRound = { claimed: number; finished: number; unknown: number };
 
 /** One round: claim, then drive each claimed refund in turn. */
 export async function sweepRefunds(ctx: AppContext, limit = MAX_PER_ROUND): Promise<SweepRound> {
-  // The lease covers the whole round: each refund waits for the ones before it.
-  const leases = await claimDueRefunds(ctx.db, limit, refundLeaseMs(ctx) * limit);
+  // Each refund's lease covers its turn: it waits for the ones before it (claimDueRefunds).
+  const leases = await claimDueRefunds(ctx.db, limit, refundLeaseMs(ctx));
   let finished = 0;
   for (const lease of leases) {
     const driven = await driveRefund(ctx, lease, SWEEP_REQUEST_ID, true);

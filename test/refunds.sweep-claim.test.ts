@@ -1,0 +1,65 @@
+// The refund sweep's claim (src/refunds/refunds.sql.ts claimDueRefunds): due intents, oldest
+// first, in the order the sweep drives them, each leased for its own turn (n x the lease for the
+// n-th), so a sweep that dies gives the first back after one lease, not after a whole round.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { sql } from "kysely";
+import { createKysely } from "../src/db/pool.ts";
+import type { Database } from "../src/db/schema.ts";
+import { claimDueRefunds } from "../src/refunds/refunds.sql.ts";
+import { newId } from "../src/shared/ids.ts";
+import { createTestDatabase } from "./support/db.ts";
+
+const database = await createTestDatabase({ catalog: true });
+const db = createKysely<Database>(database.pool);
+const partner_id = newId("partner");
+await sql`insert into partners (partner_id, name) values (${partner_id}, 'Refunds')`.execute(db);
+
+/** A completed (top-up) order with a refund under way, due since `due_s_ago` seconds (null: never leased). */
+async function refunding(due_s_ago: number | null): Promise<string> {
+  const order_id = newId("order");
+  await sql`
+    insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, data_mb,
+                        validity_days, total_minor, currency, email, phone, first_name, last_name, iccid, resolved_at)
+    values (${order_id}, ${partner_id}, 'topup', 'completed', null, 'fr-1gb-7d', 'FR_1GB_7D', 1024,
+            7, 350, 'USD', 'ana@example.com', '+14155550123', 'Ana', 'Lima', '8900000000000000011', now())`.execute(
+    db,
+  );
+  await sql`
+    insert into order_refunds (order_id, partner_id, state, lease_until)
+    values (${order_id}, ${partner_id}, 'refunding',
+            ${due_s_ago === null ? null : sql`now() - make_interval(secs => ${due_s_ago})`})`.execute(db);
+  return order_id;
+}
+
+test("the sweep claims due refunds oldest first, each leased for its own turn; a live lease is skipped", async () => {
+  const second = await refunding(30);
+  const first = await refunding(null);
+  const third = await refunding(10);
+  const leased = await refunding(null);
+  await sql`update order_refunds set lease_until = now() + interval '1 minute' where order_id = ${leased}`.execute(
+    db,
+  );
+
+  // A lease of a fraction of a second, as CARRIER_TIMEOUT_MS makes them.
+  const claimed = await claimDueRefunds(db, 10, 20_500);
+  assert.deepEqual(
+    claimed.map((lease) => lease.order_id),
+    [first, second, third],
+    "never leased first, then the longest due; the one leased by someone else is left alone",
+  );
+  assert.equal(new Set(claimed.map((lease) => lease.lease_token)).size, 1, "one token for the round");
+  const leases = await sql<{ order_id: string; seconds: number }>`
+    select order_id, extract(epoch from lease_until - now())::float8 as seconds
+    from order_refunds where order_id = any(${[first, second, third]}::text[])`.execute(db);
+  const seconds = new Map(leases.rows.map((row) => [row.order_id, row.seconds]));
+  for (const [n, order_id] of [first, second, third].entries()) {
+    const expected = 20.5 * (n + 1);
+    const got = seconds.get(order_id)!;
+    assert.ok(
+      Math.abs(got - expected) < 5,
+      `position ${n + 1}: leased for ${got} s, expected about ${expected}`,
+    );
+  }
+  assert.deepEqual(await claimDueRefunds(db, 10, 20_500), [], "all leased now");
+});
