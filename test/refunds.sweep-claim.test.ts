@@ -1,12 +1,13 @@
 // The refund sweep's claim (src/refunds/refunds.sql.ts claimDueRefunds): due intents, oldest
 // first, in the order the sweep drives them, each leased for its own turn (n x the lease for the
-// n-th), so a sweep that dies gives the first back after one lease, not after a whole round.
+// n-th), so a sweep that dies gives the first back after one lease, not after a whole round; and
+// each turn starts only on a lease the sweep still holds (renewLease).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
-import { claimDueRefunds } from "../src/refunds/refunds.sql.ts";
+import { claimDueRefunds, renewLease } from "../src/refunds/refunds.sql.ts";
 import { newId } from "../src/shared/ids.ts";
 import { createTestDatabase } from "./support/db.ts";
 
@@ -62,4 +63,52 @@ test("the sweep claims due refunds oldest first, each leased for its own turn; a
     );
   }
   assert.deepEqual(await claimDueRefunds(db, 10, 20_500), [], "all leased now");
+});
+
+test("the claim takes the oldest due first within its limit and skips a row another transaction holds", async () => {
+  await sql`update order_refunds set state = 'refunded', refunded_at = now() where state = 'refunding'`.execute(
+    db,
+  );
+  const oldest = await refunding(60);
+  const older = await refunding(40);
+  const busy = await refunding(50);
+  const newest = await refunding(20);
+  const holder = await database.pool.connect();
+  try {
+    await holder.query("begin");
+    await holder.query("select 1 from order_refunds where order_id = $1 for update", [busy]);
+    const claimed = await claimDueRefunds(db, 2, 10_000);
+    assert.deepEqual(
+      claimed.map((lease) => lease.order_id),
+      [oldest, older],
+      "the row locked elsewhere is skipped, not waited for; the limit keeps the two oldest",
+    );
+    assert.deepEqual(
+      (await claimDueRefunds(db, 10, 10_000)).map((lease) => lease.order_id),
+      [newest],
+    );
+  } finally {
+    await holder.query("rollback");
+    holder.release();
+  }
+});
+
+test("a turn renews only a lease still held: not one that ran out, nor another holder's", async () => {
+  await sql`update order_refunds set state = 'refunded', refunded_at = now() where state = 'refunding'`.execute(
+    db,
+  );
+  const order_id = await refunding(5);
+  const [lease] = await claimDueRefunds(db, 1, 10_000);
+  assert.ok(lease && lease.order_id === order_id);
+  assert.equal(await renewLease(db, lease, 30_000), true);
+  const until = await sql<{ seconds: number }>`
+    select extract(epoch from lease_until - now())::float8 as seconds from order_refunds where order_id = ${order_id}`.execute(
+    db,
+  );
+  assert.ok(Math.abs(until.rows[0]!.seconds - 30) < 5, "renewed for a whole lease from now");
+  assert.equal(await renewLease(db, { ...lease, lease_token: "another" }, 30_000), false, "another holder's");
+  await sql`update order_refunds set lease_until = now() - interval '1 second' where order_id = ${order_id}`.execute(
+    db,
+  );
+  assert.equal(await renewLease(db, lease, 30_000), false, "ran out: someone else may have it");
 });

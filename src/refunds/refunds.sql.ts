@@ -93,6 +93,21 @@ export async function claimDueRefunds(db: Executor, limit: number, lease_ms: num
 }
 
 /**
+ * The sweep's turn comes: its lease renewed for `lease_ms` from now, only while it still holds it
+ * (same token, not expired). False when it ran out meanwhile: another driver may hold it now, and
+ * the sweep leaves the refund to it. A row update either way, so a concurrent taker and this
+ * renewal take turns on the row: never both.
+ */
+export async function renewLease(db: Executor, held: RefundLease, lease_ms: number): Promise<boolean> {
+  const result = await sql`
+    update order_refunds set lease_until = ${lease(lease_ms)}
+    where order_id = ${held.order_id} and state = 'refunding' and lease_token = ${held.lease_token}
+      and lease_until > clock_timestamp()
+    returning 1 as renewed`.execute(db);
+  return result.rows.length === 1;
+}
+
+/**
  * Unknown outcome: the holder gives its lease up. At once (a client's retry may drive it again), or
  * with `backoff` (the sweep): after 1, 2, 4 ... seconds, at most 5 minutes, per failed attempt.
  */
