@@ -22,6 +22,17 @@ export type PartnerPriceTerms = { discount_percent: number; override_minor: numb
 /** A package and its partner's price terms, read together. */
 export type WithPriceTerms<T> = { pkg: T; terms: PartnerPriceTerms };
 
+/** The two PartnerPriceTerms columns, over `packages p` joined with priceTermsJoin. */
+const PRICE_TERMS = sql.raw(
+  "coalesce(pp.discount_percent, 0) as discount_percent, ov.amount_minor as override_minor",
+);
+
+/** The partner's pricing row and its override of package `p`, each at most one row (primary keys). */
+function priceTermsJoin(partner_id: string) {
+  return sql`left join partner_pricing pp on pp.partner_id = ${partner_id}
+    left join partner_price_overrides ov on ov.partner_id = ${partner_id} and ov.package_id = p.package_id`;
+}
+
 function splitTerms<T>(row: (T & PartnerPriceTerms) | undefined): WithPriceTerms<T> | null {
   if (row === undefined) return null;
   const { discount_percent, override_minor, ...pkg } = row;
@@ -35,10 +46,8 @@ export async function selectActivePackage(
 ): Promise<WithPriceTerms<CartablePackage> | null> {
   const result = await sql<CartablePackage & PartnerPriceTerms>`
     select p.package_id, p.external_package_id, p.data_mb, p.validity_days, p.wholesale_minor, p.currency,
-           coalesce(pp.discount_percent, 0) as discount_percent, ov.amount_minor as override_minor
-    from packages p
-    left join partner_pricing pp on pp.partner_id = ${partner_id}
-    left join partner_price_overrides ov on ov.partner_id = ${partner_id} and ov.package_id = p.package_id
+           ${PRICE_TERMS}
+    from packages p ${priceTermsJoin(partner_id)}
     where p.package_id = ${package_id} and p.active`.execute(db);
   return splitTerms(result.rows[0]);
 }
@@ -99,10 +108,8 @@ export async function selectCoveringMeteredPackage(
   const result = await sql<CoveringPackage & PartnerPriceTerms>`
     select p.package_id, p.external_package_id, p.name, p.data_mb, p.validity_days,
            p.wholesale_minor, p.currency, p.coverage, p.region,
-           coalesce(pp.discount_percent, 0) as discount_percent, ov.amount_minor as override_minor
-    from packages p
-    left join partner_pricing pp on pp.partner_id = ${partner_id}
-    left join partner_price_overrides ov on ov.partner_id = ${partner_id} and ov.package_id = p.package_id
+           ${PRICE_TERMS}
+    from packages p ${priceTermsJoin(partner_id)}
     where p.package_id = ${choice.package_id} and p.external_package_id = ${choice.external_package_id}
       and p.active and p.data_mb is not null
       and exists (select 1 from package_destinations o where o.package_id = ${original_package_id})
