@@ -2,7 +2,7 @@
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../shared/context.ts";
-import { endpoint } from "../shared/endpoint.ts";
+import { endpoint, type Handler } from "../shared/endpoint.ts";
 import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { CompletedOutcomes } from "./completed-outcomes.ts";
 import { checkEndUser, EndUserFields } from "./end-user.ts";
@@ -24,38 +24,40 @@ const SubmitBody = Type.Object(
   { additionalProperties: false },
 );
 
+const schema = {
+  operationId: "submitOrder",
+  summary: "Submit a cart: pay from the wallet and provision the eSIM",
+  description:
+    "Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, " +
+    "without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs.",
+  tags: ["Orders"],
+  security: PARTNER_SECURITY,
+  body: SubmitBody,
+  response: {
+    200: Order,
+    ...errorResponses(
+      "unauthorized",
+      "wrong_environment",
+      "insufficient_balance",
+      "cart_not_found",
+      "request_in_progress",
+      "cart_expired",
+      "invalid_start_date",
+      "carrier_error",
+      "carrier_unavailable",
+    ),
+  },
+};
+
 export const submitOrderRoute = endpoint({
   method: "POST",
   url: "/orders/submit",
-  schema: {
-    operationId: "submitOrder",
-    summary: "Submit a cart: pay from the wallet and provision the eSIM",
-    description:
-      "Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, " +
-      "without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs.",
-    tags: ["Orders"],
-    security: PARTNER_SECURITY,
-    body: SubmitBody,
-    response: {
-      200: Order,
-      ...errorResponses(
-        "unauthorized",
-        "wrong_environment",
-        "insufficient_balance",
-        "cart_not_found",
-        "request_in_progress",
-        "cart_expired",
-        "invalid_start_date",
-        "carrier_error",
-        "carrier_unavailable",
-      ),
-    },
-  },
+  schema,
   handler: (ctx) => {
     // Per registration, so per process: see completed-outcomes.ts.
     const completed = new CompletedOutcomes();
     // Not async: a retry answered from memory goes through no promise; the rest is submitAndSend.
-    return (request, reply) => {
+    const handler: Handler<typeof schema> = (request, reply) => {
       const { body } = request;
       const partner_id = request.partner!.partner_id;
       const input = {
@@ -70,10 +72,17 @@ export const submitOrderRoute = endpoint({
       checkEndUser(input);
       const replayed = completed.find(partner_id, input.cart_key);
       if (replayed !== null) {
+        if (request.bodyBytes !== null)
+          completed.rememberBytes(partner_id, input.cart_key, request.bodyBytes);
         sendBytes(reply, replayed);
         return;
       }
       return submitAndSend(ctx, reply, completed, partner_id, input);
+    };
+    return {
+      handler,
+      // The same request again, byte for byte, and its cart's answer kept: sent before any parse.
+      from_bytes: (request, bytes) => completed.findByBytes(request.partner!.partner_id, bytes),
     };
   },
 });
@@ -88,7 +97,10 @@ async function submitAndSend(
 ): Promise<void> {
   const order = await submitOrder(ctx, partner_id, input);
   const outcome = await outcomeOf(ctx.db, order, String(reply.request.id));
-  if (outcome !== null && order.status === "completed")
+  if (outcome !== null && order.status === "completed") {
     completed.remember(partner_id, input.cart_key, outcome);
+    const bytes = reply.request.bodyBytes;
+    if (bytes !== null) completed.rememberBytes(partner_id, input.cart_key, bytes);
+  }
   sendOutcome(reply, order, outcome);
 }

@@ -6,6 +6,8 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type {
   ContextConfigDefault,
   FastifyBaseLogger,
+  FastifyReply,
+  FastifyRequest,
   FastifySchema,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
@@ -15,6 +17,7 @@ import type {
 } from "fastify";
 import type { AppContext } from "./context.ts";
 import type { App } from "./http-types.ts";
+import { type JsonBodyParser, strictJsonParser } from "./well-formed-text.ts";
 
 export type Handler<S extends FastifySchema> = RouteHandlerMethod<
   RawServerDefault,
@@ -27,12 +30,26 @@ export type Handler<S extends FastifySchema> = RouteHandlerMethod<
   FastifyBaseLogger
 >;
 
+/** An answer already sent, byte for byte: what a retry with the same body gets again. */
+export type ExactAnswer = { status: number; content_type: string; body: string };
+
+/**
+ * A remembered answer for a request whose JSON body is exactly `bytes`, or null. Only an answer
+ * that is final and was given to a request with these same bytes (so they parsed and validated,
+ * and would again: parsing and validation depend on nothing else) may be found here.
+ */
+export type BytesLookup = (request: FastifyRequest, bytes: Buffer) => ExactAnswer | null;
+
 export type Endpoint<S extends FastifySchema = FastifySchema> = {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   url: string;
   schema: S;
-  /** Called once per registration: state kept across requests (a cache) lives in its closure. */
-  handler: (ctx: AppContext) => Handler<S>;
+  /**
+   * Called once per registration: state kept across requests (a cache) lives in its closure. A
+   * route that answers retries from memory may return `from_bytes` too, looked up before the body
+   * is parsed or validated (the handler finds the exact bytes in `request.bodyBytes`).
+   */
+  handler: (ctx: AppContext) => Handler<S> | { handler: Handler<S>; from_bytes: BytesLookup };
 };
 
 type RouteHandler = Parameters<App["route"]>[0]["handler"];
@@ -50,8 +67,52 @@ export function endpoint<S extends FastifySchema>(definition: Endpoint<S>): Endp
     ...definition,
     register(app, ctx) {
       const { method, url, schema } = definition;
-      app.route({ method, url, schema, handler: definition.handler(ctx) as unknown as RouteHandler });
+      const made = definition.handler(ctx);
+      if (typeof made === "function") {
+        app.route({ method, url, schema, handler: made as unknown as RouteHandler });
+        return;
+      }
+      app.route({
+        method,
+        url,
+        schema,
+        handler: made.handler as unknown as RouteHandler,
+        config: { answers_from_bytes: true },
+        preValidation: answerFromBytes(strictJsonParser(app), made.from_bytes),
+      });
     },
+  };
+}
+
+/**
+ * The route hook of a route that answers from bytes: its body arrives unparsed (well-formed-text.ts).
+ * A remembered answer is sent as it is: no parse, no schema, no handler. Otherwise the bytes are
+ * parsed as every JSON body is, kept for the handler, and validation and the handler run as usual.
+ */
+function answerFromBytes(parse: JsonBodyParser, lookup: BytesLookup) {
+  // A callback hook: a remembered answer goes through no promise.
+  return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+    const bytes = request.body;
+    // No JSON body (none, or another content type): validation answers as on any route.
+    if (!Buffer.isBuffer(bytes)) {
+      done();
+      return;
+    }
+    const answer = lookup(request, bytes);
+    if (answer !== null) {
+      // Sent from a hook: done is not called, so nothing after this hook runs.
+      reply.code(answer.status).type(answer.content_type).send(answer.body);
+      return;
+    }
+    request.bodyBytes = bytes;
+    parse(request, bytes, (error, value) => {
+      if (error) {
+        done(error);
+        return;
+      }
+      request.body = value;
+      done();
+    });
   };
 }
 

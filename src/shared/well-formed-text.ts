@@ -72,11 +72,17 @@ function checkParameters(request: FastifyRequest): ApiError | null {
   return null;
 }
 
-/** Replaces Fastify's JSON parser with the same parser behind a strict UTF-8 decode, and checks parameters. */
-export function refuseMalformedText(app: FastifyInstance): void {
+/** A JSON body parser in Fastify's content-type parser shape. */
+export type JsonBodyParser = (
+  request: FastifyRequest,
+  body: Buffer,
+  done: (error: Error | null, value?: unknown) => void,
+) => void;
+
+/** Fastify's own JSON parser (prototype poisoning refused) behind a strict UTF-8 decode and the surrogate check. */
+export function strictJsonParser(app: FastifyInstance): JsonBodyParser {
   const parseJson = app.getDefaultJsonParser("error", "error");
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body: Buffer, done) => {
+  return (request, body, done) => {
     let text: string;
     try {
       text = UTF8.decode(body);
@@ -89,6 +95,18 @@ export function refuseMalformedText(app: FastifyInstance): void {
       if (where !== null) return done(refused(where, "contains a lone UTF-16 surrogate"), undefined);
       done(null, value);
     });
+  };
+}
+
+/** Replaces Fastify's JSON parser with strictJsonParser, and checks parameters. */
+export function refuseMalformedText(app: FastifyInstance): void {
+  const parse = strictJsonParser(app);
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body: Buffer, done) => {
+    // A route that may answer from the body's exact bytes gets them unparsed: its own hook looks
+    // them up first and parses them with this same parser on a miss (endpoint.ts, answerFromBytes).
+    if (request.routeOptions.config.answers_from_bytes === true) return done(null, body);
+    parse(request, body, done);
   });
   // A callback hook: no promise per request.
   app.addHook("preValidation", (request, _reply, done) => {

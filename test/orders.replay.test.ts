@@ -1,0 +1,65 @@
+// Retries of a completed submit (src/orders/completed-outcomes.ts): the same request again, byte
+// for byte, is answered with the bytes already sent and no database work; any other body is
+// parsed, validated and checked as a new request would be. A real service over a real
+// PostgreSQL and the carrier simulator as its own process.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { createTestApp } from "./support/app.ts";
+import { createTestDatabase } from "./support/db.ts";
+import { startSimulatorProcess } from "./support/simulator.ts";
+
+const database = await createTestDatabase({ catalog: true });
+const simulator = await startSimulatorProcess({ databaseUrl: database.url, stopAfterTests: true });
+const carrier = new HttpCarrier({ base_url: simulator.url, api_key: simulator.apiKey, timeout_ms: 5_000 });
+const queries: string[] = [];
+const app = await createTestApp({}, { database, carrier, onQuery: (sql) => queries.push(sql) });
+const owner = await app.createPartner("Acme Travel", 10_000);
+const stranger = await app.createPartner("Other Travel", 10_000);
+
+const submit = (api_key: string, payload: string) =>
+  app.app.inject({
+    method: "POST",
+    url: "/v1/orders/submit",
+    headers: { ...app.auth(api_key), "content-type": "application/json" },
+    payload,
+  });
+
+test("a completed submit's retries: the same bytes answered as sent, any other body checked again", async () => {
+  const cart = await app.app.inject({
+    method: "POST",
+    url: "/v1/orders/cart",
+    headers: app.auth(owner.api_key),
+    payload: { package_id: "fr-1gb-7d" },
+  });
+  const { cart_key } = cart.json();
+  const body = (phone: string, email = "ana@example.com") =>
+    `{"cart_key":"${cart_key}","email":"${email}","phone":"${phone}","first_name":"Ana","last_name":"Lima"}`;
+  const first = await submit(owner.api_key, body("+14155550123"));
+  assert.equal(first.statusCode, 200, first.body);
+
+  queries.length = 0;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const again = await submit(owner.api_key, body("+14155550123"));
+    assert.equal(again.statusCode, 200);
+    assert.equal(again.body, first.body, "byte for byte");
+    assert.notEqual(again.headers["x-request-id"], first.headers["x-request-id"]);
+    assert.ok(again.headers["ratelimit-remaining"] !== undefined, "the rate limit still counted it");
+  }
+  assert.deepEqual(queries, [], "no database work for a remembered answer");
+
+  // Another partner sending the very same bytes gets what any stranger gets for this cart.
+  const foreign = await submit(stranger.api_key, body("+14155550123"));
+  assert.equal(foreign.statusCode, 404);
+  assert.equal(foreign.json().code, "cart_not_found");
+  // Other bytes go through every check: a phone that is not a number is refused even now.
+  const invalid = await submit(owner.api_key, body("+99912345678"));
+  assert.equal(invalid.statusCode, 400);
+  assert.equal(invalid.json().code, "invalid_request");
+  const malformed = await submit(owner.api_key, `${body("+14155550123")}}`);
+  assert.equal(malformed.statusCode, 400);
+  // A valid body that differs is answered with the order too: the retry names the same cart.
+  const other = await submit(owner.api_key, body("+14155550123", "other@example.com"));
+  assert.equal(other.statusCode, 200);
+  assert.equal(other.body, first.body);
+});
