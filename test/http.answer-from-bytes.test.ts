@@ -34,6 +34,7 @@ async function appWith() {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
   app.decorateRequest("partner", null);
+  app.decorateRequest("wantsBodyBytes", false);
   app.decorateRequest("bodyBytes", null);
   refuseMalformedText(app);
   registerProblemHandlers(app);
@@ -116,6 +117,11 @@ test("every refusal of the shared parser is the same on a route that answers fro
     assert.equal(b.code, a.code, String(body));
     assert.equal(b.detail, a.detail, String(body));
     assert.deepEqual(b.errors, a.errors, String(body));
+    const headers = (answer: typeof plain) => {
+      const { "x-request-id": _id, date: _date, ...rest } = answer.headers;
+      return rest;
+    };
+    assert.deepEqual(headers(from_bytes), headers(plain), String(body));
   }
   assert.deepEqual(seen.handled, []);
 });

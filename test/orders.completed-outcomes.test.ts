@@ -2,7 +2,7 @@
 // bytes already sent, only for the partner whose cart it is, and the memory stays bounded.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CompletedOutcomes } from "../src/orders/completed-outcomes.ts";
+import { CompletedOutcomes, MAX_LINKED_BODY_BYTES } from "../src/orders/completed-outcomes.ts";
 import { JSON_TYPE } from "../src/orders/stored-outcome.ts";
 
 const outcome = (body: string) => ({ status: 200, content_type: JSON_TYPE, body });
@@ -46,19 +46,37 @@ test("a body's exact bytes find their cart's kept answer, for that partner only"
   assert.equal(completed.findByBytes("ptr_a", latin1), null);
 });
 
-test("a link outlives no answer, and the links are bounded too", () => {
+test("one link per answer: a new body replaces the cart's last, and a forgotten answer takes its link", () => {
   const completed = new CompletedOutcomes(2);
-  const body = (n: number) => Buffer.from(`{"cart_key":"cart_${n}"}`);
+  const body = (n: number, pad = "") => Buffer.from(`{"cart_key":"cart_${n}"${pad}}`);
   for (const n of [1, 2]) {
     completed.remember("ptr_a", `cart_${n}`, outcome(String(n)));
     completed.rememberBytes("ptr_a", `cart_${n}`, body(n));
   }
-  completed.rememberBytes("ptr_a", "cart_2", Buffer.from('{ "cart_key": "cart_2" }'));
-  // cart_1's link was the oldest of three: forgotten.
-  assert.equal(completed.findByBytes("ptr_a", body(1)), null);
-  assert.deepEqual(completed.findByBytes("ptr_a", body(2)), outcome("2"));
-  // A third answer forgets cart_2's: its links find nothing, though they are still held.
+  // Padding makes endless distinct bodies for one cart: each replaces the last.
+  for (let pad = 1; pad <= 50; pad++) completed.rememberBytes("ptr_a", "cart_2", body(2, " ".repeat(pad)));
+  assert.equal(completed.linked_bodies, 2);
+  assert.equal(completed.findByBytes("ptr_a", body(2)), null, "replaced");
+  assert.deepEqual(completed.findByBytes("ptr_a", body(2, " ".repeat(50))), outcome("2"));
+  assert.deepEqual(completed.findByBytes("ptr_a", body(1)), outcome("1"));
+  // A third answer forgets the oldest, cart_1, and its link with it.
   completed.remember("ptr_a", "cart_3", outcome("3"));
-  completed.remember("ptr_a", "cart_4", outcome("4"));
-  assert.equal(completed.findByBytes("ptr_a", body(2)), null);
+  assert.equal(completed.findByBytes("ptr_a", body(1)), null);
+  assert.equal(completed.linked_bodies, 1);
+  // An answer kept again for its cart starts without a link.
+  completed.remember("ptr_a", "cart_2", outcome("2"));
+  assert.equal(completed.linked_bodies, 0);
+});
+
+test("a body longer than MAX_LINKED_BODY_BYTES is never linked", () => {
+  const completed = new CompletedOutcomes();
+  completed.remember("ptr_a", "cart_1", outcome("1"));
+  const long = Buffer.from(`{"cart_key":"cart_1"${" ".repeat(MAX_LINKED_BODY_BYTES)}}`);
+  completed.rememberBytes("ptr_a", "cart_1", long);
+  assert.equal(completed.linked_bodies, 0);
+  assert.equal(completed.findByBytes("ptr_a", long), null);
+  const longest = Buffer.from(`{"cart_key":"cart_1"${" ".repeat(MAX_LINKED_BODY_BYTES - 21)}}`);
+  assert.equal(longest.length, MAX_LINKED_BODY_BYTES);
+  completed.rememberBytes("ptr_a", "cart_1", longest);
+  assert.deepEqual(completed.findByBytes("ptr_a", longest), outcome("1"));
 });

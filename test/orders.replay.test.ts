@@ -3,6 +3,7 @@
 // parsed, validated and checked as a new request would be. A real service over a real
 // PostgreSQL and the carrier simulator as its own process.
 import assert from "node:assert/strict";
+import { tracingChannel } from "node:diagnostics_channel";
 import { test } from "node:test";
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { createTestApp } from "./support/app.ts";
@@ -13,6 +14,15 @@ const database = await createTestDatabase({ catalog: true });
 const simulator = await startSimulatorProcess({ databaseUrl: database.url, stopAfterTests: true });
 const carrier = new HttpCarrier({ base_url: simulator.url, api_key: simulator.apiKey, timeout_ms: 5_000 });
 const queries: string[] = [];
+// Fastify publishes here when a route's handler starts, after parsing, validation and every hook.
+const handled: string[] = [];
+tracingChannel("fastify.request.handler").subscribe({
+  start: (message) => handled.push((message as { route: { url: string } }).route.url),
+  end: () => {},
+  asyncStart: () => {},
+  asyncEnd: () => {},
+  error: () => {},
+});
 const app = await createTestApp({}, { database, carrier, onQuery: (sql) => queries.push(sql) });
 const owner = await app.createPartner("Acme Travel", 10_000);
 const stranger = await app.createPartner("Other Travel", 10_000);
@@ -26,6 +36,7 @@ const submit = (api_key: string, payload: string) =>
   });
 
 test("a completed submit's retries: the same bytes answered as sent, any other body checked again", async () => {
+  handled.length = 0;
   const cart = await app.app.inject({
     method: "POST",
     url: "/v1/orders/cart",
@@ -38,6 +49,7 @@ test("a completed submit's retries: the same bytes answered as sent, any other b
   const first = await submit(owner.api_key, body("+14155550123"));
   assert.equal(first.statusCode, 200, first.body);
 
+  assert.deepEqual(handled.splice(0), ["/v1/orders/cart", "/v1/orders/submit"]);
   queries.length = 0;
   for (let attempt = 0; attempt < 3; attempt++) {
     const again = await submit(owner.api_key, body("+14155550123"));
@@ -47,6 +59,7 @@ test("a completed submit's retries: the same bytes answered as sent, any other b
     assert.ok(again.headers["ratelimit-remaining"] !== undefined, "the rate limit still counted it");
   }
   assert.deepEqual(queries, [], "no database work for a remembered answer");
+  assert.deepEqual(handled.splice(0), [], "no parse, schema or handler for the same bytes");
 
   // Another partner sending the very same bytes gets what any stranger gets for this cart.
   const foreign = await submit(stranger.api_key, body("+14155550123"));
@@ -62,4 +75,11 @@ test("a completed submit's retries: the same bytes answered as sent, any other b
   const other = await submit(owner.api_key, body("+14155550123", "other@example.com"));
   assert.equal(other.statusCode, 200);
   assert.equal(other.body, first.body);
+  // The stranger's 404, the phone the handler refuses, the other email's 200; the malformed body
+  // was refused by the parser.
+  assert.deepEqual(handled.splice(0), ["/v1/orders/submit", "/v1/orders/submit", "/v1/orders/submit"]);
+  // Its bytes are now the cart's link: they are answered from memory, the first ones are checked again.
+  assert.equal((await submit(owner.api_key, body("+14155550123", "other@example.com"))).body, first.body);
+  assert.equal((await submit(owner.api_key, body("+14155550123"))).body, first.body);
+  assert.deepEqual(handled.splice(0), ["/v1/orders/submit"]);
 });

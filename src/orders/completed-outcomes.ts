@@ -14,16 +14,22 @@
 import assert from "node:assert/strict";
 import type { HttpOutcome } from "./stored-outcome.ts";
 
-/** Outcomes kept per process (a body is about 1 KB): the oldest is forgotten first. */
+/** Outcomes kept per process (a body is about 1 KB): the oldest is forgotten first. Each holds one link. */
 export const MAX_COMPLETED_OUTCOMES = 10_000;
 
-type Entry = { partner_id: string; outcome: HttpOutcome };
-type BytesLink = { partner_id: string; cart_key: string };
+/**
+ * The longest body whose bytes are linked. A submit is about 200 bytes, 1 KB at its schema's
+ * limits; a longer one is padding (JSON allows any amount of whitespace) and is checked as usual.
+ */
+export const MAX_LINKED_BODY_BYTES = 2048;
+
+/** `body`: the bytes (latin1, one character per byte) of the last body linked to this answer. */
+type Entry = { partner_id: string; outcome: HttpOutcome; body: string | null };
 
 export class CompletedOutcomes {
   readonly #entries = new Map<string, Entry>();
-  /** A body's exact bytes (as latin1, one character per byte) -> the cart its answer is kept for. */
-  readonly #bodies = new Map<string, BytesLink>();
+  /** Body bytes -> the cart they name: at most one per entry, gone with it. */
+  readonly #bodies = new Map<string, string>();
   readonly #max_entries: number;
 
   constructor(max_entries = MAX_COMPLETED_OUTCOMES) {
@@ -37,22 +43,28 @@ export class CompletedOutcomes {
     return entry !== undefined && entry.partner_id === partner_id ? entry.outcome : null;
   }
 
-  /** The answer kept for the cart a body with exactly these bytes named, for this partner, or null. */
+  /** The answer kept for the cart a body of exactly these bytes names, if it is this partner's, or null. */
   findByBytes(partner_id: string, bytes: Buffer): HttpOutcome | null {
-    const link = this.#bodies.get(bytes.toString("latin1"));
-    // The cart's own entry decides: forgotten, or another partner's, is a miss.
-    return link !== undefined && link.partner_id === partner_id ? this.find(partner_id, link.cart_key) : null;
+    if (bytes.length > MAX_LINKED_BODY_BYTES) return null;
+    const cart_key = this.#bodies.get(bytes.toString("latin1"));
+    return cart_key === undefined ? null : this.find(partner_id, cart_key);
   }
 
-  /** Links a body's exact bytes to the cart whose kept answer that body was just given. */
+  /** Links a body's exact bytes to the kept answer it was just given, in place of the cart's last link. */
   rememberBytes(partner_id: string, cart_key: string, bytes: Buffer): void {
-    assert.ok(this.find(partner_id, cart_key) !== null, "bytes are linked only to a kept answer");
-    const key = bytes.toString("latin1");
-    if (!this.#bodies.has(key) && this.#bodies.size >= this.#max_entries) {
-      const oldest = this.#bodies.keys().next().value;
-      if (oldest !== undefined) this.#bodies.delete(oldest);
-    }
-    this.#bodies.set(key, { partner_id, cart_key });
+    const entry = this.#entries.get(cart_key);
+    assert.ok(
+      entry !== undefined && entry.partner_id === partner_id,
+      "bytes are linked only to a kept answer",
+    );
+    if (bytes.length > MAX_LINKED_BODY_BYTES) return;
+    const body = bytes.toString("latin1");
+    if (entry.body === body) return;
+    // The bytes name one cart (its key is in them), so no other entry can hold this link.
+    assert.ok(!this.#bodies.has(body), "a body's bytes name one cart");
+    if (entry.body !== null) this.#bodies.delete(entry.body);
+    entry.body = body;
+    this.#bodies.set(body, cart_key);
   }
 
   remember(partner_id: string, cart_key: string, outcome: HttpOutcome): void {
@@ -61,10 +73,23 @@ export class CompletedOutcomes {
       200,
       "only a completed order's answer is final and the same for every retry",
     );
-    if (!this.#entries.has(cart_key) && this.#entries.size >= this.#max_entries) {
+    const replaced = this.#entries.get(cart_key);
+    if (replaced === undefined && this.#entries.size >= this.#max_entries) {
       const oldest = this.#entries.keys().next().value;
-      if (oldest !== undefined) this.#entries.delete(oldest);
+      if (oldest !== undefined) this.#forget(oldest);
     }
-    this.#entries.set(cart_key, { partner_id, outcome });
+    if (replaced !== undefined) this.#forget(cart_key);
+    this.#entries.set(cart_key, { partner_id, outcome, body: null });
+  }
+
+  #forget(cart_key: string): void {
+    const entry = this.#entries.get(cart_key);
+    if (entry?.body != null) this.#bodies.delete(entry.body);
+    this.#entries.delete(cart_key);
+  }
+
+  /** How many body links are held: never more than the answers kept. For tests. */
+  get linked_bodies(): number {
+    return this.#bodies.size;
   }
 }

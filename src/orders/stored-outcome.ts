@@ -3,13 +3,15 @@
 // transaction, topups/finish-topup.ts), so a replay is byte for byte what the first attempt
 // answered or would have.
 import type { Executor } from "../db/executor.ts";
+import type { ExactAnswer } from "../shared/endpoint.ts";
 import { ApiError } from "../shared/errors.ts";
 import { problemBody } from "../shared/problem.ts";
 import type { OrderRow, PurchaseRow } from "./order.ts";
 import { purchasesOf } from "./orders.sql.ts";
 import { renderOrder } from "./render-order.ts";
 
-export type HttpOutcome = { status: number; content_type: string; body: string };
+/** Exact bytes, as the routes that answer from bytes send them (shared/endpoint.ts). */
+export type HttpOutcome = ExactAnswer;
 
 export const JSON_TYPE = "application/json; charset=utf-8";
 export const PROBLEM_TYPE = "application/problem+json; charset=utf-8";

@@ -140,6 +140,7 @@ function createFastify(ctx: AppContext, options: BuildOptions): App {
 /** What every response shares: problem+json errors, security headers, the OpenAPI document, one log line. */
 async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   app.decorateRequest("partner", null);
+  app.decorateRequest("wantsBodyBytes", false);
   app.decorateRequest("bodyBytes", null);
   // Only JSON bodies: Fastify's default text/plain parser would let a string reach schema validation.
   app.removeContentTypeParser("text/plain");

@@ -40,6 +40,9 @@ export type ExactAnswer = { status: number; content_type: string; body: string }
  */
 export type BytesLookup = (request: FastifyRequest, bytes: Buffer) => ExactAnswer | null;
 
+/** A handler, and the lookup of a route that answers some retries from their body's bytes. */
+export type AnsweringFromBytes<S extends FastifySchema> = { handler: Handler<S>; from_bytes: BytesLookup };
+
 export type Endpoint<S extends FastifySchema = FastifySchema> = {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   url: string;
@@ -47,9 +50,12 @@ export type Endpoint<S extends FastifySchema = FastifySchema> = {
   /**
    * Called once per registration: state kept across requests (a cache) lives in its closure. A
    * route that answers retries from memory may return `from_bytes` too, looked up before the body
-   * is parsed or validated (the handler finds the exact bytes in `request.bodyBytes`).
+   * is parsed or validated (the handler finds the exact bytes in `request.bodyBytes`). On such a
+   * route the body is parsed in its own preValidation hook, after the app's: a request with both
+   * a bad path or query and a bad body gets the parameter's refusal, and an app-wide
+   * preValidation hook sees the body as a Buffer.
    */
-  handler: (ctx: AppContext) => Handler<S> | { handler: Handler<S>; from_bytes: BytesLookup };
+  handler: (ctx: AppContext) => Handler<S> | AnsweringFromBytes<S>;
 };
 
 type RouteHandler = Parameters<App["route"]>[0]["handler"];
@@ -77,11 +83,18 @@ export function endpoint<S extends FastifySchema>(definition: Endpoint<S>): Endp
         url,
         schema,
         handler: made.handler as unknown as RouteHandler,
-        config: { answers_from_bytes: true },
+        // A flag on the request, not the route's config: Fastify builds routeOptions on every read.
+        onRequest: wantsBytes,
         preValidation: answerFromBytes(strictJsonParser(app), made.from_bytes),
       });
     },
   };
+}
+
+/** Tells the JSON parser to hand this request's body over unparsed (well-formed-text.ts). */
+function wantsBytes(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  request.wantsBodyBytes = true;
+  done();
 }
 
 /**
@@ -107,6 +120,8 @@ function answerFromBytes(parse: JsonBodyParser, lookup: BytesLookup) {
     request.bodyBytes = bytes;
     parse(request, bytes, (error, value) => {
       if (error) {
+        // As Fastify does when its parser refuses a body (content-type-parser.js).
+        reply.header("connection", "close");
         done(error);
         return;
       }

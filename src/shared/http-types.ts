@@ -18,11 +18,9 @@ declare module "fastify" {
   interface FastifyRequest {
     /** Set by the authentication hook on every /v1 route; null elsewhere. */
     partner: AuthenticatedPartner | null;
+    /** Set on a route that answers from bytes (endpoint.ts): the JSON parser hands the body over unparsed. */
+    wantsBodyBytes: boolean;
     /** The exact JSON body, on a route that answers from bytes (endpoint.ts) and did not: null elsewhere. */
     bodyBytes: Buffer | null;
-  }
-  interface FastifyContextConfig {
-    /** The route looks a request up by its body's exact bytes before they are parsed (endpoint.ts). */
-    answers_from_bytes?: boolean;
   }
 }
