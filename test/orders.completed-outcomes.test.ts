@@ -35,8 +35,11 @@ test("the memory is bounded: the oldest entry is forgotten first", () => {
 test("a body's exact bytes find their cart's kept answer, for that partner only", () => {
   const completed = new CompletedOutcomes();
   const bytes = Buffer.from('{"cart_key":"cart_1","first_name":"Zoë"}');
-  assert.throws(() => completed.rememberBytes("ptr_a", "cart_1", bytes), "no kept answer to link to");
+  completed.rememberBytes("ptr_a", "cart_1", bytes);
+  assert.equal(completed.linked_bodies, 0, "no kept answer to link to");
   completed.remember("ptr_a", "cart_1", outcome("1"));
+  completed.rememberBytes("ptr_b", "cart_1", bytes);
+  assert.equal(completed.linked_bodies, 0, "not another partner's answer");
   completed.rememberBytes("ptr_a", "cart_1", bytes);
   assert.deepEqual(completed.findByBytes("ptr_a", Buffer.from(bytes)), outcome("1"));
   assert.equal(completed.findByBytes("ptr_b", bytes), null, "another partner's identical bytes");

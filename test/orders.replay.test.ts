@@ -58,7 +58,12 @@ test("a completed submit's retries: the same bytes answered as sent, any other b
     assert.notEqual(again.headers["x-request-id"], first.headers["x-request-id"]);
     assert.ok(again.headers["ratelimit-remaining"] !== undefined, "the rate limit still counted it");
   }
-  assert.deepEqual(queries, [], "no database work for a remembered answer");
+  // (The key's cache lasts seconds: a slow machine may look it up again, which is not the answer's work.)
+  assert.deepEqual(
+    queries.filter((sql) => !sql.includes("api_keys")),
+    [],
+    "no database work for a remembered answer",
+  );
   assert.deepEqual(handled.splice(0), [], "no parse, schema or handler for the same bytes");
 
   // Another partner sending the very same bytes gets what any stranger gets for this cart.

@@ -50,18 +50,18 @@ export class CompletedOutcomes {
     return cart_key === undefined ? null : this.find(partner_id, cart_key);
   }
 
-  /** Links a body's exact bytes to the kept answer it was just given, in place of the cart's last link. */
+  /**
+   * Links a body's exact bytes to the kept answer it was just given, in place of the cart's last
+   * link. Only a speed-up: where it cannot link (no kept answer, a body too long) it does nothing,
+   * never failing the request that was just charged.
+   */
   rememberBytes(partner_id: string, cart_key: string, bytes: Buffer): void {
     const entry = this.#entries.get(cart_key);
-    assert.ok(
-      entry !== undefined && entry.partner_id === partner_id,
-      "bytes are linked only to a kept answer",
-    );
-    if (bytes.length > MAX_LINKED_BODY_BYTES) return;
+    if (entry === undefined || entry.partner_id !== partner_id || bytes.length > MAX_LINKED_BODY_BYTES)
+      return;
     const body = bytes.toString("latin1");
-    if (entry.body === body) return;
-    // The bytes name one cart (its key is in them), so no other entry can hold this link.
-    assert.ok(!this.#bodies.has(body), "a body's bytes name one cart");
+    // The bytes name one cart (its key is in them), so only this entry can hold this link already.
+    if (this.#bodies.has(body)) return;
     if (entry.body !== null) this.#bodies.delete(entry.body);
     entry.body = body;
     this.#bodies.set(body, cart_key);

@@ -53,7 +53,7 @@ export type Endpoint<S extends FastifySchema = FastifySchema> = {
    * is parsed or validated (the handler finds the exact bytes in `request.bodyBytes`). On such a
    * route the body is parsed in its own preValidation hook, after the app's: a request with both
    * a bad path or query and a bad body gets the parameter's refusal, and an app-wide
-   * preValidation hook sees the body as a Buffer.
+   * preValidation hook sees no body yet.
    */
   handler: (ctx: AppContext) => Handler<S> | AnsweringFromBytes<S>;
 };
@@ -105,9 +105,9 @@ function wantsBytes(request: FastifyRequest, _reply: FastifyReply, done: () => v
 function answerFromBytes(parse: JsonBodyParser, lookup: BytesLookup) {
   // A callback hook: a remembered answer goes through no promise.
   return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
-    const bytes = request.body;
+    const bytes = request.bodyBytes;
     // No JSON body (none, or another content type): validation answers as on any route.
-    if (!Buffer.isBuffer(bytes)) {
+    if (bytes === null) {
       done();
       return;
     }
@@ -117,7 +117,6 @@ function answerFromBytes(parse: JsonBodyParser, lookup: BytesLookup) {
       reply.code(answer.status).type(answer.content_type).send(answer.body);
       return;
     }
-    request.bodyBytes = bytes;
     parse(request, bytes, (error, value) => {
       if (error) {
         // As Fastify does when its parser refuses a body (content-type-parser.js).

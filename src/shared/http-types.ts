@@ -20,7 +20,7 @@ declare module "fastify" {
     partner: AuthenticatedPartner | null;
     /** Set on a route that answers from bytes (endpoint.ts): the JSON parser hands the body over unparsed. */
     wantsBodyBytes: boolean;
-    /** The exact JSON body, on a route that answers from bytes (endpoint.ts) and did not: null elsewhere. */
+    /** The exact JSON body, on a route that answers from bytes (endpoint.ts): null elsewhere. */
     bodyBytes: Buffer | null;
   }
 }

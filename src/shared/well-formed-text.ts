@@ -105,7 +105,10 @@ export function refuseMalformedText(app: FastifyInstance): void {
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body: Buffer, done) => {
     // A route that may answer from the body's exact bytes gets them unparsed: its own hook looks
     // them up first and parses them with this same parser on a miss (endpoint.ts, answerFromBytes).
-    if (request.wantsBodyBytes) return done(null, body);
+    if (request.wantsBodyBytes) {
+      request.bodyBytes = body;
+      return done(null, undefined);
+    }
     parse(request, body, done);
   });
   // A callback hook: no promise per request.
