@@ -4,7 +4,7 @@
 // handler sees the bytes it was given. A real Fastify instance, the service's own parser and
 // problem handlers.
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import Fastify from "fastify";
 import { Type } from "typebox";
 import { type BytesLookup, type ExactAnswer, endpoint } from "../src/shared/endpoint.ts";
@@ -62,6 +62,7 @@ async function appWith() {
   from_bytes.register(app as unknown as App, {} as never);
   plain.register(app as unknown as App, {} as never);
   await app.ready();
+  after(() => app.close());
   return { app, seen };
 }
 

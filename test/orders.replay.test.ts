@@ -23,7 +23,11 @@ tracingChannel("fastify.request.handler").subscribe({
   asyncEnd: () => {},
   error: () => {},
 });
-const app = await createTestApp({}, { database, carrier, onQuery: (sql) => queries.push(sql) });
+// A slow refill, so that each request's spend shows in RateLimit-Remaining.
+const app = await createTestApp(
+  { rate_limit_per_second: 0.01, rate_limit_burst: 1_000 },
+  { database, carrier, onQuery: (sql) => queries.push(sql) },
+);
 const owner = await app.createPartner("Acme Travel", 10_000);
 const stranger = await app.createPartner("Other Travel", 10_000);
 
@@ -51,13 +55,30 @@ test("a completed submit's retries: the same bytes answered as sent, any other b
 
   assert.deepEqual(handled.splice(0), ["/v1/orders/cart", "/v1/orders/submit"]);
   queries.length = 0;
+  const remaining: number[] = [];
+  const {
+    "x-request-id": _id,
+    date: _date,
+    "ratelimit-remaining": _left,
+    "ratelimit-reset": _reset,
+    ...first_headers
+  } = first.headers;
   for (let attempt = 0; attempt < 3; attempt++) {
     const again = await submit(owner.api_key, body("+14155550123"));
     assert.equal(again.statusCode, 200);
     assert.equal(again.body, first.body, "byte for byte");
-    assert.notEqual(again.headers["x-request-id"], first.headers["x-request-id"]);
-    assert.ok(again.headers["ratelimit-remaining"] !== undefined, "the rate limit still counted it");
+    const {
+      "x-request-id": id,
+      date: _when,
+      "ratelimit-remaining": left,
+      "ratelimit-reset": _later,
+      ...headers
+    } = again.headers;
+    assert.deepEqual(headers, first_headers, "the same headers, security ones included");
+    assert.notEqual(id, first.headers["x-request-id"]);
+    remaining.push(Number(left));
   }
+  assert.ok(remaining[0]! > remaining[1]! && remaining[1]! > remaining[2]!, "each one spent rate limit");
   // (The key's cache lasts seconds: a slow machine may look it up again, which is not the answer's work.)
   assert.deepEqual(
     queries.filter((sql) => !sql.includes("api_keys")),
@@ -66,6 +87,9 @@ test("a completed submit's retries: the same bytes answered as sent, any other b
   );
   assert.deepEqual(handled.splice(0), [], "no parse, schema or handler for the same bytes");
 
+  // Authentication still comes first: the same bytes with a wrong key are 401.
+  const unknown = await submit(`${owner.api_key.slice(0, -4)}xxxx`, body("+14155550123"));
+  assert.equal(unknown.statusCode, 401);
   // Another partner sending the very same bytes gets what any stranger gets for this cart.
   const foreign = await submit(stranger.api_key, body("+14155550123"));
   assert.equal(foreign.statusCode, 404);

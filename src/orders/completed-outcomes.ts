@@ -14,12 +14,15 @@
 import assert from "node:assert/strict";
 import type { HttpOutcome } from "./stored-outcome.ts";
 
-/** Outcomes kept per process (a body is about 1 KB): the oldest is forgotten first. Each holds one link. */
+/**
+ * Outcomes kept per process (a body is about 1 KB): the oldest is forgotten first. Each holds one
+ * link of at most MAX_LINKED_BODY_BYTES: ~30 MB at most in all.
+ */
 export const MAX_COMPLETED_OUTCOMES = 10_000;
 
 /**
- * The longest body whose bytes are linked. A submit is about 200 bytes, 1 KB at its schema's
- * limits; a longer one is padding (JSON allows any amount of whitespace) and is checked as usual.
+ * The longest body whose bytes are linked. A submit is about 200 bytes; a longer one (padding,
+ * which JSON allows without limit, or names escaped as \uXXXX) is checked as usual, every time.
  */
 export const MAX_LINKED_BODY_BYTES = 2048;
 

@@ -40,7 +40,8 @@ const checked_phones = new Map<string, boolean>();
 /**
  * libphonenumber's full check, remembered: its answer depends only on the string (the schema caps it
  * at 16 characters) and the metadata this process loaded, and it was the largest cost left in a
- * retried submit, which checks the same number again (bench/README.md, replay profile).
+ * retried submit whose body differs from the one answered (the same bytes are answered before any
+ * check, completed-outcomes.ts), and in a partner's many orders for one traveller.
  */
 function isValidPhone(phone: string): boolean {
   const known = checked_phones.get(phone);

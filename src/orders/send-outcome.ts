@@ -2,6 +2,7 @@
 // this attempt. Shared by the submit endpoints of new eSIMs and top-ups.
 import type { FastifyReply } from "fastify";
 import type { AppContext } from "../shared/context.ts";
+import { sendExact } from "../shared/endpoint.ts";
 import { ApiError } from "../shared/errors.ts";
 import { sendProblem } from "../shared/problem.ts";
 import type { OrderRow } from "./order.ts";
@@ -40,5 +41,5 @@ export function sendOutcome(reply: FastifyReply, order: OrderRow, outcome: HttpO
 }
 
 export function sendBytes(reply: FastifyReply, outcome: HttpOutcome): FastifyReply {
-  return reply.code(outcome.status).type(outcome.content_type).send(outcome.body);
+  return sendExact(reply, outcome);
 }

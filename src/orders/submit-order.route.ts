@@ -69,6 +69,8 @@ export const submitOrderRoute = endpoint({
         client_reference: body.client_reference ?? null,
       };
       // The checks submitOrder starts with, first: a retry is refused or answered alike either way.
+      // (A retry with the very bytes already answered is sent earlier, by from_bytes: these checks
+      // depend only on its bytes, and they passed them once.)
       checkEndUser(input);
       const replayed = completed.find(partner_id, input.cart_key);
       if (replayed !== null) {
@@ -82,7 +84,8 @@ export const submitOrderRoute = endpoint({
     return {
       handler,
       // The same request again, byte for byte, and its cart's answer kept: sent before any parse.
-      from_bytes: (request, bytes) => completed.findByBytes(request.partner!.partner_id, bytes),
+      from_bytes: (request, bytes) =>
+        request.partner === null ? null : completed.findByBytes(request.partner.partner_id, bytes),
     };
   },
 });

@@ -33,6 +33,11 @@ export type Handler<S extends FastifySchema> = RouteHandlerMethod<
 /** An answer already sent, byte for byte: what a retry with the same body gets again. */
 export type ExactAnswer = { status: number; content_type: string; body: string };
 
+/** Sends an ExactAnswer as it is: a string with its type set is not serialised again. */
+export function sendExact(reply: FastifyReply, answer: ExactAnswer): FastifyReply {
+  return reply.code(answer.status).type(answer.content_type).send(answer.body);
+}
+
 /**
  * A remembered answer for a request whose JSON body is exactly `bytes`, or null. Only an answer
  * that is final and was given to a request with these same bytes (so they parsed and validated,
@@ -114,7 +119,7 @@ function answerFromBytes(parse: JsonBodyParser, lookup: BytesLookup) {
     const answer = lookup(request, bytes);
     if (answer !== null) {
       // Sent from a hook: done is not called, so nothing after this hook runs.
-      reply.code(answer.status).type(answer.content_type).send(answer.body);
+      sendExact(reply, answer);
       return;
     }
     parse(request, bytes, (error, value) => {

@@ -2,7 +2,9 @@
 // surrogate ("\ud800"), a body can carry bytes that are not UTF-8, and a query can percent-encode
 // either; each would reach PostgreSQL as U+FFFD, a silent change of the client's data (a name, a
 // reference it later filters by). Refused here, once, for every body, query and path parameter:
-// 400 invalid_request naming where, before any schema or route sees the value.
+// 400 invalid_request naming where, before any schema or route sees the value. A route that
+// answers from bytes (endpoint.ts) runs this same parser in its own hook, after its lookup: a
+// body found there was parsed and checked when it was first answered.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ApiError } from "./errors.ts";
 
