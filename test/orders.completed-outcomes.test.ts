@@ -83,3 +83,37 @@ test("a body longer than MAX_LINKED_BODY_BYTES is never linked", () => {
   completed.rememberBytes("ptr_a", "cart_1", longest);
   assert.deepEqual(completed.findByBytes("ptr_a", longest), outcome("1"));
 });
+
+test("the cart key read from the raw bytes only picks the entry: the whole bytes decide", () => {
+  const completed = new CompletedOutcomes();
+  completed.remember("ptr_a", "cart_1", outcome("1"));
+  const kept = Buffer.from('{"cart_key":"cart_1","email":"ana@example.com"}');
+  completed.rememberBytes("ptr_a", "cart_1", kept);
+  assert.deepEqual(completed.findByBytes("ptr_a", Buffer.from(kept)), outcome("1"));
+  // The same cart named, other bytes: a miss, whatever else they say.
+  for (const other of [
+    '{"cart_key":"cart_1","email":"eve@example.com"}',
+    '{"cart_key":"cart_1","email":"ana@example.com"} ',
+    '{"cart_key":"cart_1"}',
+  ]) {
+    assert.equal(completed.findByBytes("ptr_a", Buffer.from(other)), null, other);
+  }
+  // Bytes the hint cannot read (spacing, an escape, no cart key, an unterminated one) are misses too,
+  // even when kept: such a client's retries take the usual path, every time.
+  const spaced = Buffer.from('{"cart_key" : "cart_1"}');
+  completed.rememberBytes("ptr_a", "cart_1", spaced);
+  assert.equal(completed.findByBytes("ptr_a", spaced), null);
+  for (const unreadable of ['{"cart_key":"\\u0063art_1"}', '{"email":"x"}', '{"cart_key":"cart_1']) {
+    assert.equal(completed.findByBytes("ptr_a", Buffer.from(unreadable)), null, unreadable);
+  }
+});
+
+test("the kept bytes are a copy: a request buffer reused afterwards changes nothing", () => {
+  const completed = new CompletedOutcomes();
+  completed.remember("ptr_a", "cart_1", outcome("1"));
+  const request = Buffer.from('{"cart_key":"cart_1","first_name":"Ana"}');
+  completed.rememberBytes("ptr_a", "cart_1", request);
+  const same = Buffer.from(request);
+  request.fill(0x20);
+  assert.deepEqual(completed.findByBytes("ptr_a", same), outcome("1"));
+});

@@ -7,32 +7,36 @@
 // Only completed outcomes are kept: a failed one carries the request id of the request it answers.
 // A miss (another process completed it, or it was evicted) takes the usual path, which answers
 // from the database and remembers the answer.
-// A retry is usually the same request again, byte for byte: the exact bytes of a body answered
-// from here are kept too, linked to their cart, and a retry with those bytes is answered before
-// its body is parsed or validated (shared/endpoint.ts, from_bytes). Parsing, the schema and the
-// end user's checks depend only on the bytes, so they would pass again; the answer is the cart's.
+// A retry is usually the same request again, byte for byte: the exact bytes of the last body
+// answered from an entry are kept with it, and a retry with those bytes is answered before its
+// body is parsed or validated (shared/endpoint.ts, from_bytes). Parsing, the schema and the end
+// user's checks depend only on the bytes, so they would pass again; the answer is the entry's.
 import assert from "node:assert/strict";
 import type { HttpOutcome } from "./stored-outcome.ts";
 
 /**
- * Outcomes kept per process (a body is about 1 KB): the oldest is forgotten first. Each holds one
- * link of at most MAX_LINKED_BODY_BYTES: ~30 MB at most in all.
+ * Outcomes kept per process (a body is about 1 KB): the oldest is forgotten first. Each holds the
+ * bytes of one body, at most MAX_LINKED_BODY_BYTES: ~30 MB at most in all.
  */
 export const MAX_COMPLETED_OUTCOMES = 10_000;
 
 /**
- * The longest body whose bytes are linked. A submit is about 200 bytes; a longer one (padding,
+ * The longest body whose bytes are kept. A submit is about 200 bytes; a longer one (padding,
  * which JSON allows without limit, or names escaped as \uXXXX) is checked as usual, every time.
  */
 export const MAX_LINKED_BODY_BYTES = 2048;
 
-/** `body`: the bytes (latin1, one character per byte) of the last body linked to this answer. */
-type Entry = { partner_id: string; outcome: HttpOutcome; body: string | null };
+/** How a body names its cart when written as clients and our SDK write it: the lookup's hint. */
+const CART_KEY_FIELD = Buffer.from('"cart_key":"');
+const QUOTE = 0x22;
+/** The schema's limit on a cart key. */
+const MAX_CART_KEY_LENGTH = 100;
+
+/** `body`: a copy of the bytes of the last body answered from this entry, or null. */
+type Entry = { partner_id: string; outcome: HttpOutcome; body: Buffer | null };
 
 export class CompletedOutcomes {
   readonly #entries = new Map<string, Entry>();
-  /** Body bytes -> the cart they name: at most one per entry, gone with it. */
-  readonly #bodies = new Map<string, string>();
   readonly #max_entries: number;
 
   constructor(max_entries = MAX_COMPLETED_OUTCOMES) {
@@ -46,28 +50,38 @@ export class CompletedOutcomes {
     return entry !== undefined && entry.partner_id === partner_id ? entry.outcome : null;
   }
 
-  /** The answer kept for the cart a body of exactly these bytes names, if it is this partner's, or null. */
+  /**
+   * The answer of this partner's entry whose kept body is exactly these bytes, or null. The cart
+   * key read from the raw bytes only says which entry to compare with (hashing the whole body was
+   * the larger cost); the byte-for-byte comparison decides, so a body the hint misreads is a miss.
+   */
   findByBytes(partner_id: string, bytes: Buffer): HttpOutcome | null {
     if (bytes.length > MAX_LINKED_BODY_BYTES) return null;
-    const cart_key = this.#bodies.get(bytes.toString("latin1"));
-    return cart_key === undefined ? null : this.find(partner_id, cart_key);
+    const field = bytes.indexOf(CART_KEY_FIELD);
+    if (field === -1) return null;
+    const start = field + CART_KEY_FIELD.length;
+    const end = bytes.indexOf(QUOTE, start);
+    if (end === -1 || end - start > MAX_CART_KEY_LENGTH) return null;
+    const entry = this.#entries.get(bytes.toString("latin1", start, end));
+    if (entry === undefined || entry.partner_id !== partner_id || entry.body === null) return null;
+    return entry.body.equals(bytes) ? entry.outcome : null;
   }
 
   /**
-   * Links a body's exact bytes to the kept answer it was just given, in place of the cart's last
-   * link. Only a speed-up: where it cannot link (no kept answer, a body too long) it does nothing,
-   * never failing the request that was just charged.
+   * Keeps a body's exact bytes with the kept answer it was just given, in place of the last ones.
+   * Only a speed-up: where it cannot (no kept answer, a body too long) it does nothing, never
+   * failing the request that was just charged.
    */
   rememberBytes(partner_id: string, cart_key: string, bytes: Buffer): void {
     const entry = this.#entries.get(cart_key);
     if (entry === undefined || entry.partner_id !== partner_id || bytes.length > MAX_LINKED_BODY_BYTES)
       return;
-    const body = bytes.toString("latin1");
-    // The bytes name one cart (its key is in them), so only this entry can hold this link already.
-    if (this.#bodies.has(body)) return;
-    if (entry.body !== null) this.#bodies.delete(entry.body);
+    if (entry.body?.equals(bytes)) return;
+    // A copy of its own: the request's bytes may be a slice of a pooled buffer, which keeping
+    // would keep whole.
+    const body = Buffer.allocUnsafeSlow(bytes.length);
+    bytes.copy(body);
     entry.body = body;
-    this.#bodies.set(body, cart_key);
   }
 
   remember(partner_id: string, cart_key: string, outcome: HttpOutcome): void {
@@ -76,23 +90,19 @@ export class CompletedOutcomes {
       200,
       "only a completed order's answer is final and the same for every retry",
     );
-    const replaced = this.#entries.get(cart_key);
-    if (replaced === undefined && this.#entries.size >= this.#max_entries) {
+    if (!this.#entries.has(cart_key) && this.#entries.size >= this.#max_entries) {
       const oldest = this.#entries.keys().next().value;
-      if (oldest !== undefined) this.#forget(oldest);
+      if (oldest !== undefined) this.#entries.delete(oldest);
     }
-    if (replaced !== undefined) this.#forget(cart_key);
+    // An answer kept again starts without a body: the next one answered from it is kept.
+    this.#entries.delete(cart_key);
     this.#entries.set(cart_key, { partner_id, outcome, body: null });
   }
 
-  #forget(cart_key: string): void {
-    const entry = this.#entries.get(cart_key);
-    if (entry?.body != null) this.#bodies.delete(entry.body);
-    this.#entries.delete(cart_key);
-  }
-
-  /** How many body links are held: never more than the answers kept. For tests. */
+  /** How many entries keep a body's bytes. For tests. */
   get linked_bodies(): number {
-    return this.#bodies.size;
+    let n = 0;
+    for (const entry of this.#entries.values()) if (entry.body !== null) n++;
+    return n;
   }
 }
