@@ -29,8 +29,17 @@ export const MAX_LINKED_BODY_BYTES = 2048;
 /** How a body names its cart when written as clients and our SDK write it: the lookup's hint. */
 const CART_KEY_FIELD = Buffer.from('"cart_key":"');
 const QUOTE = 0x22;
-/** The schema's limit on a cart key. */
+/** In bytes: the latin1 read only matches an ASCII key, which the schema caps at 100 characters. */
 const MAX_CART_KEY_LENGTH = 100;
+
+/** The cart key a body names, read from its raw bytes where written `"cart_key":"…"`, or null. */
+function cartKeyHint(bytes: Buffer): string | null {
+  const field = bytes.indexOf(CART_KEY_FIELD);
+  if (field === -1) return null;
+  const start = field + CART_KEY_FIELD.length;
+  const end = bytes.indexOf(QUOTE, start);
+  return end === -1 || end - start > MAX_CART_KEY_LENGTH ? null : bytes.toString("latin1", start, end);
+}
 
 /** `body`: a copy of the bytes of the last body answered from this entry, or null. */
 type Entry = { partner_id: string; outcome: HttpOutcome; body: Buffer | null };
@@ -57,25 +66,25 @@ export class CompletedOutcomes {
    */
   findByBytes(partner_id: string, bytes: Buffer): HttpOutcome | null {
     if (bytes.length > MAX_LINKED_BODY_BYTES) return null;
-    const field = bytes.indexOf(CART_KEY_FIELD);
-    if (field === -1) return null;
-    const start = field + CART_KEY_FIELD.length;
-    const end = bytes.indexOf(QUOTE, start);
-    if (end === -1 || end - start > MAX_CART_KEY_LENGTH) return null;
-    const entry = this.#entries.get(bytes.toString("latin1", start, end));
+    const cart_key = cartKeyHint(bytes);
+    if (cart_key === null) return null;
+    const entry = this.#entries.get(cart_key);
     if (entry === undefined || entry.partner_id !== partner_id || entry.body === null) return null;
     return entry.body.equals(bytes) ? entry.outcome : null;
   }
 
   /**
    * Keeps a body's exact bytes with the kept answer it was just given, in place of the last ones.
-   * Only a speed-up: where it cannot (no kept answer, a body too long) it does nothing, never
-   * failing the request that was just charged.
+   * The caller's promise, on which findByBytes rests: these bytes were parsed, validated and
+   * checked, named `cart_key`, and were answered this entry's answer for this partner. Only a
+   * speed-up: where it cannot (no kept answer, a body too long, or one findByBytes could never
+   * find) it does nothing, never failing the request that was just charged.
    */
   rememberBytes(partner_id: string, cart_key: string, bytes: Buffer): void {
     const entry = this.#entries.get(cart_key);
     if (entry === undefined || entry.partner_id !== partner_id || bytes.length > MAX_LINKED_BODY_BYTES)
       return;
+    if (cartKeyHint(bytes) !== cart_key) return;
     if (entry.body?.equals(bytes)) return;
     // A copy of its own: the request's bytes may be a slice of a pooled buffer, which keeping
     // would keep whole.
@@ -94,7 +103,8 @@ export class CompletedOutcomes {
       const oldest = this.#entries.keys().next().value;
       if (oldest !== undefined) this.#entries.delete(oldest);
     }
-    // An answer kept again starts without a body: the next one answered from it is kept.
+    // An answer kept again starts without a body: the one kept was answered from the entry this
+    // replaces. The next body answered from this one is kept.
     this.#entries.delete(cart_key);
     this.#entries.set(cart_key, { partner_id, outcome, body: null });
   }
