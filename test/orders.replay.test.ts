@@ -112,3 +112,45 @@ test("a completed submit's retries: the same bytes answered as sent, any other b
   assert.equal((await submit(owner.api_key, body("+14155550123"))).body, first.body);
   assert.deepEqual(handled.splice(0), ["/v1/orders/submit"]);
 });
+
+test("after a refund, a retry still answers what the purchase answered, from every process", async () => {
+  // A second service on the same database: it has kept nothing, so it answers from the order row.
+  const other = await createTestApp({}, { database, carrier });
+  const cart = await app.app.inject({
+    method: "POST",
+    url: "/v1/orders/cart",
+    headers: app.auth(owner.api_key),
+    payload: { package_id: "fr-1gb-7d" },
+  });
+  const payload = `{"cart_key":"${cart.json().cart_key}","email":"ana@example.com","phone":"+14155550123","first_name":"Ana","last_name":"Lima"}`;
+  const first = await submit(owner.api_key, payload);
+  assert.equal(first.statusCode, 200, first.body);
+  assert.equal(first.json().status, "completed");
+  const refund = await app.app.inject({
+    method: "POST",
+    url: `/v1/orders/${first.json().orderID}/refund`,
+    headers: app.auth(owner.api_key),
+  });
+  assert.equal(refund.statusCode, 200, refund.body);
+  assert.equal(refund.json().status, "refunded");
+  const answers = [
+    await submit(owner.api_key, payload), // kept here, by its bytes
+    await submit(owner.api_key, payload.replace('"Ana"', ' "Ana"')), // kept here, by its cart
+    await other.app.inject({
+      method: "POST",
+      url: "/v1/orders/submit",
+      headers: { ...other.auth(owner.api_key), "content-type": "application/json" },
+      payload,
+    }), // read from the refunded order
+  ];
+  for (const answer of answers) {
+    assert.equal(answer.statusCode, 200);
+    assert.equal(answer.body, first.body, "the purchase's answer, byte for byte");
+  }
+  // The order itself says what happened since.
+  const order = await other.app.inject({
+    url: `/v1/orders/${first.json().orderID}`,
+    headers: other.auth(owner.api_key),
+  });
+  assert.equal(order.json().status, "refunded");
+});

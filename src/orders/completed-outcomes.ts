@@ -1,8 +1,9 @@
 // Completed submits, answered again from memory. The common retry of POST /orders/submit is a
 // retry of a purchase that completed (a client that timed out, a queue that redelivers), and its
 // answer is final: an order leaves `pending` once, guarded by `status = 'pending'`, and a completed
-// order's body (render-order.ts) holds no per-request field. So the bytes sent once are the bytes
-// every later retry must get, from this process or any other, and a retry found here costs no
+// order's body (render-order.ts) holds no per-request field, and a refund since does not change
+// it (stored-outcome.ts). So the bytes sent once are the bytes every later retry must get, from
+// this process or any other, and a retry found here costs no
 // database round trip: no cart row lock (a lock is a WAL write and a commit flush), no reads.
 // Only completed outcomes are kept: a failed one carries the request id of the request it answers.
 // A miss (another process completed it, or it was evicted) takes the usual path, which answers

@@ -29,7 +29,9 @@ const schema = {
   summary: "Submit a cart: pay from the wallet and provision the eSIM",
   description:
     "Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, " +
-    "without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs.",
+    "without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs. " +
+    "A retry answers what the purchase answered, byte for byte, even after a refund: " +
+    "`GET /orders/{orderID}` shows the order as it is now.",
   tags: ["Orders"],
   security: PARTNER_SECURITY,
   body: SubmitBody,
@@ -100,7 +102,8 @@ async function submitAndSend(
 ): Promise<void> {
   const order = await submitOrder(ctx, partner_id, input);
   const outcome = await outcomeOf(ctx.db, order, String(reply.request.id));
-  if (outcome !== null && order.status === "completed") {
+  // A refunded order answers as it did when it completed (stored-outcome.ts): final too.
+  if (outcome !== null && (order.status === "completed" || order.status === "refunded")) {
     completed.remember(partner_id, input.cart_key, outcome);
     const bytes = reply.request.bodyBytes;
     if (bytes !== null) completed.rememberBytes(partner_id, input.cart_key, bytes);
