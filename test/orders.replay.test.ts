@@ -133,17 +133,23 @@ test("after a refund, a retry still answers what the purchase answered, from eve
   });
   assert.equal(refund.statusCode, 200, refund.body);
   assert.equal(refund.json().status, "refunded");
-  const answers = [
-    await submit(owner.api_key, payload), // kept here, by its bytes
-    await submit(owner.api_key, payload.replace('"Ana"', ' "Ana"')), // kept here, by its cart
-    await other.app.inject({
+  const fromOther = () =>
+    other.app.inject({
       method: "POST",
       url: "/v1/orders/submit",
       headers: { ...other.auth(owner.api_key), "content-type": "application/json" },
       payload,
-    }), // read from the refunded order
-  ];
-  for (const answer of answers) {
+    });
+  handled.length = 0;
+  const kept = await submit(owner.api_key, payload);
+  assert.deepEqual(handled.splice(0), [], "answered here from its kept bytes");
+  const by_cart = await submit(owner.api_key, payload.replace('"Ana"', ' "Ana"'));
+  assert.deepEqual(handled.splice(0), ["/v1/orders/submit"], "answered here from its cart's entry");
+  const read = await fromOther();
+  assert.deepEqual(handled.splice(0), ["/v1/orders/submit"], "read there from the refunded order");
+  const kept_there = await fromOther();
+  assert.deepEqual(handled.splice(0), [], "and then kept there too");
+  for (const answer of [kept, by_cart, read, kept_there]) {
     assert.equal(answer.statusCode, 200);
     assert.equal(answer.body, first.body, "the purchase's answer, byte for byte");
   }

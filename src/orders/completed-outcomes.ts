@@ -3,9 +3,9 @@
 // answer is final: an order leaves `pending` once, guarded by `status = 'pending'`, and a completed
 // order's body (render-order.ts) holds no per-request field, and a refund since does not change
 // it (stored-outcome.ts). So the bytes sent once are the bytes every later retry must get, from
-// this process or any other, and a retry found here costs no
-// database round trip: no cart row lock (a lock is a WAL write and a commit flush), no reads.
-// Only completed outcomes are kept: a failed one carries the request id of the request it answers.
+// this process or any other, and a retry found here costs no database round trip: no cart row
+// lock (a lock is a WAL write and a commit flush), no reads. Only completed outcomes (refunded
+// since or not) are kept: a failed one carries the request id of the request it answers.
 // A miss (another process completed it, or it was evicted) takes the usual path, which answers
 // from the database and remembers the answer.
 // A retry is usually the same request again, byte for byte: the exact bytes of the last body

@@ -30,7 +30,7 @@ const schema = {
   description:
     "Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, " +
     "without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs. " +
-    "A retry answers what the purchase answered, byte for byte, even after a refund: " +
+    "A retry answers the body the completed purchase answers, byte for byte, even after a refund: " +
     "`GET /orders/{orderID}` shows the order as it is now.",
   tags: ["Orders"],
   security: PARTNER_SECURITY,

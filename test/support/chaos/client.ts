@@ -136,8 +136,10 @@ export function observe(run: Run, operation: Operation, answer: Answer, path: st
   switch (answer.status) {
     case 200: {
       const order_id = String(answer.body.orderID ?? "");
-      // A completed order may have been refunded since by another client of the stream.
-      const refunded = answer.body.status === "refunded" && operation.refund !== "none";
+      // A submit's retry answers what the purchase answered, even after a refund (stored-outcome.ts);
+      // a top-up finished by another driver and refunded with its eSIM meanwhile may read refunded.
+      const refunded =
+        answer.body.status === "refunded" && operation.refund !== "none" && operation.kind === "topup";
       if (answer.body.status !== "completed" && !refunded)
         run.breach(`${what}: 200 with status ${answer.body.status}`);
       if (answer.body.client_reference !== operation.client_reference) {

@@ -89,7 +89,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a cart: pay from the wallet and provision the eSIM
-         * @description Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs. A retry answers what the purchase answered, byte for byte, even after a refund: `GET /orders/{orderID}` shows the order as it is now.
+         * @description Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs. A retry answers the body the completed purchase answers, byte for byte, even after a refund: `GET /orders/{orderID}` shows the order as it is now.
          */
         post: operations["submitOrder"];
         delete?: never;
