@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
+import { createCart } from "./support/fixtures.ts";
 import { startSimulatorProcess } from "./support/simulator.ts";
 
 const database = await createTestDatabase({ catalog: true });
@@ -41,13 +42,7 @@ const submit = (api_key: string, payload: string) =>
 
 test("a completed submit's retries: the same bytes answered as sent, any other body checked again", async () => {
   handled.length = 0;
-  const cart = await app.app.inject({
-    method: "POST",
-    url: "/v1/orders/cart",
-    headers: app.auth(owner.api_key),
-    payload: { package_id: "fr-1gb-7d" },
-  });
-  const { cart_key } = cart.json();
+  const { cart_key } = await createCart(app.app, owner.api_key);
   const body = (phone: string, email = "ana@example.com") =>
     `{"cart_key":"${cart_key}","email":"${email}","phone":"${phone}","first_name":"Ana","last_name":"Lima"}`;
   const first = await submit(owner.api_key, body("+14155550123"));
@@ -116,13 +111,8 @@ test("a completed submit's retries: the same bytes answered as sent, any other b
 test("after a refund, a retry still answers what the purchase answered, from every process", async () => {
   // A second service on the same database: it has kept nothing, so it answers from the order row.
   const other = await createTestApp({}, { database, carrier });
-  const cart = await app.app.inject({
-    method: "POST",
-    url: "/v1/orders/cart",
-    headers: app.auth(owner.api_key),
-    payload: { package_id: "fr-1gb-7d" },
-  });
-  const payload = `{"cart_key":"${cart.json().cart_key}","email":"ana@example.com","phone":"+14155550123","first_name":"Ana","last_name":"Lima"}`;
+  const cart = await createCart(app.app, owner.api_key);
+  const payload = `{"cart_key":"${cart.cart_key}","email":"ana@example.com","phone":"+14155550123","first_name":"Ana","last_name":"Lima"}`;
   const first = await submit(owner.api_key, payload);
   assert.equal(first.statusCode, 200, first.body);
   assert.equal(first.json().status, "completed");
