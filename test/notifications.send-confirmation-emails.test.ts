@@ -84,8 +84,8 @@ async function insertOrder(
   await pool.query(
     `insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, validity_days,
                          total_minor, currency, email, phone, first_name, last_name, iccid, resolved_at)
-     values ($1, $2, $3, $4, $5, $6, 'ext-fr-5gb', 30, 450, 'USD', $7, '+33612345678', $8, 'Martin', $9,
-             case when $4 = 'pending' then null else now() end)`,
+     values ($1, $2, $3, $4::text, $5, $6, 'ext-fr-5gb', 30, 450, 'USD', $7, '+33612345678', $8, 'Martin', $9,
+             case when $4::text = 'pending' then null else now() end)`,
     [order_id, partner_id, type, status, cart_key, PACKAGE_ID, email, first_name, provisioned ? iccid : null],
   );
   if (status === "completed" && type === "esim") {

@@ -1,0 +1,211 @@
+// Migration 0015: the single-column CHECKs of the tables a purchase writes became domains. The
+// rules must be the same: every bad value is still refused by the database itself (23514), every
+// value at the edge of a rule still passes, writes through the tables are refused, and the checks
+// that compare columns are still table CHECKs.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type pg from "pg";
+import { createTestDatabase } from "./support/db.ts";
+
+const { pool } = await createTestDatabase();
+
+/** The domain's rule: values it must refuse, values at its edges it must take. */
+const RULES: Record<string, { refused: unknown[]; taken: unknown[] }> = {
+  minor_amount: { refused: [0, -1], taken: [1, "9007199254740991"] },
+  minor_balance: { refused: [-1], taken: [0, 1] },
+  currency_code: { refused: ["usd", "US", "USDD", ""], taken: ["USD", "EUR"] },
+  account_kind: {
+    refused: ["wallet", ""],
+    taken: ["partner_wallet", "operator_funding", "operator_revenue"],
+  },
+  transfer_kind: { refused: ["credit"], taken: ["wallet_credit", "purchase", "refund"] },
+  transfer_state: { refused: ["failed"], taken: ["pending", "posted", "voided"] },
+  reference_text: { refused: ["", "r".repeat(129)], taken: ["r", "r".repeat(128)] },
+  order_type: { refused: ["bundle"], taken: ["esim", "topup"] },
+  order_status: {
+    refused: ["cancelled", "Completed"],
+    taken: ["pending", "completed", "failed", "refunded"],
+  },
+  esim_status: {
+    refused: ["queued"],
+    taken: ["released", "installed", "active", "depleted", "expired", "deleted", "cancelled"],
+  },
+  bundle_status: { refused: ["released"], taken: ["queued", "active", "depleted", "expired", "cancelled"] },
+  delivery_status: { refused: ["sent"], taken: ["pending", "succeeded", "failed"] },
+  data_mb: { refused: [0, -1], taken: [1] },
+  validity_days: { refused: [0, 3651], taken: [1, 3650] },
+  attempt_count: { refused: [-1], taken: [0] },
+  error_text: { refused: ["e".repeat(501)], taken: ["", "e".repeat(500)] },
+  bundle_position: { refused: [-1], taken: [0, "9007199254740991"] },
+  data_used_mb: { refused: [-1], taken: [0] },
+  bundle_name: { refused: ["", "n".repeat(201)], taken: ["n", "n".repeat(200)] },
+  event_type: { refused: ["order", "Order.completed", "order.completed.now"], taken: ["order.completed"] },
+  dedup_key: { refused: ["", "k".repeat(201)], taken: ["k", "k".repeat(200)] },
+  http_status: { refused: [99, 1000], taken: [100, 999] },
+};
+
+/** Which column of which table carries which domain (migration 0015). */
+const COLUMNS: Record<string, Record<string, string>> = {
+  ledger_accounts: {
+    kind: "account_kind",
+    currency: "currency_code",
+    posted_credits_minor: "minor_balance",
+    posted_debits_minor: "minor_balance",
+    pending_debits_minor: "minor_balance",
+    low_balance_threshold_minor: "minor_balance",
+  },
+  ledger_transfers: {
+    amount_minor: "minor_amount",
+    kind: "transfer_kind",
+    state: "transfer_state",
+    reference: "reference_text",
+  },
+  orders: {
+    type: "order_type",
+    status: "order_status",
+    total_minor: "minor_amount",
+    client_reference: "reference_text",
+    data_mb: "data_mb",
+    validity_days: "validity_days",
+    carrier_refusal: "error_text",
+    resolve_attempts: "attempt_count",
+  },
+  esims: { status: "esim_status", sync_failures: "attempt_count", last_sync_error: "error_text" },
+  esim_bundles: {
+    position: "bundle_position",
+    name: "bundle_name",
+    data_mb: "data_mb",
+    validity_days: "validity_days",
+    data_used_mb: "data_used_mb",
+    status: "bundle_status",
+  },
+  events: { type: "event_type", dedup_key: "dedup_key" },
+  webhook_deliveries: {
+    status: "delivery_status",
+    attempts: "attempt_count",
+    last_response_status: "http_status",
+    last_error: "error_text",
+  },
+  email_outbox: { attempts: "attempt_count", last_error: "error_text" },
+};
+
+async function refusal(client: pg.PoolClient, text: string, values: unknown[]) {
+  await client.query("savepoint probe");
+  try {
+    await client.query(text, values);
+    await client.query("release savepoint probe");
+    return null;
+  } catch (error) {
+    await client.query("rollback to savepoint probe");
+    return error as { code: string; constraint?: string; message: string };
+  }
+}
+
+test("every domain refuses what its column's CHECK refused and takes its edges", async () => {
+  const client = await pool.connect();
+  try {
+    await client.query("begin");
+    for (const [domain, rule] of Object.entries(RULES)) {
+      for (const value of rule.refused) {
+        const error = await refusal(client, `select $1::${domain}`, [value]);
+        assert.equal(error?.code, "23514", `${domain} refuses ${JSON.stringify(value)}`);
+        assert.match(error.message, new RegExp(`domain ${domain} violates check constraint`));
+      }
+      for (const value of [...rule.taken, null]) {
+        assert.equal(
+          await refusal(client, `select $1::${domain}`, [value]),
+          null,
+          `${domain} takes ${value}`,
+        );
+      }
+    }
+  } finally {
+    await client.query("rollback");
+    client.release();
+  }
+});
+
+test("the columns carry the domains, and only the checks that compare columns stay on the tables", async () => {
+  const columns = await pool.query<{ table_name: string; column_name: string; domain_name: string }>(
+    `select table_name, column_name, domain_name from information_schema.columns
+     where table_schema = 'public' and table_name = any($1::text[]) and domain_name is not null`,
+    [Object.keys(COLUMNS)],
+  );
+  const found: Record<string, Record<string, string>> = {};
+  for (const row of columns.rows) {
+    found[row.table_name] = { ...found[row.table_name], [row.column_name]: row.domain_name };
+  }
+  assert.deepEqual(found, COLUMNS);
+  // A table CHECK left on these tables must read two columns at least (one column: a domain), but
+  // for the eSIM's ICCID: the primary key the bundles reference keeps its type (and its 475 bytes).
+  const checks = await pool.query<{ table_name: string; conname: string; columns: number }>(
+    `select conrelid::regclass::text as table_name, conname, cardinality(conkey) as columns
+     from pg_constraint where contype = 'c' and conrelid = any($1::regclass[])`,
+    [Object.keys(COLUMNS)],
+  );
+  assert.deepEqual(
+    checks.rows.filter((check) => check.columns < 2).map((check) => `${check.table_name}.${check.conname}`),
+    ["esims.esims_iccid_check"],
+  );
+  const names = checks.rows.map((check) => `${check.table_name}.${check.conname}`).sort();
+  for (const kept of [
+    "ledger_accounts.wallet_available_not_negative",
+    "ledger_accounts.wallet_has_partner",
+    "ledger_accounts.threshold_only_on_wallets",
+    "ledger_transfers.transfer_between_two_accounts",
+    "ledger_transfers.transfer_resolved_iff_final",
+    "ledger_transfers.transfer_posted_iff_seq",
+    "ledger_transfers.refund_is_posted",
+    "ledger_transfers.posted_has_wallet_balance",
+    "orders.esim_order_has_cart",
+    "orders.topup_order_has_iccid",
+    "orders.completed_esim_has_iccid",
+    "orders.resolved_iff_final",
+    "orders.refunded_iff_refunded_at",
+    "webhook_deliveries.webhook_deliveries_check",
+  ]) {
+    assert.ok(names.includes(kept), `${kept} is still a table CHECK`);
+  }
+});
+
+test("writes through the tables are refused by the domains, and change nothing", async () => {
+  await pool.query(`insert into partners (partner_id, name) values ('ptr_domains', 'Domains')`);
+  await pool.query(
+    `insert into ledger_accounts (account_id, kind, partner_id, currency) values ('acc_domains', 'partner_wallet', 'ptr_domains', 'USD')`,
+  );
+  const writes: [string, unknown[], string][] = [
+    [
+      `update ledger_accounts set pending_debits_minor = $1 where account_id = 'acc_domains'`,
+      [-1],
+      "minor_balance",
+    ],
+    [`update ledger_accounts set currency = $1 where account_id = 'acc_domains'`, ["usd"], "currency_code"],
+    [
+      `insert into ledger_transfers (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference)
+       select 'trf_domains', 'acc_domains', account_id, $1, 'USD', 'purchase', 'pending', 'ref'
+       from ledger_accounts where kind = 'operator_revenue' and currency = 'USD'`,
+      [0],
+      "minor_amount",
+    ],
+    [
+      `insert into events (event_id, partner_id, type, data) values ('evt_domains', 'ptr_domains', $1, '{}')`,
+      ["Order.completed"],
+      "event_type",
+    ],
+  ];
+  for (const [text, values, domain] of writes) {
+    await assert.rejects(pool.query(text, values), (error: { code: string; message: string }) => {
+      assert.equal(error.code, "23514");
+      assert.match(error.message, new RegExp(`domain ${domain} violates`));
+      return true;
+    });
+  }
+  const wallet = await pool.query(
+    "select currency, pending_debits_minor from ledger_accounts where account_id = 'acc_domains'",
+  );
+  assert.deepEqual(wallet.rows, [{ currency: "USD", pending_debits_minor: 0 }]);
+  const written = await pool.query(
+    "select (select count(*) from ledger_transfers where transfer_id = 'trf_domains')::int as transfers, (select count(*) from events where event_id = 'evt_domains')::int as events",
+  );
+  assert.deepEqual(written.rows, [{ transfers: 0, events: 0 }]);
+});
