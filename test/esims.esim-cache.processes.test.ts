@@ -80,6 +80,33 @@ test("a top-up's new bundle shows at once in the process that sold it, and soon 
   );
 });
 
+test("a purchase's completion notifies no esim_changed (no process can hold its new eSIM), a top-up's once", async () => {
+  const listener = await world.database.pool.connect();
+  const notices: string[] = [];
+  listener.on("notification", (notice) => notices.push(notice.payload ?? ""));
+  try {
+    await listener.query("listen esim_changed");
+    const esim = await esimBought();
+    const topup = await call(api1, "POST", "/v1/orders/submit-topup", {
+      key: esim.api_key,
+      body: topUpBody(esim.iccid, TOPUP),
+    });
+    assert.equal(topup.status, 200, JSON.stringify(topup.body));
+    // Notices arrive in commit order: once the marker is in, every earlier one is.
+    await world.database.pool.query("select pg_notify('esim_changed', 'marker')");
+    await waitFor("the marker notice", async () => notices.includes("marker"), NOTIFY_WAIT_MS);
+    assert.deepEqual(
+      notices.filter((payload) => payload === esim.iccid),
+      [esim.iccid],
+      "one notice, the top-up's",
+    );
+    assert.equal((await read(api2, esim.api_key, esim.iccid)).bundles.length, 2);
+  } finally {
+    await listener.query("unlisten esim_changed");
+    listener.release();
+  }
+});
+
 test("another partner gets 404 esim_not_found for an eSIM whose owner's read filled the cache", async () => {
   const esim = await esimBought();
   const stranger = await newPartner(api1, 0, "Stranger");

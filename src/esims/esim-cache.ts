@@ -7,6 +7,7 @@
 //
 // Freshness, across processes: every transaction that changes what an eSIM renders notifies
 // `esim_changed` with its ICCID (delivered at commit); each process LISTENs and drops the entry.
+// The purchase that creates an eSIM does not: before its commit no process can hold the eSIM.
 // The writing process also drops it right after its commit, so it reads its own writes at once.
 // A lost LISTEN connection clears the whole cache; the TTL bounds what a missed notice can cost.
 import type { Pool } from "../db/pool.ts";

@@ -148,9 +148,12 @@ export type CompletedOrder = OrderRow & { purchases: PurchaseRow[] };
  * marked completed, the eSIM (a new eSIM's; a top-up's profile is read from its existing row), the
  * purchase, the bundle the order puts on the eSIM (contract "eSIMs": `bundles`, queued until the
  * carrier says otherwise; the original is position 0, a top-up its order's seq, migration 0005),
- * and, when asked, the confirmation email's outbox row. The notify rides on the bundle insert: at
- * commit every process drops its cached body of this eSIM (esims/esim-cache.ts), so a top-up shows
- * at once. A second finisher (resolver vs. request) matches no pending row and writes nothing: null.
+ * and, when asked, the confirmation email's outbox row. A top-up notifies `esim_changed` with its
+ * bundle: at commit every process drops its cached body of the eSIM (esims/esim-cache.ts), so the
+ * top-up shows at once. A new eSIM notifies nothing: its row did not exist before this commit, and
+ * the cache keeps only found eSIMs, so no process can hold a body of it (and a purchase skips
+ * PostgreSQL's notify lock, which every notifying commit takes in turn through its WAL flush).
+ * A second finisher (resolver vs. request) matches no pending row and writes nothing: null.
  * The eSIM is first pulled by the sync `first_sync_after_s` later (esims.next_sync_at).
  */
 export async function completeOrder(
@@ -165,7 +168,7 @@ export async function completeOrder(
   },
 ): Promise<CompletedOrder | null> {
   const { profile } = input;
-  const result = await sql<OrderRow & { purchase: PurchaseRow | null; bundles: number }>`
+  const result = await sql<OrderRow & { purchase: PurchaseRow | null; bundles: number; notified: number }>`
     with done as (
       update orders set status = 'completed', iccid = ${input.iccid}, resolved_at = now(), lease_until = null
       where order_id = ${input.order_id} and status = 'pending'
@@ -198,14 +201,18 @@ export async function completeOrder(
       returning order_id
     )
     select d.*, (select to_jsonb(p) from purchase p) as purchase,
-           (select count(pg_notify('esim_changed', b.iccid)) from bundle b)::int as bundles
+           (select count(*) from bundle)::int as bundles,
+           (select count(pg_notify('esim_changed', b.iccid)) from bundle b where ${profile === null}::boolean)::int
+             as notified
     from done d`.execute(trx);
   // Every data-modifying part of a WITH runs once whether the final select reads it or not.
   const row = result.rows[0];
   if (row === undefined) return null;
-  const { purchase, bundles, ...order } = row;
+  const { purchase, bundles, notified, ...order } = row;
   if (purchase === null) throw new Error(`order ${input.order_id}: no eSIM profile for ${input.iccid}`);
   if (bundles !== 1) throw new Error(`no package ${order.package_id} for the bundle`);
+  if (notified !== (profile === null ? 1 : 0))
+    throw new Error(`order ${input.order_id}: ${notified} notices`);
   return { ...order, purchases: [purchase] };
 }
 
