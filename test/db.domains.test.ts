@@ -3,8 +3,13 @@
 // value at the edge of a rule still passes, writes through the tables are refused, and the checks
 // that compare columns are still table CHECKs.
 import assert from "node:assert/strict";
+import { copyFile, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { test } from "node:test";
-import type pg from "pg";
+import pg from "pg";
+import { migrate } from "../src/db/migrate.ts";
+import { createPool } from "../src/db/pool.ts";
 import { createTestDatabase } from "./support/db.ts";
 
 const { pool } = await createTestDatabase();
@@ -89,6 +94,8 @@ const COLUMNS: Record<string, Record<string, string>> = {
   email_outbox: { attempts: "attempt_count", last_error: "error_text" },
 };
 
+const MIGRATIONS = path.join(import.meta.dirname, "..", "src", "db", "migrations");
+
 async function refusal(client: pg.PoolClient, text: string, values: unknown[]) {
   await client.query("savepoint probe");
   try {
@@ -171,7 +178,8 @@ test("the columns carry the domains, and only the checks that compare columns st
 test("writes through the tables are refused by the domains, and change nothing", async () => {
   await pool.query(`insert into partners (partner_id, name) values ('ptr_domains', 'Domains')`);
   await pool.query(
-    `insert into ledger_accounts (account_id, kind, partner_id, currency) values ('acc_domains', 'partner_wallet', 'ptr_domains', 'USD')`,
+    `insert into ledger_accounts (account_id, kind, partner_id, currency)
+     values ('acc_domains', 'partner_wallet', 'ptr_domains', 'USD'), ('acc_domains_rev', 'operator_revenue', null, 'USD')`,
   );
   const writes: [string, unknown[], string][] = [
     [
@@ -179,12 +187,16 @@ test("writes through the tables are refused by the domains, and change nothing",
       [-1],
       "minor_balance",
     ],
+    [
+      `update ledger_accounts set pending_debits_minor = pending_debits_minor - $1 where account_id = 'acc_domains'`,
+      [1],
+      "minor_balance",
+    ],
     [`update ledger_accounts set currency = $1 where account_id = 'acc_domains'`, ["usd"], "currency_code"],
     [
       `insert into ledger_transfers (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference)
-       select 'trf_domains', 'acc_domains', account_id, $1, 'USD', 'purchase', 'pending', 'ref'
-       from ledger_accounts where kind = 'operator_revenue' and currency = 'USD'`,
-      [0],
+       values ('trf_domains', 'acc_domains', 'acc_domains_rev', $1::bigint - 1, 'USD', 'purchase', 'pending', 'ref')`,
+      [1],
       "minor_amount",
     ],
     [
@@ -208,4 +220,79 @@ test("writes through the tables are refused by the domains, and change nothing",
     "select (select count(*) from ledger_transfers where transfer_id = 'trf_domains')::int as transfers, (select count(*) from events where event_id = 'evt_domains')::int as events",
   );
   assert.deepEqual(written.rows, [{ transfers: 0, events: 0 }]);
+});
+
+test("0015 on a database with rows: no table rewritten, every row kept, and no statement timeout", async () => {
+  const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_ADMIN_URL });
+  await admin.connect();
+  const name = `esim_upgrade_${process.pid}`;
+  await admin.query(`drop database if exists ${name} with (force)`);
+  await admin.query(`create database ${name}`);
+  const url = new URL(process.env.TEST_DATABASE_ADMIN_URL!);
+  url.pathname = `/${name}`;
+  const upgraded = createPool(url.toString(), 2, "esim-upgrade");
+  const directory = await mkdtemp(path.join(tmpdir(), "esim-migrations-"));
+  try {
+    const files = (await readdir(MIGRATIONS)).filter((file) => file.endsWith(".sql")).sort();
+    const before = files.filter((file) => file < "0015");
+    for (const file of before) await copyFile(path.join(MIGRATIONS, file), path.join(directory, file));
+    assert.deepEqual((await migrate(upgraded, directory)).applied, before);
+    // Rows at the edges of the old CHECKs, as 0014 left them.
+    await upgraded.query(`
+      insert into partners (partner_id, name) values ('ptr_up', 'Upgrade');
+      insert into ledger_accounts (account_id, kind, partner_id, currency, posted_credits_minor, low_balance_threshold_minor)
+      values ('acc_up', 'partner_wallet', 'ptr_up', 'USD', 1, 0),
+             ('acc_up_rev', 'operator_revenue', null, 'USD', 0, null);
+      insert into ledger_transfers (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state,
+                                    reference)
+      values ('trf_up', 'acc_up', 'acc_up_rev', 1, 'USD', 'purchase', 'pending', '${"r".repeat(128)}');
+      insert into events (event_id, partner_id, type, data, dedup_key)
+      values ('evt_up', 'ptr_up', 'wallet.balance_low', '{}', '${"k".repeat(200)}')`);
+    const tables = Object.keys(COLUMNS);
+    const files_of = async () =>
+      (
+        await upgraded.query<{ relname: string; relfilenode: number }>(
+          "select relname, relfilenode from pg_class where relname = any($1::text[]) order by relname",
+          [tables],
+        )
+      ).rows;
+    const storage = await files_of();
+    assert.equal(storage.length, tables.length);
+    // 0015, then one that fails if a migration runs under the pool's statement_timeout.
+    await copyFile(
+      path.join(MIGRATIONS, files.find((file) => file.startsWith("0015_"))!),
+      path.join(directory, "0015_domains.sql"),
+    );
+    await writeFile(
+      path.join(directory, "9999_no_timeout.sql"),
+      `do $$ begin
+         if current_setting('statement_timeout') <> '0' then
+           raise exception 'statement_timeout is %', current_setting('statement_timeout');
+         end if;
+       end $$;`,
+    );
+    assert.deepEqual((await migrate(upgraded, directory)).applied, [
+      "0015_domains.sql",
+      "9999_no_timeout.sql",
+    ]);
+    assert.deepEqual(await files_of(), storage, "no table rewritten");
+    const rows = await upgraded.query(`
+      select (select count(*) from ledger_accounts where account_id like 'acc_up%')::int as accounts,
+             (select length(reference) from ledger_transfers where transfer_id = 'trf_up') as reference,
+             (select length(dedup_key) from events where event_id = 'evt_up') as dedup_key,
+             (select pg_typeof(pending_debits_minor)::text from ledger_accounts where account_id = 'acc_up') as type`);
+    assert.deepEqual(rows.rows, [{ accounts: 2, reference: 128, dedup_key: 200, type: "minor_balance" }]);
+    await assert.rejects(
+      upgraded.query(
+        "update ledger_accounts set pending_debits_minor = pending_debits_minor - 1 where account_id = 'acc_up'",
+      ),
+      /domain minor_balance violates check constraint "minor_balance_not_negative"/,
+      "a computed value is checked as a parameter is",
+    );
+  } finally {
+    await upgraded.end();
+    await rm(directory, { recursive: true, force: true });
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
 });

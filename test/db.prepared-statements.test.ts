@@ -5,6 +5,7 @@ import { after, test } from "node:test";
 import { sql } from "kysely";
 import { createKysely, createPool, StatementNames } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
+import { esimWithBundles } from "../src/esims/esims.sql.ts";
 import { createTestDatabase } from "./support/db.ts";
 
 const database = await createTestDatabase();
@@ -88,6 +89,23 @@ test("a migration that changes a returned column fails a prepared statement once
   } finally {
     client.release();
   }
+});
+
+test("the eSIM read is prepared like any text: a migration changing what it returns fails it once, not forever", async () => {
+  const pool = createPool(database.url, 1, "esim-prepare", { prepare_threshold: 1 });
+  after(() => pool.end());
+  const iccid = "8901000000000000001";
+  assert.equal(await esimWithBundles(pool, "ptr_nobody", iccid), null);
+  assert.equal((await preparedOn(pool)).length, 1, "the read is prepared on this connection");
+  // Another process migrates: a column the read returns changes type (as 0015 moved it to a domain).
+  const other = createPool(database.url, 1, "esim-migrator", { prepare_threshold: 0 });
+  await other.query("alter table esims alter column status type text");
+  await other.end();
+  await assert.rejects(
+    esimWithBundles(pool, "ptr_nobody", iccid),
+    (error: { code?: string }) => error.code === "0A000",
+  );
+  for (let n = 0; n < 3; n++) assert.equal(await esimWithBundles(pool, "ptr_nobody", iccid), null);
 });
 
 test("a prepared statement gone from the server fails once, then its text runs unnamed on that connection", async () => {

@@ -44,9 +44,11 @@ const ONE_ESIM_TEXT = `
 
 /**
  * The eSIM with its bundles, or null. On the pool (the GET route, the hottest eSIM read) it runs as
- * a named prepared statement: each connection parses and plans it once, which halves what a read
- * costs both processes (bench/README.md, esim-read). On an executor (a transaction that renders
- * the eSIM it changed) it is the same text, unnamed.
+ * a prepared statement once the pool has seen its text a few times (src/db/pool.ts): each
+ * connection then parses and plans it once, which halves what a read costs both processes
+ * (bench/README.md, esim-read), and a statement a migration broke (a returned column's type
+ * changed) runs unnamed on that connection from then on, as every prepared text does. On an
+ * executor (a transaction that renders the eSIM it changed) it is the same text.
  */
 export async function esimWithBundles(
   db: Executor | Pool,
@@ -57,7 +59,7 @@ export async function esimWithBundles(
   const result =
     "executeQuery" in db
       ? await db.executeQuery<EsimWithBundlesRow>(CompiledQuery.raw(ONE_ESIM_TEXT, values))
-      : await db.query<EsimWithBundlesRow>({ name: "esims_one_with_bundles", text: ONE_ESIM_TEXT, values });
+      : await db.query<EsimWithBundlesRow>(ONE_ESIM_TEXT, values);
   return result.rows[0] ?? null;
 }
 

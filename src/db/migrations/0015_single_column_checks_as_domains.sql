@@ -9,14 +9,19 @@
 --   other twelve.
 -- A NULL passes a domain's CHECK as it passed the column's; NOT NULL stays on the columns. The
 -- checks that compare two columns (wallet_available_not_negative, resolved_iff_final, ...) stay
--- table CHECKs under their names. So does esims' ICCID format: it is the primary key the bundles and
--- purchases reference, whose type change would rebuild those foreign keys for 475 bytes of text. Clients see a domain's type as its base type (the row
--- description carries the base type), so nothing reading these columns changes.
+-- table CHECKs under their names. So does esims' ICCID format: it is the primary key esim_bundles
+-- references, whose type change would rebuild that foreign key for 475 bytes of text.
+-- Clients are sent a domain's base type (the row description carries it), so rows read the same.
+-- But a statement a process prepared before this migration, returning one of these columns, fails
+-- once per connection (0A000 "cached plan must not change result type"; src/db/pool.ts then runs
+-- it unnamed): stop the previous release's processes while this runs (CHANGELOG).
 --
 -- How, without rewriting the tables: each domain is created without its constraint, the columns
--- move to it (a domain with no constraint over the column's own type needs no rewrite, and the
--- indexes are kept), the old CHECKs are dropped, and only then the domain gets its constraint, which
--- PostgreSQL validates by reading every column of that domain.
+-- move to it (a domain with no constraint over the column's own type needs no rewrite; the indexes
+-- on them are kept, but for the nine partial ones that read a changed column, which are rebuilt),
+-- the old CHECKs are dropped, and only then the domain gets its constraint, which PostgreSQL
+-- validates by reading every table that has a column of that domain. The type change drops the
+-- columns' statistics: the tables are analysed again at the end.
 
 create domain minor_amount as bigint;        -- an amount of money moved, in minor units: > 0
 create domain minor_balance as bigint;       -- a running total of money, in minor units: >= 0
@@ -154,3 +159,5 @@ alter domain bundle_name add constraint bundle_name_length check (length(value) 
 alter domain event_type add constraint event_type_format check (value ~ '^[a-z_]+\.[a-z_]+$');
 alter domain dedup_key add constraint dedup_key_length check (length(value) between 1 and 200);
 alter domain http_status add constraint http_status_range check (value between 100 and 999);
+
+analyze ledger_accounts, ledger_transfers, orders, esims, esim_bundles, events, webhook_deliveries, email_outbox;
