@@ -248,6 +248,8 @@ test("0015 on a database with rows: no table rewritten, every row kept, and no s
       values ('trf_up', 'acc_up', 'acc_up_rev', 1, 'USD', 'purchase', 'pending', '${"r".repeat(128)}');
       insert into events (event_id, partner_id, type, data, dedup_key)
       values ('evt_up', 'ptr_up', 'wallet.balance_low', '{}', '${"k".repeat(200)}')`);
+    // Statistics as a running database has them, for two of the tables.
+    await upgraded.query("analyze ledger_accounts, events");
     const tables = Object.keys(COLUMNS);
     const files_of = async () =>
       (
@@ -282,6 +284,13 @@ test("0015 on a database with rows: no table rewritten, every row kept, and no s
              (select length(dedup_key) from events where event_id = 'evt_up') as dedup_key,
              (select pg_typeof(pending_debits_minor)::text from ledger_accounts where account_id = 'acc_up') as type`);
     assert.deepEqual(rows.rows, [{ accounts: 2, reference: 128, dedup_key: 200, type: "minor_balance" }]);
+    // The type change dropped the columns' statistics: the analysed tables have them again, the
+    // never-analysed ones are still never analysed (size unknown to the planner, not empty).
+    const statistics = await upgraded.query(`
+      select (select count(*) from pg_stats where tablename = 'ledger_accounts' and attname = 'kind')::int as kind,
+             (select count(*) from pg_stats where tablename = 'events' and attname = 'dedup_key')::int as dedup_key,
+             (select reltuples from pg_class where relname = 'orders') as orders`);
+    assert.deepEqual(statistics.rows, [{ kind: 1, dedup_key: 1, orders: -1 }]);
     await assert.rejects(
       upgraded.query(
         "update ledger_accounts set pending_debits_minor = pending_debits_minor - 1 where account_id = 'acc_up'",

@@ -21,7 +21,7 @@
 -- on them are kept, but for the nine partial ones that read a changed column, which are rebuilt),
 -- the old CHECKs are dropped, and only then the domain gets its constraint, which PostgreSQL
 -- validates by reading every table that has a column of that domain. The type change drops the
--- columns' statistics: the tables are analysed again at the end.
+-- columns' statistics: the tables that had some are analysed again at the end.
 
 create domain minor_amount as bigint;        -- an amount of money moved, in minor units: > 0
 create domain minor_balance as bigint;       -- a running total of money, in minor units: >= 0
@@ -160,4 +160,17 @@ alter domain event_type add constraint event_type_format check (value ~ '^[a-z_]
 alter domain dedup_key add constraint dedup_key_length check (length(value) between 1 and 200);
 alter domain http_status add constraint http_status_range check (value between 100 and 999);
 
-analyze ledger_accounts, ledger_transfers, orders, esims, esim_bundles, events, webhook_deliveries, email_outbox;
+-- Statistics again for the tables that had them (reltuples > 0: analysed or vacuumed, with rows). A
+-- new database's empty tables stay never-analysed, which the planner reads as "size unknown"
+-- rather than "empty": plans made before the first rows arrive stay the ones it made before.
+do $$
+declare
+  t text;
+begin
+  foreach t in array array['ledger_accounts', 'ledger_transfers', 'orders', 'esims', 'esim_bundles', 'events',
+                           'webhook_deliveries', 'email_outbox'] loop
+    if (select reltuples from pg_class where oid = t::regclass) > 0 then
+      execute format('analyze %I', t);
+    end if;
+  end loop;
+end $$;
