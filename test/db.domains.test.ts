@@ -3,6 +3,7 @@
 // value at the edge of a rule still passes, writes through the tables are refused, and the checks
 // that compare columns are still table CHECKs.
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { copyFile, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -225,14 +226,15 @@ test("writes through the tables are refused by the domains, and change nothing",
 test("0015 on a database with rows: no table rewritten, every row kept, and no statement timeout", async () => {
   const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_ADMIN_URL });
   await admin.connect();
-  const name = `esim_upgrade_${process.pid}`;
+  const name = `esim_upgrade_${randomBytes(6).toString("hex")}`;
   await admin.query(`drop database if exists ${name} with (force)`);
   await admin.query(`create database ${name}`);
   const url = new URL(process.env.TEST_DATABASE_ADMIN_URL!);
   url.pathname = `/${name}`;
   const upgraded = createPool(url.toString(), 2, "esim-upgrade");
-  const directory = await mkdtemp(path.join(tmpdir(), "esim-migrations-"));
+  let directory: string | null = null;
   try {
+    directory = await mkdtemp(path.join(tmpdir(), "esim-migrations-"));
     const files = (await readdir(MIGRATIONS)).filter((file) => file.endsWith(".sql")).sort();
     const before = files.filter((file) => file < "0015");
     for (const file of before) await copyFile(path.join(MIGRATIONS, file), path.join(directory, file));
@@ -268,8 +270,9 @@ test("0015 on a database with rows: no table rewritten, every row kept, and no s
     await writeFile(
       path.join(directory, "9999_no_timeout.sql"),
       `do $$ begin
-         if current_setting('statement_timeout') <> '0' then
-           raise exception 'statement_timeout is %', current_setting('statement_timeout');
+         if current_setting('statement_timeout') <> '0' or current_setting('lock_timeout') <> '30s' then
+           raise exception 'statement_timeout is %, lock_timeout %', current_setting('statement_timeout'),
+             current_setting('lock_timeout');
          end if;
        end $$;`,
     );
@@ -278,6 +281,15 @@ test("0015 on a database with rows: no table rewritten, every row kept, and no s
       "9999_no_timeout.sql",
     ]);
     assert.deepEqual(await files_of(), storage, "no table rewritten");
+    // The connections go back with the pool's timeouts (both of the pool's two).
+    const clients = [await upgraded.connect(), await upgraded.connect()];
+    for (const client of clients) {
+      const settings = await client.query(
+        "select current_setting('statement_timeout') as s, current_setting('lock_timeout') as l",
+      );
+      assert.deepEqual(settings.rows, [{ s: "15s", l: "0" }]);
+      client.release();
+    }
     const rows = await upgraded.query(`
       select (select count(*) from ledger_accounts where account_id like 'acc_up%')::int as accounts,
              (select length(reference) from ledger_transfers where transfer_id = 'trf_up') as reference,
@@ -299,8 +311,8 @@ test("0015 on a database with rows: no table rewritten, every row kept, and no s
       "a computed value is checked as a parameter is",
     );
   } finally {
-    await upgraded.end();
-    await rm(directory, { recursive: true, force: true });
+    await upgraded.end().catch(() => undefined);
+    if (directory !== null) await rm(directory, { recursive: true, force: true });
     await admin.query(`drop database if exists ${name} with (force)`);
     await admin.end();
   }

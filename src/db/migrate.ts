@@ -18,7 +18,12 @@ export async function migrate(pool: pg.Pool, directory = MIGRATIONS_DIR): Promis
   const files = (await readdir(directory)).filter((name) => /^\d{4}_[a-z0-9_]+\.sql$/.test(name)).sort();
   const client = await pool.connect();
   const applied: string[] = [];
+  let reset_failed: Error | undefined;
   try {
+    // The pool's statement_timeout bounds a request's statement, not a release step: a migration
+    // that validates a rule reads whole tables, as long as they take, and a process starting
+    // meanwhile waits for it on the lock below. Reset before the connection goes back.
+    await client.query("set statement_timeout = 0");
     await client.query(LOCK_SQL);
     await client.query(`
       create table if not exists schema_migrations (
@@ -35,9 +40,9 @@ export async function migrate(pool: pg.Pool, directory = MIGRATIONS_DIR): Promis
       const body = await readFile(path.join(directory, name), "utf8");
       await client.query("begin");
       try {
-        // The pool's statement_timeout bounds a request's statement, not a release step: a
-        // migration that validates a rule reads whole tables, as long as they take.
-        await client.query("set local statement_timeout = 0");
+        // Waiting for a table's lock is bounded: traffic queues behind a pending ACCESS EXCLUSIVE,
+        // so a migration that cannot get one fails the start-up (retried at the next) instead.
+        await client.query("set local lock_timeout = '30s'");
         await client.query(body);
         await client.query("insert into schema_migrations (name) values ($1)", [name]);
         await client.query("commit");
@@ -51,7 +56,11 @@ export async function migrate(pool: pg.Pool, directory = MIGRATIONS_DIR): Promis
     await runWorkerMigrations({ pgPool: pool, logger: silentWorkerLogger });
   } finally {
     await client.query(UNLOCK_SQL).catch(() => undefined);
-    client.release();
+    // A connection that kept no timeout is closed rather than handed to a request.
+    await client.query("reset statement_timeout").catch((error: Error) => {
+      reset_failed = error;
+    });
+    client.release(reset_failed);
   }
   return { applied };
 }

@@ -13,8 +13,8 @@
 -- references, whose type change would rebuild that foreign key for 475 bytes of text.
 -- Clients are sent a domain's base type (the row description carries it), so rows read the same.
 -- But a statement a process prepared before this migration, returning one of these columns, fails
--- once per connection (0A000 "cached plan must not change result type"; src/db/pool.ts then runs
--- it unnamed): stop the previous release's processes while this runs (CHANGELOG).
+-- (0A000 "cached plan must not change result type"; this release's src/db/pool.ts then runs it
+-- unnamed, earlier ones may not): stop the previous release's processes while this runs (CHANGELOG).
 --
 -- How, without rewriting the tables: each domain is created without its constraint, the columns
 -- move to it (a domain with no constraint over the column's own type needs no rewrite; the indexes
@@ -160,9 +160,10 @@ alter domain event_type add constraint event_type_format check (value ~ '^[a-z_]
 alter domain dedup_key add constraint dedup_key_length check (length(value) between 1 and 200);
 alter domain http_status add constraint http_status_range check (value between 100 and 999);
 
--- Statistics again for the tables that had them (reltuples > 0: analysed or vacuumed, with rows). A
--- new database's empty tables stay never-analysed, which the planner reads as "size unknown"
--- rather than "empty": plans made before the first rows arrive stay the ones it made before.
+-- Statistics again for the tables that had them (reltuples > 0: analysed, vacuumed or indexed
+-- since they had rows, such as by the index rebuilds above). A new database's empty tables stay
+-- never-analysed, which the planner reads as "size unknown" rather than "empty": plans made before
+-- the first rows arrive stay the ones it made before.
 do $$
 declare
   t text;
