@@ -3,15 +3,14 @@
 // value at the edge of a rule still passes, writes through the tables are refused, and the checks
 // that compare columns are still table CHECKs.
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { copyFile, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import pg from "pg";
+import type pg from "pg";
 import { migrate } from "../src/db/migrate.ts";
 import { createPool } from "../src/db/pool.ts";
-import { createTestDatabase } from "./support/db.ts";
+import { createEmptyDatabase, createTestDatabase } from "./support/db.ts";
 
 const { pool } = await createTestDatabase();
 
@@ -224,14 +223,8 @@ test("writes through the tables are refused by the domains, and change nothing",
 });
 
 test("0015 on a database with rows: no table rewritten, every row kept, and no statement timeout", async () => {
-  const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_ADMIN_URL });
-  await admin.connect();
-  const name = `esim_upgrade_${randomBytes(6).toString("hex")}`;
-  await admin.query(`drop database if exists ${name} with (force)`);
-  await admin.query(`create database ${name}`);
-  const url = new URL(process.env.TEST_DATABASE_ADMIN_URL!);
-  url.pathname = `/${name}`;
-  const upgraded = createPool(url.toString(), 2, "esim-upgrade");
+  const { url } = await createEmptyDatabase("esim_upgrade");
+  const upgraded = createPool(url, 2, "esim-upgrade");
   let directory: string | null = null;
   try {
     directory = await mkdtemp(path.join(tmpdir(), "esim-migrations-"));
@@ -313,7 +306,5 @@ test("0015 on a database with rows: no table rewritten, every row kept, and no s
   } finally {
     await upgraded.end().catch(() => undefined);
     if (directory !== null) await rm(directory, { recursive: true, force: true });
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
   }
 });

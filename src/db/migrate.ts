@@ -18,7 +18,6 @@ export async function migrate(pool: pg.Pool, directory = MIGRATIONS_DIR): Promis
   const files = (await readdir(directory)).filter((name) => /^\d{4}_[a-z0-9_]+\.sql$/.test(name)).sort();
   const client = await pool.connect();
   const applied: string[] = [];
-  let reset_failed: Error | undefined;
   try {
     // The pool's statement_timeout bounds a request's statement, not a release step: a migration
     // that validates a rule reads whole tables, as long as they take, and a process starting
@@ -57,10 +56,11 @@ export async function migrate(pool: pg.Pool, directory = MIGRATIONS_DIR): Promis
   } finally {
     await client.query(UNLOCK_SQL).catch(() => undefined);
     // A connection that kept no timeout is closed rather than handed to a request.
-    await client.query("reset statement_timeout").catch((error: Error) => {
-      reset_failed = error;
-    });
-    client.release(reset_failed);
+    const reset = await client.query("reset statement_timeout").then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    client.release(reset);
   }
   return { applied };
 }

@@ -35,6 +35,26 @@ export async function createTestDatabase(options: { catalog?: boolean } = {}): P
   return { url: url.toString(), pool };
 }
 
+/** An empty database (no migration applied), dropped after the file's tests: for migration tests. */
+export async function createEmptyDatabase(prefix: string): Promise<{ url: string }> {
+  const adminUrl = process.env.TEST_DATABASE_ADMIN_URL;
+  if (!adminUrl) throw new Error("run the tests with `npm test` (it prepares the database)");
+  const name = `${prefix}_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  after(async () => {
+    const cleanup = new pg.Client({ connectionString: adminUrl });
+    await cleanup.connect();
+    await cleanup.query(`drop database if exists ${name} with (force)`);
+    await cleanup.end();
+  });
+  return { url: url.toString() };
+}
+
 /**
  * A Kysely over a pool of one connection to `url` (so every statement shares that connection's
  * prepared statements), and the count of answers (ReadyForQuery) it has had: the round trips.
