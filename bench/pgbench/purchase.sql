@@ -3,9 +3,9 @@
 -- holdFunds and resolvePendingPurchase, which also draws the statement's posted_seq), in the same
 -- two transactions, with the carrier call between them taking no time. One pgbench "transaction" is one whole purchase.
 --
--- What the service does on top of this is not counted here: the resolver and email jobs
--- (graphile_worker.add_job), the esim and purchase rows, reading the package and the order back,
--- the carrier's own records, and the email job itself.
+-- What the service records on top of this is not counted here: the carrier's own records, the eSIM,
+-- purchase and bundle rows, the event and its webhook delivery, the confirmation email's outbox row
+-- and delivery. purchase-full.sql runs all of them, as a reference beside this limit.
 --
 -- Each pgbench client is one partner (ptr_pgb_<client_id>, wallet acc_pgb_<client_id>) and buys
 -- its own prepared carts in order (pgb_<client_id * 1000000 + n>): no two clients share a row.

@@ -3,6 +3,7 @@
 import { submitRun } from "../support/carts.ts";
 import { type Context, PURCHASE_CONCURRENCY } from "../support/context.ts";
 import { ratio, ratioOf, record, wrkScenario } from "../support/runner.ts";
+import { FULL_SQL_RESULT } from "./purchase-sql.ts";
 
 export async function purchase(ctx: Context, pgbench_tps: number | null): Promise<number> {
   // The target rate: carts for its warm-up; the warm-up rate sizes the measured run.
@@ -41,5 +42,18 @@ export async function purchase(ctx: Context, pgbench_tps: number | null): Promis
       "a purchase costs PostgreSQL at most twice its bare SQL (the simulator's statements included)",
     );
   }
+  const full = ctx.results.find((r) => r.name === FULL_SQL_RESULT);
+  if (full !== undefined && full.ok_per_s > 0 && result.cpu_us_per_ok.postgres > 0) {
+    // A reference, no target: the issue's limit is the least SQL; this is the bare cost of all it records.
+    result.notes.push(
+      `against all a purchase writes (pgbench, purchase-full.sql): ${round2(result.ok_per_s / full.ok_per_s)} ` +
+        `of its rate, its PostgreSQL CPU per tx ${round2(full.cpu_us_per_ok.postgres / result.cpu_us_per_ok.postgres)} ` +
+        "of the purchase's",
+    );
+  }
   return result.ok_per_s;
+}
+
+function round2(value: number): number {
+  return Math.round(value * 100) / 100;
 }

@@ -54,7 +54,7 @@ export async function measured<T extends { cpu_ticks: number }>(
     processes: snapshotProcesses(),
   });
   // The bare server and pgbench runs leave the service idle: nothing to profile there.
-  const profiling = ctx.inspector !== null && label !== "discovery-bare" && label !== "pgbench";
+  const profiling = ctx.inspector !== null && label !== "discovery-bare" && !label.startsWith("pgbench");
   if (ctx.inspector !== null) await ctx.pool.query("select pg_stat_statements_reset()");
   if (profiling) await ctx.inspector!.start();
   const webhooks_before = await webhookCounts(ctx);
