@@ -5,9 +5,10 @@
 // as it would, faster, in qr-symbol.ts); the PNG is written here, as a 1-bit grayscale image. Both were most of a confirmation email's CPU, on
 // the event loop that also serves requests (bench/README.md, purchase profile):
 // - qrcode's own PNG path paints every pixel as four RGBA bytes in JavaScript and hands 400 KB to
-//   pngjs per 320-pixel image. Here: one bit per pixel, each distinct row built once (a QR row
-//   repeats for a whole module), one zlib call; qrcode's own scale and quiet-zone arithmetic, so
-//   for one symbol the picture is the same pixel for pixel.
+//   pngjs per 320-pixel image. Here: one bit per pixel, each distinct row drawn once from its dark
+//   modules' bytes (a QR row repeats for a whole module: the repeats are PNG's "Up" filter, all
+//   zeros), one zlib call; qrcode's own scale and quiet-zone arithmetic, so for one symbol the
+//   picture is the same pixel for pixel (test/shared.qr-code-png.test.ts).
 // - Its automatic segmentation searches the cheapest mix of alphanumeric and byte segments, four
 //   times the cost of the rest of the symbol, to save a few modules on a string this short. The
 //   whole string is one byte-mode segment instead: every reader decodes it, and an LPA string of
@@ -52,6 +53,42 @@ function grayscalePng(side: number, rows: Buffer): Buffer {
   ]);
 }
 
+/** How a symbol of `size` modules is drawn `width_px` wide: qrcode's own arithmetic. */
+type Geometry = {
+  side: number;
+  margin_px: number;
+  scale: number;
+  row_bytes: number;
+  /** For each module column, the bytes of a pixel row its pixels fall in, and their bits there. */
+  darkens: Array<Array<[number, number]>>;
+};
+
+/** Geometries kept: one per symbol size and width asked for, few in practice (the email's is one). */
+const MAX_GEOMETRIES = 64;
+const geometries = new Map<string, Geometry>();
+
+function geometryOf(size: number, width_px: number): Geometry {
+  const key = `${size}:${width_px}`;
+  const known = geometries.get(key);
+  if (known !== undefined) return known;
+  const modules = size + MARGIN_MODULES * 2;
+  const scale = width_px >= modules ? width_px / modules : FALLBACK_SCALE;
+  const side = Math.floor(modules * scale);
+  const margin_px = MARGIN_MODULES * scale;
+  const row_bytes = 1 + Math.ceil(side / 8); // the filter type, then the bits
+  const columns = Array.from({ length: size }, () => new Map<number, number>());
+  for (let x = 0; x < side; x++) {
+    if (x < margin_px || x >= side - margin_px) continue;
+    const bytes = columns[Math.floor((x - margin_px) / scale)]!;
+    const at = 1 + (x >> 3);
+    bytes.set(at, (bytes.get(at) ?? 0) | (0x80 >> (x & 7)));
+  }
+  const geometry = { side, margin_px, scale, row_bytes, darkens: columns.map((bytes) => [...bytes]) };
+  if (geometries.size >= MAX_GEOMETRIES) geometries.clear();
+  geometries.set(key, geometry);
+  return geometry;
+}
+
 /** The QR code of `lpa` as a PNG `width_px` pixels square. */
 export async function qrCodePng(lpa: string, width_px: number): Promise<Buffer> {
   if (lpa.length > LPA_MAX_LENGTH) throw new Error(`LPA string longer than ${LPA_MAX_LENGTH} characters`);
@@ -60,35 +97,29 @@ export async function qrCodePng(lpa: string, width_px: number): Promise<Buffer> 
   }
   // Error correction M and the standard 4-module quiet zone: reliable when scanned off a screen.
   const { size, data } = qrSymbol(Buffer.from(lpa, "utf8"), "M");
-  const modules = size + MARGIN_MODULES * 2;
-  const scale = width_px >= modules ? width_px / modules : FALLBACK_SCALE;
-  const side = Math.floor(modules * scale);
-  const margin_px = MARGIN_MODULES * scale;
-  // The module column of each pixel column, or -1 in the quiet zone.
-  const column = new Int32Array(side);
-  for (let x = 0; x < side; x++) {
-    column[x] = x >= margin_px && x < side - margin_px ? Math.floor((x - margin_px) / scale) : -1;
-  }
-  const row_bytes = 1 + Math.ceil(side / 8); // filter type 0, then the bits
-  const drawn = new Map<number, Buffer>();
-  const rowOf = (module_row: number): Buffer => {
-    let row = drawn.get(module_row);
-    if (row !== undefined) return row;
-    row = Buffer.alloc(row_bytes, 0xff);
-    row[0] = 0;
-    if (module_row >= 0) {
-      for (let x = 0; x < side; x++) {
-        const col = column[x]!;
-        if (col >= 0 && data[module_row * size + col]) row[1 + (x >> 3)]! &= ~(0x80 >> (x & 7));
-      }
-    }
-    drawn.set(module_row, row);
-    return row;
-  };
+  const { side, margin_px, scale, row_bytes, darkens } = geometryOf(size, width_px);
+  // A pixel row repeats the one above it while it shows the same module row: filter type 2 (Up)
+  // then makes it all zeros after its filter byte (the buffer's own), so each distinct row is
+  // drawn and copied once, and zlib reads long runs of zeros.
   const rows = Buffer.alloc(row_bytes * side);
+  const drawn = Buffer.alloc(row_bytes);
+  let last_module_row = Number.NaN;
   for (let y = 0; y < side; y++) {
     const module_row = y >= margin_px && y < side - margin_px ? Math.floor((y - margin_px) / scale) : -1;
-    rowOf(module_row).copy(rows, y * row_bytes);
+    if (module_row === last_module_row) {
+      rows[y * row_bytes] = 2;
+      continue;
+    }
+    last_module_row = module_row;
+    drawn.fill(0xff, 1);
+    drawn[0] = 0;
+    if (module_row >= 0) {
+      for (let col = 0; col < size; col++) {
+        if (data[module_row * size + col] === 0) continue;
+        for (const [at, bits] of darkens[col]!) drawn[at]! &= ~bits;
+      }
+    }
+    rows.set(drawn, y * row_bytes);
   }
   return grayscalePng(side, rows);
 }
