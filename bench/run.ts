@@ -55,7 +55,10 @@ async function runScenarios(ctx: Context): Promise<void> {
   if (only.has("discovery")) discovery_per_s = (await discovery(ctx)).service;
   if (only.has("discovery-prices")) await discoveryPrices(ctx);
   if (only.has("esim-read")) await esimRead(ctx, discovery_per_s);
-  if (only.has("purchase") || only.has("topup")) pgbench_tps = await pgbenchPurchase(ctx);
+  if (only.has("purchase") || only.has("topup")) {
+    // The reference of all a purchase records only where a purchase is measured, with its webhooks.
+    pgbench_tps = await pgbenchPurchase(ctx, only.has("purchase") && ctx.options.webhooks);
+  }
   const purchase_per_s = only.has("purchase")
     ? await quiesce(ctx).then(() => purchase(ctx, pgbench_tps))
     : null;

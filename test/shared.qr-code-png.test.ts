@@ -98,3 +98,22 @@ test("the PNG is qrcode's own picture of the symbol, pixel for pixel, at the ema
   }
   assert.deepEqual([...filters].sort(), [0, 2], "rows drawn once (filter 0), repeated through filter 2");
 });
+
+test("a symbol wider than the width asked for is drawn at qrcode's fallback scale, as qrcode draws it", async () => {
+  // Long LPA strings (up to the 512 characters allowed): more modules than the pixels asked for.
+  for (const [length, width] of [
+    [250, 64],
+    [512, 64],
+    [512, 96],
+  ] as const) {
+    const lpa = `LPA:1$smdp.example.com$${"K2-ABCDE-".repeat(60)}`.slice(0, length);
+    const actual = decodePng(await qrCodePng(lpa, width));
+    const expected = referencePixels(lpa, width);
+    assert.ok(actual.side > width, `drawn wider than ${width} for ${length} characters`);
+    assert.equal(actual.side, expected.side);
+    assert.ok(
+      Buffer.from(actual.dark).equals(Buffer.from(expected.dark)),
+      `pixels for ${length} at ${width}`,
+    );
+  }
+});

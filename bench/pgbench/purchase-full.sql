@@ -5,14 +5,16 @@
 --   transaction of its own between the two, as the carrier call is (its profile and queued bundle);
 -- - in the completion: the eSIM, its purchase and its bundle (the package's name read for it), the
 --   email outbox row, folded into the order's update as the service does, then the posting as in
---   purchase.sql and the order.completed event with an Order's JSON;
+--   purchase.sql and the order.completed event (a JSON document of an Order's size);
 -- - what runs after the purchase, in the service's sweeps and in batches there: the event stamped
 --   dispatched, its webhook delivery inserted, leased and marked succeeded; the email claimed, the
 --   order read for it, the outbox row deleted and the delivery recorded. Here in the completion's
 --   transaction, so that the service's own sweeps never see a row to claim (the endpoints are
 --   disabled too) and no commit is paid for them: the service commits each batch for many
 --   purchases. Reads are what the writes need (the cart, the package's name, the order for the
---   email); what the service reads to answer, render or decide is not counted.
+--   email); what the service reads to answer, render or decide is not counted, nor its other
+--   per-batch work: the NOTIFY that wakes the delivery loops, the claims' advisory lock and row
+--   locks, the simulator's ICCID serials (drawn 64 at a time).
 --
 -- One pgbench "transaction" is one whole purchase. Each client is one partner, as in purchase.sql,
 -- with a disabled webhook endpoint of its own (setup.sql); its carts are pgb_<client_id * 1000000 +
@@ -80,7 +82,8 @@ RETURNING debit_account_id, amount_minor;
 UPDATE ledger_accounts SET pending_debits_minor = pending_debits_minor - :price,
                            posted_debits_minor = posted_debits_minor + :price
 WHERE account_id = 'acc_pgb_' || CAST(:client_id AS text);
--- An Order as GET /v1/orders/{orderID} renders it (render-order.ts), about the size the service writes.
+-- A JSON document of an Order's size and shape (~720 characters; render-order.ts writes ~765 with
+-- other field names): its parse and storage cost what the service's do.
 -- No colon right before a letter or digit inside a literal: pgbench would take it for a variable.
 INSERT INTO events (event_id, partner_id, type, data, dedup_key, dispatched_at)
 SELECT 'evt_pgb_' || CAST(:k AS text), 'ptr_pgb_' || CAST(:client_id AS text), 'order.completed',
