@@ -1,4 +1,4 @@
--- Everything a purchase writes today, row for row, with the least SQL: a reference beside
+-- All a purchase records today, row for row, with the least SQL: a reference beside
 -- purchase.sql (the least SQL a purchase must run, the issue's limit), so that the service's figure
 -- can also be read against the bare cost of what it records. On top of purchase.sql:
 -- - the carrier's records: the simulator's own function, carrier_sim.provision_profile, in a

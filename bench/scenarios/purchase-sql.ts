@@ -1,6 +1,7 @@
 // The purchase's limit: its minimal SQL (bench/pgbench/purchase.sql) run by pgbench against the
-// same PostgreSQL, in the same transactions, one partner and wallet per client. Then, as a
-// reference with no target of its own, everything a purchase writes today (purchase-full.sql).
+// same PostgreSQL, in the same transactions, one partner and wallet per client. Then, when the
+// purchase scenario runs with its webhooks, a reference with no target of its own: all a purchase
+// records today (purchase-full.sql).
 import { execFileSync } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";

@@ -23,8 +23,8 @@ export async function purchase(ctx: Context, pgbench_tps: number | null): Promis
     // A reference, no target: the issue's limit is the least SQL; this is the bare cost of all it records.
     result.notes.push(
       `against all a purchase records (pgbench, purchase-full.sql): ${round2(result.ok_per_s / full.ok_per_s)} ` +
-        `of its rate, its PostgreSQL CPU per tx ${round2(full.cpu_us_per_ok.postgres / result.cpu_us_per_ok.postgres)} ` +
-        "of the purchase's",
+        `of its rate, ${round2(result.cpu_us_per_ok.postgres / full.cpu_us_per_ok.postgres)} times its ` +
+        "PostgreSQL CPU per tx",
     );
   }
   record(ctx, result, {
@@ -54,6 +54,6 @@ export async function purchase(ctx: Context, pgbench_tps: number | null): Promis
   return result.ok_per_s;
 }
 
-function round2(value: number): number {
-  return Math.round(value * 100) / 100;
+function round2(value: number): string {
+  return value.toFixed(2);
 }

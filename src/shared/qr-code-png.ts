@@ -63,7 +63,7 @@ type Geometry = {
   darkens: Array<Array<[number, number]>>;
 };
 
-/** Geometries kept: one per symbol size and width asked for, few in practice (the email's is one). */
+/** Geometries kept: one per symbol size and width asked for (the email's is one; the API takes 128-1024). */
 const MAX_GEOMETRIES = 64;
 const geometries = new Map<string, Geometry>();
 
