@@ -16,10 +16,12 @@
 --   per-batch work: the NOTIFY that wakes the delivery loops, the claims' advisory lock and row
 --   locks, the simulator's ICCID serials (drawn 64 at a time).
 --
--- One pgbench "transaction" is one whole purchase. Each client is one partner, as in purchase.sql,
--- with a disabled webhook endpoint of its own (setup.sql); its carts are pgb_<client_id * 1000000 +
--- 500000 + n>, apart from purchase.sql's. ICCIDs are 8999<k, 15 digits>, outside the simulator's
--- 8901260 range. Variables (-D): n=0, price, revenue, external, data_mb, validity_days.
+-- Its first transaction and its posting are purchase.sql's, verbatim (each script stays a file
+-- pgbench runs as it is): change them in both. One pgbench "transaction" is one whole purchase.
+-- Each client is one partner, as in purchase.sql, with a disabled webhook endpoint of its own
+-- (setup.sql); its carts are pgb_<client_id * 1000000 + 500000 + n>, apart from purchase.sql's.
+-- ICCIDs are 8999<k, 15 digits>, outside the simulator's 8901260 range. Variables (-D): n=0,
+-- price, revenue, external, data_mb, validity_days.
 \set n :n + 1
 \set k :client_id * 1000000 + 500000 + :n
 BEGIN;
