@@ -1,7 +1,8 @@
 // Partner use case: the QR code of an eSIM's activation code as a PNG of the size asked for.
 // Drawing a QR PNG costs ~0.2 ms of CPU (more at larger sizes) on the event loop, and the image of
 // an ICCID never changes (its activation code is fixed at provisioning), so each eSIM and size is
-// drawn once and kept in a bounded in-process LRU cache. The partner check runs on every request, before the cache.
+// drawn once and kept in a bounded in-process LRU cache. The partner check runs on every request,
+// before the cache.
 import type { Executor } from "../db/executor.ts";
 import { ApiError } from "../shared/errors.ts";
 import { lpaString } from "../shared/install-kit.ts";
