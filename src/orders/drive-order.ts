@@ -8,7 +8,7 @@ import type { Transaction } from "kysely";
 import type { CarrierOutcome, ProvisionedProfile, TopUpResult } from "../carrier/carrier.ts";
 import type { Database } from "../db/schema.ts";
 import { esimChanged } from "../esims/esim-cache.ts";
-import { pullSoon } from "../esims/sync-esims.ts";
+import { pullSoonLater } from "../esims/sync-esims.ts";
 import { recordEventLater } from "../events/record-event.ts";
 import { resolveHoldLater } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
@@ -78,8 +78,9 @@ export async function complete(
   const iccid = profile !== null ? profile.iccid : order.iccid;
   assert.ok(iccid, "a top-up order names its eSIM");
   // A top-up makes its eSIM due for a pull at once (a depleted eSIM reads usable again); one UPDATE
-  // of next_sync_at before the bundle insert, the order the concurrent top-up test holds to.
-  if (profile === null) await pullSoon(trx, iccid);
+  // of next_sync_at before the bundle insert, the order the concurrent top-up test holds to. Sent
+  // with the completion's statement, so run before it.
+  if (profile === null) await pullSoonLater(trx, iccid);
   const completed = await completeOrder(trx, {
     order_id: order.order_id,
     iccid,

@@ -27,10 +27,15 @@ export class CallbackPusher {
     this.#log = log;
   }
 
+  /** Whether push would send now: a callback URL is set and deliveries in flight have room. */
+  accepting(): boolean {
+    return this.#settings().callback_url !== null && this.#in_flight < MAX_IN_FLIGHT;
+  }
+
   /** Sends the signal in the background (never awaited by the change that made it). */
   push(signal: EsimSignal): void {
+    if (!this.accepting()) return;
     const settings = this.#settings();
-    if (settings.callback_url === null || this.#in_flight >= MAX_IN_FLIGHT) return;
     const copies = roll(settings.callback_duplicate_share) ? 2 : 1;
     for (let copy = 0; copy < copies; copy++) {
       this.#in_flight++;

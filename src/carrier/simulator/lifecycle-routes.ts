@@ -123,6 +123,7 @@ async function endLapsedBundles(pool: pg.Pool, pusher: CallbackPusher): Promise<
       const profile = await lockProfileState(client, iccid);
       if (profile) await advance(client, profile, now);
     });
-    await signalNow(pool, pusher, iccid, now);
+    // Nobody to tell (no callback URL): the snapshot is not read.
+    if (pusher.accepting()) await signalNow(pool, pusher, iccid, now);
   }
 }

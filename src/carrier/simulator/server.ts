@@ -74,6 +74,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     faults: () => faults,
     sleep: (ms) => (ms > 0 ? delay(ms, undefined, { signal: closing.signal }) : Promise.resolve()),
     signal: (iccid) => {
+      // With no callback URL (the default) the snapshot would be read for nothing: a statement
+      // per top-up. The simulate route still reads it through signalNow: it answers it.
+      if (!pusher.accepting()) return;
       signalNow(options.pool, pusher, iccid).catch((error: unknown) =>
         log(`signal: ${(error as Error).message}`),
       );
