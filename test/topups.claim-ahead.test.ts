@@ -1,7 +1,7 @@
 // The Idempotency-Key's claim sent ahead (src/topups/idempotency.ts claimKeyAhead): its insert
 // goes out with the transaction's next statement, and the claim it answers is claimKey's: new for
 // a new key, the existing row (locked) for a known one, new again for an expired one, and nothing
-// left behind by a transaction that rolls back.
+// left behind by a transaction that rolls back. A key naming its order is checked at COMMIT.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
@@ -22,6 +22,7 @@ function newKey(idempotency_key = randomUUID()): NewKey {
     fingerprint: Buffer.alloc(32, 7),
     request_id: randomUUID(),
     ttl_hours: 24,
+    order_id: null,
   };
 }
 
@@ -119,4 +120,39 @@ test("an expired key is claimed as new again, in place", async () => {
   const restarted = await claimWithRead({ ...key, request_id: randomUUID() });
   assert.deepEqual(restarted.claim, { kind: "new" });
   assert.deepEqual(await keyRows(key.idempotency_key), [{ state: "running" }]);
+});
+
+test("a key names the order its transaction inserts after it; one naming no order fails at COMMIT", async () => {
+  await sql`
+    insert into packages (package_id, external_package_id, name, data_mb, validity_days, wholesale_minor,
+                          retail_minor, currency, coverage)
+    values ('claims-fr-1gb', 'X', 'France 1 GB', 1024, 7, 100, 200, 'EUR', 'country')`.execute(db);
+  // The top-up's order (submit-topup.ts): inserted after the key, in the same transaction.
+  const order_id = newId("order");
+  const linked = { ...newKey(), order_id };
+  const claimed = await db.transaction().execute(async (trx) => {
+    const claiming = await claimKeyAhead(trx, linked);
+    await sql`
+      insert into orders (order_id, partner_id, type, status, package_id, external_package_id, data_mb,
+                          validity_days, total_minor, currency, email, phone, first_name, last_name, iccid)
+      values (${order_id}, ${partner_id}, 'topup', 'pending', 'claims-fr-1gb', 'X', 1024, 7, 100, 'EUR',
+              'a@example.com', '+33612345678', 'A', 'B', '8933000000000000001')`.execute(trx);
+    return claiming.claim();
+  });
+  assert.deepEqual(claimed, { kind: "new" });
+  const rows = await sql<{ order_id: string | null }>`
+    select order_id from idempotency_keys where idempotency_key = ${linked.idempotency_key}`.execute(db);
+  assert.deepEqual(rows.rows, [{ order_id }]);
+
+  // An order that never comes: the foreign key, deferred to COMMIT (migration 0016), refuses it.
+  const orphan = { ...newKey(), order_id: newId("order") };
+  await assert.rejects(
+    db.transaction().execute(async (trx) => {
+      const claiming = await claimKeyAhead(trx, orphan);
+      await sql`select 1`.execute(trx);
+      return claiming.claim();
+    }),
+    (error: { code?: string }) => error.code === "23503",
+  );
+  assert.deepEqual(await keyRows(orphan.idempotency_key), []);
 });

@@ -95,7 +95,9 @@ async function start(
   claim: IdempotencyClaim | null,
 ): Promise<Start> {
   const key: (NewKey & IdempotencyClaim) | null =
-    claim === null ? null : { partner_id, ...claim, ttl_hours: ctx.config.idempotency_ttl_hours };
+    claim === null
+      ? null
+      : { partner_id, ...claim, order_id: null, ttl_hours: ctx.config.idempotency_ttl_hours };
   return ctx.db.transaction().execute(async (trx) => {
     if (key !== null) {
       const claimed = await claimKey(trx, key);

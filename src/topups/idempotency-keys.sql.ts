@@ -1,15 +1,25 @@
 // SQL of the idempotency_keys table (migration 0001): one row per (partner, Idempotency-Key),
-// created 'running' in the same transaction as the top-up order it leads to, and made
-// 'completed' with the exact response bytes when that order reaches a final state
-// (finish-topup.ts, in the completion's own transaction) or when the wallet was short.
+// created 'running' in the same transaction as the top-up order it leads to, naming that order
+// from its insert (the order's row follows in the transaction: migration 0016 checks the foreign
+// key at COMMIT), and made 'completed' with the exact response bytes when that order reaches a
+// final state (finish-topup.ts, in the completion's own transaction) or when the wallet was short.
 import { type Selectable, sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
-import { deferWrite, sendAhead } from "../db/pool.ts";
+import { sendAhead } from "../db/pool.ts";
 import type { Database } from "../db/schema.ts";
 
 export type KeyRef = { partner_id: string; idempotency_key: string };
 
-export type NewKey = KeyRef & { fingerprint: Buffer; request_id: string; ttl_hours: number };
+/**
+ * `order_id`: the order a top-up request creates in the key's transaction, written with the key;
+ * null for a refund, which links the order it refunds (linkKeyToRefund).
+ */
+export type NewKey = KeyRef & {
+  fingerprint: Buffer;
+  request_id: string;
+  ttl_hours: number;
+  order_id: string | null;
+};
 
 export type KeyRow = Pick<
   Selectable<Database["idempotency_keys"]>,
@@ -43,9 +53,10 @@ export async function insertRunningKeyAhead(
 /** The insert as both forms send it; `returning` tells new from known, a kept answer having rows only. */
 function runningKeyInsert(key: NewKey) {
   return sql<{ inserted: boolean }>`
-    insert into idempotency_keys (partner_id, idempotency_key, fingerprint, state, request_id, expires_at)
-    values (${key.partner_id}, ${key.idempotency_key}, ${key.fingerprint}, 'running', ${key.request_id},
-            now() + make_interval(hours => ${key.ttl_hours}))
+    insert into idempotency_keys (partner_id, idempotency_key, fingerprint, state, order_id, request_id,
+                                  expires_at)
+    values (${key.partner_id}, ${key.idempotency_key}, ${key.fingerprint}, 'running', ${key.order_id},
+            ${key.request_id}, now() + make_interval(hours => ${key.ttl_hours}))
     on conflict (partner_id, idempotency_key) do nothing
     returning true as inserted`;
 }
@@ -65,7 +76,7 @@ export async function lockKey(trx: Transaction<Database>, key: KeyRef): Promise<
 export async function restartExpiredKey(trx: Transaction<Database>, key: NewKey): Promise<void> {
   const updated = await sql`
     update idempotency_keys
-    set fingerprint = ${key.fingerprint}, state = 'running', order_id = null, refund_of = null,
+    set fingerprint = ${key.fingerprint}, state = 'running', order_id = ${key.order_id}, refund_of = null,
         request_id = ${key.request_id},
         response_status = null, response_body = null, created_at = now(),
         expires_at = now() + make_interval(hours => ${key.ttl_hours})
@@ -73,28 +84,6 @@ export async function restartExpiredKey(trx: Transaction<Database>, key: NewKey)
       and state = 'completed' and expires_at <= now()`.execute(trx);
   if (Number(updated.numAffectedRows) !== 1)
     throw new Error("restartExpiredKey: the locked expired row is gone");
-}
-
-/** Links a running key to the order it created, so the order's completion stores its outcome here. */
-export async function linkKeyToOrder(
-  trx: Transaction<Database>,
-  key: KeyRef,
-  order_id: string,
-): Promise<void> {
-  // Sent with the transaction's next statement or COMMIT (deferWrite): the statement checks
-  // itself that the key it claimed is still running and unlinked (assert_holds, migration 0013).
-  await deferWrite(() =>
-    sql`
-      with linked as (
-        update idempotency_keys set order_id = ${order_id}
-        where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
-          and state = 'running' and order_id is null
-        returning 1
-      )
-      select assert_holds(count(*) = 1, 'linkKeyToOrder: the claimed key is running and unlinked') from linked`.execute(
-      trx,
-    ),
-  );
 }
 
 /** Links a running refund key to the order it refunds (migration 0008: `refund_of`). */
@@ -154,16 +143,20 @@ export async function completeKeyOfOrder(
     where order_id = ${order_id} and state = 'running'`.execute(trx);
 }
 
-/** Stores a final outcome that no order carries (402: the order was never created). */
+/**
+ * Stores a final outcome that no order carries (402: the order was never created), and unnames the
+ * order the key was inserted with, which now never will be.
+ */
 export async function completeKeyWithoutOrder(
   trx: Transaction<Database>,
-  key: KeyRef,
+  key: KeyRef & Pick<NewKey, "order_id">,
   outcome: { status: number; body: string },
 ): Promise<void> {
   const updated = await sql`
-    update idempotency_keys set state = 'completed', response_status = ${outcome.status}, response_body = ${outcome.body}
+    update idempotency_keys
+    set state = 'completed', order_id = null, response_status = ${outcome.status}, response_body = ${outcome.body}
     where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
-      and state = 'running' and order_id is null`.execute(trx);
+      and state = 'running' and order_id is not distinct from ${key.order_id}`.execute(trx);
   if (Number(updated.numAffectedRows) !== 1)
     throw new Error("completeKeyWithoutOrder: the claimed key is not running");
 }

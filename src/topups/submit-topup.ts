@@ -8,7 +8,8 @@
 //      purchase (drive-order.ts) and stores the outcome on the Idempotency-Key (finish-topup.ts).
 //
 // With an Idempotency-Key the key is claimed first thing in phase 1's transaction (its insert
-// goes out with the eSIM's read, in one round trip), so:
+// goes out with the eSIM's read, in one round trip), naming the order the transaction creates
+// later (its foreign key is checked at COMMIT, migration 0016), so:
 // - a 400/404/422 thrown later in that transaction rolls the key back with everything else;
 // - concurrent requests with one key serialize on its unique index and row lock;
 // - a replay answers from the key before the catalog or the wallet are looked at, so the same
@@ -42,7 +43,7 @@ import {
   type NewKey,
   type StoredOutcome,
 } from "./idempotency.ts";
-import { completeKeyWithoutOrder, linkKeyToOrder, storedResponse } from "./idempotency-keys.sql.ts";
+import { completeKeyWithoutOrder, storedResponse } from "./idempotency-keys.sql.ts";
 import { foundEsim, requireValidIccid } from "./topup-esim.ts";
 import { offeredTopUp } from "./topup-offer.ts";
 
@@ -95,11 +96,15 @@ function insufficientBalance(): ApiError {
   );
 }
 
-/** Phase 1 after the key (if any) is claimed and the eSIM read: the offer, the hold, the pending order. */
+/**
+ * Phase 1 after the key (if any) is claimed and the eSIM read: the offer, the hold, the pending
+ * order, with the id the key was inserted with.
+ */
 async function createOrder(
   ctx: AppContext,
   trx: Transaction<Database>,
   partner_id: string,
+  order_id: string,
   input: TopUpInput,
   key: NewKey | null,
   esim: EsimRow,
@@ -112,7 +117,6 @@ async function createOrder(
         "Pick a row of GET /orders/available-topups/{iccid} and send both of its ids unchanged.",
     );
   }
-  const order_id = newId("order");
   // The hold first: when funds are short it writes nothing, so the key alone records the 402.
   const hold = await holdFunds(trx, partner_id, order_id, row.wholesale_minor, row.currency);
   if (!hold) {
@@ -122,7 +126,8 @@ async function createOrder(
     return { kind: "stored", stored: { status: 402, body, replayed: false } };
   }
   await recordBalanceLow(trx, partner_id, hold);
-  // Nothing reads the order before the COMMIT: its insert (and the key's link) go with it.
+  // Nothing reads the order before the COMMIT: its insert goes with it, and the key's foreign key
+  // to it is checked then.
   const inserted = await createPendingOrderAhead(ctx, trx, {
     order_id,
     partner_id,
@@ -142,7 +147,6 @@ async function createOrder(
     last_name: input.last_name,
     iccid: esim.iccid,
   });
-  if (key !== null) await linkKeyToOrder(trx, key, order_id);
   return { kind: "inserted", order: () => inserted.order() };
 }
 
@@ -153,8 +157,10 @@ async function reserve(
   input: TopUpInput,
   claim: IdempotencyClaim | null,
 ): Promise<Phase1> {
+  // The order's id is chosen first: the key is inserted naming it, so no statement links them later.
+  const order_id = newId("order");
   const key: (NewKey & Pick<IdempotencyClaim, "legacy_fingerprint">) | null =
-    claim === null ? null : { partner_id, ...claim, ttl_hours: ctx.config.idempotency_ttl_hours };
+    claim === null ? null : { partner_id, ...claim, order_id, ttl_hours: ctx.config.idempotency_ttl_hours };
   const reserved = await ctx.db.transaction().execute(async (trx): Promise<Reserved> => {
     // The key's claim goes out with the eSIM's read (sendAhead): one round trip for both. A key
     // that exists answers before what the read found is looked at.
@@ -164,7 +170,7 @@ async function reserve(
       const claimed = await claiming.ahead.claim();
       if (claimed.kind === "existing") return answerExisting(claimed.row, claiming.key);
     }
-    return createOrder(ctx, trx, partner_id, input, key, foundEsim(esim, input.iccid));
+    return createOrder(ctx, trx, partner_id, order_id, input, key, foundEsim(esim, input.iccid));
   });
   if (reserved.kind !== "inserted") return reserved;
   // Read after the COMMIT: the order stands (pending, held; the resolver finishes it) even if this
