@@ -56,8 +56,11 @@ async function runScenarios(ctx: Context): Promise<void> {
   if (only.has("discovery-prices")) await discoveryPrices(ctx);
   if (only.has("esim-read")) await esimRead(ctx, discovery_per_s);
   if (only.has("purchase") || only.has("topup")) {
-    // The reference of all a purchase records only where a purchase is measured, with its webhooks.
-    pgbench_tps = await pgbenchPurchase(ctx, only.has("purchase") && ctx.options.webhooks);
+    // The references of all a purchase or top-up records only where it is measured, with its webhooks.
+    pgbench_tps = await pgbenchPurchase(ctx, {
+      purchase: only.has("purchase") && ctx.options.webhooks,
+      topup: only.has("topup") && ctx.options.webhooks,
+    });
   }
   const purchase_per_s = only.has("purchase")
     ? await quiesce(ctx).then(() => purchase(ctx, pgbench_tps))

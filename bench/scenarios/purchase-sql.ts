@@ -1,7 +1,8 @@
 // The purchase's limit: its minimal SQL (bench/pgbench/purchase.sql) run by pgbench against the
-// same PostgreSQL, in the same transactions, one partner and wallet per client. Then, when the
-// purchase scenario runs with its webhooks, a reference with no target of its own: all a purchase
-// records today (purchase-full.sql).
+// same PostgreSQL, in the same transactions, one partner and wallet per client. Then, with the
+// webhooks on, references with no target of their own: all a purchase records today
+// (purchase-full.sql) when the purchase is measured, all a top-up records (topup-full.sql) when
+// the top-up is.
 import { execFileSync } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
@@ -27,8 +28,14 @@ export async function operatorAccount(ctx: Context, kind: string): Promise<strin
   return result.rows[0].account_id;
 }
 
-/** purchase.sql's tx/s; with `full`, purchase-full.sql is run and recorded after it. */
-export async function pgbenchPurchase(ctx: Context, full: boolean): Promise<number> {
+/**
+ * purchase.sql's tx/s; after it, purchase-full.sql and topup-full.sql are run and recorded as
+ * `full` asks.
+ */
+export async function pgbenchPurchase(
+  ctx: Context,
+  full: { purchase: boolean; topup: boolean },
+): Promise<number> {
   const { duration_s, warmup_s } = ctx.options;
   const pkg = (
     await ctx.pool.query<{
@@ -79,17 +86,61 @@ export async function pgbenchPurchase(ctx: Context, full: boolean): Promise<numb
     revenue: await operatorAccount(ctx, "operator_revenue"),
   };
   const tps = await runScript(ctx, "purchase SQL (pgbench)", "purchase.sql", variables, warm_carts);
-  if (full) {
-    await runScript(ctx, FULL_SQL_RESULT, "purchase-full.sql", variables, warm_carts);
-    // Its queue rows (email outbox, undispatched events, due and leased deliveries) are all dead by
-    // now, first in the indexes the service's sweeps read oldest first: gone before the purchase.
+  if (full.purchase) await runScript(ctx, FULL_SQL_RESULT, "purchase-full.sql", variables, warm_carts);
+  if (full.topup) await topUpReference(ctx, variables, warm_carts);
+  if (full.purchase || full.topup) {
+    // Their queue rows (email outbox, undispatched events, due and leased deliveries) are all dead
+    // by now, first in the indexes the service's sweeps read oldest first: gone before the purchase.
     await ctx.pool.query("vacuum email_outbox, events, webhook_deliveries");
   }
   return tps;
 }
 
-/** The result name of purchase-full.sql's run, which purchase.ts reads its reference figures from. */
+/**
+ * topup-full.sql, after one purchase-full.sql transaction per client has bought the eSIM it tops
+ * up (cart 900001 of each client, setup.sql). Its eSIMs then leave the service's pull sync: each
+ * has hundreds of bundles, and pulling them would be the next scenarios' background work.
+ */
+async function topUpReference(
+  ctx: Context,
+  variables: Record<string, string | number>,
+  warm_carts: number,
+): Promise<void> {
+  await runPgbench({
+    database_url: ctx.database_url,
+    script: path.join(import.meta.dirname, "..", "pgbench", "purchase-full.sql"),
+    clients: PURCHASE_CONCURRENCY,
+    threads: WRK_THREADS,
+    duration_s: 0,
+    transactions: 1,
+    // purchase-full.sql numbers its carts 500000 + n, n counted from this plus one.
+    variables: { ...variables, n: 400_000 },
+  });
+  await runScript(ctx, FULL_TOPUP_SQL_RESULT, "topup-full.sql", variables, warm_carts);
+  await ctx.pool.query("update esims set next_sync_at = null where starts_with(partner_id, 'ptr_pgb_')");
+}
+
+/**
+ * A measured scenario against the reference recorded as `reference` in this run, as a note: its
+ * rate and PostgreSQL CPU per answer, each as the scenario's ÷ the reference's. Null when the
+ * reference did not run.
+ */
+export function againstReference(
+  ctx: Context,
+  result: ScenarioResult,
+  reference: string,
+  what: string,
+): string | null {
+  const full = ctx.results.find((r) => r.name === reference);
+  if (full === undefined || full.ok_per_s <= 0 || result.cpu_us_per_ok.postgres <= 0) return null;
+  const rate = (result.ok_per_s / full.ok_per_s).toFixed(2);
+  const cpu = (result.cpu_us_per_ok.postgres / full.cpu_us_per_ok.postgres).toFixed(2);
+  return `against all ${what} records (pgbench): ${rate} of its rate, ${cpu} times its PostgreSQL CPU per tx`;
+}
+
+/** The result names of the references' runs, which purchase.ts and topup.ts read their figures from. */
 export const FULL_SQL_RESULT = "purchase SQL, all it records (pgbench)";
+export const FULL_TOPUP_SQL_RESULT = "top-up SQL, all it records (pgbench)";
 
 /** One script under pgbench: warm-up, then the measured run, recorded as `name`; its tx/s. */
 async function runScript(
@@ -108,7 +159,8 @@ async function runScript(
   };
   if (warmup_s > 0) await runPgbench({ ...base, duration_s: warmup_s, variables: { ...variables, n: 0 } });
   const log_prefix = path.join(ctx.tmp, `pgbench-log-${script}`);
-  const run = await measured(ctx, script === "purchase.sql" ? "pgbench" : "pgbench-full", () =>
+  const label = { "purchase.sql": "pgbench", "purchase-full.sql": "pgbench-full" }[script] ?? "pgbench-topup";
+  const run = await measured(ctx, label, () =>
     runPgbench({ ...base, duration_s, variables: { ...variables, n: warm_carts }, log_prefix }),
   );
   const latencies = await pgbenchLatencies(ctx.tmp, `pgbench-log-${script}`);

@@ -3,7 +3,7 @@
 import { submitRun } from "../support/carts.ts";
 import { type Context, PURCHASE_CONCURRENCY } from "../support/context.ts";
 import { ratio, ratioOf, record, wrkScenario } from "../support/runner.ts";
-import { FULL_SQL_RESULT } from "./purchase-sql.ts";
+import { againstReference, FULL_SQL_RESULT } from "./purchase-sql.ts";
 
 export async function purchase(ctx: Context, pgbench_tps: number | null): Promise<number> {
   // The target rate: carts for its warm-up; the warm-up rate sizes the measured run.
@@ -18,15 +18,9 @@ export async function purchase(ctx: Context, pgbench_tps: number | null): Promis
     `${run.completed} orders completed in the database during the run for ${run.result.s2xx} answers 200 ` +
       `(the difference: requests in flight when wrk stopped)`,
   );
-  const full = ctx.results.find((r) => r.name === FULL_SQL_RESULT);
-  if (full !== undefined && full.ok_per_s > 0 && result.cpu_us_per_ok.postgres > 0) {
-    // A reference, no target: the issue's limit is the least SQL; this is the bare cost of all it records.
-    result.notes.push(
-      `against all a purchase records (pgbench, purchase-full.sql): ${round2(result.ok_per_s / full.ok_per_s)} ` +
-        `of its rate, ${round2(result.cpu_us_per_ok.postgres / full.cpu_us_per_ok.postgres)} times its ` +
-        "PostgreSQL CPU per tx",
-    );
-  }
+  // A reference, no target: the issue's limit is the least SQL; this is the bare cost of all it records.
+  const reference = againstReference(ctx, result, FULL_SQL_RESULT, "a purchase");
+  if (reference !== null) result.notes.push(reference);
   record(ctx, result, {
     name: "purchase: purchases/s / pgbench purchase SQL tx/s",
     value: ratioOf(result.ok_per_s, pgbench_tps),
@@ -52,8 +46,4 @@ export async function purchase(ctx: Context, pgbench_tps: number | null): Promis
     );
   }
   return result.ok_per_s;
-}
-
-function round2(value: number): string {
-  return value.toFixed(2);
 }

@@ -5,6 +5,7 @@ import { request, requestBytes } from "../../test/support/http.ts";
 import { type Context, log, PACKAGE_ID, PURCHASE_CONCURRENCY } from "../support/context.ts";
 import { measureWrk, ratioOf, record, wrkOptions } from "../support/runner.ts";
 import { createCarts, submitCarts } from "../support/setup.ts";
+import { againstReference, FULL_TOPUP_SQL_RESULT } from "./purchase-sql.ts";
 
 export type TopUpTarget = { api_key: string; iccid: string; package_id: string; external_package_id: string };
 
@@ -88,6 +89,9 @@ export async function topUp(ctx: Context, pgbench_tps: number | null): Promise<v
     warmup: { ...options, env: { ...options.env, BENCH_RUN_ID: `warm-${process.pid}-${Date.now()}` } },
     counted_by_script: true,
   });
+  // A reference, no target, as the purchase's: the bare cost of all a top-up records.
+  const reference = againstReference(ctx, result, FULL_TOPUP_SQL_RESULT, "a top-up");
+  if (reference !== null) result.notes.push(reference);
   record(ctx, result, {
     name: "top-up: top-ups/s / pgbench purchase SQL tx/s",
     value: ratioOf(result.ok_per_s, pgbench_tps),

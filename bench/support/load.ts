@@ -144,6 +144,8 @@ export type PgbenchOptions = {
   clients: number;
   threads: number;
   duration_s: number;
+  /** Instead of running `duration_s`: this many transactions per client, then stop. */
+  transactions?: number;
   variables: Record<string, string | number>;
   /** Write a per-transaction log (for latency percentiles) to files starting with this path. */
   log_prefix?: string;
@@ -156,7 +158,9 @@ export async function runPgbench(options: PgbenchOptions): Promise<PgbenchResult
     "--protocol=prepared",
     `--client=${options.clients}`,
     `--jobs=${options.threads}`,
-    `--time=${options.duration_s}`,
+    options.transactions !== undefined
+      ? `--transactions=${options.transactions}`
+      : `--time=${options.duration_s}`,
     ...Object.entries(options.variables).map(([name, value]) => `--define=${name}=${value}`),
     ...(options.log_prefix ? ["--log", `--log-prefix=${options.log_prefix}`] : []),
     `--file=${options.script}`,
