@@ -1,8 +1,9 @@
 // A refund's transaction and a top-up's completion on the same eSIM run side by side: they must
 // take their row locks in one order, or PostgreSQL breaks the cycle by aborting one of them (a 500
 // to the partner, the refund or the top-up left for a sweep). A top-up's completion takes the eSIM
-// row first (pullSoon), then the wallet (its hold posted); a refund must not hold the wallet while
-// it waits for the eSIM.
+// row first (pullSoonLater: pullSoon's update, sent with the completion's statement and run before
+// it), then the wallet (its hold posted); a refund must not hold the wallet while it waits for the
+// eSIM. The test takes the lock with pullSoon, at once, to hold it while the refund queues.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";

@@ -122,7 +122,7 @@ test("an expired key is claimed as new again, in place", async () => {
   assert.deepEqual(await keyRows(key.idempotency_key), [{ state: "running" }]);
 });
 
-test("a key names the order its transaction inserts after it; one naming no order fails at COMMIT", async () => {
+test("a key names the order its transaction inserts next; one naming no order fails at COMMIT", async () => {
   await sql`
     insert into packages (package_id, external_package_id, name, data_mb, validity_days, wholesale_minor,
                           retail_minor, currency, coverage)

@@ -30,7 +30,8 @@ INSERT INTO carts (cart_key, partner_id, package_id, external_package_id, data_m
 SELECT 'pgb_' || (c * 1000000 + 900001), 'ptr_pgb_' || c, 'fr-1gb-7d', :'external', :data_mb, :validity_days,
        NULL, :price, 'USD', now() + interval '2 hours'
 FROM generate_series(0, :clients - 1) AS c;
--- purchase-full.sql's and topup-full.sql's deliveries go to these: disabled, so the service's delivery loop never calls them.
+-- purchase-full.sql's and topup-full.sql's deliveries go to these: disabled, so the service's delivery
+-- loop never calls them.
 INSERT INTO webhook_endpoints (endpoint_id, partner_id, url, status, disabled_reason, secret_sealed)
 SELECT 'whe_pgb_' || c, 'ptr_pgb_' || c, 'https://pgbench.invalid/webhooks', 'disabled', 'pgbench', 'pgbench'
 FROM generate_series(0, :clients - 1) AS c;

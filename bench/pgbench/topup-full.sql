@@ -1,9 +1,9 @@
 -- All a top-up with an Idempotency-Key records today, row for row, with the least SQL: the top-up's
 -- reference, as purchase-full.sql is the purchase's (no target of its own; the issue's limit for
 -- both is purchase.sql). In the service's transactions (src/topups/submit-topup.ts, drive-order.ts):
--- - the reserve: the key inserted running, naming its order; the reads the writes need (the eSIM,
---   whose package is topped up; the package's price); the hold and its pending transfer, as
---   purchase.sql does them; the pending order;
+-- - the reserve: the reads the writes need (the eSIM, whose package is topped up; the package's
+--   price); the hold and its pending transfer, as purchase.sql does them; the pending order; the key
+--   inserted running, naming its order;
 -- - the carrier's records: the simulator's own function, carrier_sim.top_up, in a transaction of its
 --   own between the two, as the carrier call is (its top-up, the profile's total and a queued
 --   bundle). The simulator's check of the eSIM's bundles after it (lifecycle.ts advance) is left out:
@@ -20,16 +20,13 @@
 -- transaction on its cart pgb_<client_id * 1000000 + 900001> (setup.sql), so its ICCID is
 -- 8999<that number, 15 digits>; it is topped up again and again, as the bench's top-up scenario
 -- tops up one eSIM per partner. Top-up orders and keys are numbered client_id * 1000000 + 700000 + n.
+-- The harness marks these eSIMs deleted before the run, so the service's pull sync never claims them
+-- (its partial index leaves deleted eSIMs out): pulls would be the service's work, charged to this.
 -- Variables (-D): n=0, price, revenue, external, data_mb, validity_days.
 \set n :n + 1
 \set k :client_id * 1000000 + 700000 + :n
 \set e :client_id * 1000000 + 900001
 BEGIN;
-INSERT INTO idempotency_keys (partner_id, idempotency_key, fingerprint, state, order_id, request_id, expires_at)
-VALUES ('ptr_pgb_' || CAST(:client_id AS text), 'key_pgb_' || CAST(:k AS text), decode(repeat('07', 32), 'hex'),
-        'running', 'ord_pgb_' || CAST(:k AS text), 'req_pgb_' || CAST(:k AS text), now() + interval '24 hours')
-ON CONFLICT (partner_id, idempotency_key) DO NOTHING
-RETURNING true AS inserted;
 SELECT iccid, partner_id, order_id, package_id, smdp_address, activation_code
 FROM esims WHERE iccid = '8999' || lpad(CAST(:e AS text), 15, '0');
 SELECT package_id, external_package_id, data_mb, validity_days, wholesale_minor, currency
@@ -48,6 +45,13 @@ VALUES ('ord_pgb_' || CAST(:k AS text), 'ptr_pgb_' || CAST(:client_id AS text), 
         'fr-1gb-7d', :external, :data_mb, :validity_days, NULL, :price, 'USD', NULL, 'ana@example.com',
         '+14155550123', 'Ana', 'Lima', '8999' || lpad(CAST(:e AS text), 15, '0'),
         clock_timestamp() + make_interval(secs => 31), 'lease_pgb_' || CAST(:k AS text));
+-- The key last, the same row as the service's claim first: its foreign key is then met whether it is
+-- checked at once or at COMMIT (migration 0016), so the script runs against an older tree too.
+INSERT INTO idempotency_keys (partner_id, idempotency_key, fingerprint, state, order_id, request_id, expires_at)
+VALUES ('ptr_pgb_' || CAST(:client_id AS text), 'key_pgb_' || CAST(:k AS text), decode(repeat('07', 32), 'hex'),
+        'running', 'ord_pgb_' || CAST(:k AS text), 'req_pgb_' || CAST(:k AS text), now() + interval '24 hours')
+ON CONFLICT (partner_id, idempotency_key) DO NOTHING
+RETURNING true AS inserted;
 COMMIT;
 SELECT kind, iccid, data_mb_total FROM carrier_sim.top_up('ord_pgb_' || CAST(:k AS text),
        '8999' || lpad(CAST(:e AS text), 15, '0'), :external, CAST(:data_mb AS bigint), :validity_days, NULL);

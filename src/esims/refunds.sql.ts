@@ -20,7 +20,7 @@ export async function selectRefundableState(
 }
 
 /**
- * The eSIM row, locked as a top-up's completion locks it (drive-order.ts: pullSoon), so no top-up
+ * The eSIM row, locked as a top-up's completion locks it (drive-order.ts: pullSoonLater), so no top-up
  * of it completes while a refund of the eSIM decides what to refund with it.
  */
 export async function lockEsimRow(trx: Transaction<Database>, iccid: string): Promise<void> {

@@ -36,7 +36,8 @@ export async function pullSoon(trx: Executor, iccid: string): Promise<void> {
 /**
  * pullSoon sent in front of the transaction's next statement (deferWrite): a round trip fewer for
  * a top-up's completion. The lock order holds, since PostgreSQL runs what is sent in the order sent:
- * the eSIM row is still locked before that next statement (the bundle insert) runs.
+ * when the update writes (the eSIM was not due yet), the eSIM row is locked before that next
+ * statement (the bundle insert) runs, as with pullSoon.
  */
 export async function pullSoonLater(trx: Transaction<Database>, iccid: string): Promise<void> {
   await deferWrite(() => dueNow(trx, iccid));

@@ -154,7 +154,8 @@ export async function completeKeyWithoutOrder(
 ): Promise<void> {
   const updated = await sql`
     update idempotency_keys
-    set state = 'completed', order_id = null, response_status = ${outcome.status}, response_body = ${outcome.body}
+    set state = 'completed', order_id = null, response_status = ${outcome.status},
+        response_body = ${outcome.body}
     where partner_id = ${key.partner_id} and idempotency_key = ${key.idempotency_key}
       and state = 'running' and order_id is not distinct from ${key.order_id}`.execute(trx);
   if (Number(updated.numAffectedRows) !== 1)
