@@ -154,6 +154,68 @@ test("quoted-printable keeps every edge: trailing spaces, '=', long lines, chara
   assert.equal(email.text, `${text.replace(/\r\n/g, "\n")}\n`);
 });
 
+/** The encoder as it was written first, a character at a time: the oracle for the byte-wise one. */
+function quotedPrintableOracle(text: string): string {
+  const out: string[] = [];
+  for (const line of text.split("\r\n")) {
+    const bytes = Buffer.from(line, "utf8");
+    let current = "";
+    for (let index = 0; index < bytes.length; index++) {
+      const byte = bytes[index]!;
+      const last = index === bytes.length - 1;
+      const literal =
+        (byte >= 0x21 && byte <= 0x7e && byte !== 0x3d) || ((byte === 0x20 || byte === 0x09) && !last);
+      const piece = literal
+        ? String.fromCharCode(byte)
+        : `=${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+      if (current.length + piece.length > (last ? 76 : 75)) {
+        out.push(`${current}=`);
+        current = "";
+      }
+      current += piece;
+    }
+    out.push(current);
+  }
+  return out.join("\r\n");
+}
+
+test("quoted-printable: the byte-wise encoder writes what the first one did, on random texts and edges", () => {
+  // Every character class that encodes differently: printable, "=", space and tab, lone CR and LF,
+  // CRLF, control bytes, two-, three- and four-byte UTF-8, a lone surrogate.
+  const alphabet = [
+    "a",
+    "Z",
+    "~",
+    "=",
+    " ",
+    "\t",
+    "\r",
+    "\n",
+    "\r\n",
+    "\r\n",
+    "\u0001",
+    "é",
+    "€",
+    "李",
+    "😀",
+    "\ud800",
+  ];
+  let seed = 14;
+  const next = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return seed;
+  };
+  const texts = ["", "\r\n", "\r\n\r\n", " ", "=", "x".repeat(200), "=".repeat(200), "é".repeat(100)];
+  for (let n = 0; n < 2_000; n++) {
+    const length = next() % 300;
+    let text = "";
+    for (let i = 0; i < length; i++) text += alphabet[next() % alphabet.length];
+    texts.push(text);
+  }
+  for (const text of texts)
+    assert.equal(quotedPrintable(text), quotedPrintableOracle(text), JSON.stringify(text));
+});
+
 test("display names and subjects beyond plain words are quoted or encoded, and read back", async () => {
   const accented = `Your eSIM is ready: France — ${"a".repeat(20)}`;
   assertWellFormed(composeMime(message({ subject: accented })));
