@@ -200,12 +200,20 @@ test("quoted-printable: the byte-wise encoder writes what the first one did, on 
     "😀",
     "\ud800",
   ];
+  // Park-Miller: exact in doubles (the product stays under 2^53), so every class is drawn.
   let seed = 14;
   const next = () => {
-    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    seed = (seed * 48_271) % 2_147_483_647;
     return seed;
   };
-  const texts = ["", "\r\n", "\r\n\r\n", " ", "=", "x".repeat(200), "=".repeat(200), "é".repeat(100)];
+  const texts = ["", "\r\n", "\r\n\r\n", " ", "=", "\r\r\n", "a\r", " \r\n", "\udc00"];
+  texts.push("x".repeat(200), "=".repeat(200), "é".repeat(100));
+  // Every class of byte at and around the 75- and 76-character limits, last on its line or not.
+  for (let width = 70; width <= 80; width++) {
+    for (const tail of [" ", "\t", "=", "é", "a", "\r", "\n"]) {
+      for (const end of ["", "\r\n", "\rx"]) texts.push(`${"x".repeat(width)}${tail}${end}`);
+    }
+  }
   for (let n = 0; n < 2_000; n++) {
     const length = next() % 300;
     let text = "";

@@ -17,7 +17,8 @@
 --   locks, the simulator's ICCID serials (drawn 64 at a time).
 --
 -- Its first transaction and its posting are purchase.sql's, verbatim (each script stays a file
--- pgbench runs as it is): change them in both. One pgbench "transaction" is one whole purchase.
+-- pgbench runs as it is): change them in both, and the hold and posting in topup-full.sql too.
+-- One pgbench "transaction" is one whole purchase.
 -- Each client is one partner, as in purchase.sql, with a disabled webhook endpoint of its own
 -- (setup.sql); its carts are pgb_<client_id * 1000000 + 500000 + n>, apart from purchase.sql's.
 -- ICCIDs are 8999<k, 15 digits>, outside the simulator's 8901260 range. Variables (-D): n=0,

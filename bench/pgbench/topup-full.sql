@@ -15,6 +15,8 @@
 --   delivery, the delivery leased and marked succeeded (no email: a top-up sends none). Here in the
 --   completion's transaction, as in purchase-full.sql, and for the same reasons.
 -- Left out as in purchase-full.sql: the NOTIFYs, the claims' locks, what the service reads to answer.
+-- Its hold and posting are purchase.sql's, its event and delivery statements purchase-full.sql's,
+-- verbatim (each script stays a file pgbench runs as it is): change them in every script.
 --
 -- Each client is one partner with one eSIM, bought before the run by one purchase-full.sql
 -- transaction on its cart pgb_<client_id * 1000000 + 900001> (setup.sql), so its ICCID is

@@ -180,11 +180,14 @@ function hex(byte: number): string {
 
 /** ASCII codes of the hex digits of =XX: upper case, as RFC 2045 requires. */
 const HEX_DIGITS = Buffer.from("0123456789ABCDEF", "latin1");
-/** Per byte: 1 written as it is, 2 as it is unless it ends a line (space, tab), 0 as =XX. */
-const QP_CLASS = new Uint8Array(256);
-for (let byte = 0x21; byte <= 0x7e; byte++) QP_CLASS[byte] = byte === 0x3d ? 0 : 1;
-QP_CLASS[0x20] = 2;
-QP_CLASS[0x09] = 2;
+/** How quoted-printable writes a byte: as =XX, as it is, or as it is unless it ends a line. */
+const ENCODED = 0;
+const AS_IS = 1;
+const AS_IS_INSIDE_LINE = 2;
+const QP_CLASS = new Uint8Array(256); // ENCODED unless set below
+for (let byte = 0x21; byte <= 0x7e; byte++) QP_CLASS[byte] = byte === 0x3d ? ENCODED : AS_IS;
+QP_CLASS[0x20] = AS_IS_INSIDE_LINE;
+QP_CLASS[0x09] = AS_IS_INSIDE_LINE;
 
 /**
  * Quoted-printable (RFC 2045 6.7) of text with CRLF line ends, as UTF-8: printable ASCII but "=" as
@@ -211,13 +214,13 @@ export function quotedPrintable(text: string): string {
       continue;
     }
     let kind = QP_CLASS[byte]!;
-    let width = kind === 0 ? 3 : 1;
+    let width = kind === ENCODED ? 3 : 1;
     // Whether the byte ends its line matters only for a space or tab, and near the line's limit.
-    if (kind === 2 || column + width > MAX_LINE - 1) {
+    if (kind === AS_IS_INSIDE_LINE || column + width > MAX_LINE - 1) {
       const last =
         index + 1 === n || (input[index + 1] === 0x0d && index + 2 < n && input[index + 2] === 0x0a);
-      if (kind === 2 && last) {
-        kind = 0;
+      if (kind === AS_IS_INSIDE_LINE && last) {
+        kind = ENCODED;
         width = 3;
       }
       // A soft break takes one character ("="): the line before it holds at most 75.
@@ -228,7 +231,7 @@ export function quotedPrintable(text: string): string {
         column = 0;
       }
     }
-    if (kind === 0) {
+    if (kind === ENCODED) {
       out[length++] = 0x3d;
       out[length++] = HEX_DIGITS[byte >> 4]!;
       out[length++] = HEX_DIGITS[byte & 0x0f]!;
