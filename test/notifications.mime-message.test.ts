@@ -179,7 +179,7 @@ function quotedPrintableOracle(text: string): string {
   return out.join("\r\n");
 }
 
-test("quoted-printable: the byte-wise encoder writes what the first one did, on random texts and edges", () => {
+test("quoted-printable: the byte-wise encoder writes what the first did, on random texts and edges", () => {
   // Every character class that encodes differently: printable, "=", space and tab, lone CR and LF,
   // CRLF, control bytes, two-, three- and four-byte UTF-8, a lone surrogate.
   const alphabet = [
