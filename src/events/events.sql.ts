@@ -82,6 +82,28 @@ export async function claimUndispatchedEvents(
   return result.rows;
 }
 
+/**
+ * Locks up to `limit` of the events past the window (created EVENT_WINDOW_DAYS ago or earlier), for
+ * their deletion in `trx`. It looks only at the `limit` oldest events by seq, never the whole table:
+ * seq follows created_at (both are taken as the event is recorded), so the old events are the head,
+ * and a head that holds none ends the purge. Rows another transaction holds (the dispatcher
+ * claiming one) are skipped, never waited for.
+ */
+export async function lockEventsPastWindow(trx: Transaction<Database>, limit: number): Promise<string[]> {
+  const result = await sql<{ event_id: string }>`
+    select event_id from events
+    where event_id in (select event_id from events order by seq limit ${limit})
+      and created_at <= now() - make_interval(days => ${EVENT_WINDOW_DAYS})
+    for update skip locked`.execute(trx);
+  return result.rows.map((row) => row.event_id);
+}
+
+export async function deleteEvents(trx: Transaction<Database>, event_ids: string[]): Promise<number> {
+  if (event_ids.length === 0) return 0;
+  const result = await sql`delete from events where event_id = any(${event_ids}::text[])`.execute(trx);
+  return Number(result.numAffectedRows);
+}
+
 /** The events with these ids, for their deliveries' bodies. */
 export async function eventsByIds(db: Executor, event_ids: string[]): Promise<EventRow[]> {
   if (event_ids.length === 0) return [];

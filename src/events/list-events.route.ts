@@ -13,7 +13,8 @@ export const listEventsRoute = endpoint({
     summary: "Your events of the last 30 days, newest first",
     description:
       "Every event is recorded whether or not you have a webhook endpoint: a receiver that was down can " +
-      "catch up here. Filter by `type`. Pages stay stable while new events are recorded.",
+      "catch up here. Filter by `type`. Pages stay stable while new events are recorded. Older events are " +
+      "deleted, with their deliveries.",
     tags: ["Webhooks"],
     security: PARTNER_SECURITY,
     querystring: Type.Object(

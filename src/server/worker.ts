@@ -41,6 +41,11 @@ import {
   PURGE_IDEMPOTENCY_KEYS_TASK,
   purgeIdempotencyKeysTask,
 } from "../topups/purge-idempotency-keys.ts";
+import {
+  PURGE_OLD_EVENTS_CRONTAB,
+  PURGE_OLD_EVENTS_TASK,
+  purgeOldEventsTask,
+} from "../webhooks/purge-old-events.ts";
 
 export type WorkerDeps = { ctx: AppContext; log: Pino; extraTasks?: TaskList };
 
@@ -57,6 +62,7 @@ export function taskList(deps: WorkerDeps): TaskList {
     [FLAG_GIVEN_UP_ORDERS_TASK]: flagGivenUpOrdersTask(deps.ctx),
     [PURGE_EXPIRED_CARTS_TASK]: purgeExpiredCartsTask(deps.ctx.db, cartHasOrder),
     [PURGE_IDEMPOTENCY_KEYS_TASK]: purgeIdempotencyKeysTask(deps.ctx),
+    [PURGE_OLD_EVENTS_TASK]: purgeOldEventsTask(deps.ctx),
     ...deps.extraTasks,
   };
 }
@@ -78,6 +84,7 @@ export const CRONTAB = [
   PURGE_IDEMPOTENCY_KEYS_CRONTAB,
   FLAG_GIVEN_UP_ORDERS_CRONTAB,
   PURGE_EXPIRED_CARTS_CRONTAB,
+  PURGE_OLD_EVENTS_CRONTAB,
 ].join("\n");
 
 export async function startWorker(deps: WorkerDeps, crontab = CRONTAB): Promise<Runner> {

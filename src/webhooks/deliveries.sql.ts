@@ -44,6 +44,17 @@ export async function insertDeliveries(trx: Transaction<Database>, rows: NewDeli
   return Number(result.numAffectedRows);
 }
 
+/** Deletes every delivery of these events (webhook_deliveries_event_endpoint_key). */
+export async function deleteDeliveriesOfEvents(
+  trx: Transaction<Database>,
+  event_ids: string[],
+): Promise<number> {
+  if (event_ids.length === 0) return 0;
+  const result = await sql`
+    delete from webhook_deliveries where event_id = any(${event_ids}::text[])`.execute(trx);
+  return Number(result.numAffectedRows);
+}
+
 /** Wakes every process's delivery loop (at commit, when inside a transaction). */
 export async function notifyDeliveriesDue(db: Executor): Promise<void> {
   await sql`select pg_notify('webhook_deliveries_due', '')`.execute(db);

@@ -440,7 +440,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The endpoint's deliveries, newest first */
+        /**
+         * The endpoint's deliveries, newest first
+         * @description A delivery is kept as long as its event: 30 days, as `GET /events` shows them. Filter by `status`.
+         */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -479,7 +482,7 @@ export interface paths {
         };
         /**
          * Your events of the last 30 days, newest first
-         * @description Every event is recorded whether or not you have a webhook endpoint: a receiver that was down can catch up here. Filter by `type`. Pages stay stable while new events are recorded.
+         * @description Every event is recorded whether or not you have a webhook endpoint: a receiver that was down can catch up here. Filter by `type`. Pages stay stable while new events are recorded. Older events are deleted, with their deliveries.
          */
         get: operations["listEvents"];
         put?: never;

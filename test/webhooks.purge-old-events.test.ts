@@ -1,0 +1,147 @@
+// The `purge_old_events` job (src/webhooks/purge-old-events.ts, migration 0017): events past GET
+// /v1/events' 30 days are deleted with their deliveries, in bounded batches, skipping rows another
+// transaction holds; recent ones and their deliveries stay. Real service processes deliver to a
+// real receiver first, so the deliveries purged are the ones the service made.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { sql } from "kysely";
+import { createKysely } from "../src/db/pool.ts";
+import type { Database } from "../src/db/schema.ts";
+import { purgeOldEvents } from "../src/webhooks/purge-old-events.ts";
+import { startWebhookReceiver } from "./support/webhook-receiver.ts";
+import { call, createWorld, type Json, newPartner, waitFor } from "./support/world.ts";
+
+const world = await createWorld({
+  env: {
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
+    WEBHOOK_POLL_MS: "100",
+    USAGE_SYNC_MAX_PER_SECOND: "0",
+  },
+});
+const api = world.services[0]!.url;
+const db = createKysely<Database>(world.database.pool);
+const receiver = await startWebhookReceiver();
+
+const partner = await newPartner(api, 10_00);
+const endpoint = await call(api, "POST", "/v1/webhook-endpoints", {
+  key: partner.api_key,
+  body: { url: receiver.path("purge") },
+});
+assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
+receiver.setSecrets("purge", [endpoint.body.secret]);
+const endpoint_id: string = endpoint.body.endpoint_id;
+
+/** A `webhook.test` event, delivered to the receiver. */
+async function deliveredEvent(): Promise<string> {
+  const sent = await call(api, "POST", `/v1/webhook-endpoints/${endpoint_id}/test`, { key: partner.api_key });
+  assert.equal(sent.status, 202, JSON.stringify(sent.body));
+  const event_id: string = sent.body.event_id;
+  await waitFor("the delivery", async () => receiver.succeeded("purge").some((r) => r.id === event_id));
+  return event_id;
+}
+
+/** Moves events to just past the window, as time would. */
+function age(event_ids: string[]) {
+  return sql`update events set created_at = now() - interval '30 days 1 second'
+             where event_id = any(${event_ids}::text[])`.execute(db);
+}
+
+async function deliveredEventIds(): Promise<string[]> {
+  const page = await call(api, "GET", `/v1/webhook-endpoints/${endpoint_id}/deliveries?limit=100`, {
+    key: partner.api_key,
+  });
+  assert.equal(page.status, 200);
+  return page.body.data.map((delivery: Json) => delivery.event_id);
+}
+
+async function eventCount(): Promise<number> {
+  const result = await sql<{ n: string }>`select count(*) as n from events`.execute(db);
+  return Number(result.rows[0]!.n);
+}
+
+test("an event past 30 days goes with its deliveries; a recent one and its deliveries stay", async () => {
+  const old = await deliveredEvent();
+  const recent = await deliveredEvent();
+  await age([old]);
+  assert.deepEqual(await purgeOldEvents(db), { events: 1, deliveries: 1, more: false });
+  assert.deepEqual(await deliveredEventIds(), [recent]);
+  const listed = await call(api, "GET", "/v1/events?type=webhook.test", { key: partner.api_key });
+  assert.deepEqual(
+    listed.body.data.map((event: Json) => event.id),
+    [recent],
+  );
+  assert.equal((await call(api, "GET", `/v1/events/${recent}`, { key: partner.api_key })).status, 200);
+  assert.deepEqual(await purgeOldEvents(db), { events: 0, deliveries: 0, more: false }, "nothing twice");
+});
+
+test("an old event another transaction holds is skipped, never waited for, and purged later", async () => {
+  const held = await deliveredEvent();
+  await age([held]);
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked: () => void = () => undefined;
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const holder = db.transaction().execute(async (trx) => {
+    await sql`select 1 from events where event_id = ${held} for update`.execute(trx);
+    locked();
+    await released;
+  });
+  await isLocked;
+  try {
+    assert.deepEqual(await purgeOldEvents(db), { events: 0, deliveries: 0, more: false });
+  } finally {
+    release();
+    await holder;
+  }
+  assert.deepEqual(await purgeOldEvents(db), { events: 1, deliveries: 1, more: false });
+});
+
+test("bounded: batches of the oldest events, and `more` when a run stops at its limit", async () => {
+  // Every event so far is past the window, and 25 more, older still, each with a failed delivery.
+  const before = await eventCount();
+  await sql`update events set created_at = now() - interval '31 days'`.execute(db);
+  await sql`
+    with made as (
+      insert into events (event_id, partner_id, type, data, created_at, dispatched_at)
+      select 'evt_bulk' || n, ${partner.partner_id}, 'webhook.test', '{}', now() - interval '40 days', now()
+      from generate_series(1, 25) as n
+      returning event_id)
+    insert into webhook_deliveries (delivery_id, endpoint_id, partner_id, event_id, event_type, status, attempts)
+    select 'dlv_' || event_id, ${endpoint_id}, ${partner.partner_id}, event_id, 'webhook.test', 'failed', 8
+    from made`.execute(db);
+  const total = before + 25;
+  const first = await purgeOldEvents(db, { batch_size: 10, max_batches: 2 });
+  assert.equal(first.events, 20);
+  assert.equal(first.more, true);
+  const rest = await purgeOldEvents(db, { batch_size: 10, max_batches: 10 });
+  assert.equal(rest.events, total - 20);
+  assert.equal(rest.more, false);
+  assert.equal(await eventCount(), 0);
+  assert.deepEqual(await deliveredEventIds(), []);
+});
+
+test("the worker runs the same purge as the hourly cron job", async () => {
+  const old = await deliveredEvent();
+  const recent = await deliveredEvent();
+  await age([old]);
+  await sql`select graphile_worker.add_job('purge_old_events', '{}'::json)`.execute(db);
+  await waitFor("the purge job", async () => (await eventCount()) === 1);
+  assert.deepEqual(await deliveredEventIds(), [recent]);
+});
+
+test("a delivery is still one per endpoint and event (migration 0017's unique index)", async () => {
+  const event_id = await deliveredEvent();
+  await assert.rejects(
+    sql`insert into webhook_deliveries (delivery_id, endpoint_id, partner_id, event_id, event_type, status)
+        values ('dlv_again', ${endpoint_id}, ${partner.partner_id}, ${event_id}, 'webhook.test', 'failed')`.execute(
+      db,
+    ),
+    (error: Error & { code?: string; constraint?: string }) =>
+      error.code === "23505" && error.constraint === "webhook_deliveries_event_endpoint_key",
+  );
+});
