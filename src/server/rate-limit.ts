@@ -7,7 +7,8 @@
 // RateLimit header fields draft and give this process's share.
 import { ApiError } from "../shared/errors.ts";
 
-const MAX_BUCKETS = 100_000;
+/** Buckets kept per limiter: a key or address seen after this many makes room first (makeRoom). */
+export const MAX_BUCKETS = 100_000;
 
 type Bucket = { tokens: number; updated_ms: number };
 
@@ -36,8 +37,10 @@ export class RateLimiter {
   #processes = 1;
   readonly #detail: string;
   readonly #buckets = new Map<string, Bucket>();
+  readonly #max_buckets: number;
 
-  constructor(rate_per_s: number, burst: number, detail?: string) {
+  constructor(rate_per_s: number, burst: number, detail?: string, max_buckets = MAX_BUCKETS) {
+    this.#max_buckets = max_buckets;
     this.#configured_rate_per_s = rate_per_s;
     this.#configured_burst = burst;
     this.#rate_per_s = rate_per_s;
@@ -78,7 +81,7 @@ export class RateLimiter {
   take(key: string, now_ms = Date.now()): RateDecision {
     let bucket = this.#buckets.get(key);
     if (!bucket) {
-      if (this.#buckets.size >= MAX_BUCKETS) this.#buckets.clear();
+      if (this.#buckets.size >= this.#max_buckets) this.#makeRoom(now_ms);
       bucket = { tokens: this.#burst, updated_ms: now_ms };
       this.#buckets.set(key, bucket);
     }
@@ -99,6 +102,22 @@ export class RateLimiter {
     }
     bucket.tokens -= 1;
     return { limit: Math.floor(this.#burst), remaining: Math.floor(bucket.tokens), reset_s };
+  }
+
+  /**
+   * Forgets the buckets that have refilled to the burst: such a bucket allows what a new one
+   * would, so forgetting it changes no answer. Clearing them all instead, as this did, gave every
+   * busy key a fresh burst whenever 100,000 others had been seen (a flood of failed
+   * authentications from many addresses could do it on purpose). When fewer than a tenth are
+   * idle, the limiter is mostly busy buckets: it clears, as before, so that a sweep that frees
+   * little is never paid again on every new key.
+   */
+  #makeRoom(now_ms: number): void {
+    for (const [key, bucket] of this.#buckets) {
+      const refilled = bucket.tokens + (Math.max(0, now_ms - bucket.updated_ms) / 1000) * this.#rate_per_s;
+      if (refilled >= this.#burst) this.#buckets.delete(key);
+    }
+    if (this.#buckets.size > this.#max_buckets * 0.9) this.#buckets.clear();
   }
 
   /** Gives back a token taken for something that turned out not to count (a key that was valid). */
