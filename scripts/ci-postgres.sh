@@ -35,10 +35,13 @@ fi
 
 # PostgreSQL refuses to run as root: as root, the server runs as the `postgres` system user
 # (the Debian package creates it; create it if a minimal image lacks it).
+# It runs from the cluster's directory: runuser keeps the caller's working directory, which the
+# `postgres` user may not enter (a private checkout), and PostgreSQL's tools return to it after
+# finding their own path.
 as_postgres() { "$@"; }
 if [ "$(id -u)" -eq 0 ]; then
   id -u postgres >/dev/null 2>&1 || useradd --system --user-group postgres
-  as_postgres() { runuser -u postgres -- "$@"; }
+  as_postgres() { (cd "${CLUSTER_DIR}" && runuser -u postgres -- "$@"); }
 fi
 
 CLUSTER_DIR="$(mktemp -d "${TMPDIR:-/tmp}/esim-pg${VERSION}-XXXXXX")"
@@ -57,7 +60,8 @@ trap stop_cluster EXIT
 # The `postgres` user may not reach binaries inside a private checkout (a mktemp -d clone is 0700):
 # then it runs a copy in the cluster's directory. The package's binaries find their libraries and
 # share/ relative to bin/, so its whole tree is copied, links kept.
-if [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "${BIN}/postgres"; then
+BIN="$(cd "${BIN}" && pwd -P)"
+if [ "$(id -u)" -eq 0 ] && ! as_postgres test -x "${BIN}/postgres"; then
   cp -a "$(dirname "${BIN}")" "${CLUSTER_DIR}/server"
   chown -R postgres:postgres "${CLUSTER_DIR}/server"
   BIN="${CLUSTER_DIR}/server/bin"

@@ -74,23 +74,3 @@ test("a limiter shared by N processes allows 1/N of the rate and of the burst, a
   assert.equal(limiter.processes, 1);
   assert.equal(limiter.take("other", 0).limit, 20);
 });
-
-test("a limiter that is full forgets only buckets refilled to the burst: a busy key keeps its count", () => {
-  const limiter = new RateLimiter(1, 3, undefined, 10);
-  for (let i = 0; i < 3; i++) limiter.take("busy", 0);
-  assert.throws(() => limiter.take("busy", 0), "the busy key has used its burst");
-  // Nine more keys fill the limiter; at 5 s they have all refilled (3 tokens at 1 a second).
-  for (let i = 0; i < 9; i++) limiter.take(`idle-${i}`, 0);
-  for (let i = 0; i < 2; i++) limiter.take("busy", 2_000);
-  // A new key makes room: the idle ones go, the busy one stays as empty as it was.
-  assert.equal(limiter.take("new", 2_500).remaining, 2);
-  assert.throws(() => limiter.take("busy", 2_500), "no fresh burst for the busy key");
-  assert.equal(limiter.take("idle-0", 2_500).remaining, 2, "a forgotten key starts full, as it was");
-});
-
-test("a limiter full of busy buckets clears them all, as it always did", () => {
-  const limiter = new RateLimiter(1, 3, undefined, 10);
-  for (let i = 0; i < 10; i++) limiter.take(`busy-${i}`, 0);
-  assert.equal(limiter.take("new", 0).remaining, 2);
-  assert.equal(limiter.take("busy-0", 0).remaining, 2, "cleared: it starts again from the burst");
-});

@@ -7,6 +7,8 @@ import { test } from "node:test";
 import { sql } from "kysely";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
+import { EXPIRING_NOTICE_MS } from "../src/esims/apply-signal-merge.ts";
+import { EVENT_WINDOW_DAYS } from "../src/events/events.sql.ts";
 import { purgeOldEvents } from "../src/webhooks/purge-old-events.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
 import { call, createWorld, type Json, newPartner, waitFor } from "./support/world.ts";
@@ -111,13 +113,20 @@ test("bounded: batches of the oldest events, and `more` when a run stops at its 
       select 'evt_bulk' || n, ${partner.partner_id}, 'webhook.test', '{}', now() - interval '40 days', now()
       from generate_series(1, 25) as n
       returning event_id)
-    insert into webhook_deliveries (delivery_id, endpoint_id, partner_id, event_id, event_type, status, attempts)
+    insert into webhook_deliveries
+      (delivery_id, endpoint_id, partner_id, event_id, event_type, status, attempts)
     select 'dlv_' || event_id, ${endpoint_id}, ${partner.partner_id}, event_id, 'webhook.test', 'failed', 8
     from made`.execute(db);
   const total = before + 25;
+  const bySeq = async () =>
+    (await sql<{ event_id: string }>`select event_id from events order by seq`.execute(db)).rows.map(
+      (row) => row.event_id,
+    );
+  const all = await bySeq();
   const first = await purgeOldEvents(db, { batch_size: 10, max_batches: 2 });
   assert.equal(first.events, 20);
   assert.equal(first.more, true);
+  assert.deepEqual(await bySeq(), all.slice(20), "the oldest went first");
   const rest = await purgeOldEvents(db, { batch_size: 10, max_batches: 10 });
   assert.equal(rest.events, total - 20);
   assert.equal(rest.more, false);
@@ -136,12 +145,17 @@ test("the worker runs the same purge as the hourly cron job", async () => {
 
 test("a delivery is still one per endpoint and event (migration 0017's unique index)", async () => {
   const event_id = await deliveredEvent();
+  const again = sql`
+    insert into webhook_deliveries (delivery_id, endpoint_id, partner_id, event_id, event_type, status)
+    values ('dlv_again', ${endpoint_id}, ${partner.partner_id}, ${event_id}, 'webhook.test', 'failed')`;
   await assert.rejects(
-    sql`insert into webhook_deliveries (delivery_id, endpoint_id, partner_id, event_id, event_type, status)
-        values ('dlv_again', ${endpoint_id}, ${partner.partner_id}, ${event_id}, 'webhook.test', 'failed')`.execute(
-      db,
-    ),
+    again.execute(db),
     (error: Error & { code?: string; constraint?: string }) =>
       error.code === "23505" && error.constraint === "webhook_deliveries_event_endpoint_key",
   );
+});
+
+test("an expiry warning's dedup key, its only guard, outlives the warning's 24 hours by far", () => {
+  // purge-old-events.ts: the other once-only events are guarded by the eSIM's stored state.
+  assert.ok(EXPIRING_NOTICE_MS * 2 <= EVENT_WINDOW_DAYS * 24 * 3_600_000);
 });

@@ -6,7 +6,7 @@ import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
 import {
   claimUndispatchedEvents,
-  deleteEvents,
+  deleteEventsPastWindow as deletePastWindow,
   eventsByIds,
   lockEventsPastWindow,
   type UndispatchedEvent,
@@ -29,12 +29,19 @@ export async function eventBodies(db: Executor, event_ids: string[]): Promise<Ma
   return new Map(rows.map((row) => [row.event_id, JSON.stringify(renderEvent(row))]));
 }
 
-/** Locks up to `limit` of the oldest events past the 30 days GET /v1/events shows (SKIP LOCKED). */
-export function claimEventsPastWindow(trx: Transaction<Database>, limit: number): Promise<string[]> {
-  return lockEventsPastWindow(trx, limit);
+/**
+ * Locks up to `limit` of the oldest events past the 30 days GET /v1/events shows, after `after_seq`
+ * (SKIP LOCKED); `last_seq` is where the next batch starts.
+ */
+export function claimEventsPastWindow(
+  trx: Transaction<Database>,
+  after_seq: number,
+  limit: number,
+): Promise<{ event_ids: string[]; last_seq: number }> {
+  return lockEventsPastWindow(trx, after_seq, limit);
 }
 
 /** Deletes events `trx` claimed past the window; their deliveries must be gone first. */
 export function deleteEventsPastWindow(trx: Transaction<Database>, event_ids: string[]): Promise<number> {
-  return deleteEvents(trx, event_ids);
+  return deletePastWindow(trx, event_ids);
 }

@@ -83,24 +83,38 @@ export async function claimUndispatchedEvents(
 }
 
 /**
- * Locks up to `limit` of the events past the window (created EVENT_WINDOW_DAYS ago or earlier), for
- * their deletion in `trx`. It looks only at the `limit` oldest events by seq, never the whole table:
- * seq follows created_at (both are taken as the event is recorded), so the old events are the head,
- * and a head that holds none ends the purge. Rows another transaction holds (the dispatcher
- * claiming one) are skipped, never waited for.
+ * Locks up to `limit` of the events past the window (created EVENT_WINDOW_DAYS ago or earlier) that
+ * come after `after_seq` (0: from the start), for their deletion in `trx`; with the highest seq
+ * locked (`after_seq` when none). It reads only the next `limit` events by seq, never the whole
+ * table: seq is taken at the insert and created_at when its transaction began, at most a
+ * transaction's length apart, so the old events are the head, and a head that holds a recent one
+ * ends the purge (an old one behind it goes the next hour). Rows another transaction holds (the
+ * dispatcher claiming them) are skipped, never waited for.
  */
-export async function lockEventsPastWindow(trx: Transaction<Database>, limit: number): Promise<string[]> {
-  const result = await sql<{ event_id: string }>`
-    select event_id from events
-    where event_id in (select event_id from events order by seq limit ${limit})
+export async function lockEventsPastWindow(
+  trx: Transaction<Database>,
+  after_seq: number,
+  limit: number,
+): Promise<{ event_ids: string[]; last_seq: number }> {
+  const result = await sql<{ event_id: string; seq: string }>`
+    select event_id, seq from events
+    where event_id in (select event_id from events where seq > ${after_seq} order by seq limit ${limit})
       and created_at <= now() - make_interval(days => ${EVENT_WINDOW_DAYS})
     for update skip locked`.execute(trx);
-  return result.rows.map((row) => row.event_id);
+  const seqs = result.rows.map((row) => Number(row.seq));
+  return { event_ids: result.rows.map((row) => row.event_id), last_seq: Math.max(after_seq, ...seqs) };
 }
 
-export async function deleteEvents(trx: Transaction<Database>, event_ids: string[]): Promise<number> {
+/** Deletes these events where they are past the window: a recent one named by mistake stays. */
+export async function deleteEventsPastWindow(
+  trx: Transaction<Database>,
+  event_ids: string[],
+): Promise<number> {
   if (event_ids.length === 0) return 0;
-  const result = await sql`delete from events where event_id = any(${event_ids}::text[])`.execute(trx);
+  const result = await sql`
+    delete from events
+    where event_id = any(${event_ids}::text[])
+      and created_at <= now() - make_interval(days => ${EVENT_WINDOW_DAYS})`.execute(trx);
   return Number(result.numAffectedRows);
 }
 

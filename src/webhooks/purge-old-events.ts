@@ -6,8 +6,11 @@
 // (table and index size) and may lag without harm.
 // It lives here, not in src/events, because a delivery must go before its event (its foreign key)
 // and only this domain may touch deliveries; events are claimed and deleted through event-feed.ts.
-// Once-only events (a usage threshold, an expiry warning) are guarded first by the eSIM's stored
-// state, which only moves forward; their dedup keys, deleted with them, were the second guard.
+// Once-only events stay once-only when their dedup keys go with them: installed, activated, a
+// usage threshold, expired and deleted are recorded when the eSIM's stored state crosses a line it
+// never crosses back (a revived eSIM's expiry has a new key), and a refund once per order by the
+// order's status. An expiry warning is due only in its bundle's last 24 hours, where its key is
+// the guard: 29 days before the purge can delete it (test/webhooks.purge-old-events.test.ts).
 import type { Task } from "graphile-worker";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
@@ -41,15 +44,19 @@ export async function purgeOldEvents(
   const batch_size = limits.batch_size ?? EVENTS_PURGE_BATCH_SIZE;
   const max_batches = limits.max_batches ?? EVENTS_PURGE_MAX_BATCHES;
   const total = { events: 0, deliveries: 0 };
+  // Each batch starts after the last one's events: the index entries of rows just deleted stay
+  // until vacuum, and reading them again each batch would make a run quadratic.
+  let after_seq = 0;
   for (let batch = 0; batch < max_batches; batch++) {
     const done = await db.transaction().execute(async (trx) => {
-      const event_ids = await claimEventsPastWindow(trx, batch_size);
-      const deliveries = await deleteDeliveriesOfEvents(trx, event_ids);
-      const events = await deleteEventsPastWindow(trx, event_ids);
-      return { events, deliveries };
+      const claimed = await claimEventsPastWindow(trx, after_seq, batch_size);
+      const deliveries = await deleteDeliveriesOfEvents(trx, claimed.event_ids);
+      const events = await deleteEventsPastWindow(trx, claimed.event_ids);
+      return { events, deliveries, last_seq: claimed.last_seq };
     });
     total.events += done.events;
     total.deliveries += done.deliveries;
+    after_seq = done.last_seq;
     if (done.events < batch_size) return { ...total, more: false };
   }
   return { ...total, more: true };

@@ -7,8 +7,11 @@
 -- they did. `on conflict (endpoint_id, event_id)` infers a unique index by its set of columns, so
 -- the insert finds the new one, this release's and the previous one's alike; lookups by endpoint
 -- use webhook_deliveries_page_idx.
--- Locks: building the index holds webhook_deliveries' SHARE lock (deliveries are neither made nor
--- recorded meanwhile; events and purchases go on), and dropping the old constraint its ACCESS
--- EXCLUSIVE lock until the commit that follows.
+-- Locks: webhook_deliveries' ACCESS EXCLUSIVE lock, taken first and held to the commit: the
+-- index build (SHARE) followed by the constraint's drop (ACCESS EXCLUSIVE) would deadlock with a
+-- delivery claim that started between them (it reads the table, then updates it). Meanwhile no
+-- delivery is made, claimed or listed (webhook sends and the deliveries list wait for the commit);
+-- purchases and their events go on: they do not touch this table.
+lock table webhook_deliveries in access exclusive mode;
 create unique index webhook_deliveries_event_endpoint_key on webhook_deliveries (event_id, endpoint_id);
 alter table webhook_deliveries drop constraint webhook_deliveries_endpoint_id_event_id_key;
