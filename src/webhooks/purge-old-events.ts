@@ -10,7 +10,8 @@
 // usage threshold, expired and deleted are recorded when the eSIM's stored state crosses a line it
 // never crosses back (a revived eSIM's expiry has a new key), and a refund once per order by the
 // order's status. An expiry warning is due only in its bundle's last 24 hours, where its key is
-// the guard: 29 days before the purge can delete it (test/webhooks.purge-old-events.test.ts).
+// the guard; the purge deletes the key 30 days after the warning, long after those 24 hours
+// (test/webhooks.purge-old-events.test.ts).
 import type { Task } from "graphile-worker";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
