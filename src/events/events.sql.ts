@@ -96,16 +96,19 @@ export async function lockEventsPastWindow(
   after_seq: number,
   limit: number,
 ): Promise<{ event_ids: string[]; last_seq: number }> {
-  const result = await sql<{ event_id: string; seq: string }>`
+  const result = await sql<{ event_id: string; seq: number }>`
     select event_id, seq from events
     where event_id in (select event_id from events where seq > ${after_seq} order by seq limit ${limit})
       and created_at <= now() - make_interval(days => ${EVENT_WINDOW_DAYS})
     for update skip locked`.execute(trx);
-  const seqs = result.rows.map((row) => Number(row.seq));
-  return { event_ids: result.rows.map((row) => row.event_id), last_seq: Math.max(after_seq, ...seqs) };
+  const last_seq = result.rows.reduce((last, row) => Math.max(last, row.seq), after_seq);
+  return { event_ids: result.rows.map((row) => row.event_id), last_seq };
 }
 
-/** Deletes these events where they are past the window: a recent one named by mistake stays. */
+/**
+ * Deletes these events, which lockEventsPastWindow locked in `trx`: its window again, at the same
+ * now(), so it deletes what was locked.
+ */
 export async function deleteEventsPastWindow(
   trx: Transaction<Database>,
   event_ids: string[],

@@ -110,9 +110,9 @@ export class RateLimiter {
    * busy key a fresh burst whenever 100,000 others had been seen (a flood of failed
    * authentications from many addresses could do it on purpose). When fewer than a tenth are
    * idle, the limiter is mostly busy buckets: it clears, as before, so that a sweep that frees
-   * little is never paid again on every new key. Keeping 90,000 buckets busy takes 90,000 valid
-   * keys, or as many client addresses failing within the refill time (a minute by default), each
-   * of which has its own budget anyway.
+   * little is never paid again on every new key. Keeping more than 90,000 buckets busy takes as
+   * many valid keys, or as many client addresses each failing again before its bucket refills
+   * (a failures bucket refills its whole burst in a minute), each of which has a budget anyway.
    */
   #makeRoom(now_ms: number): void {
     for (const [key, bucket] of this.#buckets) {

@@ -12,7 +12,8 @@ export const listDeliveriesRoute = endpoint({
     operationId: "listWebhookDeliveries",
     summary: "The endpoint's deliveries, newest first",
     description:
-      "A delivery is kept as long as its event: 30 days, as `GET /v1/events` shows them. Filter by `status`.",
+      "A delivery is kept as long as its event: an hourly purge deletes both once the event is 30 days " +
+      "old. Filter by `status`.",
     tags: ["Webhooks"],
     security: PARTNER_SECURITY,
     params: EndpointParams,

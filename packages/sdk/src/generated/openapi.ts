@@ -442,7 +442,7 @@ export interface paths {
         };
         /**
          * The endpoint's deliveries, newest first
-         * @description A delivery is kept as long as its event: 30 days, as `GET /v1/events` shows them. Filter by `status`.
+         * @description A delivery is kept as long as its event: an hourly purge deletes both once the event is 30 days old. Filter by `status`.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -464,7 +464,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a delivery now
-         * @description Whatever its state: a failed delivery gets one more attempt, a succeeded one is sent again (same `webhook-id`). The answer is the delivery, pending. A delivery is kept as long as its event, 30 days: one still pending then is deleted with it, unsent.
+         * @description Whatever its state: a failed delivery gets one more attempt, a succeeded one is sent again (same `webhook-id`). The answer is the delivery, pending. A delivery is kept as long as its event: the hourly purge of events 30 days old deletes one still pending with its event, unsent.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
