@@ -103,6 +103,57 @@ test("an old event another transaction holds is skipped, never waited for, and p
   assert.deepEqual(await purgeOldEvents(db), { events: 1, deliveries: 1, more: false });
 });
 
+test("an endpoint's DELETE under way is waited for before any of its deliveries is touched", async () => {
+  const other = await call(api, "POST", "/v1/webhook-endpoints", {
+    key: partner.api_key,
+    body: { url: receiver.path("purge-2") },
+  });
+  assert.equal(other.status, 201, JSON.stringify(other.body));
+  receiver.setSecrets("purge-2", [other.body.secret]);
+  const other_id: string = other.body.endpoint_id;
+  const sent = await call(api, "POST", `/v1/webhook-endpoints/${other_id}/test`, { key: partner.api_key });
+  const event_id: string = sent.body.event_id;
+  await waitFor("the delivery", async () => receiver.succeeded("purge-2").some((r) => r.id === event_id));
+  await age([event_id]);
+  const deliveriesOf = async () =>
+    Number(
+      (
+        await sql<{
+          n: string;
+        }>`select count(*) as n from webhook_deliveries where event_id = ${event_id}`.execute(db)
+      ).rows[0]!.n,
+    );
+
+  // The endpoint's row locked as its DELETE locks it first, before its cascade deletes deliveries.
+  let commit: () => void = () => undefined;
+  const committed = new Promise<void>((resolve) => {
+    commit = resolve;
+  });
+  let locked: () => void = () => undefined;
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const deleting = db.transaction().execute(async (trx) => {
+    await sql`select 1 from webhook_endpoints where endpoint_id = ${other_id} for update`.execute(trx);
+    locked();
+    await committed;
+    await sql`delete from webhook_endpoints where endpoint_id = ${other_id}`.execute(trx);
+  });
+  await isLocked;
+  let purged: Awaited<ReturnType<typeof purgeOldEvents>> | null = null;
+  const purging = purgeOldEvents(db).then((result) => {
+    purged = result;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(purged, null, "the purge waits for the endpoint");
+  assert.equal(await deliveriesOf(), 1, "and has not touched its delivery");
+  commit();
+  await deleting;
+  await purging;
+  assert.deepEqual(purged, { events: 1, deliveries: 0, more: false }, "the cascade deleted the delivery");
+  assert.equal(await deliveriesOf(), 0);
+});
+
 test("bounded: batches of the oldest events, and `more` when a run stops at its limit", async () => {
   // Every event so far is past the window, and 25 more, older still, each with a failed delivery.
   const before = await eventCount();

@@ -44,6 +44,22 @@ export async function insertDeliveries(trx: Transaction<Database>, rows: NewDeli
   return Number(result.numAffectedRows);
 }
 
+/**
+ * Locks the endpoints these events' deliveries go to (FOR KEY SHARE), before the deliveries are
+ * deleted. An endpoint's DELETE takes its endpoint's row first and its cascade then deletes the
+ * endpoint's deliveries: both lock an endpoint before its deliveries, so the two never deadlock;
+ * one waits for the other. Nothing else conflicts: an UPDATE of an endpoint takes a weaker lock.
+ */
+export async function lockEndpointsOfEvents(trx: Transaction<Database>, event_ids: string[]): Promise<void> {
+  if (event_ids.length === 0) return;
+  await sql`
+    select 1 from webhook_endpoints
+    where endpoint_id in (
+      select endpoint_id from webhook_deliveries where event_id = any(${event_ids}::text[]))
+    order by endpoint_id
+    for key share`.execute(trx);
+}
+
 /** Deletes every delivery of these events (webhook_deliveries_event_endpoint_key). */
 export async function deleteDeliveriesOfEvents(
   trx: Transaction<Database>,

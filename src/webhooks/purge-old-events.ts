@@ -17,7 +17,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { claimEventsPastWindow, deleteEventsPastWindow } from "../events/event-feed.ts";
 import type { AppContext } from "../shared/context.ts";
-import { deleteDeliveriesOfEvents } from "./deliveries.sql.ts";
+import { deleteDeliveriesOfEvents, lockEndpointsOfEvents } from "./deliveries.sql.ts";
 
 export const PURGE_OLD_EVENTS_TASK = "purge_old_events";
 /** Hourly, at minute 15, apart from the other purges (minutes 0 and 30). */
@@ -34,9 +34,10 @@ export type EventsPurgeResult = { events: number; deliveries: number; more: bool
 
 /**
  * Deletes events past the window, oldest first, each batch in one short transaction: the events
- * are locked, their deliveries deleted, then the events. A dispatcher cannot add a delivery to a
- * locked event meanwhile (its claim skips locked events, and a delivery's foreign key check waits
- * for the lock). `more` when it stopped at its limit with a full last batch.
+ * are locked, then their deliveries' endpoints (an endpoint's DELETE is waited for, never
+ * deadlocked with), their deliveries deleted, then the events. A dispatcher cannot add a delivery
+ * to a locked event meanwhile (its claim skips locked events, and a delivery's foreign key check
+ * waits for the lock). `more` when it stopped at its limit with a full last batch.
  */
 export async function purgeOldEvents(
   db: Kysely<Database>,
@@ -51,6 +52,7 @@ export async function purgeOldEvents(
   for (let batch = 0; batch < max_batches; batch++) {
     const done = await db.transaction().execute(async (trx) => {
       const claimed = await claimEventsPastWindow(trx, after_seq, batch_size);
+      await lockEndpointsOfEvents(trx, claimed.event_ids);
       const deliveries = await deleteDeliveriesOfEvents(trx, claimed.event_ids);
       const events = await deleteEventsPastWindow(trx, claimed.event_ids);
       return { events, deliveries, last_seq: claimed.last_seq };
