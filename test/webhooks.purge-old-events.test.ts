@@ -112,6 +112,7 @@ test("an endpoint's DELETE under way is waited for before any of its deliveries 
   receiver.setSecrets("purge-2", [other.body.secret]);
   const other_id: string = other.body.endpoint_id;
   const sent = await call(api, "POST", `/v1/webhook-endpoints/${other_id}/test`, { key: partner.api_key });
+  assert.equal(sent.status, 202, JSON.stringify(sent.body));
   const event_id: string = sent.body.event_id;
   await waitFor("the delivery", async () => receiver.succeeded("purge-2").some((r) => r.id === event_id));
   await age([event_id]);
@@ -144,12 +145,15 @@ test("an endpoint's DELETE under way is waited for before any of its deliveries 
   const purging = purgeOldEvents(db).then((result) => {
     purged = result;
   });
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  assert.equal(purged, null, "the purge waits for the endpoint");
-  assert.equal(await deliveriesOf(), 1, "and has not touched its delivery");
-  commit();
-  await deleting;
-  await purging;
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(purged, null, "the purge waits for the endpoint");
+    assert.equal(await deliveriesOf(), 1, "and has not touched its delivery");
+  } finally {
+    commit();
+    await deleting;
+    await purging;
+  }
   assert.deepEqual(purged, { events: 1, deliveries: 0, more: false }, "the cascade deleted the delivery");
   assert.equal(await deliveriesOf(), 0);
 });

@@ -1,5 +1,6 @@
 // Successful attempts are recorded together (deliver-webhooks.ts, a group commit): each delivery
-// only while the lease that sent it holds, and the endpoints they reached stop failing.
+// only while the lease that sent it holds, and the endpoints they reached stop failing. And a 410's
+// outcome is written after its endpoint's lock, the order an endpoint's DELETE takes.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
@@ -8,6 +9,7 @@ import { recordSuccesses } from "../src/webhooks/deliveries.sql.ts";
 import { createTestApp } from "./support/app.ts";
 import { request } from "./support/http.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
+import { waitFor } from "./support/world.ts";
 
 const receiver = await startWebhookReceiver();
 
@@ -94,4 +96,55 @@ test("one call records a batch, two deliveries to one endpoint included, and cle
   const endpoint = await sql<{ failing_since: Date | null }>`
     select failing_since from webhook_endpoints where endpoint_id = ${endpoint_id}`.execute(app.db);
   assert.equal(endpoint.rows[0]!.failing_since, null);
+});
+
+test("a 410 met while its endpoint is being deleted waits for the DELETE before writing the delivery", async () => {
+  const app = await createTestApp({ webhook_allow_private_networks: true });
+  const partner = await app.createPartner();
+  const created = await request(app.app, "POST", "/v1/webhook-endpoints", {
+    key: partner.api_key,
+    body: { url: receiver.path("gone-while-deleted", () => 410), event_types: ["webhook.test"] },
+  });
+  const endpoint_id = created.body.endpoint_id;
+  await request(app.app, "POST", `/v1/webhook-endpoints/${endpoint_id}/test`, { key: partner.api_key });
+  const [claim] = await claimDueDeliveries(app.ctx, 10);
+  assert.ok(claim);
+  const statusOfDelivery = async () =>
+    (
+      await sql<{
+        status: string;
+      }>`select status from webhook_deliveries where delivery_id = ${claim.delivery_id}`.execute(app.db)
+    ).rows[0]?.status ?? "gone";
+
+  // The endpoint's row locked as its DELETE locks it first, before its cascade deletes deliveries.
+  let go: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    go = resolve;
+  });
+  let locked: () => void = () => undefined;
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const deleting = app.db.transaction().execute(async (trx) => {
+    await sql`select 1 from webhook_endpoints where endpoint_id = ${endpoint_id} for update`.execute(trx);
+    locked();
+    await released;
+    await sql`delete from webhook_endpoints where endpoint_id = ${endpoint_id}`.execute(trx);
+  });
+  await isLocked;
+  const attempt = deliverOnce(app.ctx, claim, "{}");
+  try {
+    await waitFor("the 410", async () => receiver.received("gone-while-deleted").length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(
+      await statusOfDelivery(),
+      "pending",
+      "the attempt waits for the endpoint, the delivery untouched",
+    );
+  } finally {
+    go();
+    await deleting;
+  }
+  assert.equal((await attempt).kind, "gone");
+  assert.equal(await statusOfDelivery(), "gone", "the DELETE's cascade took the delivery");
 });

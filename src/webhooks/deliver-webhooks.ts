@@ -18,7 +18,7 @@ import {
   type Success,
   serializeClaims,
 } from "./deliveries.sql.ts";
-import { disableGoneEndpoint, markEndpointFailing } from "./endpoints.sql.ts";
+import { disableGoneEndpoint, lockEndpointToUpdate, markEndpointFailing } from "./endpoints.sql.ts";
 import { DISABLE_AFTER_FAILING_S, retryDelayMs } from "./retry-schedule.ts";
 import { secretsOf } from "./secrets.ts";
 import { type AttemptResult, sendWebhook } from "./send-webhook.ts";
@@ -108,8 +108,9 @@ export async function deliverOnce(
       last_error,
     } as const;
     // One transaction: a failed delivery of a 410 is never seen (nor left by a crash) beside its
-    // endpoint still enabled.
+    // endpoint still enabled. The endpoint is locked first, as its DELETE locks it (no deadlock).
     await ctx.db.transaction().execute(async (trx) => {
+      await lockEndpointToUpdate(trx, claim.endpoint_id);
       if (await recordOutcome(trx, claim.delivery_id, claim.lease_token, outcome))
         await disableGoneEndpoint(trx, claim.endpoint_id);
     });

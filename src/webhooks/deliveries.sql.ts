@@ -48,7 +48,8 @@ export async function insertDeliveries(trx: Transaction<Database>, rows: NewDeli
  * Locks the endpoints these events' deliveries go to (FOR KEY SHARE), before the deliveries are
  * deleted. An endpoint's DELETE takes its endpoint's row first and its cascade then deletes the
  * endpoint's deliveries: both lock an endpoint before its deliveries, so the two never deadlock;
- * one waits for the other. Nothing else conflicts: an UPDATE of an endpoint takes a weaker lock.
+ * one waits for the other. Nothing else conflicts: UPDATEs never change endpoint_id or seq, so
+ * they take FOR NO KEY UPDATE, and new deliveries' foreign key checks take FOR KEY SHARE.
  */
 export async function lockEndpointsOfEvents(trx: Transaction<Database>, event_ids: string[]): Promise<void> {
   if (event_ids.length === 0) return;

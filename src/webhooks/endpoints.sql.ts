@@ -168,6 +168,17 @@ export async function markEndpointFailing(
 }
 
 /** A 410 Gone: the receiver says it is gone for good, so nothing more is sent. */
+/**
+ * Locks the endpoint's row for an update in `trx` before anything of its deliveries is written:
+ * its DELETE locks the row first and its cascade then deletes the deliveries, so a transaction
+ * that wrote a delivery first and then waited for the endpoint could deadlock with it.
+ */
+export async function lockEndpointToUpdate(trx: Transaction<Database>, endpoint_id: string): Promise<void> {
+  await sql`select 1 from webhook_endpoints where endpoint_id = ${endpoint_id} for no key update`.execute(
+    trx,
+  );
+}
+
 export async function disableGoneEndpoint(db: Executor, endpoint_id: string): Promise<void> {
   await sql`
     update webhook_endpoints set status = 'disabled',
