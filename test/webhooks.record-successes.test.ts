@@ -98,7 +98,7 @@ test("one call records a batch, two deliveries to one endpoint included, and cle
   assert.equal(endpoint.rows[0]!.failing_since, null);
 });
 
-test("a 410 met while its endpoint is being deleted waits for the DELETE before writing the delivery", async () => {
+test("a 410 met while its endpoint is being deleted waits for the DELETE, then writes nothing", async () => {
   const app = await createTestApp({ webhook_allow_private_networks: true });
   const partner = await app.createPartner();
   const created = await request(app.app, "POST", "/v1/webhook-endpoints", {
