@@ -167,7 +167,6 @@ export async function markEndpointFailing(
   );
 }
 
-/** A 410 Gone: the receiver says it is gone for good, so nothing more is sent. */
 /**
  * Locks the endpoint's row for an update in `trx` before anything of its deliveries is written:
  * its DELETE locks the row first and its cascade then deletes the deliveries, so a transaction
@@ -179,6 +178,7 @@ export async function lockEndpointToUpdate(trx: Transaction<Database>, endpoint_
   );
 }
 
+/** A 410 Gone: the receiver says it is gone for good, so nothing more is sent. */
 export async function disableGoneEndpoint(db: Executor, endpoint_id: string): Promise<void> {
   await sql`
     update webhook_endpoints set status = 'disabled',
