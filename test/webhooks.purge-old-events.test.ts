@@ -10,6 +10,7 @@ import type { Database } from "../src/db/schema.ts";
 import { EXPIRING_NOTICE_MS } from "../src/esims/apply-signal-merge.ts";
 import { EVENT_WINDOW_DAYS } from "../src/events/events.sql.ts";
 import { purgeOldEvents } from "../src/webhooks/purge-old-events.ts";
+import { holdInTransaction } from "./support/db.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
 import { call, createWorld, type Json, newPartner, waitFor } from "./support/world.ts";
 
@@ -80,25 +81,13 @@ test("an event past 30 days goes with its deliveries; a recent one and its deliv
 test("an old event another transaction holds is skipped, never waited for, and purged later", async () => {
   const held = await deliveredEvent();
   await age([held]);
-  let release: () => void = () => undefined;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked: () => void = () => undefined;
-  const isLocked = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
-  const holder = db.transaction().execute(async (trx) => {
-    await sql`select 1 from events where event_id = ${held} for update`.execute(trx);
-    locked();
-    await released;
-  });
-  await isLocked;
+  const holder = await holdInTransaction(db, (trx) =>
+    sql`select 1 from events where event_id = ${held} for update`.execute(trx),
+  );
   try {
     assert.deepEqual(await purgeOldEvents(db), { events: 0, deliveries: 0, more: false });
   } finally {
-    release();
-    await holder;
+    await holder.release();
   }
   assert.deepEqual(await purgeOldEvents(db), { events: 1, deliveries: 1, more: false });
 });
@@ -126,21 +115,11 @@ test("an endpoint's DELETE under way is waited for before any of its deliveries 
     );
 
   // The endpoint's row locked as its DELETE locks it first, before its cascade deletes deliveries.
-  let commit: () => void = () => undefined;
-  const committed = new Promise<void>((resolve) => {
-    commit = resolve;
-  });
-  let locked: () => void = () => undefined;
-  const isLocked = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
-  const deleting = db.transaction().execute(async (trx) => {
-    await sql`select 1 from webhook_endpoints where endpoint_id = ${other_id} for update`.execute(trx);
-    locked();
-    await committed;
-    await sql`delete from webhook_endpoints where endpoint_id = ${other_id}`.execute(trx);
-  });
-  await isLocked;
+  const deleting = await holdInTransaction(
+    db,
+    (trx) => sql`select 1 from webhook_endpoints where endpoint_id = ${other_id} for update`.execute(trx),
+    (trx) => sql`delete from webhook_endpoints where endpoint_id = ${other_id}`.execute(trx),
+  );
   let purged: Awaited<ReturnType<typeof purgeOldEvents>> | null = null;
   const purging = purgeOldEvents(db).then((result) => {
     purged = result;
@@ -152,8 +131,7 @@ test("an endpoint's DELETE under way is waited for before any of its deliveries 
     assert.equal(purged, null, "the purge waits for the endpoint");
     assert.equal(await deliveriesOf(), 1, "and has not touched its delivery");
   } finally {
-    commit();
-    await deleting;
+    await deleting.release();
     await purging;
   }
   assert.deepEqual(purged, { events: 1, deliveries: 0, more: false }, "the cascade deleted the delivery");

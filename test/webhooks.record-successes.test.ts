@@ -7,6 +7,7 @@ import { sql } from "kysely";
 import { claimDueDeliveries, deliverOnce, successRecorder } from "../src/webhooks/deliver-webhooks.ts";
 import { recordSuccesses } from "../src/webhooks/deliveries.sql.ts";
 import { createTestApp } from "./support/app.ts";
+import { holdInTransaction } from "./support/db.ts";
 import { request } from "./support/http.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
 import { waitFor } from "./support/world.ts";
@@ -121,21 +122,11 @@ test("a 410 met while its endpoint is being deleted waits for the DELETE, then w
     ).rows[0]?.status ?? "gone";
 
   // The endpoint's row locked as its DELETE locks it first, before its cascade deletes deliveries.
-  let go: () => void = () => undefined;
-  const released = new Promise<void>((resolve) => {
-    go = resolve;
-  });
-  let locked: () => void = () => undefined;
-  const isLocked = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
-  const deleting = app.db.transaction().execute(async (trx) => {
-    await sql`select 1 from webhook_endpoints where endpoint_id = ${endpoint_id} for update`.execute(trx);
-    locked();
-    await released;
-    await sql`delete from webhook_endpoints where endpoint_id = ${endpoint_id}`.execute(trx);
-  });
-  await isLocked;
+  const deleting = await holdInTransaction(
+    app.db,
+    (trx) => sql`select 1 from webhook_endpoints where endpoint_id = ${endpoint_id} for update`.execute(trx),
+    (trx) => sql`delete from webhook_endpoints where endpoint_id = ${endpoint_id}`.execute(trx),
+  );
   const attempt = deliverOnce(app.ctx, claim, "{}");
   // Reported by the `await attempt` below, not as an unhandled rejection meanwhile.
   attempt.catch(() => undefined);
@@ -153,8 +144,7 @@ test("a 410 met while its endpoint is being deleted waits for the DELETE, then w
       for share skip locked`.execute(app.db);
     assert.equal(free.rows.length, 1, "the attempt waits for the endpoint before writing its delivery");
   } finally {
-    go();
-    await deleting;
+    await deleting.release();
   }
   assert.equal((await attempt).kind, "gone");
   assert.equal(await statusOfDelivery(), "gone", "the DELETE's cascade took the delivery");

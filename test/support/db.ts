@@ -2,6 +2,7 @@
 // scripts/test.ts prepared: a clean state in a few milliseconds, against a real PostgreSQL.
 import { randomBytes } from "node:crypto";
 import { after } from "node:test";
+import type { Kysely, Transaction } from "kysely";
 import pg from "pg";
 import { createKysely, createPool } from "../../src/db/pool.ts";
 import type { Database } from "../../src/db/schema.ts";
@@ -68,4 +69,39 @@ export function countedKysely(url: string, application_name: string, prepare_thr
   const db = createKysely<Database>(pool);
   after(() => db.destroy());
   return { db, pool, roundTrips: () => ready };
+}
+
+/**
+ * Opens a transaction, runs `lock` in it, and keeps it open, as another process holding row locks
+ * would, until `release()`: which runs `before_commit` (a DELETE after its row lock, say), commits,
+ * and rethrows what failed in the transaction.
+ */
+export async function holdInTransaction(
+  db: Kysely<Database>,
+  lock: (trx: Transaction<Database>) => Promise<unknown>,
+  before_commit: (trx: Transaction<Database>) => Promise<unknown> = async () => undefined,
+): Promise<{ release: () => Promise<void> }> {
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked: () => void = () => undefined;
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const done = db.transaction().execute(async (trx) => {
+    await lock(trx);
+    locked();
+    await released;
+    await before_commit(trx);
+  });
+  // Reported by release(), or here when the lock itself fails.
+  done.catch(() => undefined);
+  await Promise.race([isLocked, done]);
+  return {
+    release: async () => {
+      release();
+      await done;
+    },
+  };
 }
