@@ -27,20 +27,28 @@ const db = createKysely<Database>(world.database.pool);
 const receiver = await startWebhookReceiver();
 
 const partner = await newPartner(api, 10_00);
-const endpoint = await call(api, "POST", "/v1/webhook-endpoints", {
-  key: partner.api_key,
-  body: { url: receiver.path("purge") },
-});
-assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
-receiver.setSecrets("purge", [endpoint.body.secret]);
-const endpoint_id: string = endpoint.body.endpoint_id;
 
-/** A `webhook.test` event, delivered to the receiver. */
-async function deliveredEvent(): Promise<string> {
-  const sent = await call(api, "POST", `/v1/webhook-endpoints/${endpoint_id}/test`, { key: partner.api_key });
+/** An endpoint of the partner on the receiver's path `name`, its secret registered there. */
+async function newEndpoint(name: string): Promise<string> {
+  const created = await call(api, "POST", "/v1/webhook-endpoints", {
+    key: partner.api_key,
+    body: { url: receiver.path(name) },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  receiver.setSecrets(name, [created.body.secret]);
+  return created.body.endpoint_id;
+}
+
+const endpoint_id = await newEndpoint("purge");
+
+/** A `webhook.test` event to one endpoint (by default the file's), delivered to the receiver. */
+async function deliveredEvent(to = { endpoint_id, name: "purge" }): Promise<string> {
+  const sent = await call(api, "POST", `/v1/webhook-endpoints/${to.endpoint_id}/test`, {
+    key: partner.api_key,
+  });
   assert.equal(sent.status, 202, JSON.stringify(sent.body));
   const event_id: string = sent.body.event_id;
-  await waitFor("the delivery", async () => receiver.succeeded("purge").some((r) => r.id === event_id));
+  await waitFor("the delivery", async () => receiver.succeeded(to.name).some((r) => r.id === event_id));
   return event_id;
 }
 
@@ -93,17 +101,8 @@ test("an old event another transaction holds is skipped, never waited for, and p
 });
 
 test("an endpoint's DELETE under way is waited for before any of its deliveries is touched", async () => {
-  const other = await call(api, "POST", "/v1/webhook-endpoints", {
-    key: partner.api_key,
-    body: { url: receiver.path("purge-2") },
-  });
-  assert.equal(other.status, 201, JSON.stringify(other.body));
-  receiver.setSecrets("purge-2", [other.body.secret]);
-  const other_id: string = other.body.endpoint_id;
-  const sent = await call(api, "POST", `/v1/webhook-endpoints/${other_id}/test`, { key: partner.api_key });
-  assert.equal(sent.status, 202, JSON.stringify(sent.body));
-  const event_id: string = sent.body.event_id;
-  await waitFor("the delivery", async () => receiver.succeeded("purge-2").some((r) => r.id === event_id));
+  const other_id = await newEndpoint("purge-2");
+  const event_id = await deliveredEvent({ endpoint_id: other_id, name: "purge-2" });
   await age([event_id]);
   const deliveriesOf = async () =>
     Number(
