@@ -31,15 +31,23 @@ export type NewDelivery = {
   event_type: string;
 };
 
-/** Due at once; a pair already delivered to (a repeated dispatch) is left as it is. */
+/**
+ * Due at once; a pair already delivered to (a repeated dispatch) is left as it is, and so is an
+ * endpoint deleted since it was read. Its DELETE may commit between that read and this insert,
+ * and the foreign key would then fail the whole transaction: the join locks each endpoint as the
+ * foreign key check does (FOR KEY SHARE), so a DELETE in progress is waited for and its endpoint
+ * left out, and one not yet begun waits for this commit (its cascade then takes the deliveries).
+ */
 export async function insertDeliveries(trx: Transaction<Database>, rows: NewDelivery[]): Promise<number> {
   if (rows.length === 0) return 0;
   const result = await sql`
     insert into webhook_deliveries (delivery_id, endpoint_id, partner_id, event_id, event_type, next_attempt_at)
-    select d, e, p, v, t, now()
+    select x.d, x.e, x.p, x.v, x.t, now()
     from unnest(${rows.map((r) => r.delivery_id)}::text[], ${rows.map((r) => r.endpoint_id)}::text[],
                 ${rows.map((r) => r.partner_id)}::text[], ${rows.map((r) => r.event_id)}::text[],
                 ${rows.map((r) => r.event_type)}::text[]) as x(d, e, p, v, t)
+    join webhook_endpoints w on w.endpoint_id = x.e
+    for key share of w
     on conflict (endpoint_id, event_id) do nothing`.execute(trx);
   return Number(result.numAffectedRows);
 }

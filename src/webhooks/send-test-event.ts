@@ -21,9 +21,12 @@ export async function sendTestEvent(
       dispatched: true,
     });
     if (event_id === null) throw new Error("a test event has no dedup key and is always recorded");
-    await insertDeliveries(trx, [
+    const made = await insertDeliveries(trx, [
       { delivery_id: newId("delivery"), endpoint_id, partner_id, event_id, event_type: "webhook.test" },
     ]);
+    // Deleted since it was read: nothing is recorded (the event rolls back) and the answer is the
+    // one the DELETE's own commit would have given a moment earlier.
+    if (made === 0) throw endpointNotFound();
     await notifyDeliveriesDue(trx);
     return { event_id };
   });
