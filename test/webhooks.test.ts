@@ -286,6 +286,39 @@ test("after a rotation both secrets verify every delivery until the overlap ends
   assert.deepEqual(afterwards.verified_with, [1]);
 });
 
+test("rotations within 24 hours keep each replaced secret signing its own 24 hours, five at most", async () => {
+  const partner = await subscribed("rotated-often", { event_types: ["webhook.test"] });
+  const secrets = [partner.secret];
+  const rotate = async () => {
+    const rotated = await call(api, "POST", `/v1/webhook-endpoints/${partner.endpoint_id}/rotate-secret`, {
+      key: partner.api_key,
+    });
+    assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
+    secrets.push(rotated.body.secret);
+  };
+  const delivered = async () => {
+    const before = receiver.succeeded("rotated-often").length;
+    await call(api, "POST", `/v1/webhook-endpoints/${partner.endpoint_id}/test`, { key: partner.api_key });
+    await waitFor("the delivery", async () => receiver.succeeded("rotated-often").length === before + 1);
+    const got = receiver.received("rotated-often").at(-1)!;
+    return { signatures: got.signature.split(" ").length, verified_with: got.verified_with };
+  };
+  // The first secret (a receiver still on it) signs on after the second rotation: three signatures.
+  await rotate();
+  await rotate();
+  receiver.setSecrets("rotated-often", secrets);
+  assert.deepEqual(await delivered(), { signatures: 3, verified_with: [0, 1, 2] });
+  // The first replacement's 24 hours over (moved forward here): the first secret stops, the second signs on.
+  await sql`update webhook_endpoints set earlier_secrets = jsonb_set(earlier_secrets, '{0,expires_at}',
+              to_jsonb(now() - interval '1 second')) where endpoint_id = ${partner.endpoint_id}`.execute(db);
+  assert.deepEqual(await delivered(), { signatures: 2, verified_with: [1, 2] });
+  // Four more rotations: the current secret and the four replaced last sign.
+  for (let i = 0; i < 4; i++) await rotate();
+  receiver.setSecrets("rotated-often", secrets);
+  // Secret 1, the oldest still within its 24 hours, went: five signatures at most.
+  assert.deepEqual(await delivered(), { signatures: 5, verified_with: [2, 3, 4, 5, 6] });
+});
+
 test("a receiver that never answers delays another endpoint's deliveries by at most one attempt timeout", async () => {
   const partner = await subscribed("silent", { event_types: ["webhook.test"] });
   receiver.path("silent", () => "hang");

@@ -179,6 +179,8 @@ export type Database = {
     secret_sealed: string;
     previous_secret_sealed: string | null;
     previous_secret_expires_at: Date | null;
+    /** Older replaced secrets still signing, newest first (migration 0018). */
+    earlier_secrets: ColumnType<Array<{ sealed: string; expires_at: string }>, string | undefined, string>;
     failing_since: Date | null;
     created_at: Timestamp;
   };

@@ -140,7 +140,7 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
   },
   rotateWebhookSecret: {
     sdk:
-      "// Never retried after a lost answer: a second rotation would retire the secret your receiver holds.\n" +
+      "// Never retried after a lost answer: a second rotation would mint a secret nobody has seen.\n" +
       `const { secret } = await client.webhookEndpoints.rotateSecret("${WEBHOOK.endpoint_id}");\n` +
       "// For 24 hours deliveries carry both signatures: verify with either while you deploy it.",
   },

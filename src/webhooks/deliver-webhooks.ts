@@ -53,12 +53,13 @@ export async function claimDueDeliveries(ctx: AppContext, free: number): Promise
   });
 }
 
-/** The current secret, and the previous one while a rotation's overlap lasts. */
+/** The current secret, then each replaced one while its rotation's overlap lasts, newest first. */
 function signingSecrets(ctx: AppContext, claim: ClaimedDelivery): string[] {
   const box = secretsOf(ctx.config);
-  const current = box.open(claim.endpoint_id, claim.secret_sealed);
-  if (claim.previous_secret_sealed === null) return [current];
-  return [current, box.open(claim.endpoint_id, claim.previous_secret_sealed)];
+  const sealed = [claim.secret_sealed];
+  if (claim.previous_secret_sealed !== null) sealed.push(claim.previous_secret_sealed);
+  sealed.push(...claim.earlier_secrets_sealed);
+  return sealed.map((secret) => box.open(claim.endpoint_id, secret));
 }
 
 async function attempt(ctx: AppContext, claim: ClaimedDelivery, body: string): Promise<AttemptResult> {

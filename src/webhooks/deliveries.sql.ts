@@ -135,6 +135,8 @@ export type ClaimedDelivery = {
   url: string;
   secret_sealed: string;
   previous_secret_sealed: string | null;
+  /** Older replaced secrets still within their overlap, newest first (migration 0018). */
+  earlier_secrets_sealed: string[];
 };
 
 /** Calls in flight per endpoint, across all processes (leases not yet run out). */
@@ -181,7 +183,9 @@ export async function leaseDeliveries(
     from webhook_endpoints e
     where d.delivery_id = any(${delivery_ids}::text[]) and e.endpoint_id = d.endpoint_id
     returning d.delivery_id, d.endpoint_id, d.event_id, d.attempts, d.lease_token, e.url, e.secret_sealed,
-      case when e.previous_secret_expires_at > now() then e.previous_secret_sealed end as previous_secret_sealed`.execute(
+      case when e.previous_secret_expires_at > now() then e.previous_secret_sealed end as previous_secret_sealed,
+      array(select s ->> 'sealed' from jsonb_array_elements(e.earlier_secrets) with ordinality as t(s, n)
+            where (s ->> 'expires_at')::timestamptz > now() order by n) as earlier_secrets_sealed`.execute(
     trx,
   );
   return result.rows;

@@ -114,7 +114,14 @@ export async function deleteEndpoint(
   return Number(result.numAffectedRows) === 1;
 }
 
-/** The current secret becomes the previous one, signing beside the new one for `overlap_s`. */
+/** Older replaced secrets kept signing beside the current and the previous one (migration 0018). */
+export const MAX_EARLIER_SECRETS = 3;
+
+/**
+ * The current secret becomes the previous one, signing beside the new one for `overlap_s`. The
+ * previous one, if it still signs, moves to the earlier ones with its own expiry, and so signs out
+ * its overlap too; those past it are dropped, and beyond MAX_EARLIER_SECRETS the oldest.
+ */
 export async function rotateSecret(
   db: Executor,
   partner_id: string,
@@ -122,8 +129,21 @@ export async function rotateSecret(
   secret_sealed: string,
   overlap_s: number,
 ): Promise<boolean> {
+  // Every right-hand side reads the row as it was before this update.
   const result = await sql`
     update webhook_endpoints set
+      earlier_secrets = (
+        select coalesce(jsonb_agg(s order by n), '[]'::jsonb) from (
+          select s, n from (
+            select jsonb_build_object('sealed', previous_secret_sealed,
+                                      'expires_at', previous_secret_expires_at) as s, 0::bigint as n
+            where previous_secret_expires_at > now()
+            union all
+            select s, n from jsonb_array_elements(earlier_secrets) with ordinality as t(s, n)
+            where (s ->> 'expires_at')::timestamptz > now()
+          ) as live
+          order by n limit ${MAX_EARLIER_SECRETS}
+        ) as kept),
       previous_secret_sealed = secret_sealed,
       previous_secret_expires_at = now() + make_interval(secs => ${overlap_s}),
       secret_sealed = ${secret_sealed}

@@ -61,7 +61,8 @@ const HEADERS = [
   [
     "webhook-signature",
     "`v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes " +
-      "after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it.",
+      "after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several " +
+      "rotations within 24 hours). Any Standard Webhooks library verifies it.",
   ],
 ] as const;
 

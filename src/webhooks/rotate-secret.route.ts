@@ -13,7 +13,10 @@ export const rotateSecretRoute = endpoint({
     summary: "Rotate the signing secret",
     description:
       "For 24 hours the previous secret keeps signing beside the new one (`webhook-signature` then carries two " +
-      "space-separated signatures), so your receiver verifies with either while you deploy the new one.",
+      "space-separated signatures), so your receiver verifies with either while you deploy the new one. A " +
+      "second rotation within those 24 hours does not cut them short: every replaced secret signs until 24 hours " +
+      "after its own replacement (three signatures after two rotations), up to five signatures at once (the " +
+      "current secret and the four replaced last; a fifth rotation within 24 hours retires the oldest at once).",
     tags: ["Webhooks"],
     security: PARTNER_SECURITY,
     params: EndpointParams,

@@ -1,7 +1,8 @@
 // Standard Webhooks signatures (standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over
 // `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`.
-// During a rotation's overlap both secrets sign: the signatures are space-separated, newest first,
-// and a receiver holding either secret verifies.
+// During a rotation's overlap both secrets sign (and every secret replaced in the last 24 hours, up
+// to five in all): the signatures are space-separated, newest first, and a receiver holding any one
+// of the secrets verifies.
 import { createHmac } from "node:crypto";
 
 export function signature(secret: string, id: string, timestamp_s: number, body: string): string {

@@ -404,7 +404,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description For 24 hours the previous secret keeps signing beside the new one (`webhook-signature` then carries two space-separated signatures), so your receiver verifies with either while you deploy the new one.
+         * @description For 24 hours the previous secret keeps signing beside the new one (`webhook-signature` then carries two space-separated signatures), so your receiver verifies with either while you deploy the new one. A second rotation within those 24 hours does not cut them short: every replaced secret signs until 24 hours after its own replacement (three signatures after two rotations), up to five signatures at once (the current secret and the four replaced last; a fifth rotation within 24 hours retires the oldest at once).
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -10339,7 +10339,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
                 "webhook-timestamp": string;
-                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -10415,7 +10415,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
                 "webhook-timestamp": string;
-                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -10491,7 +10491,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
                 "webhook-timestamp": string;
-                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -10567,7 +10567,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
                 "webhook-timestamp": string;
-                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -10658,7 +10658,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
                 "webhook-timestamp": string;
-                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -10749,7 +10749,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
                 "webhook-timestamp": string;
-                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -10843,7 +10843,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
                 "webhook-timestamp": string;
-                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -10934,7 +10934,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
                 "webhook-timestamp": string;
-                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -11025,7 +11025,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
                 "webhook-timestamp": string;
-                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -11116,7 +11116,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
                 "webhook-timestamp": string;
-                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -11183,7 +11183,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
                 "webhook-timestamp": string;
-                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -11250,7 +11250,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
                 "webhook-timestamp": string;
-                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; two space-separated signatures during a secret rotation. Any Standard Webhooks library verifies it. */
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
                 "webhook-signature": string;
             };
             path?: never;
