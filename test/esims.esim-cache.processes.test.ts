@@ -1,7 +1,8 @@
 // The per-process cache of rendered eSIMs (src/esims/esim-cache.ts) across two real service
 // processes: a change applied in one process is what the other serves next (esim_changed NOTIFY),
 // the writing process reads its own change at once, another partner never gets the cached body,
-// and the cache stays bounded and drops a load that a change overtook.
+// the cache stays bounded and drops a load that a change overtook, and a "not found" read before a
+// purchase committed is not shared with a read that came after it.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { EsimCache } from "../src/esims/esim-cache.ts";
@@ -153,4 +154,31 @@ test("the cache keeps at most its bound, least recently used out first, and drop
   const loads_before = loads;
   await body(c);
   assert.equal(loads, loads_before + 1, "what a load read before the change was not kept");
+});
+
+test("a read joining a load that finds nothing runs its own query: the eSIM may have been bought meanwhile", async () => {
+  const cache = new EsimCache(10, 60_000);
+  const esim = await esimBought();
+  // The first read's query ran before the purchase committed: it will find nothing.
+  let answerFirst: (error: Error) => void = () => undefined;
+  const first = cache.body(
+    esim.partner_id,
+    esim.iccid,
+    () =>
+      new Promise<Buffer>((_, reject) => {
+        answerFirst = reject;
+      }),
+  );
+  // Reported by the `assert.rejects` below, not as an unhandled rejection meanwhile.
+  Promise.resolve(first).catch(() => undefined);
+  // A second read, after the purchase was answered, comes in while the first query runs.
+  let own_queries = 0;
+  const second = cache.body(esim.partner_id, esim.iccid, async () => {
+    own_queries++;
+    return Buffer.from(JSON.stringify(await getEsim(world.database.pool, esim.partner_id, esim.iccid)));
+  });
+  answerFirst(Object.assign(new Error("esim_not_found"), { code: "esim_not_found" }));
+  await assert.rejects(Promise.resolve(first), /esim_not_found/);
+  assert.equal(JSON.parse((await second).toString()).iccid, esim.iccid, "the second read finds the eSIM");
+  assert.equal(own_queries, 1);
 });

@@ -3,7 +3,8 @@
 //
 // Keyed by ICCID (unique across partners) and served only to the partner stored with the entry:
 // another partner's request for the same ICCID runs its own query and gets 404 esim_not_found.
-// Only found eSIMs are cached. Bounded (LRU, MAX_CACHED_ESIMS) and short-lived (ESIM_CACHE_TTL_MS).
+// Only found eSIMs are cached, and only found ones are shared with a request that came in while
+// their query ran. Bounded (LRU, MAX_CACHED_ESIMS) and short-lived (ESIM_CACHE_TTL_MS).
 //
 // Freshness, across processes: every transaction that changes what an eSIM renders notifies
 // `esim_changed` with its ICCID (delivered at commit); each process LISTENs and drops the entry.
@@ -49,7 +50,13 @@ export class EsimCache {
     }
     if (entry) this.#entries.delete(iccid);
     const running = this.#loads.get(iccid);
-    if (running) return running.partner_id === partner_id ? running.body : load();
+    if (running) {
+      if (running.partner_id !== partner_id) return load();
+      // A load that found nothing may have read before the eSIM's purchase committed, a purchase
+      // this request may have seen answered (and a purchase notifies no change). So a failure is
+      // never shared: this request runs its own query instead.
+      return running.body.catch(() => load());
+    }
     const pending: Load = { partner_id, stale: false, body: Promise.resolve(Buffer.alloc(0)) };
     const settle = () => {
       if (this.#loads.get(iccid) === pending) this.#loads.delete(iccid);
