@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { EsimCache } from "../src/esims/esim-cache.ts";
 import { getEsim } from "../src/esims/get-esim.ts";
+import { ApiError } from "../src/shared/errors.ts";
 import { topUpBody } from "./support/fixtures.ts";
 import { call, createWorld, type Json, newCart, newPartner, submit, waitFor } from "./support/world.ts";
 
@@ -156,29 +157,44 @@ test("the cache keeps at most its bound, least recently used out first, and drop
   assert.equal(loads, loads_before + 1, "what a load read before the change was not kept");
 });
 
-test("a read joining a load that finds nothing runs its own query: the eSIM may have been bought meanwhile", async () => {
+test("a read joining a load that finds nothing runs its own query (the eSIM may have been bought since)", async () => {
   const cache = new EsimCache(10, 60_000);
   const esim = await esimBought();
-  // The first read's query ran before the purchase committed: it will find nothing.
-  let answerFirst: (error: Error) => void = () => undefined;
-  const first = cache.body(
-    esim.partner_id,
-    esim.iccid,
-    () =>
-      new Promise<Buffer>((_, reject) => {
-        answerFirst = reject;
+  const joined = (first_fails_with: Error) => {
+    // The first read's query ran before the purchase committed: it will find nothing.
+    let answerFirst: (error: Error) => void = () => undefined;
+    const first = Promise.resolve(
+      cache.body(
+        esim.partner_id,
+        esim.iccid,
+        () =>
+          new Promise<Buffer>((_, reject) => {
+            answerFirst = reject;
+          }),
+      ),
+    );
+    // Reported by the `assert.rejects` below, not as an unhandled rejection meanwhile.
+    first.catch(() => undefined);
+    // A second read, after the purchase was answered, comes in while the first query runs.
+    const own = { queries: 0 };
+    const second = Promise.resolve(
+      cache.body(esim.partner_id, esim.iccid, async () => {
+        own.queries++;
+        return Buffer.from(JSON.stringify(await getEsim(world.database.pool, esim.partner_id, esim.iccid)));
       }),
-  );
-  // Reported by the `assert.rejects` below, not as an unhandled rejection meanwhile.
-  Promise.resolve(first).catch(() => undefined);
-  // A second read, after the purchase was answered, comes in while the first query runs.
-  let own_queries = 0;
-  const second = cache.body(esim.partner_id, esim.iccid, async () => {
-    own_queries++;
-    return Buffer.from(JSON.stringify(await getEsim(world.database.pool, esim.partner_id, esim.iccid)));
-  });
-  answerFirst(Object.assign(new Error("esim_not_found"), { code: "esim_not_found" }));
-  await assert.rejects(Promise.resolve(first), /esim_not_found/);
-  assert.equal(JSON.parse((await second).toString()).iccid, esim.iccid, "the second read finds the eSIM");
-  assert.equal(own_queries, 1);
+    );
+    second.catch(() => undefined);
+    answerFirst(first_fails_with);
+    return { first, second, own };
+  };
+
+  const not_found = joined(new ApiError("esim_not_found"));
+  await assert.rejects(not_found.first, { code: "esim_not_found" });
+  assert.equal(JSON.parse((await not_found.second).toString()).iccid, esim.iccid, "the second read finds it");
+  assert.equal(not_found.own.queries, 1);
+  // Any other failure (the database's) is shared: it does not multiply the queries.
+  const busy = joined(new Error("the database is busy"));
+  await assert.rejects(busy.first, /busy/);
+  await assert.rejects(busy.second, /busy/);
+  assert.equal(busy.own.queries, 0);
 });

@@ -12,6 +12,7 @@
 // The writing process also drops it right after its commit, so it reads its own writes at once.
 // A lost LISTEN connection clears the whole cache; the TTL bounds what a missed notice can cost.
 import type { Pool } from "../db/pool.ts";
+import { ApiError } from "../shared/errors.ts";
 import { LruCache } from "../shared/lru-cache.ts";
 
 /** The NOTIFY channel; the payload is the ICCID. */
@@ -53,9 +54,10 @@ export class EsimCache {
     if (running) {
       if (running.partner_id !== partner_id) return load();
       // A load that found nothing may have read before the eSIM's purchase committed, a purchase
-      // this request may have seen answered (and a purchase notifies no change). So a failure is
-      // never shared: this request runs its own query instead.
-      return running.body.catch(() => load());
+      // this request may have seen answered (and a purchase notifies no change). So "not found" is
+      // never shared: this request runs its own query instead. Other failures (the database's)
+      // are shared, so that they do not multiply the queries when the database is struggling.
+      return running.body.catch((error: unknown) => (isNotFound(error) ? load() : Promise.reject(error)));
     }
     const pending: Load = { partner_id, stale: false, body: Promise.resolve(Buffer.alloc(0)) };
     const settle = () => {
@@ -94,6 +96,10 @@ export class EsimCache {
     for (const running of this.#loads.values()) running.stale = true;
     this.#loads.clear();
   }
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof ApiError && error.code === "esim_not_found";
 }
 
 // One cache per database per process (keyed by pool), as the catalog cache.

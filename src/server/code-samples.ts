@@ -140,9 +140,10 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
   },
   rotateWebhookSecret: {
     sdk:
-      "// Never retried after a lost answer: a second rotation would mint a secret nobody has seen.\n" +
+      "// Never retried after a lost answer: the lost secret, which nobody saw, would sign for 24 hours.\n" +
       `const { secret } = await client.webhookEndpoints.rotateSecret("${WEBHOOK.endpoint_id}");\n` +
-      "// For 24 hours deliveries carry both signatures: verify with either while you deploy it.",
+      "// For 24 hours deliveries carry the previous secret's signature too:\n" +
+      "// verify with either while you deploy the new one.",
   },
   sendWebhookTestEvent: {
     sdk: `const { event_id } = await client.webhookEndpoints.test("${WEBHOOK.endpoint_id}");`,

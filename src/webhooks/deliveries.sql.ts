@@ -35,8 +35,9 @@ export type NewDelivery = {
  * Due at once; a pair already delivered to (a repeated dispatch) is left as it is, and so is an
  * endpoint deleted since it was read. Its DELETE may commit between that read and this insert,
  * and the foreign key would then fail the whole transaction: the join locks each endpoint as the
- * foreign key check does (FOR KEY SHARE), so a DELETE in progress is waited for and its endpoint
- * left out, and one not yet begun waits for this commit (its cascade then takes the deliveries).
+ * foreign key check does (FOR KEY SHARE), so a DELETE in progress is waited for, its endpoint left
+ * out if it commits and kept if it rolls back; one not yet begun waits for this commit (its
+ * cascade then takes the deliveries).
  */
 export async function insertDeliveries(trx: Transaction<Database>, rows: NewDelivery[]): Promise<number> {
   if (rows.length === 0) return 0;
@@ -57,7 +58,8 @@ export async function insertDeliveries(trx: Transaction<Database>, rows: NewDeli
  * deleted. An endpoint's DELETE takes its endpoint's row first and its cascade then deletes the
  * endpoint's deliveries: both lock an endpoint before its deliveries, so the two never deadlock;
  * one waits for the other. Nothing else conflicts: UPDATEs never change endpoint_id or seq, so
- * they take FOR NO KEY UPDATE, and new deliveries' foreign key checks take FOR KEY SHARE.
+ * they take FOR NO KEY UPDATE, and new deliveries take FOR KEY SHARE (insertDeliveries and the
+ * foreign key check).
  */
 export async function lockEndpointsOfEvents(trx: Transaction<Database>, event_ids: string[]): Promise<void> {
   if (event_ids.length === 0) return;

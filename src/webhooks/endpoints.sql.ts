@@ -114,7 +114,10 @@ export async function deleteEndpoint(
   return Number(result.numAffectedRows) === 1;
 }
 
-/** Older replaced secrets kept signing beside the current and the previous one (migration 0018). */
+/**
+ * Older replaced secrets kept signing beside the current and the previous one. Migration 0018's
+ * CHECK on earlier_secrets holds the same bound: raise both together.
+ */
 export const MAX_EARLIER_SECRETS = 3;
 
 /**

@@ -1,7 +1,8 @@
 // Standard Webhooks (standardwebhooks.com) verification and signing with WebCrypto, so it runs
 // the same on Node 20+, browsers and edge runtimes. The signature is `v1,` + base64 of
 // HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded part
-// of the `whsec_…` secret; during a secret rotation the header holds two, space-separated.
+// of the `whsec_…` secret; during a secret rotation the header holds two, space-separated (up to
+// five after several rotations within 24 hours).
 import { WebhookVerificationError } from "./errors.ts";
 
 /** How far the timestamp may be from now, either way, in seconds (replayed or delayed deliveries). */

@@ -6,7 +6,8 @@
 -- the newest stays in previous_secret_* (what the previous release reads and signs with, so a
 -- rolling deploy signs as before), the older ones still within their 24 hours move here, newest
 -- first, as {"sealed", "expires_at"}. At most three here: five signatures at once, from four
--- rotations in 24 hours; a fifth drops the oldest (src/webhooks/endpoints.sql.ts, rotateSecret).
+-- rotations in 24 hours; a fifth drops the oldest (src/webhooks/endpoints.sql.ts, rotateSecret and
+-- MAX_EARLIER_SECRETS, which this CHECK repeats).
 -- Adding a column with a constant default rewrites nothing; the CHECK reads the endpoints (at most
 -- ten per partner) under the table's lock.
 alter table webhook_endpoints

@@ -8,9 +8,10 @@
 // - create, rotateSecret, test and retryDelivery are retried only on 429 `rate_limited` and 503
 //   `service_unavailable`, answers given before anything was done. After a lost answer or a
 //   timeout they throw: a repeated create adds a second endpoint whose secret nobody saw (it
-//   receives every event and counts toward the 10); a repeated rotation rotates twice, and the
-//   secret your receiver still holds stops verifying at once instead of 24 hours later; a
-//   repeated test or retry sends one more delivery. Check with list/get/deliveries, then decide.
+//   receives every event and counts toward the 10); a repeated rotation mints one more secret, and
+//   the one whose answer was lost, which nobody saw, signs beside it for 24 hours and takes one of
+//   the five signatures a delivery carries at most; a repeated test or retry sends one more
+//   delivery. Check with list/get/deliveries, then decide.
 import { CursorList } from "../core/pagination.ts";
 import type { RequestOptions, Transport } from "../core/transport.ts";
 import type {
@@ -98,8 +99,10 @@ export class WebhookEndpoints {
 
   /**
    * A new secret, shown once. For 24 hours deliveries carry two signatures, the previous secret's
-   * and this one's, so the receiver verifies with either while you deploy it. Never retried after
-   * a lost answer: a second rotation would retire the secret your receiver holds at once.
+   * and this one's, so the receiver verifies with either while you deploy it (more after several
+   * rotations within 24 hours: each replaced secret signs its own 24 hours, five signatures at
+   * most). Never retried after a lost answer: the repeat would leave the lost secret, which nobody
+   * saw, signing for 24 hours in one of those five places.
    */
   rotateSecret(endpointId: string, options?: RequestOptions): Promise<RotatedWebhookSecret> {
     const path = `${endpointPath(endpointId)}/rotate-secret`;
