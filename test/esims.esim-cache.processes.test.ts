@@ -2,7 +2,7 @@
 // processes: a change applied in one process is what the other serves next (esim_changed NOTIFY),
 // the writing process reads its own change at once, another partner never gets the cached body,
 // the cache stays bounded and drops a load that a change overtook, and a "not found" read before a
-// purchase committed is not shared with a read that came after it.
+// purchase committed is not shared with a read that came after it (a database error is).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { EsimCache } from "../src/esims/esim-cache.ts";
@@ -157,10 +157,11 @@ test("the cache keeps at most its bound, least recently used out first, and drop
   assert.equal(loads, loads_before + 1, "what a load read before the change was not kept");
 });
 
-test("a read joining a load that finds nothing runs its own query (the eSIM may have been bought since)", async () => {
-  const cache = new EsimCache(10, 60_000);
+test("a read joining a load that finds nothing runs its own query; a database error is shared", async () => {
   const esim = await esimBought();
   const joined = (first_fails_with: Error) => {
+    // A cache of its own each time: nothing cached or running from the case before.
+    const cache = new EsimCache(10, 60_000);
     // The first read's query ran before the purchase committed: it will find nothing.
     let answerFirst: (error: Error) => void = () => undefined;
     const first = Promise.resolve(

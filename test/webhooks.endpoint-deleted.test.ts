@@ -1,7 +1,7 @@
 // An endpoint deleted while a delivery to it is being made: the delivery's insert waits for the
 // DELETE and leaves the endpoint out (or in, if the DELETE rolls back), instead of failing on the
-// foreign key. Before, a test event
-// answered 500 and a dispatch round failed (deliveries.sql.ts, insertDeliveries).
+// foreign key. Before, a test event answered 500 and a dispatch round failed (deliveries.sql.ts,
+// insertDeliveries).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
