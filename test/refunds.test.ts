@@ -394,6 +394,23 @@ test("refused with each reason, nothing credited: not_completed, esim_installed,
   await booksBalance();
 });
 
+test("a refund request with a body (a partial amount, say) is 400 and refunds nothing; {} refunds", async () => {
+  const bought = await buyEsim();
+  const path = `/v1/orders/${encodeURIComponent(bought.order.orderID)}/refund`;
+  const partial = await call(api, "POST", path, { key: bought.api_key, body: { amount_minor: 100 } });
+  assert.equal(partial.status, 400, JSON.stringify(partial.body));
+  assert.equal(partial.body.code, "invalid_request");
+  assert.deepEqual(partial.body.errors, [{ field: "amount_minor", message: "is not a known field" }]);
+  const listed = await call(api, "POST", path, { key: bought.api_key, body: [] });
+  assert.equal(listed.status, 400, JSON.stringify(listed.body));
+  assert.equal(await balance(api, bought.api_key), bought.credit - bought.paid, "nothing credited");
+  assert.deepEqual(await refundTransfers(bought.order.orderID), []);
+  // An empty object, what many clients send by default, is no body.
+  const refunded = await call(api, "POST", path, { key: bought.api_key, body: {} });
+  assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
+  assert.equal(await balance(api, bought.api_key), bought.credit);
+});
+
 test("window_passed past REFUND_WINDOW_DAYS; unknown and another partner's orders are 404", async () => {
   const strict = await world.startService({ REFUND_WINDOW_DAYS: "0" });
   try {

@@ -18,6 +18,7 @@ export const smdpProgressRoute = endpoint({
     summary: "SM-DP+ reports a profile's download progress (SM-DP+ only)",
     response: { 204: Type.Null(), ...errorResponses("unauthorized", "not_found") },
   },
+  own_body: true,
   handler: (ctx) => async (request, reply) => {
     const outcome = await receiveDownloadProgress(ctx, request.body);
     if (outcome === "invalid")

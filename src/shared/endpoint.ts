@@ -16,6 +16,7 @@ import type {
   RouteHandlerMethod,
 } from "fastify";
 import type { AppContext } from "./context.ts";
+import { ApiError } from "./errors.ts";
 import type { App } from "./http-types.ts";
 import { type JsonBodyParser, strictJsonParser } from "./well-formed-text.ts";
 
@@ -61,6 +62,11 @@ export type Endpoint<S extends FastifySchema = FastifySchema> = {
    * preValidation hook sees no body yet.
    */
   handler: (ctx: AppContext) => Handler<S> | AnsweringFromBytes<S>;
+  /**
+   * Set on a route without a body schema whose handler reads and judges the body itself (an
+   * SM-DP+'s notification). Any other such route refuses a body (refuseBody).
+   */
+  own_body?: true;
 };
 
 type RouteHandler = Parameters<App["route"]>[0]["handler"];
@@ -80,7 +86,14 @@ export function endpoint<S extends FastifySchema>(definition: Endpoint<S>): Endp
       const { method, url, schema } = definition;
       const made = definition.handler(ctx);
       if (typeof made === "function") {
-        app.route({ method, url, schema, handler: made as unknown as RouteHandler });
+        const takes_no_body = method !== "GET" && schema.body === undefined && definition.own_body !== true;
+        app.route({
+          method,
+          url,
+          schema,
+          handler: made as unknown as RouteHandler,
+          ...(takes_no_body ? { preValidation: refuseBody } : {}),
+        });
         return;
       }
       app.route({
@@ -94,6 +107,26 @@ export function endpoint<S extends FastifySchema>(definition: Endpoint<S>): Endp
       });
     },
   };
+}
+
+/**
+ * A route that takes no body answers one with 400 and does nothing: a body sent to it means the
+ * partner expects something of it (`{"amount_minor": 100}` on a refund: a partial refund) that
+ * it would not do. None, or an empty JSON object (what many clients send by default), is fine.
+ */
+function refuseBody(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+  const body: unknown = request.body;
+  const is_object = typeof body === "object" && body !== null && !Array.isArray(body);
+  if (body === undefined || body === null || (is_object && Object.keys(body).length === 0)) {
+    done();
+    return;
+  }
+  const errors = is_object
+    ? Object.keys(body)
+        .slice(0, 20)
+        .map((field) => ({ field: field.slice(0, 64), message: "is not a known field" }))
+    : [{ field: "body", message: "must be empty: this request takes no body" }];
+  done(new ApiError("invalid_request", "This request takes no body: send none, or {}.", { errors }));
 }
 
 /** Tells the JSON parser to hand this request's body over unparsed (well-formed-text.ts). */
