@@ -30,7 +30,7 @@ const [api, api2] = world.services.map((s) => s.url) as [string, string];
 const db = createKysely<Database>(world.database.pool);
 
 type Raw = { status: number; text: string; body: Json; headers: Headers };
-type Partner = { partner_id: string; api_key: string; iccid: string };
+type Partner = { partner_id: string; api_key: string; iccid: string; order_id: string };
 
 /** The FR catalog prices, read once through the API. */
 const prices = await (async () => {
@@ -50,7 +50,7 @@ async function partnerWithEsim(left_minor: number): Promise<Partner> {
   const order = await submit(api, partner.api_key, cart.cart_key);
   assert.equal(order.status, 200, JSON.stringify(order.body));
   assert.equal(await balance(api, partner.api_key), left_minor);
-  return { ...partner, iccid: order.body.purchases[0].iccid };
+  return { ...partner, iccid: order.body.purchases[0].iccid, order_id: order.body.orderID };
 }
 
 function topUpBody(iccid: string, overrides: Json = {}): Json {
@@ -324,6 +324,35 @@ test("a package pair that is not a row of the offer is 422 topup_not_available, 
   assert.equal(await dataTotal(partner.iccid), 1024);
   assert.deepEqual(await topUpOrders(partner.partner_id), []);
   assert.deepEqual(await keyRows(partner.partner_id), []);
+});
+
+test("a deleted or refunded (cancelled) eSIM is offered no top-up; one sent is 422, nothing charged", async () => {
+  const deleted = await partnerWithEsim(100_00);
+  const simulated = await call(api, "POST", `/v1/sandbox/esims/${deleted.iccid}/simulate`, {
+    key: deleted.api_key,
+    body: { event: "delete" },
+  });
+  assert.equal(simulated.status, 200, JSON.stringify(simulated.body));
+  assert.equal(simulated.body.status, "deleted");
+  const cancelled = await partnerWithEsim(100_00);
+  const refunded = await call(api, "POST", `/v1/orders/${cancelled.order_id}/refund`, {
+    key: cancelled.api_key,
+  });
+  assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
+  for (const [i, partner] of [deleted, cancelled].entries()) {
+    const offered = await call(api, "GET", `/v1/orders/available-topups/${partner.iccid}`, {
+      key: partner.api_key,
+    });
+    assert.equal(offered.status, 200, JSON.stringify(offered.body));
+    assert.deepEqual(offered.body, { iccid: partner.iccid, data: [] });
+    const before = await balance(api, partner.api_key);
+    const answer = await topUp(api, partner.api_key, topUpBody(partner.iccid), `ended-${i}`);
+    assert.equal(answer.status, 422, answer.text);
+    assert.equal(answer.body.code, "topup_not_available");
+    assert.equal(await balance(api, partner.api_key), before);
+    assert.deepEqual(await topUpOrders(partner.partner_id), []);
+    assert.deepEqual(await keyRows(partner.partner_id), [], "a 422 is not stored");
+  }
 });
 
 test("a retry with the same key and body replays the 200 byte for byte, even reordered: one top-up, one debit", async () => {

@@ -8,8 +8,7 @@ export type EsimRow = Omit<Selectable<Database["esims"]>, "created_at">;
 
 export async function esimProfile(db: Executor, iccid: string): Promise<EsimRow | null> {
   const result = await sql<EsimRow>`
-    select iccid, partner_id, order_id, package_id, smdp_address, activation_code from esims where iccid = ${iccid}`.execute(
-    db,
-  );
+    select iccid, partner_id, order_id, package_id, smdp_address, activation_code, status
+    from esims where iccid = ${iccid}`.execute(db);
   return result.rows[0] ?? null;
 }

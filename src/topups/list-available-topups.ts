@@ -4,7 +4,7 @@ import { type Static, Type } from "typebox";
 import type { Database } from "../db/schema.ts";
 import { Money, money } from "../shared/schemas.ts";
 import { requirePartnerEsim, requireValidIccid } from "./topup-esim.ts";
-import { MAX_TOPUP_ROWS, type TopUpOfferRow, topUpOffer } from "./topup-offer.ts";
+import { MAX_TOPUP_ROWS, type TopUpOfferRow, takesTopUps, topUpOffer } from "./topup-offer.ts";
 
 export const TopUpRow = Type.Object(
   {
@@ -68,6 +68,7 @@ export async function listAvailableTopUps(
 ): Promise<AvailableTopUps> {
   requireValidIccid(iccid);
   const esim = await requirePartnerEsim(db, partner_id, iccid);
+  if (!takesTopUps(esim.status)) return { iccid: esim.iccid, data: [] };
   const offer = await topUpOffer(db, partner_id, esim.package_id);
   return { iccid: esim.iccid, data: offer.map(toTopUpRow) };
 }

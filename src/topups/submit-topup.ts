@@ -45,7 +45,7 @@ import {
 } from "./idempotency.ts";
 import { completeKeyWithoutOrder, storedResponse } from "./idempotency-keys.sql.ts";
 import { foundEsim, requireValidIccid } from "./topup-esim.ts";
-import { offeredTopUp } from "./topup-offer.ts";
+import { offeredTopUp, takesTopUps } from "./topup-offer.ts";
 
 export type TopUpInput = EndUser & {
   iccid: string;
@@ -109,6 +109,12 @@ async function createOrder(
   key: NewKey | null,
   esim: EsimRow,
 ): Promise<Reserved> {
+  if (!takesTopUps(esim.status)) {
+    throw new ApiError(
+      "topup_not_available",
+      `eSIM ${esim.iccid} is ${esim.status}: it can take no top-up (GET /orders/available-topups/{iccid} lists none).`,
+    );
+  }
   const row = await offeredTopUp(trx, partner_id, esim.package_id, input);
   if (!row) {
     throw new ApiError(

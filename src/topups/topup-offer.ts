@@ -4,6 +4,9 @@
 // the two agree), so a partner can never buy a top-up it was not offered.
 //
 // The rules:
+// 0. An eSIM that can take a bundle: not `deleted` (its profile is gone from the device, so a
+//    bundle would be paid for and never used) nor `cancelled` (refunded: the carrier has cancelled
+//    its profile and refuses a top-up). Such an eSIM is offered nothing (takesTopUps).
 // 1. Coverage: a top-up package covers every destination the eSIM's original package covers,
 //    because the extra data must work wherever the eSIM works. A France eSIM is offered France
 //    packages and the regional and global packages that include France; a Europe eSIM only
@@ -23,6 +26,13 @@ import {
   type Priced,
 } from "../catalog/find-packages.ts";
 import type { Executor } from "../db/executor.ts";
+
+/** Rule 0: the statuses of an eSIM that can take no more bundles (contract "eSIMs"). */
+const ENDED: ReadonlySet<string> = new Set(["deleted", "cancelled"]);
+
+export function takesTopUps(esim_status: string): boolean {
+  return !ENDED.has(esim_status);
+}
 
 /** More than any eSIM is offered (about 15 with the default catalog); a bound on the response. */
 export const MAX_TOPUP_ROWS = 500;

@@ -170,7 +170,7 @@ export interface paths {
         };
         /**
          * List the top-ups available for an eSIM
-         * @description The packages this eSIM can be topped up with: active packages with a data allowance that cover every destination of the eSIM's original package (a France eSIM gets France, Europe and Global packages; a Europe eSIM only Europe and Global). Submit one row with `POST /orders/submit-topup`.
+         * @description The packages this eSIM can be topped up with: active packages with a data allowance that cover every destination of the eSIM's original package (a France eSIM gets France, Europe and Global packages; a Europe eSIM only Europe and Global). Submit one row with `POST /orders/submit-topup`. A `deleted` eSIM (its profile removed from the device) or a `cancelled` one (refunded) is offered nothing: `data` is empty.
          */
         get: operations["listAvailableTopUps"];
         put?: never;
@@ -192,7 +192,7 @@ export interface paths {
         put?: never;
         /**
          * Top up an eSIM: pay from the wallet and add the data
-         * @description Validates the ICCID, holds the price on the wallet, tops the eSIM up with the carrier, records the order and debits the wallet. No confirmation email is sent for top-ups.
+         * @description Validates the ICCID, holds the price on the wallet, tops the eSIM up with the carrier, records the order and debits the wallet. No confirmation email is sent for top-ups. A `deleted` or `cancelled` eSIM takes no top-up: 422 `topup_not_available`, nothing charged.
          *
          *     **Idempotency-Key** (recommended). Without it every request is a new top-up. With it, per partner:
          *
