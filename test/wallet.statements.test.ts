@@ -360,6 +360,32 @@ test("a shown balance_after never changes when a posting that started earlier co
   assert.deepEqual(shown, { amount_minor: 900, currency: "USD" });
 });
 
+test("Accept is negotiated by q-value: CSV only when text/csv is preferred, or named first on a tie", async () => {
+  const partner = await api.createPartner("Negotiating", 1_000);
+  const typeFor = async (accept: string | null) => {
+    const response = await target.inject({
+      method: "GET",
+      url: "/v1/profile/wallet/transactions",
+      headers: { authorization: `Bearer ${partner.api_key}`, ...(accept === null ? {} : { accept }) },
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    return String(response.headers["content-type"]).split(";")[0];
+  };
+  const cases: Array<[string | null, string]> = [
+    [null, "application/json"],
+    ["*/*", "application/json"],
+    ["text/csv", "text/csv"],
+    ["text/csv, application/json", "text/csv"],
+    ["application/json, text/csv", "application/json"],
+    ["text/csv;q=0.9, application/json", "application/json"],
+    ["application/json;q=0.5, text/csv", "text/csv"],
+    ["text/*", "text/csv"],
+    ["text/csv;q=0, */*", "application/json"],
+    ["application/json;q=0.2, */*;q=0.1, text/csv;q=0.3", "text/csv"],
+  ];
+  for (const [accept, type] of cases) assert.equal(await typeFor(accept), type, String(accept));
+});
+
 test("a credit reference a spreadsheet would run as a formula is written inert in the CSV", async () => {
   const partner = await api.createPartner("Formulas", 0);
   await creditWallet(target, ADMIN_TOKEN, partner.partner_id, 500, '=HYPERLINK("http://evil.example/x")');

@@ -148,6 +148,9 @@ test("creation refuses non-public and non-https targets with 422 invalid_webhook
     "https://user:secret@203.0.114.1/hook",
     "ftp://203.0.114.1/hook",
     "not a url",
+    "https://203.0.114.1/my hook",
+    "https://203.0.114.1/hook#section",
+    "https://203.0.114.1/hook#",
   ]) {
     const answer = await request(app.app, "POST", "/v1/webhook-endpoints", {
       key: partner.api_key,

@@ -8,10 +8,43 @@ import { DEFAULT_PAGE_SIZE, listTransactions, TransactionPage } from "./list-tra
 
 const DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 
-// CSV when the client lists text/csv first (or only); JSON otherwise: no Accept, any type, application/json.
+type MediaRange = { type: string; q: number; index: number };
+
+/** The Accept header's media ranges with their q-values (RFC 9110 12.5.1); at most 20 read. */
+function mediaRanges(accept: string): MediaRange[] {
+  return accept
+    .split(",")
+    .slice(0, 20)
+    .map((part, index) => {
+      const [type = "", ...params] = part.split(";");
+      const q_param = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith("q="));
+      const q = q_param === undefined ? 1 : Number(q_param.slice(2));
+      return {
+        type: type.trim().toLowerCase(),
+        q: Number.isFinite(q) ? Math.min(Math.max(q, 0), 1) : 0,
+        index,
+      };
+    });
+}
+
+/** How much the client wants `media`: its most specific range (exact, then any subtype, then any type). */
+function preference(ranges: MediaRange[], media: string): { q: number; index: number } {
+  const [kind] = media.split("/");
+  for (const candidate of [media, `${kind}/*`, "*/*"]) {
+    const range = ranges.find((r) => r.type === candidate);
+    if (range) return range;
+  }
+  return { q: 0, index: Number.MAX_SAFE_INTEGER };
+}
+
+// CSV when the client prefers text/csv by q-value, or on a tie lists it first; JSON otherwise (no
+// Accept, any type, application/json).
 function wantsCsv(accept: string | undefined): boolean {
-  const first = (accept ?? "").split(",")[0]?.split(";")[0]?.trim().toLowerCase();
-  return first === "text/csv";
+  const ranges = mediaRanges(accept ?? "");
+  const csv = preference(ranges, "text/csv");
+  const json = preference(ranges, "application/json");
+  if (csv.q === 0) return false;
+  return csv.q !== json.q ? csv.q > json.q : csv.index < json.index;
 }
 
 export const listTransactionsRoute = endpoint({
@@ -23,8 +56,9 @@ export const listTransactionsRoute = endpoint({
     description:
       "Settled money only (credits, confirmed purchases and top-ups, refunds); holds appear once confirmed. " +
       "`balance_after` is the settled balance right after each row, so consecutive rows chain. Pages stay " +
-      "stable while new transactions post. With `Accept: text/csv` every row of the range at once (`limit` and " +
-      `\`cursor\` ignored), header first, columns ${CSV_COLUMNS.join(", ")}; more than ${MAX_CSV_ROWS} rows: ` +
+      "stable while new transactions post. With `Accept: text/csv` (preferred by q-value over " +
+      "application/json, or listed first on a tie) every row of the range at once (`limit` and `cursor` are " +
+      `checked, then ignored), header first, columns ${CSV_COLUMNS.join(", ")}; more than ${MAX_CSV_ROWS} rows: ` +
       "422 `statement_too_large`, nothing sent.",
     tags: ["Wallet"],
     security: PARTNER_SECURITY,

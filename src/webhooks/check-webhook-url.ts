@@ -14,6 +14,9 @@ export async function checkWebhookUrl(
   config: Pick<Config, "webhook_allow_private_networks">,
   raw: string,
 ): Promise<string> {
+  // As written, not as parsed: the URL is stored and shown as the partner sent it.
+  if (/\s/.test(raw)) throw invalid("The URL may not contain spaces: percent-encode them (%20).");
+  if (raw.includes("#")) throw invalid("The URL may not carry a fragment (#…): a fragment is never sent.");
   let url: URL;
   try {
     url = new URL(raw);

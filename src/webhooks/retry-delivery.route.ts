@@ -13,7 +13,8 @@ export const retryDeliveryRoute = endpoint({
     summary: "Retry a delivery now",
     description:
       "Whatever its state: a failed delivery gets one more attempt, a succeeded one is sent again (same " +
-      "`webhook-id`). The answer is the delivery, pending. A delivery is kept as long as its event: the " +
+      "`webhook-id`). The answer is the delivery, pending. A delivery of a disabled endpoint waits until the " +
+      "endpoint is enabled again (`PATCH` with `status` `enabled`). A delivery is kept as long as its event: the " +
       "hourly purge of events 30 days old deletes one still pending with its event, unsent.",
     tags: ["Webhooks"],
     security: PARTNER_SECURITY,

@@ -299,7 +299,7 @@ export interface paths {
         };
         /**
          * Your wallet statement, newest first
-         * @description Settled money only (credits, confirmed purchases and top-ups, refunds); holds appear once confirmed. `balance_after` is the settled balance right after each row, so consecutive rows chain. Pages stay stable while new transactions post. With `Accept: text/csv` every row of the range at once (`limit` and `cursor` ignored), header first, columns transaction_id, type, amount_minor, currency, balance_after_minor, order_id, reference, created_at; more than 100000 rows: 422 `statement_too_large`, nothing sent.
+         * @description Settled money only (credits, confirmed purchases and top-ups, refunds); holds appear once confirmed. `balance_after` is the settled balance right after each row, so consecutive rows chain. Pages stay stable while new transactions post. With `Accept: text/csv` (preferred by q-value over application/json, or listed first on a tie) every row of the range at once (`limit` and `cursor` are checked, then ignored), header first, columns transaction_id, type, amount_minor, currency, balance_after_minor, order_id, reference, created_at; more than 100000 rows: 422 `statement_too_large`, nothing sent.
          */
         get: operations["listWalletTransactions"];
         put?: never;
@@ -464,7 +464,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a delivery now
-         * @description Whatever its state: a failed delivery gets one more attempt, a succeeded one is sent again (same `webhook-id`). The answer is the delivery, pending. A delivery is kept as long as its event: the hourly purge of events 30 days old deletes one still pending with its event, unsent.
+         * @description Whatever its state: a failed delivery gets one more attempt, a succeeded one is sent again (same `webhook-id`). The answer is the delivery, pending. A delivery of a disabled endpoint waits until the endpoint is enabled again (`PATCH` with `status` `enabled`). A delivery is kept as long as its event: the hourly purge of events 30 days old deletes one still pending with its event, unsent.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
