@@ -109,6 +109,8 @@ test("the operator's API key routes refuse a body too", async () => {
     [{ field: "now", message: "is not a known field" }],
   );
   assert.equal(await keys(), before, "no key issued");
-  const answer = await request(app.app, "GET", "/v1/profile/wallet", { key: partner.api_key });
-  assert.equal(answer.status, 200, "the partner's key still works");
+  const revoked = await sql<{
+    revoked_at: Date | null;
+  }>`select revoked_at from api_keys where key_id = ${partner.key_id}`.execute(app.db);
+  assert.equal(revoked.rows[0]!.revoked_at, null, "the key not revoked");
 });

@@ -369,6 +369,7 @@ test("Accept is negotiated by q-value: CSV only when text/csv is preferred, or n
       headers: { authorization: `Bearer ${partner.api_key}`, ...(accept === null ? {} : { accept }) },
     });
     assert.equal(response.statusCode, 200, response.body);
+    assert.equal(response.headers.vary, "Accept");
     return String(response.headers["content-type"]).split(";")[0];
   };
   const cases: Array<[string | null, string]> = [
@@ -382,6 +383,7 @@ test("Accept is negotiated by q-value: CSV only when text/csv is preferred, or n
     ["text/*", "text/csv"],
     ["text/csv;q=0, */*", "application/json"],
     ["application/json;q=0.2, */*;q=0.1, text/csv;q=0.3", "text/csv"],
+    ["*/*, text/csv", "application/json"],
   ];
   for (const [accept, type] of cases) assert.equal(await typeFor(accept), type, String(accept));
 });

@@ -160,6 +160,12 @@ test("creation refuses non-public and non-https targets with 422 invalid_webhook
   }
   const count = await sql<{ n: number }>`select count(*)::int as n from webhook_endpoints`.execute(app.db);
   assert.equal(count.rows[0]!.n, 0);
+  // The same public address with the space percent-encoded and no fragment is taken.
+  const taken = await request(app.app, "POST", "/v1/webhook-endpoints", {
+    key: partner.api_key,
+    body: { url: "https://203.0.114.1/my%20hook" },
+  });
+  assert.equal(taken.status, 201, JSON.stringify(taken.body));
 });
 
 test("an endpoint accepted where private networks were allowed is refused at send time where they are not", async () => {

@@ -4,7 +4,11 @@ import { type Selectable, sql } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
 
-export type EsimRow = Omit<Selectable<Database["esims"]>, "created_at">;
+/** Exactly the columns esimProfile reads. */
+export type EsimRow = Pick<
+  Selectable<Database["esims"]>,
+  "iccid" | "partner_id" | "order_id" | "package_id" | "smdp_address" | "activation_code" | "status"
+>;
 
 export async function esimProfile(db: Executor, iccid: string): Promise<EsimRow | null> {
   const result = await sql<EsimRow>`

@@ -27,7 +27,7 @@ function errorsTable(): string {
     "# Errors",
     "Every error is `application/problem+json` (RFC 9457) with a stable `code`; `detail` is for people. " +
       "A request body that does not match its schema, an unknown field included, is `400 invalid_request` " +
-      "and does nothing; so is any body but `{}` sent to an operation that takes none (a refund, a secret " +
+      "and does nothing; so is any body but `{}` or `null` sent to an operation that takes none (a refund, a secret " +
       "rotation, a test event, a delivery retry, a DELETE).",
     "",
     "| code | status | meaning |",

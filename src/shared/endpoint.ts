@@ -2,6 +2,7 @@
 // response schemas, and its handler, made from the application context when it is registered.
 // A domain's routes.ts lists its endpoints; the server registers each list under its prefix.
 // The schema types the handler's request through the TypeBox provider, as an inline route would.
+import assert from "node:assert/strict";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type {
   ContextConfigDefault,
@@ -85,6 +86,8 @@ export function endpoint<S extends FastifySchema>(definition: Endpoint<S>): Endp
     register(app, ctx) {
       const { method, url, schema } = definition;
       const made = definition.handler(ctx);
+      // A route answering from bytes reads a body by definition: it must declare its schema.
+      if (typeof made !== "function") assert.ok(schema.body !== undefined, `${url}: a body schema`);
       if (typeof made === "function") {
         const takes_no_body = method !== "GET" && schema.body === undefined && definition.own_body !== true;
         app.route({
@@ -126,7 +129,7 @@ function refuseBody(request: FastifyRequest, _reply: FastifyReply, done: (error?
         .slice(0, 20)
         .map((field) => ({ field: field.slice(0, 64), message: "is not a known field" }))
     : [{ field: "body", message: "must be empty: this request takes no body" }];
-  done(new ApiError("invalid_request", "This request takes no body: send none, or {}.", { errors }));
+  done(new ApiError("invalid_request", "This request takes no body: send none (or {}).", { errors }));
 }
 
 /** Tells the JSON parser to hand this request's body over unparsed (well-formed-text.ts). */

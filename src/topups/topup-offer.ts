@@ -26,11 +26,12 @@ import {
   type Priced,
 } from "../catalog/find-packages.ts";
 import type { Executor } from "../db/executor.ts";
+import type { EsimStatus } from "../db/schema.ts";
 
 /** Rule 0: the statuses of an eSIM that can take no more bundles (contract "eSIMs"). */
-const ENDED: ReadonlySet<string> = new Set(["deleted", "cancelled"]);
+const ENDED: ReadonlySet<EsimStatus> = new Set(["deleted", "cancelled"]);
 
-export function takesTopUps(esim_status: string): boolean {
+export function takesTopUps(esim_status: EsimStatus): boolean {
   return !ENDED.has(esim_status);
 }
 

@@ -56,9 +56,9 @@ export const listTransactionsRoute = endpoint({
     description:
       "Settled money only (credits, confirmed purchases and top-ups, refunds); holds appear once confirmed. " +
       "`balance_after` is the settled balance right after each row, so consecutive rows chain. Pages stay " +
-      "stable while new transactions post. With `Accept: text/csv` (preferred by q-value over " +
-      "application/json, or listed first on a tie) every row of the range at once (`limit` and `cursor` are " +
-      `checked, then ignored), header first, columns ${CSV_COLUMNS.join(", ")}; more than ${MAX_CSV_ROWS} rows: ` +
+      "stable while new transactions post. With `Accept: text/csv` (a higher q-value than " +
+      "application/json's, or on a tie its matching range listed first) every row of the range at once " +
+      `(\`limit\` and \`cursor\` not used, though \`limit\` must still be 1-100), header first, columns ${CSV_COLUMNS.join(", ")}; more than ${MAX_CSV_ROWS} rows: ` +
       "422 `statement_too_large`, nothing sent.",
     tags: ["Wallet"],
     security: PARTNER_SECURITY,
@@ -88,6 +88,8 @@ export const listTransactionsRoute = endpoint({
   handler: (ctx) => async (request, reply) => {
     const query = request.query;
     const range = { partner_id: request.partner!.partner_id, from: query.from ?? null, to: query.to ?? null };
+    // The answer's type depends on Accept: a cache must not serve one type for the other.
+    reply.header("vary", "Accept");
     if (wantsCsv(request.headers.accept)) {
       const chunks = await exportTransactions(ctx.db, range);
       return reply

@@ -1,6 +1,7 @@
-// A webhook URL is checked when it is set (create, PATCH): the same rules as at send time, so a
-// partner learns at once (422 invalid_webhook_url) rather than from failed deliveries. The check
-// at send time still runs at every attempt: DNS may point elsewhere tomorrow.
+// A webhook URL is checked when it is set (create, PATCH): the rules of send time, so a partner
+// learns at once (422 invalid_webhook_url) rather than from failed deliveries, and two more on the
+// URL as written (no space, no fragment), which an endpoint stored before them keeps. The check at
+// send time still runs at every attempt: DNS may point elsewhere tomorrow.
 import type { Config } from "../config.ts";
 import { ApiError } from "../shared/errors.ts";
 import { refusal } from "./send-webhook.ts";

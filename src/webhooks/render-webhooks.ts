@@ -17,7 +17,8 @@ export const WebhookUrl = Type.String({
   pattern: NO_CONTROL_CHARACTERS,
   description:
     "`https://` on a public address (checked after DNS, and again at every attempt). `http://` and private " +
-    "addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. No credentials in the URL.",
+    "addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. No credentials in the URL, " +
+    "no space (percent-encode it) and no fragment (`#…`, never sent).",
 });
 export const Description = Type.String({ maxLength: 500, pattern: "^[^\\x00-\\x1f\\x7f]*$" });
 export const EventTypes = Type.Array(EventTypeSchema, {

@@ -299,7 +299,7 @@ export interface paths {
         };
         /**
          * Your wallet statement, newest first
-         * @description Settled money only (credits, confirmed purchases and top-ups, refunds); holds appear once confirmed. `balance_after` is the settled balance right after each row, so consecutive rows chain. Pages stay stable while new transactions post. With `Accept: text/csv` (preferred by q-value over application/json, or listed first on a tie) every row of the range at once (`limit` and `cursor` are checked, then ignored), header first, columns transaction_id, type, amount_minor, currency, balance_after_minor, order_id, reference, created_at; more than 100000 rows: 422 `statement_too_large`, nothing sent.
+         * @description Settled money only (credits, confirmed purchases and top-ups, refunds); holds appear once confirmed. `balance_after` is the settled balance right after each row, so consecutive rows chain. Pages stay stable while new transactions post. With `Accept: text/csv` (a higher q-value than application/json's, or on a tie its matching range listed first) every row of the range at once (`limit` and `cursor` not used, though `limit` must still be 1-100), header first, columns transaction_id, type, amount_minor, currency, balance_after_minor, order_id, reference, created_at; more than 100000 rows: 422 `statement_too_large`, nothing sent.
          */
         get: operations["listWalletTransactions"];
         put?: never;
@@ -5976,7 +5976,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description `https://` on a public address (checked after DNS, and again at every attempt). `http://` and private addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. No credentials in the URL. */
+                    /** @description `https://` on a public address (checked after DNS, and again at every attempt). `http://` and private addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. No credentials in the URL, no space (percent-encode it) and no fragment (`#…`, never sent). */
                     url: string;
                     description?: string | null;
                     /** @description The event types sent to this endpoint; an empty array means all of them. */
@@ -6797,7 +6797,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description `https://` on a public address (checked after DNS, and again at every attempt). `http://` and private addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. No credentials in the URL. */
+                    /** @description `https://` on a public address (checked after DNS, and again at every attempt). `http://` and private addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. No credentials in the URL, no space (percent-encode it) and no fragment (`#…`, never sent). */
                     url?: string;
                     description?: string | null;
                     /** @description The event types sent to this endpoint; an empty array means all of them. */
