@@ -115,7 +115,8 @@ export function endpoint<S extends FastifySchema>(definition: Endpoint<S>): Endp
 /**
  * A route that takes no body answers one with 400 and does nothing: a body sent to it means the
  * partner expects something of it (`{"amount_minor": 100}` on a refund: a partial refund) that
- * it would not do. None, or an empty JSON object (what many clients send by default), is fine.
+ * it would not do. None, JSON `null`, or an empty JSON object (what many clients send by default)
+ * is fine.
  */
 function refuseBody(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
   const body: unknown = request.body;
