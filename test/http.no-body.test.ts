@@ -26,6 +26,16 @@ function assertRefused(answer: { status: number; body: any }, errors: unknown[])
   assert.deepEqual(answer.body.errors, errors);
 }
 
+/** How many rows of `table` the partner has. */
+const rowsOfPartner = async (table: "events" | "api_keys") =>
+  (
+    await sql<{
+      n: number;
+    }>`select count(*)::int as n from ${sql.table(table)} where partner_id = ${partner.partner_id}`.execute(
+      app.db,
+    )
+  ).rows[0]!.n;
+
 const secretOf = async (endpoint_id: string) =>
   (
     await sql<{
@@ -54,12 +64,7 @@ test("rotate-secret with a body is refused and rotates nothing; with {} or none 
 test("a test event, a delivery retry and an endpoint's DELETE with a body are refused and change nothing", async () => {
   const endpoint_id = await newEndpoint();
   const base = `/v1/webhook-endpoints/${endpoint_id}`;
-  const events = async () =>
-    (
-      await sql<{
-        n: number;
-      }>`select count(*)::int as n from events where partner_id = ${partner.partner_id}`.execute(app.db)
-    ).rows[0]!.n;
+  const events = () => rowsOfPartner("events");
   const events_before = await events();
   assertRefused(
     await request(app.app, "POST", `${base}/test`, { key: partner.api_key, body: { type: "x" } }),
@@ -90,12 +95,7 @@ test("a test event, a delivery retry and an endpoint's DELETE with a body are re
 });
 
 test("the operator's API key routes refuse a body too", async () => {
-  const keys = async () =>
-    (
-      await sql<{
-        n: number;
-      }>`select count(*)::int as n from api_keys where partner_id = ${partner.partner_id}`.execute(app.db)
-    ).rows[0]!.n;
+  const keys = () => rowsOfPartner("api_keys");
   const before = await keys();
   const path = `/admin/partners/${partner.partner_id}/api-keys`;
   assertRefused(await request(app.app, "POST", path, { headers: admin, body: { name: "ci" } }), [
