@@ -4,7 +4,8 @@
 // Keyed by ICCID (unique across partners) and served only to the partner stored with the entry:
 // another partner's request for the same ICCID runs its own query and gets 404 esim_not_found.
 // Only found eSIMs are cached. A request that comes in while a query runs shares its result, or its
-// database error, but not a "not found": it runs its own query then. Bounded (LRU, MAX_CACHED_ESIMS) and short-lived (ESIM_CACHE_TTL_MS).
+// database error, but not a "not found": it runs its own query then. Bounded (LRU,
+// MAX_CACHED_ESIMS) and short-lived (ESIM_CACHE_TTL_MS).
 //
 // Freshness, across processes: every transaction that changes what an eSIM renders notifies
 // `esim_changed` with its ICCID (delivered at commit); each process LISTENs and drops the entry.

@@ -58,7 +58,8 @@ export const listTransactionsRoute = endpoint({
       "`balance_after` is the settled balance right after each row, so consecutive rows chain. Pages stay " +
       "stable while new transactions post. With `Accept: text/csv` (a higher q-value than " +
       "application/json's, or on a tie its matching range listed first) every row of the range at once " +
-      `(\`limit\` and \`cursor\` not used, though \`limit\` must still be 1-100), header first, columns ${CSV_COLUMNS.join(", ")}; more than ${MAX_CSV_ROWS} rows: ` +
+      "(`limit` and `cursor` not used, though `limit` must still be 1-100), header first, columns " +
+      `${CSV_COLUMNS.join(", ")}; more than ${MAX_CSV_ROWS} rows: ` +
       "422 `statement_too_large`, nothing sent.",
     tags: ["Wallet"],
     security: PARTNER_SECURITY,
