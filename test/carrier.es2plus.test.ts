@@ -401,7 +401,7 @@ test("the SM-DP+ simulator answers the SGP.22 status codes: requester, missing f
 test("a steadily slow SM-DP+ whose every call answers well inside CARRIER_TIMEOUT_MS still gets the order its one profile on a later attempt", async () => {
   // Review (review4): the carrier as the service composes it (compose.ts): each ES2+ call bounded by
   // CARRIER_TIMEOUT_MS, and the whole operation by the same CARRIER_TIMEOUT_MS. A retry records no
-  // progress between calls, so it walks DownloadOrder (3.7), ConfirmOrder (3.5) and ReleaseProfile
+  // progress between calls, so it walks DownloadOrder (3.3), ConfirmOrder (3.5) and ReleaseProfile
   // again: with a steady latency above a third of the timeout no attempt can ever finish, and the
   // order stays pending (and its money held) until an operator steps in.
   const {

@@ -2,7 +2,9 @@
 // processes: the service, the SM-DP+ simulator over mutual TLS, the bundle simulator, SMTP.
 // DownloadOrder -> ConfirmOrder -> RELEASED with the right activation code; the SM-DP+'s
 // notifications 3 and 4 make the eSIM installed; a SIGKILL between DownloadOrder and ConfirmOrder
-// and a dropped ConfirmOrder answer each end with one profile for the order.
+// and a dropped DownloadOrder or ConfirmOrder answer each end with the eSIM and one profile for the
+// order, against an SM-DP+ answering a repeated DownloadOrder as SGP.22 says (3.3) and as some
+// vendors do (3.7).
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -66,15 +68,6 @@ async function oneProfileFor(order_id: string, purchase: { iccid: string; activa
     [purchase.iccid],
   );
   assert.equal(transitions.rows[0].n, 1, "one DownloadOrder took effect");
-}
-
-async function completed(url: string, key: string, cart_key: string) {
-  let answer = await submit(url, key, cart_key);
-  await waitFor("the order to complete", async () => {
-    answer = await submit(url, key, cart_key);
-    return answer.status === 200;
-  });
-  return answer.body;
 }
 
 test("a purchase goes DownloadOrder -> ConfirmOrder -> RELEASED; its QR code is LPA:1$<smdpAddress>$<matchingId>", async () => {
@@ -149,48 +142,113 @@ test("sandbox simulate install and delete go through the SM-DP+", async () => {
   assert.equal((await smdp.profile(purchase.iccid))?.state, "DELETED");
 });
 
-test("killed between DownloadOrder and ConfirmOrder, restarted: the resolver finishes with the same ICCID, one profile", async () => {
-  const doomed = await world.startService({ ...es2plusEnv, CRASH_AT: "after_download_order" });
-  const partner = await newPartner(doomed.url, 100_00);
-  const cart = await newCart(doomed.url, partner.api_key);
-  await assert.rejects(
-    submit(doomed.url, partner.api_key, cart.cart_key),
-    "the request dies with its process",
-  );
-  await waitFor("the process to die", async () => doomed.process.signalCode === "SIGKILL");
-  const pending = await world.database.pool.query("select order_id from orders where cart_key = $1", [
-    cart.cart_key,
-  ]);
-  const order_id = pending.rows[0].order_id as string;
-  const [iccid] = await takenFor(order_id);
-  assert.equal(
-    (await smdp.profile(iccid!))?.state,
-    "ALLOCATED",
-    "DownloadOrder went through before the kill",
-  );
-  // Nobody retries: the resolver of the running service finishes the order.
-  await waitFor("the resolver to complete the order", async () => {
-    const row = await world.database.pool.query("select status from orders where order_id = $1", [order_id]);
-    return row.rows[0].status === "completed";
-  });
-  const body = await completed(service.url, partner.api_key, cart.cart_key);
-  await oneProfileFor(order_id, body.purchases[0]);
-});
+/**
+ * The answers an SM-DP+ gives a repeated DownloadOrder for our own, already allocated ICCID: SGP.22
+ * 5.3.1's 8.2.1/3.3 and the 8.2.1/3.7 of some vendors. Every recovery below runs against both.
+ */
+const TAKEN_REASONS = ["3.3", "3.7"] as const;
 
-test("a dropped ConfirmOrder answer ends with one profile for the order", async () => {
-  const partner = await newPartner(service.url, 100_00);
-  const cart = await newCart(service.url, partner.api_key);
-  await smdp.control({ drop_share: 1, functions: ["confirmOrder"] });
-  let first: Awaited<ReturnType<typeof submit>>;
+async function asVendor<T>(reason: (typeof TAKEN_REASONS)[number], body: () => Promise<T>): Promise<T> {
+  await smdp.control({ download_taken_reason: reason });
   try {
-    first = await submit(service.url, partner.api_key, cart.cart_key);
+    return await body();
   } finally {
-    await smdp.control({ drop_share: 0, functions: [] });
+    await smdp.control({ download_taken_reason: "3.3", drop_share: 0, functions: [] });
   }
-  assert.equal(first.status, 503, JSON.stringify(first.body));
-  const body = await completed(service.url, partner.api_key, cart.cart_key);
-  await oneProfileFor(body.orderID, body.purchases[0]);
-});
+}
+
+/** The partner's retries until the order is final: it must end with the eSIM, never 502. */
+async function retriedToTheEsim(url: string, key: string, cart_key: string) {
+  const answer = await waitFor("the order to be final", async () => {
+    const again = await submit(url, key, cart_key);
+    return again.status === 503 ? null : again;
+  });
+  assert.equal(answer.status, 200, `the partner gets the eSIM: ${JSON.stringify(answer.body)}`);
+  return answer.body;
+}
+
+/** The SM-DP+'s profiles by state, to compare before and after one order. */
+async function smdpStates(): Promise<Record<string, number>> {
+  const { counts } = await smdp.audit();
+  return Object.fromEntries(
+    ["ALLOCATED", "LINKED", "CONFIRMED", "RELEASED"].map((state) => [state, counts[state] ?? 0]),
+  );
+}
+
+/**
+ * One order's whole mark on the SM-DP+: one more RELEASED profile, and nothing left half-ordered
+ * (allocated or confirmed and never released) or released for nobody.
+ */
+async function onlyOneReleasedSince(before: Record<string, number>) {
+  assert.deepEqual(await smdpStates(), { ...before, RELEASED: before.RELEASED! + 1 });
+}
+
+for (const reason of TAKEN_REASONS) {
+  test(`killed between DownloadOrder and ConfirmOrder, restarted: the resolver finishes with the same ICCID, one profile (SM-DP+ answers ${reason})`, async () => {
+    await asVendor(reason, async () => {
+      const before = await smdpStates();
+      const doomed = await world.startService({ ...es2plusEnv, CRASH_AT: "after_download_order" });
+      const partner = await newPartner(doomed.url, 100_00);
+      const cart = await newCart(doomed.url, partner.api_key);
+      await assert.rejects(
+        submit(doomed.url, partner.api_key, cart.cart_key),
+        "the request dies with its process",
+      );
+      await waitFor("the process to die", async () => doomed.process.signalCode === "SIGKILL");
+      const pending = await world.database.pool.query("select order_id from orders where cart_key = $1", [
+        cart.cart_key,
+      ]);
+      const order_id = pending.rows[0].order_id as string;
+      const [iccid] = await takenFor(order_id);
+      assert.equal(
+        (await smdp.profile(iccid!))?.state,
+        "ALLOCATED",
+        "DownloadOrder went through before the kill",
+      );
+      // Nobody retries: the resolver of the running service finishes the order.
+      const status = await waitFor("the resolver to settle the order", async () => {
+        const row = await world.database.pool.query("select status from orders where order_id = $1", [
+          order_id,
+        ]);
+        return row.rows[0].status === "pending" ? null : (row.rows[0].status as string);
+      });
+      assert.equal(status, "completed");
+      const body = await retriedToTheEsim(service.url, partner.api_key, cart.cart_key);
+      await oneProfileFor(order_id, body.purchases[0]);
+      await onlyOneReleasedSince(before);
+    });
+  });
+
+  test(`a dropped DownloadOrder answer ends with the eSIM and one profile for the order (SM-DP+ answers ${reason})`, async () => {
+    await asVendor(reason, async () => {
+      const before = await smdpStates();
+      const partner = await newPartner(service.url, 100_00);
+      const cart = await newCart(service.url, partner.api_key);
+      await smdp.control({ drop_share: 1, functions: ["downloadOrder"] });
+      const first = await submit(service.url, partner.api_key, cart.cart_key);
+      await smdp.control({ drop_share: 0, functions: [] });
+      assert.equal(first.status, 503, JSON.stringify(first.body));
+      const body = await retriedToTheEsim(service.url, partner.api_key, cart.cart_key);
+      await oneProfileFor(body.orderID, body.purchases[0]);
+      await onlyOneReleasedSince(before);
+    });
+  });
+
+  test(`a dropped ConfirmOrder answer ends with the eSIM and one profile for the order (SM-DP+ answers ${reason})`, async () => {
+    await asVendor(reason, async () => {
+      const before = await smdpStates();
+      const partner = await newPartner(service.url, 100_00);
+      const cart = await newCart(service.url, partner.api_key);
+      await smdp.control({ drop_share: 1, functions: ["confirmOrder"] });
+      const first = await submit(service.url, partner.api_key, cart.cart_key);
+      await smdp.control({ drop_share: 0, functions: [] });
+      assert.equal(first.status, 503, JSON.stringify(first.body));
+      const body = await retriedToTheEsim(service.url, partner.api_key, cart.cart_key);
+      await oneProfileFor(body.orderID, body.purchases[0]);
+      await onlyOneReleasedSince(before);
+    });
+  });
+}
 
 test("HandleDownloadProgressInfo: a wrong token is 401; a malformed or unknown notification is 204", async () => {
   const notification = {

@@ -34,7 +34,11 @@ export type StatusCodeData = {
 
 export type FunctionExecutionStatus = { status: ExecutionStatus; statusCodeData?: StatusCodeData };
 
-/** The status codes (subject code / reason code, SGP.22 section 5.3) this service acts on. */
+/**
+ * The status codes (subject code / reason code, SGP.22 section 5.3) this service acts on. Written
+ * by hand, and checked against the sourced table in ../protocols/es2plus.ts (same keys) by
+ * test/protocols.es2plus.test.ts: a code we misread shows there, not at a partner.
+ */
 export const STATUS = {
   /** 1.1 Function requester / 1.1 Unknown: the SM-DP+ does not know our requester id or certificate. */
   requesterUnknown: { subjectCode: "1.1", reasonCode: "1.1" },
@@ -48,7 +52,9 @@ export const STATUS = {
   missing: { subjectCode: "1.6", reasonCode: "2.2" },
   /** 8.2.1 Profile ICCID / 3.9 Unknown. */
   iccidUnknown: { subjectCode: "8.2.1", reasonCode: "3.9" },
-  /** 8.2.1 Profile ICCID / 3.7 Unavailable: already allocated (or no longer available). */
+  /** 8.2.1 Profile ICCID / 3.3 Already in use: DownloadOrder of an ICCID no longer available (SGP.22 5.3.1). */
+  iccidInUse: { subjectCode: "8.2.1", reasonCode: "3.3" },
+  /** 8.2.1 Profile ICCID / 3.7 Unavailable: what some SM-DP+ vendors answer instead of 3.3. */
   iccidUnavailable: { subjectCode: "8.2.1", reasonCode: "3.7" },
   /** 8.2.1 Profile ICCID / 3.5 Invalid transition: the profile's state does not allow the function. */
   invalidTransition: { subjectCode: "8.2.1", reasonCode: "3.5" },

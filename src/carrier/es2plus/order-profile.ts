@@ -2,8 +2,9 @@
 // (design.md, "A real carrier is two systems"):
 //   1. one transaction stores our intent: an ICCID of the package taken from the operator's
 //      inventory and a matching ID we generate; a second call for the reference finds it;
-//   2. DownloadOrder(iccid, profileType): done, or "8.2.1/3.7 unavailable" for our own ICCID
-//      (an earlier call of ours allocated it: its answer was lost) -> go on;
+//   2. DownloadOrder(iccid, profileType): done, or "8.2.1/3.3 already in use" (SGP.22 5.3.1; some
+//      vendors say "8.2.1/3.7 unavailable") for our own ICCID (an earlier call of ours allocated
+//      it: its answer was lost) -> go on;
 //   3. ConfirmOrder(iccid, matchingId, releaseFlag true): done, or "8.2.1/3.5 invalid transition"
 //      (an earlier ConfirmOrder of ours went through) -> ReleaseProfile, which is done or says the
 //      profile is already past RELEASED: either way released;
@@ -28,7 +29,7 @@ import {
   takeIccid,
 } from "./es2plus.sql.ts";
 import type { Es2Answer, Es2PlusClient } from "./es2plus-client.ts";
-import { describeStatus, isStatus, normalizeIccid, STATUS } from "./messages.ts";
+import { describeStatus, isStatus, normalizeIccid, STATUS, type StatusCodeData } from "./messages.ts";
 
 export type Es2PlusDeps = {
   pool: pg.Pool;
@@ -62,7 +63,8 @@ export async function orderProfile(
   if (intent.state === "refused")
     return { kind: "refused", reason: intent.refusal ?? "refused by the SM-DP+" };
   // A refusal decided earlier whose CancelOrder is not confirmed yet: finish taking the profile back
-  // (DownloadOrder/ConfirmOrder again would read a cancelled profile's 3.7 and 3.5 as "ours, done").
+  // (DownloadOrder/ConfirmOrder again would read a cancelled profile's 3.3 (or 3.7) and 3.5 as
+  // "ours, done").
   if (intent.refusal !== null) return finishRefusal(deps, intent, intent.refusal);
   if (intent.state === "released" || intent.state === "cancelled")
     return { kind: "ok", value: profileOf(intent) };
@@ -107,11 +109,15 @@ async function downloadOrder(deps: Es2PlusDeps, intent: IntentRow): Promise<Step
       ? { kind: "done" }
       : { kind: "unavailable", reason: "SM-DP+ DownloadOrder answered another ICCID" };
   }
-  // Our ICCID, reserved to this reference alone: "unavailable" means our earlier call allocated it.
-  if (answer.kind === "failed" && isStatus(answer.status.statusCodeData, STATUS.iccidUnavailable)) {
-    return { kind: "done" };
-  }
+  // Our ICCID, reserved to this reference alone: "not available" means our earlier call allocated
+  // it. SGP.22 says 3.3 (already in use); some SM-DP+s say 3.7 (unavailable): both are ours.
+  if (answer.kind === "failed" && isTakenAnswer(answer.status.statusCodeData)) return { kind: "done" };
   return notDone("DownloadOrder", answer);
+}
+
+/** DownloadOrder's "this ICCID is not available", in SGP.22's words (3.3) or a vendor's (3.7). */
+function isTakenAnswer(data: StatusCodeData | undefined): boolean {
+  return isStatus(data, STATUS.iccidInUse) || isStatus(data, STATUS.iccidUnavailable);
 }
 
 async function confirmOrder(deps: Es2PlusDeps, intent: IntentRow): Promise<Step> {

@@ -4,6 +4,7 @@
 // confirmation leave the profile RELEASED and are reported as Failed at their point.
 import type pg from "pg";
 import { inTransaction } from "../../db/pool.ts";
+import { ES2PLUS_CODES as CODE, type Es2Code } from "../protocols/es2plus.ts";
 import { lockProfile, moveProfile, type ProfileState, type SmdpProfile } from "./profiles.sql.ts";
 
 export type DeviceEvent = "download" | "install" | "delete" | "fail_eligibility" | "fail_confirmation";
@@ -68,11 +69,13 @@ function failure(event: "fail_eligibility" | "fail_confirmation"): Notification 
     ? {
         point: 1,
         status: "Failed",
-        code: { subjectCode: "8.1", reasonCode: "4.2", message: "device not eligible" },
+        code: { ...codeOf(CODE.notEligible), message: "device not eligible" },
       }
     : {
         point: 2,
         status: "Failed",
-        code: { subjectCode: "8.2.7", reasonCode: "3.8", message: "confirmation code refused" },
+        code: { ...codeOf(CODE.confirmationRefused), message: "confirmation code refused" },
       };
 }
+
+const codeOf = (code: Es2Code) => ({ subjectCode: code.subjectCode, reasonCode: code.reasonCode });

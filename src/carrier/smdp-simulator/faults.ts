@@ -13,6 +13,11 @@ export type SmdpFaults = {
   bad_header_share: number;
   /** The functions the three shares apply to (null or empty: all). */
   functions: string[] | null;
+  /**
+   * Not a fault but a vendor's dialect: DownloadOrder of an ICCID not AVAILABLE answers 8.2.1/3.3
+   * (SGP.22 5.3.1, the default) or 8.2.1/3.7, as some SM-DP+s do.
+   */
+  download_taken_reason: "3.3" | "3.7";
   callback_url: string | null;
   callback_token: string | null;
   callback_duplicate_share: number;
@@ -28,6 +33,7 @@ export const FaultsPatch = Type.Object(
     functions: Type.Optional(
       Type.Union([Type.Array(Type.String({ maxLength: 40 }), { maxItems: 10 }), Type.Null()]),
     ),
+    download_taken_reason: Type.Optional(Type.Union([Type.Literal("3.3"), Type.Literal("3.7")])),
     callback_url: Type.Optional(
       Type.Union([Type.String({ pattern: "^https?://", maxLength: 2000 }), Type.Null()]),
     ),

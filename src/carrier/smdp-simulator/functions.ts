@@ -1,12 +1,14 @@
 // The ES2+ functions as the SM-DP+ simulator performs them (SGP.22 5.3.1-5.3.4): each locks the
 // profile's row, checks the transition, moves it and answers the function's fields, or Failed with
-// the status code a real SM-DP+ gives: unknown ICCID 8.2.1/3.9, a state that does not allow the
-// function 8.2.1/3.5 (DownloadOrder on a taken ICCID: 8.2.1/3.7), unknown or exhausted profile
-// type 8.2.5/3.9 and 3.7, a matching ID in use 8.2.6/3.3 or not this profile's 8.2.6/3.10, a
-// missing field 1.6/2.2, an invalid one 1.6/2.1.
+// the status code a real SM-DP+ gives, taken from the sourced table (../protocols/es2plus.ts), never
+// from our client's constants: unknown ICCID 8.2.1/3.9, a state that does not allow the function
+// 8.2.1/3.5, DownloadOrder on a taken ICCID 8.2.1/3.3 (or 3.7, as some vendors answer:
+// download_taken_reason), unknown or exhausted profile type 8.2.5/3.9 and 3.7, a matching ID in use
+// 8.2.6/3.3 or not this profile's 8.2.6/3.10, a missing field 1.6/2.2, an invalid one 1.6/2.1.
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { inTransaction } from "../../db/pool.ts";
+import { ES2PLUS_CODES as CODE, type Es2Code } from "../protocols/es2plus.ts";
 import {
   lockFreeProfileOfType,
   lockProfile,
@@ -23,10 +25,18 @@ export type Es2Result =
 
 type Body = Record<string, unknown>;
 
-export const failed = (subjectCode: string, reasonCode: string, message: string): Es2Result => ({
+/** What the simulator was told to be: a vendor's answer where vendors differ (POST /control). */
+export type Es2Dialect = {
+  /** DownloadOrder of an ICCID not AVAILABLE: SGP.22's 8.2.1/3.3, or 8.2.1/3.7 as some vendors say. */
+  download_taken_reason: "3.3" | "3.7";
+};
+
+export type Es2Context = Es2Dialect & { smdp_address: string };
+
+export const failed = (code: Es2Code, message: string): Es2Result => ({
   status: "Failed",
-  subjectCode,
-  reasonCode,
+  subjectCode: code.subjectCode,
+  reasonCode: code.reasonCode,
   message,
 });
 const success = (fields: Record<string, unknown>, changed: SmdpProfile | null = null): Es2Result => ({
@@ -34,11 +44,11 @@ const success = (fields: Record<string, unknown>, changed: SmdpProfile | null = 
   fields,
   changed,
 });
-const missing = (name: string) => failed("1.6", "2.2", `${name} is missing`);
-const invalid = (name: string) => failed("1.6", "2.1", `${name} is invalid`);
-const unknownIccid = (iccid: string) => failed("8.2.1", "3.9", `ICCID ${iccid} is unknown`);
+const missing = (name: string) => failed(CODE.missing, `${name} is missing`);
+const invalid = (name: string) => failed(CODE.invalid, `${name} is invalid`);
+const unknownIccid = (iccid: string) => failed(CODE.iccidUnknown, `ICCID ${iccid} is unknown`);
 const illegal = (profile: SmdpProfile, fn: string) =>
-  failed("8.2.1", "3.5", `${fn} is not allowed for a profile in state ${profile.state}`);
+  failed(CODE.invalidTransition, `${fn} is not allowed for a profile in state ${profile.state}`);
 
 /** 19 or 20 digits, a 19-digit one possibly padded with F; undefined when absent. */
 export function readIccid(value: unknown): string | null | undefined {
@@ -51,7 +61,7 @@ export function readIccid(value: unknown): string | null | undefined {
 const EID = /^[0-9]{32}$/;
 const MATCHING_ID = /^[0-9A-Z-]{1,64}$/;
 
-export async function downloadOrder(pool: pg.Pool, body: Body): Promise<Es2Result> {
+export async function downloadOrder(pool: pg.Pool, body: Body, context: Es2Context): Promise<Es2Result> {
   const iccid = readIccid(body.iccid);
   if (iccid === null) return invalid("iccid");
   if (body.eid !== undefined && (typeof body.eid !== "string" || !EID.test(body.eid))) return invalid("eid");
@@ -59,21 +69,23 @@ export async function downloadOrder(pool: pg.Pool, body: Body): Promise<Es2Resul
   if (type !== undefined && (typeof type !== "string" || type === "" || type.length > 64))
     return invalid("profileType");
   if (iccid === undefined && type === undefined)
-    return failed("1.6", "2.3", "iccid or profileType is required");
+    return failed(CODE.conditionalMissing, "iccid or profileType is required");
   return inTransaction(pool, async (client) => {
     let profile: SmdpProfile | null;
     if (iccid !== undefined) {
       profile = await lockProfile(client, iccid);
       if (!profile) return unknownIccid(iccid);
       if (type !== undefined && profile.profile_type !== type)
-        return failed("8.2.5", "3.10", "profileType is not this ICCID's");
-      if (profile.state !== "AVAILABLE")
-        return failed("8.2.1", "3.7", `ICCID ${iccid} is not available (${profile.state})`);
+        return failed(CODE.profileTypeMismatch, "profileType is not this ICCID's");
+      if (profile.state !== "AVAILABLE") {
+        const code = context.download_taken_reason === "3.7" ? CODE.iccidUnavailable : CODE.iccidInUse;
+        return failed(code, `ICCID ${iccid} is not available (${profile.state})`);
+      }
     } else {
       if (!(await profileTypeExists(client, type as string)))
-        return failed("8.2.5", "3.9", "profileType is unknown");
+        return failed(CODE.profileTypeUnknown, "profileType is unknown");
       profile = await lockFreeProfileOfType(client, type as string);
-      if (!profile) return failed("8.2.5", "3.7", `no profile of type ${type} is available`);
+      if (!profile) return failed(CODE.profileTypeExhausted, `no profile of type ${type} is available`);
     }
     const eid = typeof body.eid === "string" ? body.eid : null;
     const moved = await moveProfile(client, profile, eid ? "LINKED" : "ALLOCATED", "downloadOrder", { eid });
@@ -81,7 +93,7 @@ export async function downloadOrder(pool: pg.Pool, body: Body): Promise<Es2Resul
   });
 }
 
-export async function confirmOrder(pool: pg.Pool, body: Body, smdp_address: string): Promise<Es2Result> {
+export async function confirmOrder(pool: pg.Pool, body: Body, context: Es2Context): Promise<Es2Result> {
   const iccid = readIccid(body.iccid);
   if (iccid === undefined) return missing("iccid");
   if (iccid === null) return invalid("iccid");
@@ -96,11 +108,15 @@ export async function confirmOrder(pool: pg.Pool, body: Body, smdp_address: stri
     if (profile.state !== "ALLOCATED" && profile.state !== "LINKED") return illegal(profile, "ConfirmOrder");
     const matching_id = (given as string | undefined) ?? newMatchingId();
     if (await matchingIdTaken(client, matching_id, iccid))
-      return failed("8.2.6", "3.3", "matchingId is already in use");
+      return failed(CODE.matchingIdInUse, "matchingId is already in use");
     const to: ProfileState = body.releaseFlag ? "RELEASED" : "CONFIRMED";
     const moved = await moveProfile(client, profile, to, "confirmOrder", { matching_id });
     return success(
-      { ...(moved.eid ? { eid: moved.eid } : {}), matchingId: matching_id, smdpAddress: smdp_address },
+      {
+        ...(moved.eid ? { eid: moved.eid } : {}),
+        matchingId: matching_id,
+        smdpAddress: context.smdp_address,
+      },
       moved,
     );
   });
@@ -120,7 +136,7 @@ export async function cancelOrder(pool: pg.Pool, body: Body): Promise<Es2Result>
     if (!profile) return unknownIccid(iccid);
     if (!CANCELLABLE.includes(profile.state)) return illegal(profile, "CancelOrder");
     if (body.matchingId !== undefined && body.matchingId !== profile.matching_id) {
-      return failed("8.2.6", "3.10", "matchingId is not this profile's");
+      return failed(CODE.matchingIdMismatch, "matchingId is not this profile's");
     }
     const to: ProfileState = final === "Available" ? "AVAILABLE" : "UNAVAILABLE";
     const fields = final === "Available" ? { eid: null, matching_id: null } : {};

@@ -4,12 +4,14 @@
 import { setTimeout as delay } from "node:timers/promises";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import type pg from "pg";
+import { ES2PLUS_CODES as CODE, ES2PLUS_SHAPES } from "../protocols/es2plus.ts";
 import { registerControlRoutes } from "./control-routes.ts";
 import type { SmdpFaults } from "./faults.ts";
 import {
   cancelOrder,
   confirmOrder,
   downloadOrder,
+  type Es2Context,
   type Es2Result,
   failed,
   releaseProfile,
@@ -40,7 +42,13 @@ export type RunningSmdpSimulator = {
 };
 
 const BODY_LIMIT_BYTES = 16 * 1024;
-const FUNCTIONS = { downloadOrder, confirmOrder, cancelOrder, releaseProfile } as const;
+type Perform = (pool: pg.Pool, body: Record<string, unknown>, context: Es2Context) => Promise<Es2Result>;
+const FUNCTIONS: Record<Exclude<keyof typeof ES2PLUS_SHAPES, "handleDownloadProgressInfo">, Perform> = {
+  downloadOrder,
+  confirmOrder,
+  cancelOrder,
+  releaseProfile,
+};
 
 export async function startSmdpSimulator(options: SmdpSimulatorOptions): Promise<RunningSmdpSimulator> {
   await ensureSmdpSchema(options.pool);
@@ -51,6 +59,7 @@ export async function startSmdpSimulator(options: SmdpSimulatorOptions): Promise
     drop_share: 0,
     bad_header_share: 0,
     functions: null,
+    download_taken_reason: "3.3",
     callback_url: options.callback_url ?? null,
     callback_token: options.callback_token ?? null,
     callback_duplicate_share: 0,
@@ -75,13 +84,17 @@ export async function startSmdpSimulator(options: SmdpSimulatorOptions): Promise
     }
   });
   for (const [name, perform] of Object.entries(FUNCTIONS)) {
-    app.post(`/gsma/rsp2/es2plus/${name}`, (request, reply) =>
+    const context = () => ({
+      smdp_address: options.smdp_address,
+      download_taken_reason: faults.download_taken_reason,
+    });
+    app.post(ES2PLUS_SHAPES[name as keyof typeof FUNCTIONS].path, (request, reply) =>
       es2Call(
         request,
         reply,
         name,
         () => faults,
-        (body) => perform(options.pool, body, options.smdp_address),
+        (body) => perform(options.pool, body, context()),
         options,
       ),
     );
@@ -160,13 +173,13 @@ async function checkHeader(
   perform: () => Promise<Es2Result>,
 ): Promise<Es2Result> {
   if (typeof body !== "object" || body === null || Array.isArray(body))
-    return failed("1.6", "2.1", "body is not a JSON object");
+    return failed(CODE.invalid, "body is not a JSON object");
   const header = body.header as Record<string, unknown> | undefined;
-  if (typeof header !== "object" || header === null) return failed("1.6", "2.2", "header is missing");
+  if (typeof header !== "object" || header === null) return failed(CODE.missing, "header is missing");
   if (typeof header.functionCallIdentifier !== "string" || header.functionCallIdentifier === "") {
-    return failed("1.6", "2.2", "functionCallIdentifier is missing");
+    return failed(CODE.missing, "functionCallIdentifier is missing");
   }
   if (header.functionRequesterIdentifier !== requester_id)
-    return failed("1.1", "1.1", "unknown function requester");
+    return failed(CODE.requesterUnknown, "unknown function requester");
   return perform();
 }
