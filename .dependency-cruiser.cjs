@@ -75,6 +75,16 @@ module.exports = {
       to: { path: "^src/", pathNot: "^src/(carrier/|shared/|db/|config\\.ts$)" },
     },
     {
+      name: "simulators-answer-from-the-protocol-tables",
+      severity: "error",
+      comment:
+        "A simulator written from our client's constants agrees with the client's mistakes (issue #30): it reads src/carrier/protocols/ instead.",
+      from: { path: "^src/carrier/(simulator|smdp-simulator)/" },
+      to: {
+        path: "^src/carrier/(http-carrier\\.ts|es2plus/(messages|es2plus-client|order-profile|cancel-profile)\\.ts)$",
+      },
+    },
+    {
       name: "domain-tables-through-their-domain",
       severity: "error",
       comment: "A domain's SQL is its own: call the domain's exported functions instead.",
