@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # The Debian programs the test suite drives for real: zbarimg (zbar-tools) decodes the QR images the
-# API draws, Chromium renders /docs offline and runs the web console's tests (test/support/browser.ts).
+# API draws, Chromium renders /docs offline and runs the web console's tests (test/support/browser.ts),
+# and Debian's python3 with requests and twisted runs osmocom pySim's ES2+ definitions over our
+# recorded ES2+ traffic (test/carrier.es2plus.pysim.test.ts; CI has no PyPI, Debian has both).
 # `npm test` runs this first and installs what is missing with apt-get (as root), as `npm run bench`
 # does for wrk, so a fresh machine needs no step by hand.
 set -euo pipefail
 need=()
 command -v zbarimg >/dev/null || need+=(zbar-tools)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+if [ ! -x /usr/bin/python3 ]; then
+  need+=(python3 python3-requests python3-twisted)
+else
+  /usr/bin/python3 -c "import requests" 2>/dev/null || need+=(python3-requests)
+  /usr/bin/python3 -c "import twisted.web.server" 2>/dev/null || need+=(python3-twisted)
+fi
 [ "${#need[@]}" -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   echo "test tools missing: ${need[*]}; install them with apt-get (as root) and run npm test again" >&2
