@@ -26,6 +26,16 @@ import { REQUESTER_ID, smdpRequest, startSmdpProcess } from "./support/smdp.ts";
 import { makeCertificates } from "./support/tls.ts";
 import { waitFor } from "./support/world.ts";
 
+const database = await createTestDatabase();
+const certs = makeCertificates();
+const receiver = await startNotificationRecorder();
+const smdp = await startSmdpProcess({
+  databaseUrl: database.url,
+  certs,
+  callback_url: `${receiver.url}${ES2PLUS_SHAPES.handleDownloadProgressInfo.path}`,
+  callback_token: "protocol-table-token",
+});
+
 test("the client's status codes are the table's, key for key", () => {
   for (const [name, code] of Object.entries(STATUS)) {
     const entry = ES2PLUS_CODES[name as Es2CodeName];
@@ -47,16 +57,6 @@ test("the client's paths, headers and execution statuses are the table's", () =>
   assert.ok(ADMIN_PROTOCOL.startsWith(ES2PLUS_FRAMING.admin_protocol_prefix));
   assert.ok(CONTENT_TYPE.startsWith(ES2PLUS_FRAMING.content_type_prefix));
   assert.deepEqual([...EXECUTION_STATUSES], [...ES2PLUS_FRAMING.execution_statuses]);
-});
-
-const database = await createTestDatabase();
-const certs = makeCertificates();
-const receiver = await startNotificationRecorder();
-const smdp = await startSmdpProcess({
-  databaseUrl: database.url,
-  certs,
-  callback_url: `${receiver.url}${ES2PLUS_SHAPES.handleDownloadProgressInfo.path}`,
-  callback_token: "protocol-table-token",
 });
 
 type Fn = Exclude<keyof typeof ES2PLUS_SHAPES, "handleDownloadProgressInfo">;
