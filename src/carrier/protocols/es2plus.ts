@@ -23,7 +23,7 @@ export type Es2Code = {
 
 const SGP22 = "SGP.22 v2.5";
 /** Codes every ES2+ function may answer (SGP.22's common subject and reason codes). */
-const COMMON = `${SGP22} common function execution status codes (section 5.1.6 in the v2 series)`;
+const COMMON = `${SGP22} common subject and reason codes (chapter 5, function execution status)`;
 
 /**
  * Keyed by what the code means to us; es2plus/messages.ts's STATUS uses the same keys for the codes
@@ -46,7 +46,7 @@ export const ES2PLUS_CODES = {
     subjectCode: "1.2",
     reasonCode: "4.4",
     meaning: "Function Provider / Busy (not now)",
-    source: `${COMMON}; we treat every 1.2 as retryable`,
+    source: `${COMMON}; the reason's name is not checked here: we act on subject 1.2 whatever the reason`,
   },
   invalid: { subjectCode: "1.6", reasonCode: "2.1", meaning: "Function / Invalid", source: COMMON },
   missing: {
@@ -127,7 +127,7 @@ export const ES2PLUS_CODES = {
     subjectCode: "8.2.7",
     reasonCode: "3.8",
     meaning: "Confirmation Code / Refused (HandleDownloadProgressInfo, point 2 confirmation failed)",
-    source: `${SGP22} 5.6.2 ES9+ GetBoundProfilePackage's code, passed through by 5.3.5`,
+    source: `${SGP22} ES9+ GetBoundProfilePackage's refusal of the code (pySim es9p.py:95: 6.5.2.7), passed through by 5.3.5`,
   },
 } as const satisfies Record<string, Es2Code>;
 
