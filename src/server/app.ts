@@ -131,7 +131,7 @@ function createFastify(ctx: AppContext, options: BuildOptions): App {
       ? { loggerInstance: options.loggerInstance }
       : { logger: options.logger ?? loggerOptions(ctx.config.log_level) }),
     bodyLimit: BODY_LIMIT_BYTES,
-    // request.ip (logs, failure budgets) is the TCP peer, or behind TRUSTED_PROXIES the rightmost
+    // request.ip (what the failure budgets count) is the TCP peer, or behind TRUSTED_PROXIES the rightmost
     // address of X-Forwarded-For that is not a trusted proxy (Fastify's proxy-addr walks it from the
     // right). Nothing is trusted by default, so a client cannot choose its address with a header.
     trustProxy: ctx.config.trusted_proxies.length > 0 ? ctx.config.trusted_proxies : false,

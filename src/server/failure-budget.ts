@@ -85,18 +85,22 @@ export class FailureBudget {
    */
   async verifyKey<T>(ip: string, lookup: () => Promise<T>): Promise<T> {
     const address = addressKey(ip);
-    let spent: ApiError | null = null;
+    const spent = this.#take(address);
+    if (spent === null) return this.#withTokenHeld(address, lookup);
+    return this.#lane.run(lookup, spent).catch((error: unknown) => {
+      throw isRefusal(error) ? spent : error;
+    });
+  }
+
+  /** Takes a token for `address`: null when taken, or the 429 to answer when none is left. */
+  #take(address: string): ApiError | null {
     try {
       this.#limiter.take(address);
+      return null;
     } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      spent = error;
+      if (error instanceof ApiError) return error;
+      throw error;
     }
-    if (spent === null) return this.#withTokenHeld(address, lookup);
-    const refused = spent;
-    return this.#lane.run(lookup, refused).catch((error: unknown) => {
-      throw isRefusal(error) ? refused : error;
-    });
   }
 
   /** Runs `attempt` holding a token taken for `address`: kept if the secret was refused, else given back. */
