@@ -1,6 +1,7 @@
 // Every setting of the service, read from the environment and validated once, here.
 // A bad value stops start-up with a message that names the variable, so a typo in a
 // deployment fails loudly at boot instead of quietly at the first purchase.
+import { isIP } from "node:net";
 import { CRASH_POINTS, type CrashPoint } from "./shared/crash-points.ts";
 
 export type AppEnv = "sandbox" | "production";
@@ -48,8 +49,13 @@ export type Config = {
   currency: string;
   rate_limit_per_second: number;
   rate_limit_burst: number;
-  /** Failed authentications (refused keys, wrong tokens) per client address per minute. */
+  /** Failed authentications per client address, per surface (API keys, ADMIN_TOKEN, console sign-in, service tokens), per minute. */
   auth_failures_per_minute: number;
+  /**
+   * TRUSTED_PROXIES: the proxies (CIDRs, `address/prefix`) whose X-Forwarded-For is believed. Empty
+   * (the default): the header is ignored and the TCP peer is the client.
+   */
+  trusted_proxies: string[];
   db_pool_max: number;
   db_prepare_threshold: number;
   cart_ttl_minutes: number;
@@ -168,6 +174,40 @@ function bearerToken(env: Env, name: string): string | null {
   return value;
 }
 
+/** Entries of TRUSTED_PROXIES at most: a load balancer tier is a few subnets, not a table. */
+const MAX_TRUSTED_PROXIES = 64;
+
+/**
+ * A comma-separated list of IPv4 and IPv6 CIDRs (a bare address is a /32 or /128), written back as
+ * `address/prefix`. A /0 is refused: it would believe every client's X-Forwarded-For, letting any
+ * client choose the address its failed-authentication budget is counted against.
+ */
+function cidrList(env: Env, name: string): string[] {
+  const raw = text(env, name);
+  if (raw === null) return [];
+  const entries = raw.split(",").map((entry) => entry.trim());
+  if (entries.length > MAX_TRUSTED_PROXIES) {
+    throw new ConfigError(name, `at most ${MAX_TRUSTED_PROXIES} entries, got ${entries.length}`);
+  }
+  return entries.map((entry) => {
+    const match = /^([^/]+)(?:\/(\d{1,3}))?$/.exec(entry);
+    const family = match ? isIP(match[1]!) : 0;
+    // Zone ids (fe80::1%eth0) name an interface, not an address a peer can have on the wire.
+    if (!match || family === 0 || match[1]!.includes("%")) {
+      throw new ConfigError(
+        name,
+        `expected IPv4 or IPv6 CIDRs such as 10.0.0.0/8 or fd00::/8, got "${entry}"`,
+      );
+    }
+    const bits = family === 4 ? 32 : 128;
+    const prefix = match[2] === undefined ? bits : Number(match[2]);
+    if (prefix < 1 || prefix > bits) {
+      throw new ConfigError(name, `"${entry}": the prefix must be 1 to ${bits}`);
+    }
+    return `${match[1]}/${prefix}`;
+  });
+}
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 /** Where the service runs and what it talks to (database, mail). */
@@ -182,6 +222,7 @@ function readServer(env: Env, app_env: AppEnv) {
     embedded_pg_port: integer(env, "EMBEDDED_PG_PORT", 54329, 1024, 65535),
     admin_token,
     metrics_token: bearerToken(env, "METRICS_TOKEN"),
+    trusted_proxies: cidrList(env, "TRUSTED_PROXIES"),
     smtp_url: url(env, "SMTP_URL", ["smtp:", "smtps:"]),
     mail_from: text(env, "MAIL_FROM") ?? "eSIM Orders <orders@esim.example>",
   };

@@ -198,21 +198,34 @@ async function printSandboxHint(ctx: AppContext, port: number): Promise<void> {
 }
 
 /**
+ * Closes what start-up opened, in reverse order, once: a signal and a failed start-up may both ask.
+ */
+function closerOfAll(log: Logger, closers: Closers): () => Promise<void> {
+  let closing: Promise<void> | null = null;
+  return () => {
+    closing ??= (async () => {
+      for (const closer of closers.reverse()) {
+        await closer.close().catch((error: unknown) => log.error({ err: error }, `closing ${closer.name}`));
+        log.debug(`closed ${closer.name}`);
+      }
+    })();
+    return closing;
+  };
+}
+
+/**
  * Installed before anything starts: a signal that arrives while start-up is still running (the
  * embedded PostgreSQL half started, the port just opened) waits for start-up to finish, then closes
  * everything it opened. Without this, Node's default SIGTERM would exit at once and orphan postgres.
  */
-function closeOnSignals(log: Logger, closers: Closers, started: Promise<unknown>): void {
+function closeOnSignals(log: Logger, closeAll: () => Promise<void>, started: Promise<unknown>): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "shutting down");
     await started.catch(() => undefined);
-    for (const closer of closers.reverse()) {
-      await closer.close().catch((error: unknown) => log.error({ err: error }, `closing ${closer.name}`));
-      log.debug(`closed ${closer.name}`);
-    }
+    await closeAll();
     log.info("stopped");
     process.exit(0);
   };
@@ -244,13 +257,21 @@ async function main(): Promise<void> {
   const config = withSandboxCallbackToken(readConfig());
   const log = pino(loggerOptions(config.log_level) as object);
   const closers: Closers = [];
+  const closeAll = closerOfAll(log, closers);
   let finished: (value: unknown) => void = () => undefined;
   const started = new Promise((resolve) => {
     finished = resolve;
   });
-  closeOnSignals(log, closers, started);
+  closeOnSignals(log, closeAll, started);
   try {
     await start(config, log, closers);
+  } catch (error) {
+    // A start-up refused half-way (an ES2+ file that cannot be read, a migration that fails) stops
+    // what it had started: the embedded PostgreSQL runs in a session of its own and would outlive us.
+    console.error(`start-up failed: ${(error as Error).message ?? String(error)}`);
+    log.fatal({ err: error }, "start-up failed");
+    await closeAll();
+    process.exit(1);
   } finally {
     finished(undefined);
   }

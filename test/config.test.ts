@@ -219,3 +219,32 @@ test("ES2+ settings are all or none: a partial set is refused, naming the first 
   assert.equal(loadConfig({ CARRIER_URL: "https://carrier.example" }).carrier_profiles, "http");
   assert.equal(loadConfig({ CARRIER_PROFILES: "http" }).carrier_profiles, "http");
 });
+
+test("TRUSTED_PROXIES: empty by default; IPv4 and IPv6 CIDRs (a bare address is one host); anything else stops start-up", () => {
+  assert.deepEqual(loadConfig({}).trusted_proxies, []);
+  assert.deepEqual(loadConfig({ TRUSTED_PROXIES: " 10.0.0.0/8, 192.0.2.7 ,fd00::/8, ::1" }).trusted_proxies, [
+    "10.0.0.0/8",
+    "192.0.2.7/32",
+    "fd00::/8",
+    "::1/128",
+  ]);
+  for (const value of [
+    "10.0.0.0/33",
+    "fd00::/129",
+    "0.0.0.0/0",
+    "::/0",
+    "10.0.0",
+    "lb.internal",
+    "10.0.0.0/8,",
+    "fe80::1%eth0",
+    "010.0.0.1",
+  ]) {
+    assert.throws(
+      () => loadConfig({ TRUSTED_PROXIES: value }),
+      (error: Error) => error instanceof ConfigError && /^TRUSTED_PROXIES: /.test(error.message),
+      value,
+    );
+  }
+  const many = Array.from({ length: 65 }, (_, i) => `10.0.${i}.0/24`).join(",");
+  assert.throws(() => loadConfig({ TRUSTED_PROXIES: many }), /TRUSTED_PROXIES: at most 64 entries/);
+});

@@ -2,7 +2,7 @@
 // leaves no postgres process behind, and a restart that finds every committed write again.
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
@@ -69,4 +69,55 @@ test("a SIGTERM during start-up waits for it, then stops the embedded PostgreSQL
   running.process.kill("SIGTERM");
   assert.equal(await running.exited, 0, running.output().slice(-3000));
   assert.equal(existsSync(path.join(data_dir, "pg", "postmaster.pid")), false, running.output().slice(-3000));
+});
+
+/** The pids of live processes whose command line names `dir` (a postgres started on that data directory). */
+async function processesUsing(dir: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
+    if (cmdline.split("\0").includes(dir)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+test("a start refused for an ES2PLUS_CA_FILE it cannot read exits non-zero, naming it, and stops its embedded PostgreSQL", async () => {
+  const data_dir = await mkdtemp(path.join(os.tmpdir(), "lifecycle-"));
+  await chmod(data_dir, 0o755);
+  // Files that pass as PEM until the CA, which is missing: the refusal comes after the database started.
+  const pem = path.join(data_dir, "client.pem");
+  await writeFile(pem, "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n");
+  const running = spawnNode({
+    name: "service",
+    script: "src/main.ts",
+    env: {
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      DATA_DIR: data_dir,
+      EMBEDDED_PG_PORT: String(await freePort()),
+      DATABASE_URL: "",
+      CARRIER_PROFILES: "es2plus",
+      ES2PLUS_URL: "https://smdp.invalid",
+      ES2PLUS_REQUESTER_ID: "esim-api",
+      ES2PLUS_CLIENT_CERT_FILE: pem,
+      ES2PLUS_CLIENT_KEY_FILE: pem,
+      ES2PLUS_CA_FILE: path.join(data_dir, "missing-ca.pem"),
+      ES2PLUS_SMDP_ADDRESS: "smdp.invalid",
+    },
+  });
+  const pg_dir = path.join(data_dir, "pg");
+  try {
+    const code = await running.exited;
+    const output = running.output().slice(-3000);
+    assert.match(output, /embedded PostgreSQL ready/, "the refusal came after the database started");
+    assert.notEqual(code, 0, output);
+    assert.match(output, /start-up failed: ES2PLUS_CA_FILE: cannot read/);
+    assert.equal(existsSync(path.join(pg_dir, "postmaster.pid")), false, output);
+    assert.deepEqual(await processesUsing(pg_dir), [], "no postgres left running on its data directory");
+  } finally {
+    // Before the fix the postgres started by this test outlived the service: stop it here.
+    for (const pid of await processesUsing(pg_dir)) process.kill(pid, "SIGTERM");
+  }
 });

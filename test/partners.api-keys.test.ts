@@ -4,9 +4,12 @@ import { type KyselyPlugin, sql } from "kysely";
 import { listenForInvalidations } from "../src/db/invalidations.ts";
 import { generateApiKey, hashApiKey } from "../src/partners/api-keys.ts";
 import { Authenticator } from "../src/server/auth.ts";
-import { RateLimiter } from "../src/server/rate-limit.ts";
+import { FailureBudget, LookupLane } from "../src/server/failure-budget.ts";
 import type { ApiError } from "../src/shared/errors.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
+
+/** A budget for an authenticator built by hand: far more than these tests spend. */
+const keyFailures = () => new FailureBudget(1_000, "API keys", new LookupLane(2, 64));
 
 const app = await createTestApp();
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -205,7 +208,7 @@ test("a lookup that read a key just before its revocation cannot cache it after 
     },
   };
   const authenticator = new Authenticator(app.db.withPlugin(pausing), "sandbox", {
-    failures: RateLimiter.forFailures(1_000),
+    failures: keyFailures(),
   });
   let noticed = (_key_id: string) => {};
   const listener = await listenForInvalidations(app.database.url, {
@@ -250,7 +253,7 @@ test("a lookup that read a key just before its revocation cannot cache it after 
 
 test("the key cache holds SHA-256 hashes of keys, never the keys", async () => {
   const partner = await app.createPartner();
-  const authenticator = new Authenticator(app.db, "sandbox", { failures: RateLimiter.forFailures(1_000) });
+  const authenticator = new Authenticator(app.db, "sandbox", { failures: keyFailures() });
   const request = { headers: { authorization: `Bearer ${partner.api_key}` }, ip: "192.0.2.1" };
   await authenticator.authenticate(request as never);
   const held = [...authenticator.cachedKeyHashes()];

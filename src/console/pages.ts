@@ -2,8 +2,14 @@
 import type { AppContext } from "../shared/context.ts";
 import type { App } from "../shared/http-types.ts";
 
-/** Counts refused sign-ins per client address (the server's failure budget, passed in). */
-export type SignInFailures = { take(ip: string): void; refund(ip: string): void };
+/**
+ * The sign-in's failure budget per client address (the server's, passed in): runs a sign-in attempt
+ * and counts it when its secret is refused (401). A partner's valid key is never refused by it; the
+ * operator's token past the budget is 429 even when right, so guessing learns nothing.
+ */
+export type SignInFailures = {
+  attempt<T>(ip: string, area: "partner" | "operator", work: () => Promise<T>): Promise<T>;
+};
 
 export type ConsolePages = (scope: App, ctx: AppContext, failures: SignInFailures) => void;
 

@@ -1,6 +1,7 @@
 // Signing in and out. A partner trades one of its API keys for a session; the operator its
 // ADMIN_TOKEN. The secret is checked like the API checks it, each refusal spends the address's
-// failure budget (as a wrong key on the API does), and the secret itself is never stored or shown.
+// sign-in failure budget (a budget of its own, apart from the API's), and the secret itself is never
+// stored or shown.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
@@ -68,10 +69,8 @@ function postSignIn(ctx: AppContext, area: Area, failures: SignInFailures) {
     if (!sameOrigin(request))
       return sendHtml(reply, 403, signInForm(area, "Sign in from this console's own page."));
     const secret = formOf(request).secret ?? "";
-    failures.take(request.ip);
     try {
-      const session = await signIn(ctx, area, secret);
-      failures.refund(request.ip);
+      const session = await failures.attempt(request.ip, area, () => signIn(ctx, area, secret));
       const max_age_s = ctx.config.console_session_hours * 3600;
       setSessionCookie(request, reply, ctx.config.app_env, {
         kind: area,

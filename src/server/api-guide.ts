@@ -12,6 +12,8 @@ const SECTIONS = `# Authentication
 Send your API key as \`Authorization: Bearer <API_KEY>\` (or \`X-API-Key\`). Sandbox keys start with \`sand_\`,
 production keys with \`prod_\`; each works only in its own environment (\`401 wrong_environment\` otherwise).
 Operator routes take \`Authorization: Bearer <ADMIN_TOKEN>\`.
+Refused keys are counted per client address (300 a minute by default): past that a refused key is
+\`429 rate_limited\` with \`Retry-After\`. A valid key is never refused by its address's failures.
 
 # Retries
 Resubmit a cart with the same \`cart_key\`, and a top-up with the same \`Idempotency-Key\` and body: you get the

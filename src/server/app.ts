@@ -36,8 +36,14 @@ import { topupRoutes } from "../topups/routes.ts";
 import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
 import { webhookRoutes } from "../webhooks/routes.ts";
 import { Authenticator, requireToken } from "./auth.ts";
+import {
+  FailureBudget,
+  LookupLane,
+  OVER_BUDGET_LOOKUPS_IN_FLIGHT,
+  OVER_BUDGET_LOOKUPS_WAITING,
+} from "./failure-budget.ts";
 import { addRateLimitShareGauge, createMetrics, type Metrics, observeRequest } from "./metrics.ts";
-import { addressKey, RateLimiter } from "./rate-limit.ts";
+import { RateLimiter } from "./rate-limit.ts";
 import { lazyChildLoggerFactory } from "./request-logger.ts";
 import { API_SECURITY_HEADERS } from "./security-headers.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
@@ -85,25 +91,38 @@ export type BuildOptions = {
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<BuiltApp> {
   const app = createFastify(ctx, options);
   const metrics = createMetrics(sharedProbe(() => pendingOrders(ctx.db, ctx.config.pending_give_up_hours)));
-  const authenticator = new Authenticator(ctx.db, ctx.config.app_env, {
-    failures: RateLimiter.forFailures(ctx.config.auth_failures_per_minute),
-  });
-  // Wrong operator and metrics tokens, per client address.
-  const operatorFailures = RateLimiter.forFailures(ctx.config.auth_failures_per_minute);
+  const budgets = failureBudgets(ctx.config.auth_failures_per_minute);
+  const authenticator = new Authenticator(ctx.db, ctx.config.app_env, { failures: budgets.api_key });
   await registerConventions(app, metrics);
   const checkDatabase = sharedProbe(() => sql`select 1`.execute(ctx.db));
-  await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: operatorFailures });
+  await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: budgets.service_token });
   const keyLimiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
   addRateLimitShareGauge(metrics, () => keyLimiter.processes);
   await registerPartnerApi(app, ctx, authenticator, keyLimiter);
-  await registerAdminApi(app, ctx, operatorFailures);
-  await registerCarrierCallbacks(app, ctx, operatorFailures);
-  // The web console: a wrong key or token at its sign-in spends the same per-address budget.
+  await registerAdminApi(app, ctx, budgets.admin_token);
+  await registerCarrierCallbacks(app, ctx, budgets.service_token);
+  // The web console's sign-in has a budget of its own; a key is checked like the API checks it.
+  const signIn = budgets.console_sign_in;
   await consoleRoutes(app, ctx, {
-    take: (ip) => void operatorFailures.take(addressKey(ip)),
-    refund: (ip) => operatorFailures.refund(addressKey(ip)),
+    attempt: (ip, area, work) =>
+      area === "partner" ? signIn.verifyKey(ip, work) : signIn.guardToken(ip, work),
   });
   return { app, authenticator, metrics, keyLimiter };
+}
+
+/**
+ * One failed-authentication budget per surface (failure-budget.ts), each AUTH_FAILURES_PER_MINUTE per
+ * client address, so junk at one surface never locks out another; one lane for the lookups of keys
+ * from addresses past their budget, shared by the API and the console's sign-in.
+ */
+function failureBudgets(per_minute: number) {
+  const lane = new LookupLane(OVER_BUDGET_LOOKUPS_IN_FLIGHT, OVER_BUDGET_LOOKUPS_WAITING);
+  return {
+    api_key: new FailureBudget(per_minute, "API keys", lane),
+    admin_token: new FailureBudget(per_minute, "ADMIN_TOKEN", lane),
+    console_sign_in: new FailureBudget(per_minute, "console sign-in", lane),
+    service_token: new FailureBudget(per_minute, "service tokens", lane),
+  };
 }
 
 function createFastify(ctx: AppContext, options: BuildOptions): App {
@@ -112,6 +131,10 @@ function createFastify(ctx: AppContext, options: BuildOptions): App {
       ? { loggerInstance: options.loggerInstance }
       : { logger: options.logger ?? loggerOptions(ctx.config.log_level) }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // request.ip (what the failure budgets count) is the TCP peer, or behind TRUSTED_PROXIES the rightmost
+    // address of X-Forwarded-For that is not a trusted proxy (Fastify's proxy-addr walks it from the
+    // right). Nothing is trusted by default, so a client cannot choose its address with a header.
+    trustProxy: ctx.config.trusted_proxies.length > 0 ? ctx.config.trusted_proxies : false,
     // Our own one line per request (onResponse below) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
     // request.log made on the first line a request writes, not for every request (request-logger.ts).
@@ -221,7 +244,7 @@ function admit(
 }
 
 /** The operator API under /admin, behind ADMIN_TOKEN; without one it does not exist. */
-async function registerAdminApi(app: App, ctx: AppContext, failures: RateLimiter): Promise<void> {
+async function registerAdminApi(app: App, ctx: AppContext, failures: FailureBudget): Promise<void> {
   await app.register(
     async (admin) => {
       admin.addHook("onRequest", async (request, reply) => {
@@ -243,9 +266,9 @@ async function registerAdminApi(app: App, ctx: AppContext, failures: RateLimiter
 /**
  * The carrier's pushed signals, outside /v1, behind CARRIER_CALLBACK_TOKEN. Checked in onRequest,
  * before the body is parsed: a stranger learns nothing of the schema, and a wrong token spends the
- * same per-address failure budget as the operator tokens. Disabled: 404 like an unknown route.
+ * service tokens' per-address failure budget (the metrics token's too). Disabled: 404 like an unknown route.
  */
-async function registerCarrierCallbacks(app: App, ctx: AppContext, failures: RateLimiter): Promise<void> {
+async function registerCarrierCallbacks(app: App, ctx: AppContext, failures: FailureBudget): Promise<void> {
   await app.register(async (callbacks) => {
     callbacks.addHook("onRequest", async (request, reply) => {
       const token = ctx.config.carrier_callback_token;

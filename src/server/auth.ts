@@ -13,7 +13,7 @@ import { findApiKey, recordKeysUsed } from "../partners/api-key-lookup.ts";
 import { apiKeySlot, hashApiKey, keyEnvironment } from "../partners/api-keys.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { AuthenticatedPartner } from "../shared/http-types.ts";
-import { addressKey, type RateLimiter } from "./rate-limit.ts";
+import type { FailureBudget } from "./failure-budget.ts";
 
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX_ENTRIES = 10_000;
@@ -23,8 +23,8 @@ const TOUCH_INTERVAL_MS = 10_000;
 type CacheEntry = { partner: AuthenticatedPartner; expires_at_ms: number };
 
 export type AuthenticatorOptions = {
-  /** Failed authentications per client address, checked before a key costs a lookup. */
-  failures: RateLimiter;
+  /** Failed API keys per client address (failure-budget.ts: a valid key is never refused by it). */
+  failures: FailureBudget;
 };
 
 /** The client as the authenticator sees it: its headers and its address. */
@@ -33,11 +33,11 @@ export type AuthRequest = Pick<FastifyRequest, "headers" | "ip">;
 export class Authenticator {
   readonly #db: Kysely<Database>;
   readonly #app_env: AppEnv;
-  readonly #failures: RateLimiter;
+  readonly #failures: FailureBudget;
   /**
    * Keys that authenticated here, and only those: an unknown key is never cached, so a flood of
    * made-up keys cannot push real keys out. An entry past its TTL stays until evicted, marking the
-   * key as one that was real, so its refresh is not held back by the address's failure budget.
+   * key as one that was real, so its refresh is looked up outside the address's failure budget.
    */
   readonly #cache = new Map<string, CacheEntry>();
   /** Keys used since the last flush: last-used times are written in batches, off the request path. */
@@ -129,8 +129,7 @@ export class Authenticator {
 
   /** Counts a failure against the client's address: 429 instead when its budget is spent. */
   #refused(request: AuthRequest, error: ApiError): ApiError {
-    this.#failures.take(addressKey(request.ip));
-    return error;
+    return this.#failures.refuse(request.ip, error);
   }
 
   async #lookup(api_key: string, request: AuthRequest): Promise<AuthenticatedPartner> {
@@ -140,22 +139,19 @@ export class Authenticator {
     const now = Date.now();
     const cached = this.#cache.get(slot);
     if (cached && cached.expires_at_ms > now) return cached.partner;
-    const key_hash = Buffer.from(slot, "base64url");
-    // A key never seen to work here takes a failure token before its lookup, so an address out of
-    // failures costs no query; the token is given back when the key is real.
-    const address = addressKey(request.ip);
-    if (!cached) this.#failures.take(address);
+    // A key never seen to work here is looked up under its address's failure budget.
+    const find = () => this.#find(slot, now);
+    return cached ? find() : this.#failures.verifyKey(request.ip, find);
+  }
+
+  /** The key's partner from the database (cached when no revocation raced it), or 401. */
+  async #find(slot: string, now: number): Promise<AuthenticatedPartner> {
     const generation = this.#generation;
-    const record = await findApiKey(this.#db, key_hash).catch((error: unknown) => {
-      // The database failed, not the key: a client must not lose its budget to an outage.
-      if (!cached) this.#failures.refund(address);
-      throw error;
-    });
+    const record = await findApiKey(this.#db, Buffer.from(slot, "base64url"));
     if (!record || record.revoked) {
       this.#cache.delete(slot);
       throw new ApiError("unauthorized", "The API key is unknown or revoked.");
     }
-    if (!cached) this.#failures.refund(address);
     const partner = { partner_id: record.partner_id, key_id: record.key_id };
     // A revocation noticed since the read may be this key's: answer this request (it read the key
     // before the revocation committed) but do not cache what may now be stale.
@@ -188,17 +184,21 @@ function presentedKey(request: AuthRequest): string | null {
 }
 
 /**
- * Operator credentials (ADMIN_TOKEN, METRICS_TOKEN): `Authorization: Bearer <token>`, compared in
- * constant time. Every attempt takes a failure token from the client's address first and a right
- * token gives it back: past the budget even the right token is 429, so guessing learns nothing.
+ * Operator credentials (ADMIN_TOKEN, METRICS_TOKEN, the callback tokens): `Authorization: Bearer
+ * <token>`, compared in constant time, under the surface's failure budget (FailureBudget.checkToken:
+ * past the budget even the right token is 429, so guessing learns nothing).
  */
-export function requireToken(request: AuthRequest, token: string, failures: RateLimiter, name: string): void {
-  const address = addressKey(request.ip);
-  failures.take(address);
-  if (!tokenMatches(request, token)) {
-    throw new ApiError("unauthorized", `Send \`Authorization: Bearer <${name}>\`.`);
-  }
-  failures.refund(address);
+export function requireToken(
+  request: AuthRequest,
+  token: string,
+  failures: FailureBudget,
+  name: string,
+): void {
+  failures.checkToken(
+    request.ip,
+    tokenMatches(request, token),
+    new ApiError("unauthorized", `Send \`Authorization: Bearer <${name}>\`.`),
+  );
 }
 
 function tokenMatches(request: AuthRequest, token: string): boolean {

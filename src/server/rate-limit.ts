@@ -5,6 +5,7 @@
 // request. It assumes the load balancer spreads a key's requests over the processes (round robin,
 // least connections); a key pinned to one process gets its share only. Headers follow the IETF
 // RateLimit header fields draft and give this process's share.
+import { isIP } from "node:net";
 import { ApiError } from "../shared/errors.ts";
 
 /** Buckets kept per limiter: a key or address seen after this many makes room first (makeRoom). */
@@ -14,11 +15,18 @@ type Bucket = { tokens: number; updated_ms: number };
 
 export type RateDecision = { limit: number; remaining: number; reset_s: number };
 
+/** The one bucket of every client address that is not an IP address (see addressKey). */
+export const UNPARSEABLE_ADDRESS = "unparseable";
+
 /**
  * The bucket of a client address. An IPv6 client usually holds a whole /64, so the /64 is the
- * client: per single address, it would have 2^64 budgets.
+ * client: per single address, it would have 2^64 budgets. Behind a trusted proxy the address comes
+ * from X-Forwarded-For, which may hold anything (a proxy that passes the client's header on as it
+ * is): whatever is not an IP address shares one bucket, so no bucket's name is longer than an
+ * address and junk in the header cannot make new budgets.
  */
 export function addressKey(ip: string): string {
+  if (isIP(ip) === 0) return UNPARSEABLE_ADDRESS;
   if (!ip.includes(":") || ip.startsWith("::ffff:")) return ip;
   const [head = "", tail = ""] = ip.split("::");
   const left = head === "" ? [] : head.split(":");
@@ -61,14 +69,14 @@ export class RateLimiter {
   }
 
   /**
-   * Failed authentications per client address: AUTH_FAILURES_PER_MINUTE, all of it usable at once.
-   * A token is taken before the work a failure would cost and refunded when it was no failure.
+   * Failed authentications per client address at one surface (`what`: "API keys", "ADMIN_TOKEN"):
+   * AUTH_FAILURES_PER_MINUTE, all of it usable at once (failure-budget.ts says when a token is taken).
    */
-  static forFailures(per_minute: number): RateLimiter {
+  static forFailures(per_minute: number, what: string): RateLimiter {
     return new RateLimiter(
       per_minute / 60,
       per_minute,
-      `Too many failed authentications from this address: at most ${per_minute} per minute.`,
+      `Too many failed authentications (${what}) from this address: at most ${per_minute} per minute.`,
     );
   }
 

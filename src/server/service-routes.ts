@@ -10,8 +10,8 @@ import { apiDescription } from "./api-guide.ts";
 import { requireToken } from "./auth.ts";
 import { withCodeSamples } from "./code-samples.ts";
 import { DOCS_ASSETS, DOCS_CSP, DOCS_INIT_SCRIPT, readRedocBundle, renderDocsPage } from "./docs-page.ts";
+import type { FailureBudget } from "./failure-budget.ts";
 import type { Metrics } from "./metrics.ts";
-import type { RateLimiter } from "./rate-limit.ts";
 import { DOCUMENT_SECURITY_HEADERS } from "./security-headers.ts";
 
 const API_TITLE = "Partner eSIM Ordering API";
@@ -77,8 +77,8 @@ type ServiceRouteOptions = {
   ctx: AppContext;
   metrics: Metrics;
   checkDatabase: () => Promise<unknown>;
-  /** Wrong METRICS_TOKENs, per client address. */
-  failures: RateLimiter;
+  /** Wrong METRICS_TOKENs, per client address (the service tokens' budget). */
+  failures: FailureBudget;
 };
 
 /** The unversioned service routes: health, readiness, metrics, and the API reference. */
