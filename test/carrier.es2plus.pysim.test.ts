@@ -159,7 +159,9 @@ async function deviceEvents(iccid: string): Promise<void> {
   await waitFor("the notifications", async () => receiver.notifications.length >= 7);
 }
 
-test("pySim reads every ES2+ request we send, every answer and notification the simulator sends, without a complaint", { skip: PYSIM_ABSENT }, async () => {
+test("pySim reads every ES2+ request we send, every answer and notification the simulator sends, without a complaint", {
+  skip: PYSIM_ABSENT,
+}, async () => {
   const pysim = pysimFiles();
   await walkTheProtocol();
   const traffic = path.join(pysim, "traffic.json");
