@@ -3,6 +3,7 @@
 import { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import type { AppContext } from "../shared/context.ts";
+import { readsQuery } from "../shared/query-names.ts";
 import { exportTransactions } from "../wallet/export-transactions.ts";
 import { renderWallet } from "../wallet/get-wallet.route.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
@@ -79,10 +80,10 @@ async function walletPage(request: FastifyRequest, ctx: AppContext): Promise<str
 }
 
 export const partnerWalletPages: ConsolePages = (scope, ctx) => {
-  scope.get("/wallet", async (request, reply) =>
+  scope.get("/wallet", readsQuery("from", "to", "cursor"), async (request, reply) =>
     reply.type("text/html; charset=utf-8").send(await walletPage(request, ctx)),
   );
-  scope.get("/wallet/statement.csv", async (request, reply) => {
+  scope.get("/wallet/statement.csv", readsQuery("from", "to"), async (request, reply) => {
     const r = range(request);
     const chunks = await exportTransactions(ctx.db, { partner_id: partnerOf(request), ...r });
     const name = `statement${r.from ? `-${r.from}` : ""}${r.to ? `-to-${r.to}` : ""}.csv`;

@@ -31,6 +31,7 @@ import {
   sendProblem,
   writeClientError,
 } from "../shared/problem.ts";
+import { refuseUnknownQuery } from "../shared/query-names.ts";
 import { refuseMalformedText } from "../shared/well-formed-text.ts";
 import { topupRoutes } from "../topups/routes.ts";
 import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
@@ -145,6 +146,8 @@ async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   // Only JSON bodies: Fastify's default text/plain parser would let a string reach schema validation.
   app.removeContentTypeParser("text/plain");
   refuseMalformedText(app);
+  // Before any route is registered: every route, the console's and the service routes' included.
+  refuseUnknownQuery(app);
   registerProblemHandlers(app);
   // Every response carries these; set once, first, in a callback hook (no promise per request).
   app.addHook("onRequest", (request, reply, done) => {
