@@ -99,11 +99,17 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await registerPartnerApi(app, ctx, authenticator, keyLimiter);
   await registerAdminApi(app, ctx, operatorFailures);
   await registerCarrierCallbacks(app, ctx, operatorFailures);
-  // The web console: a wrong key or token at its sign-in spends the same per-address budget.
-  await consoleRoutes(app, ctx, {
-    take: (ip) => void operatorFailures.take(addressKey(ip)),
-    refund: (ip) => operatorFailures.refund(addressKey(ip)),
-  });
+  // The web console: a wrong key or token at its sign-in spends the same per-address budget, and
+  // a partner's pages spend its session's API key's budget, the same bucket as /v1 with that key.
+  await consoleRoutes(
+    app,
+    ctx,
+    {
+      take: (ip) => void operatorFailures.take(addressKey(ip)),
+      refund: (ip) => operatorFailures.refund(addressKey(ip)),
+    },
+    (key_id) => void keyLimiter.take(key_id),
+  );
   return { app, authenticator, metrics, keyLimiter };
 }
 
