@@ -4,7 +4,7 @@ import { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import type { AppContext } from "../shared/context.ts";
 import { readsQuery } from "../shared/query-names.ts";
-import { exportTransactions } from "../wallet/export-transactions.ts";
+import { exportSlot, exportTransactions } from "../wallet/export-transactions.ts";
 import { renderWallet } from "../wallet/get-wallet.route.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
 import { listTransactions, type Transaction } from "../wallet/list-transactions.ts";
@@ -85,7 +85,10 @@ export const partnerWalletPages: ConsolePages = (scope, ctx) => {
   );
   scope.get("/wallet/statement.csv", readsQuery("from", "to"), async (request, reply) => {
     const r = range(request);
-    const chunks = await exportTransactions(ctx.db, { partner_id: partnerOf(request), ...r });
+    const partner_id = partnerOf(request);
+    // The API's bound on exports at once, shared with it; given back when the response closes.
+    reply.raw.once("close", exportSlot(ctx.csv_exports, partner_id));
+    const chunks = await exportTransactions(ctx.db, { partner_id, ...r });
     const name = `statement${r.from ? `-${r.from}` : ""}${r.to ? `-to-${r.to}` : ""}.csv`;
     return reply
       .type("text/csv; charset=utf-8")

@@ -299,7 +299,7 @@ export interface paths {
         };
         /**
          * Your wallet statement, newest first
-         * @description Settled money only (credits, confirmed purchases and top-ups, refunds); holds appear once confirmed. `balance_after` is the settled balance right after each row, so consecutive rows chain. Pages stay stable while new transactions post. With `Accept: text/csv` (a higher q-value than application/json's, or on a tie its matching range listed first) every row of the range at once (`limit` and `cursor` not used, though `limit` must still be 1-100), header first, columns transaction_id, type, amount_minor, currency, balance_after_minor, order_id, reference, created_at; more than 100000 rows: 422 `statement_too_large`, nothing sent.
+         * @description Settled money only (credits, confirmed purchases and top-ups, refunds); holds appear once confirmed. `balance_after` is the settled balance right after each row, so consecutive rows chain. Pages stay stable while new transactions post. With `Accept: text/csv` (a higher q-value than application/json's, or on a tie its matching range listed first) every row of the range at once (`limit` and `cursor` not used, though `limit` must still be 1-100), header first, columns transaction_id, type, amount_minor, currency, balance_after_minor, order_id, reference, created_at; more than 100000 rows: 422 `statement_too_large`, nothing sent. At most one CSV export of yours runs at once (and a few per server): another is 429 `rate_limited` with `Retry-After` at once, nothing read.
          */
         get: operations["listWalletTransactions"];
         put?: never;
