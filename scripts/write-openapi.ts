@@ -7,6 +7,7 @@ import { loadConfig } from "../src/config.ts";
 import { createKysely, createPool } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { buildApp } from "../src/server/app.ts";
+import { KeyedSlots } from "../src/shared/keyed-slots.ts";
 
 const FILE = "docs/openapi.json";
 
@@ -15,7 +16,8 @@ export async function servedOpenapi(): Promise<string> {
   const config = { ...loadConfig({}), log_level: "silent" as const, admin_token: "x".repeat(16) };
   const pool = createPool("postgres://unused@127.0.0.1:1/unused", 2);
   const carrier = new HttpCarrier({ base_url: "http://127.0.0.1:9", api_key: "unused", timeout_ms: 1000 });
-  const { app } = await buildApp({ config, pool, db: createKysely<Database>(pool), carrier });
+  const csv_exports = new KeyedSlots(config.csv_exports_per_process, config.csv_exports_per_partner);
+  const { app } = await buildApp({ config, pool, db: createKysely<Database>(pool), carrier, csv_exports });
   await app.ready();
   const response = await app.inject({ url: "/openapi.json" });
   await app.close();

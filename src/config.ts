@@ -56,6 +56,10 @@ export type Config = {
    * (the default): the header is ignored and the TCP peer is the client.
    */
   trusted_proxies: string[];
+  /** CSV statement exports streaming at once in this process; more are refused (429), not queued. */
+  csv_exports_per_process: number;
+  /** CSV statement exports streaming at once for one partner in this process (API and console). */
+  csv_exports_per_partner: number;
   db_pool_max: number;
   db_prepare_threshold: number;
   cart_ttl_minutes: number;
@@ -290,6 +294,8 @@ function readLimits(env: Env) {
     rate_limit_per_second: integer(env, "RATE_LIMIT_PER_SECOND", 50, 1, 1_000_000),
     rate_limit_burst: integer(env, "RATE_LIMIT_BURST", 100, 1, 1_000_000),
     auth_failures_per_minute: integer(env, "AUTH_FAILURES_PER_MINUTE", 300, 1, 1_000_000),
+    csv_exports_per_process: integer(env, "CSV_EXPORTS_PER_PROCESS", 4, 1, 64),
+    csv_exports_per_partner: integer(env, "CSV_EXPORTS_PER_PARTNER", 1, 1, 64),
     db_pool_max: integer(env, "DB_POOL_MAX", 20, 2, 500),
     db_prepare_threshold: integer(env, "DB_PREPARE_THRESHOLD", 3, 0, 1_000),
     cart_ttl_minutes: integer(env, "CART_TTL_MINUTES", 30, 1, 24 * 60),

@@ -28,6 +28,7 @@ import {
 } from "./server/worker.ts";
 import type { AppContext } from "./shared/context.ts";
 import { armCrashPoint } from "./shared/crash-points.ts";
+import { KeyedSlots } from "./shared/keyed-slots.ts";
 import { startWebhookDelivery } from "./webhooks/delivery-loop.ts";
 import { loadOrCreateSecretKey } from "./webhooks/secret-box.ts";
 
@@ -237,7 +238,13 @@ async function start(config: Config, log: Logger, closers: Closers): Promise<voi
   const database_url = await openDatabaseUrl(config, log, closers);
   const { pool, db } = await openDatabase(config, database_url, log, closers);
   const { carrier, pointCallbacksAt } = await startCarrierOf(config, pool, log, closers);
-  const ctx: AppContext = { config: await withWebhookSecretKey(config, log), pool, db, carrier };
+  const ctx: AppContext = {
+    config: await withWebhookSecretKey(config, log),
+    pool,
+    db,
+    carrier,
+    csv_exports: new KeyedSlots(config.csv_exports_per_process, config.csv_exports_per_partner),
+  };
   armCrashPoint(config.crash_at);
   // ROLE: api serves HTTP only, worker runs the background work only, all (the default) both.
   if (config.role !== "api") {

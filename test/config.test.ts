@@ -185,6 +185,21 @@ const ES2PLUS = {
   ES2PLUS_SMDP_ADDRESS: "smdp.example",
 };
 
+test("CSV exports at once: 4 per process and 1 per partner by default, each 1 to 64", () => {
+  const defaults = loadConfig({});
+  assert.deepEqual([defaults.csv_exports_per_process, defaults.csv_exports_per_partner], [4, 1]);
+  const set = loadConfig({ CSV_EXPORTS_PER_PROCESS: "8", CSV_EXPORTS_PER_PARTNER: "2" });
+  assert.deepEqual([set.csv_exports_per_process, set.csv_exports_per_partner], [8, 2]);
+  assert.throws(
+    () => loadConfig({ CSV_EXPORTS_PER_PROCESS: "0" }),
+    /CSV_EXPORTS_PER_PROCESS: expected 1 to 64/,
+  );
+  assert.throws(
+    () => loadConfig({ CSV_EXPORTS_PER_PARTNER: "65" }),
+    /CSV_EXPORTS_PER_PARTNER: expected 1 to 64/,
+  );
+});
+
 test("ES2+ settings are all or none: a partial set is refused, naming the first missing one", () => {
   const production = {
     APP_ENV: "production",

@@ -10,6 +10,7 @@ import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { applySignal } from "../src/esims/apply-signal.ts";
 import { MAX_CONSECUTIVE_UNAVAILABLE, syncDueEsims } from "../src/esims/sync-esims.ts";
+import { KeyedSlots } from "../src/shared/keyed-slots.ts";
 import { runCli } from "./support/cli.ts";
 import { topUpBody } from "./support/fixtures.ts";
 import type { EsimSignal } from "./support/simulator.ts";
@@ -430,6 +431,7 @@ test("a carrier down for three pulls in a row ends the round: the other claims a
     pool: world.database.pool,
     db,
     carrier: new HttpCarrier({ base_url: simulator.url, api_key: simulator.apiKey, timeout_ms: 2_000 }),
+    csv_exports: new KeyedSlots(1, 1),
   };
   await sql`update esims set next_sync_at = now() + interval '1 day'`.execute(db);
   await sql`update esims set next_sync_at = now() where iccid = any(${mine}::text[])`.execute(db);

@@ -413,6 +413,22 @@ test("a refund request with a body (a partial amount, say) is 400 and refunds no
   assert.equal(await balance(api, bought.api_key), bought.credit);
 });
 
+test("a refund request with a query parameter (?amount_minor=100, a partial amount) is 400 and refunds nothing", async () => {
+  const bought = await buyEsim();
+  const path = `/v1/orders/${encodeURIComponent(bought.order.orderID)}/refund`;
+  const partial = await call(api, "POST", `${path}?amount_minor=100`, { key: bought.api_key });
+  assert.equal(partial.status, 400, JSON.stringify(partial.body));
+  assert.equal(partial.body.code, "invalid_request");
+  assert.deepEqual(partial.body.errors, [
+    { field: "amount_minor", message: "is not a known query parameter" },
+  ]);
+  assert.equal(await balance(api, bought.api_key), bought.credit - bought.paid, "nothing credited");
+  assert.deepEqual(await refundTransfers(bought.order.orderID), []);
+  const refunded = await call(api, "POST", path, { key: bought.api_key });
+  assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
+  assert.equal(await balance(api, bought.api_key), bought.credit);
+});
+
 test("window_passed past REFUND_WINDOW_DAYS; unknown and another partner's orders are 404", async () => {
   const strict = await world.startService({ REFUND_WINDOW_DAYS: "0" });
   try {

@@ -1,6 +1,7 @@
 // Orders pending longer than a threshold (the CLI's `orders pending`, the same query): the ones the
 // carrier has not answered for, oldest first, flagged once past PENDING_GIVE_UP_HOURS.
 import { listPendingOrders } from "../orders/order-totals.ts";
+import { readsQuery } from "../shared/query-names.ts";
 import { formatInstant } from "./format.ts";
 import { html } from "./html.ts";
 import { page, scrollTable } from "./layout.ts";
@@ -18,7 +19,7 @@ function age(seconds: number): string {
 }
 
 export const operatorOrderPages: ConsolePages = (scope, ctx) => {
-  scope.get("/orders", async (request, reply) => {
+  scope.get("/orders", readsQuery("older_than_minutes"), async (request, reply) => {
     const given = Number(queryValue(request, "older_than_minutes") ?? DEFAULT_MINUTES);
     const minutes = Number.isInteger(given) && given >= 0 && given <= MAX_MINUTES ? given : DEFAULT_MINUTES;
     const give_up_hours = ctx.config.pending_give_up_hours;

@@ -9,6 +9,7 @@ import { findPartner, partnerKeys, recentPartners } from "../partners/list-partn
 import { revokeApiKey } from "../partners/revoke-api-key.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
+import { readsQuery } from "../shared/query-names.ts";
 import { renderWallet } from "../wallet/get-wallet.route.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
 import { formatInstant, formatMoney } from "./format.ts";
@@ -101,7 +102,7 @@ export const operatorPartnerPages: ConsolePages = (scope, ctx) => {
       .type("text/html; charset=utf-8")
       .send(await partnerPage(request, ctx, created.partner_id, top));
   });
-  scope.get("/partners/:partner_id", async (request, reply) => {
+  scope.get("/partners/:partner_id", readsQuery("done"), async (request, reply) => {
     const { partner_id } = request.params as { partner_id: string };
     return reply.type("text/html; charset=utf-8").send(await partnerPage(request, ctx, partner_id));
   });

@@ -9,6 +9,7 @@ import { listEsims } from "../esims/list-esims.ts";
 import type { BundleBody } from "../esims/render-esim.ts";
 import { simulateEsimEvent } from "../esims/simulate-esim.ts";
 import type { AppContext } from "../shared/context.ts";
+import { readsQuery } from "../shared/query-names.ts";
 import { formatInstant, megabytes, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
 import { csrfField, page, scrollTable } from "./layout.ts";
@@ -129,7 +130,7 @@ function simulatedEvent(form: Record<string, string>): SimulatedEvent {
 
 export const partnerEsimPages: ConsolePages = (scope, ctx, failures) => {
   const qr_cache = createQrPngCache();
-  scope.get("/esims", async (request, reply) =>
+  scope.get("/esims", readsQuery("status", "cursor"), async (request, reply) =>
     reply.type("text/html; charset=utf-8").send(await listPage(request, ctx)),
   );
   scope.get("/esims/:iccid", async (request, reply) => {

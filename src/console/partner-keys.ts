@@ -6,6 +6,7 @@ import { partnerKeys } from "../partners/list-partners.ts";
 import { revokeApiKey } from "../partners/revoke-api-key.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
+import { readsQuery } from "../shared/query-names.ts";
 import { type Html, html } from "./html.ts";
 import { issuedKey, keysTable } from "./keys-table.ts";
 import { csrfField, notice, page } from "./layout.ts";
@@ -26,7 +27,7 @@ async function keysPage(request: FastifyRequest, ctx: AppContext, top: Html): Pr
 }
 
 export const partnerKeyPages: ConsolePages = (scope, ctx) => {
-  scope.get("/keys", async (request, reply) => {
+  scope.get("/keys", readsQuery("revoked"), async (request, reply) => {
     const top = queryValue(request, "revoked")
       ? notice("ok", "The key is revoked; requests with it are refused from now on.")
       : html``;

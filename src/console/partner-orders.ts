@@ -6,6 +6,7 @@ import { listOrders } from "../orders/list-orders.ts";
 import type { OrderBody } from "../orders/render-order.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
+import { readsQuery } from "../shared/query-names.ts";
 import { formatInstant, formatMoney, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
 import { notice, page } from "./layout.ts";
@@ -96,10 +97,10 @@ function detailBody(detail: OrderDetail, done: string | null): Html {
 }
 
 export const partnerOrderPages: ConsolePages = (scope, ctx) => {
-  scope.get("/orders", async (request, reply) =>
+  scope.get("/orders", readsQuery("client_reference", "status", "cursor"), async (request, reply) =>
     reply.type("text/html; charset=utf-8").send(await listPage(request, ctx)),
   );
-  scope.get("/orders/:order_id", async (request, reply) => {
+  scope.get("/orders/:order_id", readsQuery("done"), async (request, reply) => {
     const { order_id } = request.params as { order_id: string };
     const detail = ORDER_ID.test(order_id)
       ? await getPartnerOrder(ctx.db, partnerOf(request), order_id)

@@ -3,7 +3,8 @@
 import { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import type { AppContext } from "../shared/context.ts";
-import { exportTransactions } from "../wallet/export-transactions.ts";
+import { readsQuery } from "../shared/query-names.ts";
+import { exportSlot, exportTransactions } from "../wallet/export-transactions.ts";
 import { renderWallet } from "../wallet/get-wallet.route.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
 import { listTransactions, type Transaction } from "../wallet/list-transactions.ts";
@@ -79,12 +80,15 @@ async function walletPage(request: FastifyRequest, ctx: AppContext): Promise<str
 }
 
 export const partnerWalletPages: ConsolePages = (scope, ctx) => {
-  scope.get("/wallet", async (request, reply) =>
+  scope.get("/wallet", readsQuery("from", "to", "cursor"), async (request, reply) =>
     reply.type("text/html; charset=utf-8").send(await walletPage(request, ctx)),
   );
-  scope.get("/wallet/statement.csv", async (request, reply) => {
+  scope.get("/wallet/statement.csv", readsQuery("from", "to"), async (request, reply) => {
     const r = range(request);
-    const chunks = await exportTransactions(ctx.db, { partner_id: partnerOf(request), ...r });
+    const partner_id = partnerOf(request);
+    // The API's bound on exports at once, shared with it; given back when the response closes.
+    reply.raw.once("close", exportSlot(ctx.csv_exports, partner_id));
+    const chunks = await exportTransactions(ctx.db, { partner_id, ...r });
     const name = `statement${r.from ? `-${r.from}` : ""}${r.to ? `-to-${r.to}` : ""}.csv`;
     return reply
       .type("text/csv; charset=utf-8")

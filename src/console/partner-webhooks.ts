@@ -4,6 +4,7 @@
 // /v1/webhook-endpoints route does, scoped to the signed-in partner (another's endpoint is 404).
 import type { FastifyRequest } from "fastify";
 import type { AppContext } from "../shared/context.ts";
+import { readsQuery } from "../shared/query-names.ts";
 import { CreateEndpointBody } from "../webhooks/create-endpoint.route.ts";
 import { createEndpoint } from "../webhooks/create-endpoint.ts";
 import { DEFAULT_PAGE_SIZE, listDeliveries, retryDeliveryNow } from "../webhooks/list-deliveries.ts";
@@ -104,10 +105,13 @@ function endpointIdOf(request: FastifyRequest): string {
 }
 
 function endpointPages(scope: Parameters<ConsolePages>[0], ctx: AppContext): void {
-  scope.get("/webhooks/:endpoint_id", async (request, reply) =>
-    reply
-      .type("text/html; charset=utf-8")
-      .send(await endpointPage(request, ctx, endpointIdOf(request), doneNotice(request))),
+  scope.get(
+    "/webhooks/:endpoint_id",
+    readsQuery("status", "cursor", "tested", "retried", "status_changed"),
+    async (request, reply) =>
+      reply
+        .type("text/html; charset=utf-8")
+        .send(await endpointPage(request, ctx, endpointIdOf(request), doneNotice(request))),
   );
   scope.post("/webhooks/:endpoint_id/test", async (request, reply) => {
     const endpoint_id = endpointIdOf(request);
@@ -139,7 +143,7 @@ function endpointPages(scope: Parameters<ConsolePages>[0], ctx: AppContext): voi
 }
 
 export const partnerWebhookPages: ConsolePages = (scope, ctx) => {
-  scope.get("/webhooks", async (request, reply) => {
+  scope.get("/webhooks", readsQuery("deleted"), async (request, reply) => {
     const top = queryValue(request, "deleted")
       ? notice("ok", "The endpoint is deleted; nothing more is sent to it.")
       : html``;

@@ -44,6 +44,12 @@ const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
+/**
+ * Takes one request from an API key's rate limit, or throws 429 `rate_limited` with Retry-After:
+ * the server's per-key budget, passed in. A partner's console spends its key's budget.
+ */
+export type KeyBudget = (key_id: string) => void;
+
 /** Fields per form: the largest (pricing) has a handful. */
 const MAX_FORM_FIELDS = 50;
 
@@ -119,9 +125,12 @@ function errorHandler(ctx: AppContext) {
 
 /**
  * Every page of an area needs its kind of session, looked up before the body is read: a GET without
- * one goes to the sign-in page, a change is refused (401) and its body never parsed.
+ * one goes to the sign-in page, a change is refused (401) and its body never parsed. A partner's
+ * request then spends a token of its session's API key, like the API's requests with that key: a
+ * page load costs the service what an API call does, so the console is no way around the limit
+ * (150 parallel page loads went through). Over it, the area's 429 page with Retry-After.
  */
-function requireSession(ctx: AppContext, kind: SessionKind) {
+function requireSession(ctx: AppContext, kind: SessionKind, budget: KeyBudget) {
   const sign_in = kind === "operator" ? "/console/admin/sign-in" : "/console/sign-in";
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const name = sessionCookieName(request, ctx.config.app_env, kind);
@@ -134,6 +143,7 @@ function requireSession(ctx: AppContext, kind: SessionKind) {
     rememberSession(request, session);
     if (session.partner_id !== null && session.key_id !== null) {
       request.partner = { partner_id: session.partner_id, key_id: session.key_id };
+      budget(session.key_id);
     }
   };
 }
@@ -191,7 +201,12 @@ async function parseMultipart(request: FastifyRequest, body: Buffer): Promise<Re
   return formFields(entries);
 }
 
-export async function consoleRoutes(app: App, ctx: AppContext, failures: SignInFailures): Promise<void> {
+export async function consoleRoutes(
+  app: App,
+  ctx: AppContext,
+  failures: SignInFailures,
+  budget: KeyBudget,
+): Promise<void> {
   await app.register(
     async (scope) => {
       scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, parseForm);
@@ -222,13 +237,13 @@ export async function consoleRoutes(app: App, ctx: AppContext, failures: SignInF
       );
       signInPages(scope as App, ctx, failures);
       await scope.register(async (partner) => {
-        partner.addHook("onRequest", requireSession(ctx, "partner"));
+        partner.addHook("onRequest", requireSession(ctx, "partner", budget));
         partner.addHook("preValidation", requireCsrf(ctx));
         for (const pages of PARTNER_PAGES) pages(partner as App, ctx, failures);
       });
       await scope.register(
         async (operator) => {
-          operator.addHook("onRequest", requireSession(ctx, "operator"));
+          operator.addHook("onRequest", requireSession(ctx, "operator", budget));
           operator.addHook("preValidation", requireCsrf(ctx));
           for (const pages of OPERATOR_PAGES) pages(operator as App, ctx, failures);
         },

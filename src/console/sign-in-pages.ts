@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
+import { readsQuery } from "../shared/query-names.ts";
 import { html } from "./html.ts";
 import { type Area, notice, page } from "./layout.ts";
 import type { ConsolePages, SignInFailures } from "./pages.ts";
@@ -89,7 +90,7 @@ function postSignIn(ctx: AppContext, area: Area, failures: SignInFailures) {
 export function signInPages(scope: App, ctx: AppContext, failures: SignInFailures): void {
   for (const area of ["partner", "operator"] as const) {
     const path = SIGN_IN[area].path.slice("/console".length);
-    scope.get(path, async (request, reply) => {
+    scope.get(path, readsQuery("ended", "signed_out"), async (request, reply) => {
       const message =
         queryValue(request, "ended") !== null
           ? "Your session has ended. Sign in again."

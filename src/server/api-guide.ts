@@ -30,7 +30,8 @@ function errorsTable(): string {
     "Every error is `application/problem+json` (RFC 9457) with a stable `code`; `detail` is for people. " +
       "A request body that does not match its schema, an unknown field included, is `400 invalid_request` " +
       "and does nothing; so is any body but `{}` or `null` sent to an operation that takes none (a refund, a secret " +
-      "rotation, a test event, a delivery retry, a DELETE).",
+      "rotation, a test event, a delivery retry, a DELETE), and any query parameter an operation does not list " +
+      "(`POST /v1/orders/{orderID}/refund?amount_minor=100`): `errors` names each unknown parameter.",
     "",
     "| code | status | meaning |",
     "| --- | --- | --- |",

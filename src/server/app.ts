@@ -31,6 +31,7 @@ import {
   sendProblem,
   writeClientError,
 } from "../shared/problem.ts";
+import { refuseUnknownQuery } from "../shared/query-names.ts";
 import { refuseMalformedText } from "../shared/well-formed-text.ts";
 import { topupRoutes } from "../topups/routes.ts";
 import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
@@ -101,12 +102,18 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await registerPartnerApi(app, ctx, authenticator, keyLimiter);
   await registerAdminApi(app, ctx, budgets.admin_token);
   await registerCarrierCallbacks(app, ctx, budgets.service_token);
-  // The web console's sign-in has a budget of its own; a key is checked like the API checks it.
+  // The web console's sign-in has a budget of its own; a key is checked like the API checks it. A
+  // partner's pages spend its session's API key's budget, the same bucket as /v1 with that key.
   const signIn = budgets.console_sign_in;
-  await consoleRoutes(app, ctx, {
-    attempt: (ip, area, work) =>
-      area === "partner" ? signIn.verifyKey(ip, work) : signIn.guardToken(ip, work),
-  });
+  await consoleRoutes(
+    app,
+    ctx,
+    {
+      attempt: (ip, area, work) =>
+        area === "partner" ? signIn.verifyKey(ip, work) : signIn.guardToken(ip, work),
+    },
+    (key_id) => void keyLimiter.take(key_id),
+  );
   return { app, authenticator, metrics, keyLimiter };
 }
 
@@ -168,6 +175,8 @@ async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   // Only JSON bodies: Fastify's default text/plain parser would let a string reach schema validation.
   app.removeContentTypeParser("text/plain");
   refuseMalformedText(app);
+  // Before any route is registered: every route, the console's and the service routes' included.
+  refuseUnknownQuery(app);
   registerProblemHandlers(app);
   // Every response carries these; set once, first, in a callback hook (no promise per request).
   app.addHook("onRequest", (request, reply, done) => {

@@ -97,7 +97,8 @@ function healthRoutes(app: App, options: ServiceRouteOptions): void {
         summary: "The process is up",
         tags: ["Service"],
         security: [],
-        response: { 200: Health },
+        // A query parameter is refused here too (shared/query-names.ts): a prober sends none.
+        response: { 200: Health, 400: errorResponses()[400]! },
       },
     },
     async () => ({ status: "ok" }),

@@ -5,10 +5,13 @@ import type pg from "pg";
 import type { Carrier } from "../carrier/carrier.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/schema.ts";
+import type { KeyedSlots } from "./keyed-slots.ts";
 
 export type AppContext = {
   config: Config;
   pool: pg.Pool;
   db: Kysely<Database>;
   carrier: Carrier;
+  /** CSV statement exports running at once (CSV_EXPORTS_PER_PROCESS, CSV_EXPORTS_PER_PARTNER). */
+  csv_exports: KeyedSlots;
 };

@@ -60,7 +60,8 @@ function checkParameters(request: FastifyRequest): ApiError | null {
   // through a percent-escape: the HTTP parser reads raw URL bytes as Latin-1, which has none. The
   // common URL has no `%`, and costs one scan here instead of a walk over every parameter.
   if (!request.url.includes("%")) return null;
-  // Only where a route reads its query (it has a schema, and documents 400): /healthz ignores it.
+  // Only where a route reads its query (it has a schema, and documents 400); a route without one
+  // refuses any query parameter by name (query-names.ts), or reads its own leniently (the console).
   if (request.routeOptions.schema?.querystring !== undefined && badQueryEncoding(request.url)) {
     return refused("query", "has a percent-encoding that is not UTF-8");
   }

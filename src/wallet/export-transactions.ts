@@ -6,6 +6,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { walletStatementSize } from "../ledger/accounts.ts";
 import { ApiError } from "../shared/errors.ts";
+import type { KeyedSlots, Release } from "../shared/keyed-slots.ts";
 import {
   partnerWallet,
   renderTransactions,
@@ -16,6 +17,8 @@ import {
 } from "./list-transactions.ts";
 
 export const MAX_CSV_ROWS = 100_000;
+/** What a refused export is told to wait: the largest takes seconds, a small one far less. */
+const EXPORT_RETRY_AFTER_S = 5;
 /** Rows read per statement while streaming: memory stays this much whatever the export's size. */
 const EXPORT_PAGE_ROWS = 500;
 
@@ -57,6 +60,23 @@ export function transactionLine(t: Transaction): string {
     t.reference,
     t.created_at,
   ]);
+}
+
+/**
+ * A slot for one CSV export of the partner's statement (API or console), taken before its first
+ * query; the caller gives it back when its response closes (sent, failed or dropped by the client).
+ * An export reads up to 100,000 rows over many queries: 40 at once slowed every other partner's
+ * reads tenfold. Over CSV_EXPORTS_PER_PARTNER or CSV_EXPORTS_PER_PROCESS: 429 `rate_limited` with
+ * Retry-After at once, nothing read (a wait would hold the request, and its client, for nothing).
+ */
+export function exportSlot(slots: KeyedSlots, partner_id: string): Release {
+  const release = slots.take(partner_id);
+  if (release !== null) return release;
+  throw new ApiError(
+    "rate_limited",
+    "Too many statement exports at once (yours, or this server's): ask again after Retry-After seconds.",
+    { headers: { "retry-after": String(EXPORT_RETRY_AFTER_S) } },
+  );
 }
 
 /**

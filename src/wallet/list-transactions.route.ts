@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
 import { errorResponses, PARTNER_SECURITY, pageParameters, pageSize } from "../shared/schemas.ts";
-import { CSV_COLUMNS, exportTransactions, MAX_CSV_ROWS } from "./export-transactions.ts";
+import { CSV_COLUMNS, exportSlot, exportTransactions, MAX_CSV_ROWS } from "./export-transactions.ts";
 import { DEFAULT_PAGE_SIZE, listTransactions, TransactionPage } from "./list-transactions.ts";
 
 const DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
@@ -60,7 +60,8 @@ export const listTransactionsRoute = endpoint({
       "application/json's, or on a tie its matching range listed first) every row of the range at once " +
       "(`limit` and `cursor` not used, though `limit` must still be 1-100), header first, columns " +
       `${CSV_COLUMNS.join(", ")}; more than ${MAX_CSV_ROWS} rows: ` +
-      "422 `statement_too_large`, nothing sent.",
+      "422 `statement_too_large`, nothing sent. At most one CSV export of yours runs at once (and a few per " +
+      "server): another is 429 `rate_limited` with `Retry-After` at once, nothing read.",
     tags: ["Wallet"],
     security: PARTNER_SECURITY,
     querystring: Type.Object(
@@ -92,6 +93,8 @@ export const listTransactionsRoute = endpoint({
     // The answer's type depends on Accept: a cache must not serve one type for the other.
     reply.header("vary", "Accept");
     if (wantsCsv(request.headers.accept)) {
+      // Given back when the response closes, whether sent, refused (a bad range) or dropped.
+      reply.raw.once("close", exportSlot(ctx.csv_exports, range.partner_id));
       const chunks = await exportTransactions(ctx.db, range);
       return reply
         .type("text/csv; charset=utf-8")

@@ -8,6 +8,7 @@ import type { Database } from "../../src/db/schema.ts";
 import { ensureOperatorAccounts } from "../../src/ledger/accounts.ts";
 import { type BuildOptions, type BuiltApp, buildApp } from "../../src/server/app.ts";
 import type { AppContext } from "../../src/shared/context.ts";
+import { KeyedSlots } from "../../src/shared/keyed-slots.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 import { createPartner as createPartnerFixture } from "./fixtures.ts";
 import { bearer } from "./http.ts";
@@ -58,7 +59,8 @@ export async function createTestApp(
   const carrier =
     options.carrier ??
     new HttpCarrier({ base_url: "http://127.0.0.1:9", api_key: "unused", timeout_ms: 500 });
-  const ctx: AppContext = { config, pool: database.pool, db, carrier };
+  const csv_exports = new KeyedSlots(config.csv_exports_per_process, config.csv_exports_per_partner);
+  const ctx: AppContext = { config, pool: database.pool, db, carrier, csv_exports };
   const built = await buildApp(ctx, options);
   await built.app.ready();
   after(() => built.app.close());

@@ -9,6 +9,7 @@ import type { Database } from "../../../src/db/schema.ts";
 import { ensureOperatorAccounts } from "../../../src/ledger/accounts.ts";
 import { type BuildOptions, buildApp } from "../../../src/server/app.ts";
 import type { AppContext } from "../../../src/shared/context.ts";
+import { KeyedSlots } from "../../../src/shared/keyed-slots.ts";
 import { callJson, prepareFixtures } from "./fixtures.ts";
 import { FUZZ_ADMIN_TOKEN } from "./limits.ts";
 import { operationsOf } from "./openapi.ts";
@@ -49,7 +50,8 @@ export async function startFuzzEnvironment(
     api_key: simulatorKey,
     timeout_ms: config.carrier_timeout_ms,
   });
-  const ctx: AppContext = { config, pool: database.pool, db, carrier };
+  const csv_exports = new KeyedSlots(config.csv_exports_per_process, config.csv_exports_per_partner);
+  const ctx: AppContext = { config, pool: database.pool, db, carrier, csv_exports };
   const { app } = await buildApp(ctx, options.build);
   const env = {
     app,

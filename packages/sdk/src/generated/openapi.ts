@@ -299,7 +299,7 @@ export interface paths {
         };
         /**
          * Your wallet statement, newest first
-         * @description Settled money only (credits, confirmed purchases and top-ups, refunds); holds appear once confirmed. `balance_after` is the settled balance right after each row, so consecutive rows chain. Pages stay stable while new transactions post. With `Accept: text/csv` (a higher q-value than application/json's, or on a tie its matching range listed first) every row of the range at once (`limit` and `cursor` not used, though `limit` must still be 1-100), header first, columns transaction_id, type, amount_minor, currency, balance_after_minor, order_id, reference, created_at; more than 100000 rows: 422 `statement_too_large`, nothing sent.
+         * @description Settled money only (credits, confirmed purchases and top-ups, refunds); holds appear once confirmed. `balance_after` is the settled balance right after each row, so consecutive rows chain. Pages stay stable while new transactions post. With `Accept: text/csv` (a higher q-value than application/json's, or on a tie its matching range listed first) every row of the range at once (`limit` and `cursor` not used, though `limit` must still be 1-100), header first, columns transaction_id, type, amount_minor, currency, balance_after_minor, order_id, reference, created_at; more than 100000 rows: 422 `statement_too_large`, nothing sent. At most one CSV export of yours runs at once (and a few per server): another is 429 `rate_limited` with `Retry-After` at once, nothing read.
          */
         get: operations["listWalletTransactions"];
         put?: never;
@@ -872,6 +872,35 @@ export interface operations {
                 content: {
                     "application/json": {
                         status: string;
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
                     };
                 };
             };
