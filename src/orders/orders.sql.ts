@@ -309,7 +309,12 @@ export async function chargedTotals(
   return result.rows;
 }
 
-/** The order, row-locked until the transaction ends: a refund and its finish take it first. */
+/**
+ * The order, row-locked until the transaction ends: a refund and its finish take it first. FOR NO
+ * KEY UPDATE, not FOR UPDATE: the refund changes no key of it, and a FOR UPDATE lock would also
+ * block the foreign-key checks (FOR KEY SHARE) of rows that reference it, such as a carrier signal's
+ * update of its eSIM, which holds the eSIM row this refund waits for next: a deadlock (issue #30).
+ */
 export async function lockOrder(
   trx: Transaction<Database>,
   order_id: string,
@@ -318,7 +323,7 @@ export async function lockOrder(
   const result = await sql<OrderRow>`
     select ${ORDER_COLUMNS} from orders
     where order_id = ${order_id} ${partner_id === undefined ? sql`` : sql`and partner_id = ${partner_id}`}
-    for update`.execute(trx);
+    for no key update`.execute(trx);
   return result.rows[0] ?? null;
 }
 
@@ -341,7 +346,7 @@ export async function lockCompletedTopUpsOf(trx: Transaction<Database>, iccid: s
     where order_id in (select order_id from esim_bundles where iccid = ${iccid})
       and type = 'topup' and status = 'completed'
     order by created_at, order_id
-    for update`.execute(trx);
+    for no key update`.execute(trx);
   return result.rows;
 }
 
@@ -420,7 +425,7 @@ export async function lockOwnLease(
     select 1 from orders
     where order_id = ${order_id} and status = 'pending' and lease_token = ${lease_token}
       and lease_until > clock_timestamp()
-    for update`.execute(trx);
+    for no key update`.execute(trx);
   return result.rows.length === 1;
 }
 

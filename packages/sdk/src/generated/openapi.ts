@@ -1042,7 +1042,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1356,7 +1356,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1663,7 +1663,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2111,7 +2111,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2398,7 +2398,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2664,7 +2664,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3014,7 +3014,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3299,7 +3299,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3725,7 +3725,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4007,7 +4007,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4310,7 +4310,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4568,7 +4568,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4813,7 +4813,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5105,7 +5105,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5357,7 +5357,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5698,7 +5698,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5935,7 +5935,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6238,7 +6238,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6502,7 +6502,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6754,7 +6754,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7058,7 +7058,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7314,7 +7314,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7570,7 +7570,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7850,7 +7850,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8121,7 +8121,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8366,7 +8366,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8631,7 +8631,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8895,7 +8895,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9182,7 +9182,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9434,7 +9434,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9735,7 +9735,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9997,7 +9997,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10300,7 +10300,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
