@@ -40,6 +40,7 @@ const ORDER_COLUMN_LIST = [
   "created_at",
   "resolved_at",
   "refunded_at",
+  "refund_requested_at",
 ] as const;
 const ORDER_COLUMNS = sql.raw(ORDER_COLUMN_LIST.join(", "));
 
@@ -325,6 +326,23 @@ export async function lockOrder(
     where order_id = ${order_id} ${partner_id === undefined ? sql`` : sql`and partner_id = ${partner_id}`}
     for no key update`.execute(trx);
   return result.rows[0] ?? null;
+}
+
+/**
+ * A refund of the completed order was asked for (its intent written, under the order's row lock):
+ * the Order shows it until it ends. A repeated request keeps the first time.
+ */
+export async function markRefundRequested(trx: Transaction<Database>, order_id: string): Promise<void> {
+  await sql`
+    update orders set refund_requested_at = coalesce(refund_requested_at, clock_timestamp())
+    where order_id = ${order_id} and status = 'completed'`.execute(trx);
+}
+
+/** The carrier refused the refund: the order is completed as before, no refund under way. */
+export async function clearRefundRequested(trx: Transaction<Database>, order_id: string): Promise<void> {
+  await sql`
+    update orders set refund_requested_at = null
+    where order_id = ${order_id} and status = 'completed' and refund_requested_at is not null`.execute(trx);
 }
 
 /** completed -> refunded, once: a second finisher updates nothing and gets null. */

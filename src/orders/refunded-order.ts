@@ -6,10 +6,12 @@ import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
 import type { OrderRow } from "./order.ts";
 import {
+  clearRefundRequested,
   hasPendingTopUp,
   lockCompletedTopUpsOf,
   lockOrder,
   markRefunded,
+  markRefundRequested,
   orderById,
   purchasesOf,
 } from "./orders.sql.ts";
@@ -40,6 +42,19 @@ export async function lockTopUpsForRefund(
 /** The order as it stands, whoever's it is (the refund sweep finishes any partner's refund). */
 export async function orderOf(db: Executor, order_id: string): Promise<OrderRow | null> {
   return orderById(db, order_id);
+}
+
+/**
+ * A refund is under way (its intent just written): the Order's `refund_requested_at` says so while
+ * its status still reads `completed`. Call with the order locked.
+ */
+export async function markOrderRefundRequested(trx: Transaction<Database>, order_id: string): Promise<void> {
+  await markRefundRequested(trx, order_id);
+}
+
+/** The carrier refused the refund: no refund under way any more. Call with the order locked. */
+export async function clearOrderRefundRequested(trx: Transaction<Database>, order_id: string): Promise<void> {
+  await clearRefundRequested(trx, order_id);
 }
 
 /** completed -> refunded, once; null when the order was not completed (nothing written). */

@@ -26,6 +26,7 @@ import { recordEvent } from "../events/record-event.ts";
 import { refundToWallet } from "../ledger/transfers.ts";
 import type { OrderRow } from "../orders/order.ts";
 import {
+  clearOrderRefundRequested,
   lockOrderForRefund,
   lockTopUpsForRefund,
   markOrderRefunded,
@@ -124,6 +125,7 @@ export async function refuseRefund(
     assert.ok(order, "a refund names an existing order");
     if (order.status === "refunded") return refundedAnswer(trx, order, ttl_hours);
     await deleteRefundIntent(trx, order_id);
+    await clearOrderRefundRequested(trx, order_id);
     const reason = carrierRefusalReason(order, carrier_reason);
     const error = refundNotAllowed(order_id, reason, ctx.config.refund_window_days);
     const answer = { status: 409, body: JSON.stringify(problemBody(error, request_id)) };

@@ -1760,6 +1760,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
@@ -2192,6 +2194,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
@@ -2483,6 +2487,8 @@ export interface operations {
                             esim_iccid: string | null;
                             /** @description When the order was refunded (status `refunded`); null otherwise. */
                             refunded_at: string | null;
+                            /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                            refund_requested_at: string | null;
                         }[];
                         has_more: boolean;
                         /** @description Pass as `cursor` for the next page. */
@@ -2748,6 +2754,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
@@ -3403,6 +3411,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
@@ -10386,6 +10396,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
@@ -10462,6 +10474,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
@@ -10538,6 +10552,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
