@@ -10,15 +10,18 @@ import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { loadConfig } from "../src/config.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
+import { complete } from "../src/orders/drive-order.ts";
+import type { OrderRow } from "../src/orders/order.ts";
 import { sweepRefunds } from "../src/refunds/sweep-refunds.ts";
+import { finishTopUp } from "../src/topups/finish-topup.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { topUpBody } from "./support/fixtures.ts";
-import { call, createWorld, newCart, newPartner, submit, waitFor } from "./support/world.ts";
+import { type Answer, call, createWorld, newCart, newPartner, submit, waitFor } from "./support/world.ts";
 
-// The service's own sweep and resolver stay out of the way (first round in 10 minutes): the test
-// runs the sweep itself, and ends the pending top-up with the partner's retry.
+// The service's own sweep and resolver stay out of the way (first round in 10 minutes), and no
+// pull sync moves an eSIM's next_sync_at: the test runs the sweep and completes top-ups itself.
 const world = await createWorld({
-  env: { REFUND_SWEEP_INTERVAL_MS: "600000", RESOLVE_AFTER_MS: "600000" },
+  env: { REFUND_SWEEP_INTERVAL_MS: "600000", RESOLVE_AFTER_MS: "600000", USAGE_SYNC_MAX_PER_SECOND: "0" },
 });
 const api = world.services[0]!.url;
 const db = createKysely<Database>(world.database.pool);
@@ -137,4 +140,78 @@ test("a refund the carrier refuses leaves no refund under way on the Order", asy
   const order = await call(api, "GET", `/v1/orders/${order_id}`, { key: partner.api_key });
   assert.equal(order.body.status, "completed");
   assert.equal(order.body.refund_requested_at, null);
+});
+
+/** A backend of this database waiting for a row lock while it reads the eSIM's completed top-ups. */
+async function refundWaitsForATopUpOrder(): Promise<boolean> {
+  const waiting = await sql<{ n: number }>`
+    select count(*)::int as n from pg_stat_activity
+    where datname = current_database() and wait_event_type = 'Lock'
+      and query ilike '%from esim_bundles where iccid%'`.execute(db);
+  return (waiting.rows[0]?.n ?? 0) > 0;
+}
+
+test("a top-up completing while the eSIM's refund reads its top-ups is refunded with it, never left charged on a cancelled eSIM", async () => {
+  const partner = await newPartner(api, 100_00);
+  const bought = await submit(
+    api,
+    partner.api_key,
+    (await newCart(api, partner.api_key, "fr-1gb-7d")).cart_key,
+  );
+  const order_id = bought.body.orderID as string;
+  const iccid = bought.body.purchases[0].iccid as string;
+  const body = topUpBody(iccid, TOPUP);
+  const earlier = await call(api, "POST", "/v1/orders/submit-topup", { key: partner.api_key, body });
+  assert.equal(earlier.status, 200, JSON.stringify(earlier.body));
+  // A second top-up: pending here (the carrier was down), then taken by the carrier before the cancel.
+  await world.simulator.control({ down: true });
+  try {
+    const first = await call(api, "POST", "/v1/orders/submit-topup", { key: partner.api_key, body });
+    assert.equal(first.status, 503, JSON.stringify(first.body));
+  } finally {
+    await world.simulator.control({ down: false });
+  }
+  const pending = await sql<OrderRow>`
+    select * from orders where iccid = ${iccid} and type = 'topup' and status = 'pending'`.execute(db);
+  const topup = pending.rows[0]!;
+  const taken = await carrier.topUp({
+    reference: topup.order_id,
+    iccid,
+    external_package_id: topup.external_package_id,
+    data_mb: topup.data_mb,
+    validity_days: topup.validity_days,
+    end_user_email: topup.email,
+  });
+  assert.equal(taken.kind, "ok", JSON.stringify(taken));
+  // Due for a pull already: the completion's dueNow writes nothing and takes no eSIM lock.
+  await sql`update esims set next_sync_at = now() - interval '1 minute' where iccid = ${iccid}`.execute(db);
+
+  let refunding: Promise<Answer> | null = null;
+  await db.transaction().execute(async (trx) => {
+    // The earlier top-up's row held (its own refund, say, takes it first), then the pending top-up's
+    // completion, as drive-order.ts records it: both commit together once the refund has read.
+    await sql`select 1 from orders where order_id = ${earlier.body.orderID} for no key update`.execute(trx);
+    const done = await complete(trx, topup, { iccid }, finishTopUp(24), 60);
+    assert.ok(done, "the pending top-up completes");
+    refunding = call(api, "POST", `/v1/orders/${order_id}/refund`, { key: partner.api_key });
+    // The refund either reads the top-ups (and waits for the held one) or finds one pending (409).
+    await Promise.race([refunding, waitFor("the refund to read the top-ups", refundWaitsForATopUpOrder)]);
+  });
+  const first_answer = await refunding!;
+  assert.ok([200, 409].includes(first_answer.status), JSON.stringify(first_answer.body));
+  const refunded = await waitFor("the refund", async () => {
+    const retry = await call(api, "POST", `/v1/orders/${order_id}/refund`, { key: partner.api_key });
+    return retry.status === 409 && retry.body.code === "request_in_progress" ? null : retry;
+  });
+  assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
+  const statuses = await sql<{ order_id: string; status: string }>`
+    select order_id, status from orders where partner_id = ${partner.partner_id} order by seq`.execute(db);
+  assert.deepEqual(
+    statuses.rows.map((row) => row.status),
+    ["refunded", "refunded", "refunded"],
+    "the eSIM and both top-ups: nothing left charged on the cancelled profile",
+  );
+  const wallet = await call(api, "GET", "/v1/profile/wallet", { key: partner.api_key });
+  assert.equal(wallet.body.balance.amount_minor, 100_00);
+  assert.deepEqual((await auditLedger(db)).breaches, []);
 });
