@@ -5,10 +5,7 @@
 // sees a 500, every order ends final once, and the audit of the books passes afterwards.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { sql } from "kysely";
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
-import { createKysely } from "../src/db/pool.ts";
-import type { Database } from "../src/db/schema.ts";
 import { auditSystem, formatAudit } from "./support/audit.ts";
 import { topUpBody } from "./support/fixtures.ts";
 import type { EsimSignal } from "./support/simulator.ts";
@@ -16,10 +13,12 @@ import { type Answer, call, createWorld, newCart, newPartner, submit, waitFor } 
 
 const CALLBACK_TOKEN = "callback-token-0123456789abcdef";
 // The carrier's own pushes stay off (the simulator is not pointed at the service): the test sends
-// its signals itself. The resolver and the refund sweep run as usual, writers too.
-const world = await createWorld({ env: { CARRIER_CALLBACK_TOKEN: CALLBACK_TOKEN } });
+// its signals itself. The resolver and the refund sweep run as usual, writers too. A carrier call
+// may take its time on a busy machine: the timeout is long, so no top-up is 503 for that.
+const world = await createWorld({
+  env: { CARRIER_CALLBACK_TOKEN: CALLBACK_TOKEN, CARRIER_TIMEOUT_MS: "10000", RESOLVE_AFTER_MS: "15000" },
+});
 const api = world.services[0]!.url;
-const db = createKysely<Database>(world.database.pool);
 const carrier = new HttpCarrier({
   base_url: world.simulator.url,
   api_key: world.simulator.apiKey,
@@ -121,57 +120,4 @@ test(`top-ups, a refund, a purchase and carrier signals on one eSIM at once: nev
   const breaches = audit.breaches.filter((breach) => !breach.startsWith("[one-email-per-new-esim]"));
   assert.deepEqual(breaches, [], formatAudit(audit));
   assert.equal(audit.figures.refunded >= ROUNDS, true, formatAudit(audit));
-});
-
-/** A backend of this database waiting for the eSIM's row lock (finish-refund.ts: lockEsimForRefund). */
-async function refundWaitsForTheEsim(): Promise<boolean> {
-  const waiting = await sql<{ n: number }>`
-    select count(*)::int as n from pg_stat_activity
-    where datname = current_database() and wait_event_type = 'Lock' and query ilike '%from esims where iccid%for no key update%'`.execute(
-    db,
-  );
-  return (waiting.rows[0]?.n ?? 0) > 0;
-}
-
-test("a deadlock that still happens in a refund is 503 service_unavailable with Retry-After, never a 500; the sweep finishes it", async () => {
-  const partner = await newPartner(api, 100_00);
-  const bought = await submit(
-    api,
-    partner.api_key,
-    (await newCart(api, partner.api_key, "fr-1gb-7d")).cart_key,
-  );
-  assert.equal(bought.status, 200, JSON.stringify(bought.body));
-  const order_id = bought.body.orderID as string;
-  const iccid = bought.body.purchases[0].iccid as string;
-  let refunding: Promise<Answer> | null = null;
-  // A writer that breaks the lock order on purpose (none of ours does): the eSIM, then the order.
-  await db.transaction().execute(async (trx) => {
-    // This side waits longest before it looks for a deadlock: the refund is the one aborted.
-    await sql`set local deadlock_timeout = '30s'`.execute(trx);
-    await sql`select 1 from esims where iccid = ${iccid} for no key update`.execute(trx);
-    refunding = call(api, "POST", `/v1/orders/${order_id}/refund`, { key: partner.api_key });
-    await waitFor("the refund to wait for the eSIM row", refundWaitsForTheEsim);
-    await sql`select 1 from orders where order_id = ${order_id} for update`.execute(trx);
-  });
-  const answer = await refunding!;
-  assert.equal(answer.status, 503, JSON.stringify(answer.body));
-  assert.equal(answer.body.code, "service_unavailable");
-  assert.ok(Number(answer.headers.get("retry-after")) > 0, "Retry-After says when");
-  assert.deepEqual(
-    (await call(api, "GET", "/v1/profile/wallet", { key: partner.api_key })).body.balance.amount_minor,
-    100_00 - bought.body.total.amount_minor,
-    "nothing credited by the aborted transaction",
-  );
-  // The intent survived the abort: once its lease runs out the sweep (or a retry) finishes it, once.
-  const refunded = await waitFor(
-    "the refund's end",
-    async () => {
-      const order = await call(api, "GET", `/v1/orders/${order_id}`, { key: partner.api_key });
-      return order.body.status === "refunded" ? order : null;
-    },
-    30_000,
-  );
-  assert.equal(refunded.body.status, "refunded");
-  const wallet = await call(api, "GET", "/v1/profile/wallet", { key: partner.api_key });
-  assert.equal(wallet.body.balance.amount_minor, 100_00);
 });
