@@ -117,6 +117,8 @@ export type Database = {
     resolved_at: Date | null;
     /** When the order was refunded (migration 0008); null otherwise. */
     refunded_at: Date | null;
+    /** When a refund was asked for (migration 0019): set while it is under way, kept once refunded. */
+    refund_requested_at: Date | null;
     /** When the resolver sweep may next drive this pending order (migration 0007). */
     next_resolve_at: Date;
     resolve_attempts: Generated<number>;

@@ -1,5 +1,6 @@
 // SQL of applying carrier signals: the eSIM row locked for the merge, its bundles, and the writes
-// of one merge (every changed bundle in one statement), plus the pull sync's scheduling columns.
+// of one merge (every changed bundle in one statement; the eSIM's state and the pull sync's
+// scheduling columns in another).
 // Each write that changes what the eSIM renders notifies `esim_changed` with its ICCID (delivered
 // at commit, repeats in one transaction folded into one) so every process drops its cached body.
 import { sql, type Transaction } from "kysely";
@@ -9,12 +10,16 @@ import { type PullSchedule, pullAt } from "./pull-schedule.ts";
 
 export type LockedEsim = StoredEsim & { partner_id: string; created_at: Date };
 
-/** The eSIM, locked until the merge commits: signals for one eSIM apply one at a time. */
+/**
+ * The eSIM, locked until the merge commits: signals for one eSIM apply one at a time. FOR NO KEY
+ * UPDATE: a signal changes no key, and a top-up completing meanwhile inserts its bundle under a
+ * key-share lock of this row, which FOR UPDATE would make wait (docs/architecture.md, "Lock order").
+ */
 export async function lockEsim(trx: Transaction<Database>, iccid: string): Promise<LockedEsim | null> {
   const result = await sql<LockedEsim>`
     select iccid, partner_id, created_at, status, installed_at, activated_at, expires_at, deleted_at,
            usage_updated_at
-    from esims where iccid = ${iccid} for update`.execute(trx);
+    from esims where iccid = ${iccid} for no key update`.execute(trx);
   return result.rows[0] ?? null;
 }
 
@@ -48,27 +53,23 @@ export async function updateBundles(
     returning pg_notify('esim_changed', b.iccid)`.execute(trx);
 }
 
-export async function updateEsimState(trx: Transaction<Database>, esim: StoredEsim): Promise<void> {
-  await sql`
-    update esims
-    set status = ${esim.status}, installed_at = ${esim.installed_at}, activated_at = ${esim.activated_at},
-        expires_at = ${esim.expires_at}, deleted_at = ${esim.deleted_at}, usage_updated_at = ${esim.usage_updated_at}
-    where iccid = ${esim.iccid}
-    returning pg_notify('esim_changed', iccid)`.execute(trx);
-}
-
 /**
- * After a signal was applied the eSIM is fresh; `schedule` (pull-schedule.ts) says when it is next
- * pulled, null: never (a top-up makes it due again). Pulled: at the schedule, and the failure count
- * starts again. Pushed: the due pull is put off to at least the interval's time (a pull in flight
- * keeps its claim), but never past the schedule's time-driven line.
+ * The one write of the eSIM row per signal: its merged state (`esim`, when the merge changed it,
+ * else null) and its pull schedule, together. One statement, never two: a second UPDATE of a row
+ * this transaction already updated re-checks the row's foreign keys, a key-share lock on its order,
+ * which a refund holding that order while it waits for this eSIM would never grant (issue #30).
+ * `schedule` (pull-schedule.ts) says when it is next pulled, null: never (a top-up makes it due
+ * again). Pulled: at the schedule, and the failure count starts again. Pushed: the due pull is put
+ * off to at least the interval's time (a pull in flight keeps its claim), but never past the
+ * schedule's time-driven line. A changed state notifies `esim_changed`.
  */
-export async function markSynced(
+export async function writeEsim(
   trx: Transaction<Database>,
   iccid: string,
-  schedule: PullSchedule,
-  pulled: boolean,
+  esim: StoredEsim | null,
+  sync: { schedule: PullSchedule; pulled: boolean },
 ): Promise<void> {
+  const { schedule, pulled } = sync;
   const next =
     schedule === null
       ? sql`null`
@@ -76,11 +77,19 @@ export async function markSynced(
         ? sql`${pullAt(schedule)}::timestamptz`
         : // least and greatest skip nulls: no line, or no pull scheduled before (a revived eSIM).
           sql`least(greatest(next_sync_at, ${schedule.regular_at}::timestamptz), ${schedule.line_at}::timestamptz)`;
+  const state =
+    esim === null
+      ? sql``
+      : sql`status = ${esim.status}, installed_at = ${esim.installed_at}, activated_at = ${esim.activated_at},
+            expires_at = ${esim.expires_at}, deleted_at = ${esim.deleted_at},
+            usage_updated_at = ${esim.usage_updated_at},`;
   await sql`
     update esims
-    set next_sync_at = ${next},
+    set ${state}
+        next_sync_at = ${next},
         last_synced_at = ${pulled ? sql`now()` : sql`last_synced_at`},
         sync_failures = ${pulled ? sql`0` : sql`sync_failures`},
         last_sync_error = ${pulled ? sql`null` : sql`last_sync_error`}
-    where iccid = ${iccid}`.execute(trx);
+    where iccid = ${iccid}
+    ${esim === null ? sql`` : sql`returning pg_notify('esim_changed', iccid)`}`.execute(trx);
 }

@@ -1,7 +1,8 @@
 // Applying one carrier signal (a callback or a pull): one transaction locks the eSIM, merges the
 // signal into the stored state (apply-signal-merge.ts: forward only, late and repeated signals
-// change nothing), writes what changed, and records the events the change crosses, each once,
-// with the Esim as the API renders it after the change as their data. Whatever crashes when,
+// change nothing), writes what changed (the bundles, then the eSIM row once), and records the
+// events the change crosses, each once, with the Esim as the API renders it after the change as
+// their data. It locks no order row (docs/architecture.md, "Lock order"). Whatever crashes when,
 // either all of it commits or none: the carrier re-sends or the sync pulls it again.
 import type { Transaction } from "kysely";
 import type { EsimSignal } from "../carrier/carrier.ts";
@@ -10,7 +11,7 @@ import type { Database } from "../db/schema.ts";
 import { recordEvent } from "../events/record-event.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
-import { bundlesOf, lockEsim, markSynced, updateBundles, updateEsimState } from "./apply-signal.sql.ts";
+import { bundlesOf, lockEsim, updateBundles, writeEsim } from "./apply-signal.sql.ts";
 import { type CrossedFact, mergeSignal } from "./apply-signal-merge.ts";
 import { esimChanged } from "./esim-cache.ts";
 import { eventEsim } from "./event-esim.ts";
@@ -37,11 +38,12 @@ export async function applySignal(
     const now = new Date();
     const merged = mergeSignal(esim, stored, signal, now);
     await updateBundles(trx, merged.changed_bundles);
-    if (merged.esim_changed) await updateEsimState(trx, merged.esim);
-    const events = await recordFacts(trx, esim.partner_id, signal.iccid, merged.facts);
     const after = { ...merged.esim, created_at: esim.created_at };
     const schedule = nextPull(after, now, ctx.config.usage_sync_min_interval_s, withJitter(1));
-    await markSynced(trx, signal.iccid, schedule, source === "pull");
+    // The state and the schedule in one UPDATE of the row (writeEsim says why never two).
+    const state = merged.esim_changed ? merged.esim : null;
+    await writeEsim(trx, signal.iccid, state, { schedule, pulled: source === "pull" });
+    const events = await recordFacts(trx, esim.partner_id, signal.iccid, merged.facts);
     crashPoint("before_signal_commit");
     return {
       kind: "applied",

@@ -20,8 +20,10 @@ export async function selectRefundableState(
 }
 
 /**
- * The eSIM row, locked as a top-up's completion locks it (drive-order.ts: pullSoonLater), so no top-up
- * of it completes while a refund of the eSIM decides what to refund with it.
+ * The eSIM row, locked as a top-up's completion locks it (drive-order.ts: pullSoonLater) when the
+ * eSIM is not due for a pull yet. A completion that finds it due already takes no lock on it, so the
+ * refund asks whether a top-up is pending before it reads the completed ones (orders/
+ * refunded-order.ts: lockTopUpsForRefund).
  */
 export async function lockEsimRow(trx: Transaction<Database>, iccid: string): Promise<void> {
   await sql`select iccid from esims where iccid = ${iccid} for no key update`.execute(trx);

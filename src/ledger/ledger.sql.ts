@@ -52,6 +52,11 @@ export async function operatorAccountId(
   return result.rows[0]?.account_id ?? null;
 }
 
+/**
+ * With `lock`: FOR NO KEY UPDATE, which still makes every writer of the running totals take turns,
+ * but not the foreign-key checks of transfers inserted against the wallet meanwhile (docs/
+ * architecture.md, "Lock order": the wallet is the last row a money transaction waits for).
+ */
 export async function selectWallet(
   db: Executor,
   partner_id: string,
@@ -61,7 +66,7 @@ export async function selectWallet(
     select account_id, currency, posted_credits_minor, posted_debits_minor, pending_debits_minor,
            low_balance_threshold_minor
     from ledger_accounts where partner_id = ${partner_id} and kind = 'partner_wallet'
-    ${lock ? sql`for update` : sql``}`.execute(db);
+    ${lock ? sql`for no key update` : sql``}`.execute(db);
   return result.rows[0] ?? null;
 }
 

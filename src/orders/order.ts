@@ -19,6 +19,7 @@ export type NewOrder = Omit<
   | "created_at"
   | "resolved_at"
   | "refunded_at"
+  | "refund_requested_at"
   | "lease_until"
   | "lease_token"
 >;

@@ -40,6 +40,7 @@ const ORDER_COLUMN_LIST = [
   "created_at",
   "resolved_at",
   "refunded_at",
+  "refund_requested_at",
 ] as const;
 const ORDER_COLUMNS = sql.raw(ORDER_COLUMN_LIST.join(", "));
 
@@ -309,7 +310,12 @@ export async function chargedTotals(
   return result.rows;
 }
 
-/** The order, row-locked until the transaction ends: a refund and its finish take it first. */
+/**
+ * The order, row-locked until the transaction ends: a refund and its finish take it first. FOR NO
+ * KEY UPDATE, not FOR UPDATE: the refund changes no key of it, and a FOR UPDATE lock would also
+ * block the foreign-key checks (FOR KEY SHARE) of rows that reference it, such as a carrier signal's
+ * update of its eSIM, which holds the eSIM row this refund waits for next: a deadlock (issue #30).
+ */
 export async function lockOrder(
   trx: Transaction<Database>,
   order_id: string,
@@ -318,8 +324,25 @@ export async function lockOrder(
   const result = await sql<OrderRow>`
     select ${ORDER_COLUMNS} from orders
     where order_id = ${order_id} ${partner_id === undefined ? sql`` : sql`and partner_id = ${partner_id}`}
-    for update`.execute(trx);
+    for no key update`.execute(trx);
   return result.rows[0] ?? null;
+}
+
+/**
+ * A refund of the completed order was asked for (its intent written, under the order's row lock):
+ * the Order shows it until it ends. A repeated request keeps the first time.
+ */
+export async function markRefundRequested(trx: Transaction<Database>, order_id: string): Promise<void> {
+  await sql`
+    update orders set refund_requested_at = coalesce(refund_requested_at, clock_timestamp())
+    where order_id = ${order_id} and status = 'completed'`.execute(trx);
+}
+
+/** The carrier refused the refund: the order is completed as before, no refund under way. */
+export async function clearRefundRequested(trx: Transaction<Database>, order_id: string): Promise<void> {
+  await sql`
+    update orders set refund_requested_at = null
+    where order_id = ${order_id} and status = 'completed' and refund_requested_at is not null`.execute(trx);
 }
 
 /** completed -> refunded, once: a second finisher updates nothing and gets null. */
@@ -341,7 +364,7 @@ export async function lockCompletedTopUpsOf(trx: Transaction<Database>, iccid: s
     where order_id in (select order_id from esim_bundles where iccid = ${iccid})
       and type = 'topup' and status = 'completed'
     order by created_at, order_id
-    for update`.execute(trx);
+    for no key update`.execute(trx);
   return result.rows;
 }
 
@@ -420,7 +443,7 @@ export async function lockOwnLease(
     select 1 from orders
     where order_id = ${order_id} and status = 'pending' and lease_token = ${lease_token}
       and lease_until > clock_timestamp()
-    for update`.execute(trx);
+    for no key update`.execute(trx);
   return result.rows.length === 1;
 }
 

@@ -46,6 +46,14 @@ export const Order = Type.Object(
     refunded_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
       description: "When the order was refunded (status `refunded`); null otherwise.",
     }),
+    refund_requested_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
+      description:
+        "When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the " +
+        "carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the " +
+        "carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already " +
+        "have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit " +
+        "or top-up answers as the order was when it completed, with null.",
+    }),
   },
   { additionalProperties: false },
 );
@@ -73,5 +81,6 @@ export function renderOrder(order: OrderRow, purchases: PurchaseRow[]): OrderBod
     // From the order row alone, like every field here: a replayed submit stays byte-identical.
     esim_iccid: delivered ? order.iccid : null,
     refunded_at: order.refunded_at === null ? null : rfc3339(order.refunded_at),
+    refund_requested_at: order.refund_requested_at === null ? null : rfc3339(order.refund_requested_at),
   };
 }

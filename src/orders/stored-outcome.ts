@@ -27,9 +27,9 @@ export function failureError(order: OrderRow): ApiError {
 /**
  * The outcome of `order`; a completed order's purchases are read unless the order carries the ones
  * its completion just recorded (drive-order.ts: no read back after the statement that wrote them).
- * A refunded order answers as it did when it completed: the outcome of the request that bought it
- * does not change with what happened to the order since (a refund is the only change a completed
- * order sees; its purchases stay). So a retry gets the bytes first sent from every process, the
+ * A refunded order (or one with a refund under way) answers as it did when it completed: the
+ * outcome of the request that bought it does not change with what happened to the order since (a
+ * refund is the only change a completed order sees; its purchases stay). So a retry gets the bytes first sent from every process, the
  * ones that kept them (completed-outcomes.ts) and the ones that read the order, as an
  * Idempotency-Key replays its stored outcome.
  */
@@ -47,7 +47,11 @@ export async function outcomeOf(
     };
   }
   const purchases = order.purchases ?? (await purchasesOf(db, [order.order_id]));
-  const as_completed: OrderRow =
-    order.status === "refunded" ? { ...order, status: "completed", refunded_at: null } : order;
+  const as_completed: OrderRow = {
+    ...order,
+    status: "completed",
+    refunded_at: null,
+    refund_requested_at: null,
+  };
   return { status: 200, content_type: JSON_TYPE, body: JSON.stringify(renderOrder(as_completed, purchases)) };
 }

@@ -41,9 +41,10 @@ export async function driveRefund(
   if (outcome.kind === "ok") {
     const finished = await finishRefund(ctx, lease.order_id);
     if (finished !== null) return finished;
-    // No backoff: the top-up's outcome comes within its own lease and the resolver's sweep, and
-    // the refund sweep's interval paces the retries (each asks the carrier the same cancel again).
-    await giveUpLease(ctx.db, lease, false, "a top-up of the eSIM is still pending");
+    // Backed off like an unknown answer (the sweep: 1 s doubling to 5 min; a request: at once, its
+    // client's retry drives again): a top-up pending at a carrier that does not answer stays
+    // pending for hours, and each retry asks the carrier the same cancel again.
+    await giveUpLease(ctx.db, lease, backoff, "a top-up of the eSIM is still pending");
     return "topup_pending";
   }
   if (outcome.kind === "refused") return refuseRefund(ctx, lease.order_id, outcome.reason, request_id);

@@ -3,7 +3,10 @@
 // `refunded`, the eSIM or the bundle `cancelled`, the `order.refunded` event and the outcome on any
 // Idempotency-Key of the refund, all or nothing. The order's row lock, taken first, makes finishers
 // take turns: a second one (a retry, the sweep) finds the order refunded and writes nothing. Lock
-// order: the order, the eSIM or bundle row, then the wallet (as a top-up's completion: eSIM, wallet).
+// order (docs/architecture.md, "Lock order"): the order, the eSIM row, its top-up orders, the
+// bundle rows, then the wallet (as a top-up's completion: eSIM, order, bundle, wallet). Every lock
+// is FOR NO KEY UPDATE: a carrier signal re-checking its eSIM's foreign key to this order (a key-share
+// lock) never waits for the refund, which may be waiting for that signal's eSIM lock.
 // A new eSIM's cancelProfile cancelled every bundle on it at the carrier, so its completed top-up
 // orders are refunded in the same transaction, each exactly as its own refund would be (nothing
 // was used: the profile is still released). Their order rows are locked after the eSIM row, the
@@ -23,6 +26,7 @@ import { recordEvent } from "../events/record-event.ts";
 import { refundToWallet } from "../ledger/transfers.ts";
 import type { OrderRow } from "../orders/order.ts";
 import {
+  clearOrderRefundRequested,
   lockOrderForRefund,
   lockTopUpsForRefund,
   markOrderRefunded,
@@ -121,6 +125,7 @@ export async function refuseRefund(
     assert.ok(order, "a refund names an existing order");
     if (order.status === "refunded") return refundedAnswer(trx, order, ttl_hours);
     await deleteRefundIntent(trx, order_id);
+    await clearOrderRefundRequested(trx, order_id);
     const reason = carrierRefusalReason(order, carrier_reason);
     const error = refundNotAllowed(order_id, reason, ctx.config.refund_window_days);
     const answer = { status: 409, body: JSON.stringify(problemBody(error, request_id)) };

@@ -12,7 +12,7 @@ import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { refundableState } from "../esims/cancel-for-refund.ts";
 import type { OrderRow } from "../orders/order.ts";
-import { lockOrderForRefund } from "../orders/refunded-order.ts";
+import { lockOrderForRefund, markOrderRefundRequested } from "../orders/refunded-order.ts";
 import { inProgress, RETRY_AFTER_S } from "../orders/submit-order.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
@@ -84,6 +84,8 @@ async function startOnOrder(
     return { kind: "answer", answer: { ...answer, replayed: false } };
   }
   const lease = await insertRefundIntent(trx, order, refundLeaseMs(ctx));
+  // The Order says a refund is under way from now on, however long it waits (finish-refund.ts).
+  await markOrderRefundRequested(trx, order.order_id);
   await link();
   return { kind: "drive", lease };
 }
@@ -121,11 +123,25 @@ function carrierUnavailable(order_id: string): ApiError {
   );
 }
 
+/**
+ * The carrier has cancelled the profile, but a top-up of the eSIM is still pending at the carrier:
+ * the same 409 as any refund in progress, with the truth in `detail` (the Order shows
+ * `refund_requested_at` meanwhile).
+ */
+function waitingForTopUp(order_id: string): ApiError {
+  return new ApiError(
+    "request_in_progress",
+    `The carrier has cancelled the eSIM of order ${order_id}; its refund waits for the outcome of a top-up of ` +
+      "that eSIM still pending at the carrier, and is finished on its own once it has one. Nothing was credited yet.",
+    { headers: { "retry-after": String(RETRY_AFTER_S) }, order_id },
+  );
+}
+
 async function drive(ctx: AppContext, lease: RefundLease, request_id: string): Promise<StoredOutcome> {
   const driven = await driveRefund(ctx, lease, request_id, false);
   if (driven === null) throw carrierUnavailable(lease.order_id);
   // A top-up of the eSIM is being decided at the carrier: a retry (or the sweep) finishes both.
-  if (driven === "topup_pending") throw inProgress(lease.order_id);
+  if (driven === "topup_pending") throw waitingForTopUp(lease.order_id);
   return { ...driven, replayed: false };
 }
 

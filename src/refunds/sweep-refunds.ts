@@ -3,7 +3,8 @@
 // REFUND_SWEEP_INTERVAL_MS each worker claims due intents (lease expired) with FOR UPDATE SKIP
 // LOCKED, leases each for its turn, and drives each whose lease it still holds when its turn comes
 // (renewed then, for one operation): no job row per refund, and a turn never starts on a lease
-// another driver may hold. An unknown carrier answer backs the refund off (1 s doubling to 5 min).
+// another driver may hold. An unknown carrier answer backs the refund off (1 s doubling to 5 min),
+// and so does a top-up of the eSIM still pending (the carrier's cancel is asked again each time).
 import type { Logger } from "pino";
 import type { AppContext } from "../shared/context.ts";
 import { driveRefund } from "./drive-refund.ts";

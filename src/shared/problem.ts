@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { databaseBusy, isPoolTimeout } from "./database-busy.ts";
+import { databaseBusy, isCancelledStatement, isConcurrencyAbort, isPoolTimeout } from "./database-busy.ts";
 import { ApiError, ERROR_CODES, type ErrorCode, type FieldError, problemType } from "./errors.ts";
 
 export type ProblemBody = {
@@ -67,7 +67,7 @@ function fieldErrors(error: FastifyError): FieldError[] {
 /** Maps anything thrown by a route, hook or Fastify itself to one of the closed set of codes. */
 export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error;
-  if (isPoolTimeout(error)) return databaseBusy();
+  if (isPoolTimeout(error) || isConcurrencyAbort(error) || isCancelledStatement(error)) return databaseBusy();
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const context = fastifyError.validationContext ?? "body";
@@ -105,6 +105,11 @@ export function registerProblemHandlers(app: FastifyInstance): void {
       request.log.error({ err: error }, "unhandled error");
     } else if (isPoolTimeout(error)) {
       request.log.warn({ err: error }, "no database connection free in time (DB_POOL_MAX)");
+    } else if (isConcurrencyAbort(error)) {
+      // Answered 503, but a deadlock means two paths broke the lock order: worth an operator's look.
+      request.log.error({ err: error }, "transaction aborted by a deadlock or serialization failure");
+    } else if (isCancelledStatement(error)) {
+      request.log.warn({ err: error }, "statement cancelled (statement_timeout or a lock wait timeout)");
     }
     return sendProblem(reply, apiError);
   });

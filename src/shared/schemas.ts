@@ -59,7 +59,9 @@ const CODE_NOTES: Partial<Record<ErrorCode, string>> = {
     "`carrier_error`: final for this cart or Idempotency-Key, nothing charged; `detail` is always " +
     '"The carrier declined order <orderID>. Nothing was charged." (the carrier\'s own words are never shown).',
   service_unavailable:
-    "`service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`.",
+    "`service_unavailable`: no database connection was free in time, or the database rolled the transaction back " +
+    "to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, " +
+    "retry after `Retry-After`.",
 };
 
 /** A code answered with its ALTERNATE_STATUS on this route (src/shared/errors.ts). */

@@ -1071,7 +1071,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1385,7 +1385,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1692,7 +1692,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1789,6 +1789,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
@@ -2140,7 +2142,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2221,6 +2223,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
@@ -2427,7 +2431,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2512,6 +2516,8 @@ export interface operations {
                             esim_iccid: string | null;
                             /** @description When the order was refunded (status `refunded`); null otherwise. */
                             refunded_at: string | null;
+                            /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                            refund_requested_at: string | null;
                         }[];
                         has_more: boolean;
                         /** @description Pass as `cursor` for the next page. */
@@ -2693,7 +2699,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2777,6 +2783,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
@@ -3043,7 +3051,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3328,7 +3336,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3432,6 +3440,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
@@ -3754,7 +3764,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4036,7 +4046,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4339,7 +4349,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4597,7 +4607,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4842,7 +4852,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5134,7 +5144,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5386,7 +5396,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5727,7 +5737,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5964,7 +5974,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6267,7 +6277,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6531,7 +6541,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6783,7 +6793,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7087,7 +7097,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7343,7 +7353,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7599,7 +7609,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7879,7 +7889,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8150,7 +8160,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8395,7 +8405,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8660,7 +8670,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8924,7 +8934,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9211,7 +9221,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9463,7 +9473,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9764,7 +9774,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10026,7 +10036,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10329,7 +10339,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10415,6 +10425,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
@@ -10491,6 +10503,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
@@ -10567,6 +10581,8 @@ export interface operations {
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
+                        /** @description When a refund of this order was asked for (POST /v1/orders/{orderID}/refund); null when none is, or the carrier refused it. Set while `status` is still `completed`: the refund is under way (it may wait for the carrier's answer, or for a top-up of the eSIM still pending at the carrier) and the carrier may already have cancelled the eSIM's profile, so do not hand the eSIM out. Kept once `refunded`. A replayed submit or top-up answers as the order was when it completed, with null. */
+                        refund_requested_at: string | null;
                     };
                 };
             };
