@@ -12,6 +12,8 @@ import Fastify, {
   LogController,
 } from "fastify";
 import { sql } from "kysely";
+import { inventoryLevels } from "../carrier/es2plus/inventory-alerts.ts";
+import { heldCancelCount } from "../carrier/es2plus/settle-cancel.ts";
 import { cartRoutes } from "../carts/routes.ts";
 import { catalogAdminRoutes, catalogRoutes } from "../catalog/routes.ts";
 import { consoleRoutes } from "../console/routes.ts";
@@ -36,7 +38,13 @@ import { topupRoutes } from "../topups/routes.ts";
 import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
 import { webhookRoutes } from "../webhooks/routes.ts";
 import { Authenticator, requireToken } from "./auth.ts";
-import { addRateLimitShareGauge, createMetrics, type Metrics, observeRequest } from "./metrics.ts";
+import {
+  addProfileGauges,
+  addRateLimitShareGauge,
+  createMetrics,
+  type Metrics,
+  observeRequest,
+} from "./metrics.ts";
 import { addressKey, RateLimiter } from "./rate-limit.ts";
 import { lazyChildLoggerFactory } from "./request-logger.ts";
 import { API_SECURITY_HEADERS } from "./security-headers.ts";
@@ -95,6 +103,11 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: operatorFailures });
   const keyLimiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
   addRateLimitShareGauge(metrics, () => keyLimiter.processes);
+  if (ctx.config.carrier_profiles === "es2plus") {
+    const threshold = ctx.config.profile_inventory_low_threshold;
+    const levels = sharedProbe(() => inventoryLevels(ctx.pool, threshold));
+    addProfileGauges(metrics, { levels, held: sharedProbe(() => heldCancelCount(ctx.pool)) }, threshold);
+  }
   await registerPartnerApi(app, ctx, authenticator, keyLimiter);
   await registerAdminApi(app, ctx, operatorFailures);
   await registerCarrierCallbacks(app, ctx, operatorFailures);

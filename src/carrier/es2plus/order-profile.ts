@@ -155,13 +155,15 @@ export async function finishRefusal(
 }
 
 /**
- * Takes back a profile whose order is refused (CancelOrder, Unavailable: the ICCID is never reused).
+ * Takes back a profile whose order is refused: CancelOrder with "Available", so the SM-DP+ returns
+ * the never-downloaded profile to its pool (matching ID cleared) instead of retiring it; our
+ * inventory keeps the ICCID taken (its reference stays), so we never hand it out again ourselves.
  * Its code never left us, so "8.2.1/3.5 invalid transition" means it is cancelled already (or was
  * never allocated) and "unknown ICCID" that there is nothing to take back. Only a confirmed
  * withdrawal makes the refusal final: until then the order stays pending and is asked again.
  */
 export async function withdrawProfile(deps: Es2PlusDeps, intent: IntentRow): Promise<boolean> {
-  const cancel = { iccid: intent.iccid, finalProfileStatusIndicator: "Unavailable" };
+  const cancel = { iccid: intent.iccid, finalProfileStatusIndicator: "Available" };
   let answer = await deps.client.call(
     "cancelOrder",
     { ...cancel, matchingId: intent.matching_id },
