@@ -153,6 +153,10 @@ export interface paths {
          *     Refunding an eSIM refunds its unused top-ups with it: the carrier cancels the whole profile, so every completed top-up order of that eSIM not refunded yet is refunded in the same step (each its own `refund` transaction and `order.refunded` event, its bundle `cancelled`); refunding one of them later answers it again (200) and credits nothing. While a top-up of the eSIM is still pending, the refund answers 409 `request_in_progress` and is finished by a retry or on its own.
          *
          *     **Idempotency-Key** (optional): the rules of top-ups. Same key and request: the stored outcome (200 or 409 `refund_not_allowed`) with `Idempotent-Replayed: true`; another request: 422 `idempotency_key_reused`; while the first is running: 409 `request_in_progress`. 503 `carrier_unavailable` is not stored: the refund stays under way, finished by a retry or on its own.
+         *
+         *     **Never credited on an ambiguous carrier answer.** With profiles from an SM-DP+ (ES2+), CancelOrder's refusal 8.2.1/3.5 means "already cancelled" or "downloaded". When the service's earlier CancelOrder got no answer and no download notification has arrived, the refund is held: it stays under way (503 `carrier_unavailable` to each retry, the order `completed`, nothing credited) until a download notification refuses it (409 `refund_not_allowed`, `esim_installed`) or the operator settles it after checking with the SM-DP+ (then 200 once, or the same 409).
+         *
+         *     **Bounded per partner:** at most `REFUNDS_PER_PARTNER_PER_HOUR` (default 30) refunds start per rolling hour (a refunded eSIM's ICCID is never sold again, so refunds consume the package's inventory). Past it: 429 `rate_limited` with `Retry-After` (when the oldest of the hour's refunds leaves it); nothing is changed and an `Idempotency-Key` sent with it is not used up. Replays and retries of a refund under way are not counted again.
          */
         post: operations["refundOrder"];
         delete?: never;
