@@ -202,7 +202,7 @@ test("a refused ConfirmOrder takes the allocated profile back (CancelOrder witho
   const refused = await orderProfile(deps, "ord_es2_confirm_refused", package_id);
   assert.equal(refused.kind, "refused", JSON.stringify(refused));
   assert.match(refused.kind === "refused" ? refused.reason : "", /8\.2\.6\/3\.3/);
-  assert.equal((await smdp.profile(iccid))?.state, "AVAILABLE");
+  assert.equal((await smdp.profile(iccid))?.state, "UNAVAILABLE");
 });
 
 test("a refused ConfirmOrder whose CancelOrder answer was lost stays refused: the cancelled profile is never released", async () => {
@@ -230,12 +230,12 @@ test("a refused ConfirmOrder whose CancelOrder answer was lost stays refused: th
   } finally {
     await smdp.control({ drop_share: 0, functions: [] });
   }
-  assert.equal((await smdp.profile(iccid))?.state, "AVAILABLE", "the SM-DP+ cancelled it, back to its pool");
+  assert.equal((await smdp.profile(iccid))?.state, "UNAVAILABLE", "the SM-DP+ cancelled it");
   // Asked again (a retry, the resolver): the refusal is finished, not a cancelled profile sold.
   const again = await orderProfile(deps, "ord_es2_withdraw_lost", package_id);
   assert.equal(again.kind, "refused", JSON.stringify(again));
   assert.match(again.kind === "refused" ? again.reason : "", /8\.2\.6\/3\.3/);
-  assert.equal((await smdp.profile(iccid))?.state, "AVAILABLE");
+  assert.equal((await smdp.profile(iccid))?.state, "UNAVAILABLE");
 });
 
 test("an ICCID the SM-DP+ does not know is a definite refusal (8.2.1/3.9), remembered for the reference", async () => {
@@ -364,6 +364,52 @@ test("our CancelOrder done but its answer lost, the repeat's 3.5 is held; the op
     kind: "refused",
     reason: "esim_installed",
   });
+});
+
+/** Another requester of the SM-DP+ takes a profile from its pool and releases it under its own code. */
+async function reallocated(iccid: string, matching_id: string): Promise<void> {
+  assert.equal((await deps.client.call("downloadOrder", { iccid })).kind, "executed");
+  const confirmed = await deps.client.call("confirmOrder", {
+    iccid,
+    releaseFlag: true,
+    matchingId: matching_id,
+  });
+  assert.equal(confirmed.kind, "executed");
+}
+
+test("our refund's CancelOrder returned the profile to the pool, answer lost, and the SM-DP+ gave it out anew: the repeat's 3.10 is our cancel done", async () => {
+  const {
+    iccids: [iccid],
+    package_id,
+  } = await stock(1);
+  await provisioned("ord_es2_cancel_reissued", package_id);
+  await cancelWithAnswerLost("ord_es2_cancel_reissued", iccid!);
+  await reallocated(iccid!, "OTHER-REQUESTER-00001");
+  const request = { reference: "ord_es2_cancel_reissued", iccid: iccid! };
+  assert.deepEqual(await cancelProfileOrder(deps, request), { kind: "ok" });
+  assert.equal((await smdp.profile(iccid!))?.matching_id, "OTHER-REQUESTER-00001", "theirs, untouched");
+});
+
+test("a declined plan's released profile, withdrawn to the pool with its answer lost and given out anew: withdrawn, the new holder's order untouched", async () => {
+  const {
+    iccids: [iccid],
+  } = await stock(1, { package_id: "PKG-DECLINE-REISSUED" });
+  const carrier = composedCarrier();
+  const declined = {
+    ...provisionRequest("ord_es2_declined_reissued", "PKG-DECLINE-REISSUED", "decline@carrier.test"),
+  };
+  await smdp.control({ drop_share: 1, functions: ["cancelOrder"] });
+  try {
+    assert.equal((await carrier.provisionProfile(declined)).kind, "unavailable");
+  } finally {
+    await smdp.control({ drop_share: 0, functions: [] });
+  }
+  assert.equal((await smdp.profile(iccid!))?.state, "AVAILABLE", "returned to the pool, not retired");
+  await reallocated(iccid!, "OTHER-REQUESTER-00002");
+  // A cancel without a matching ID (the ConfirmOrder-refused fallback) would take their order.
+  assert.equal((await carrier.provisionProfile(declined)).kind, "refused");
+  const theirs = await smdp.profile(iccid!);
+  assert.deepEqual([theirs?.state, theirs?.matching_id], ["RELEASED", "OTHER-REQUESTER-00002"]);
 });
 
 test("the composed carrier attaches the plan at the bundle system to the SM-DP+'s ICCID", async () => {

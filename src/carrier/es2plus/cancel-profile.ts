@@ -7,6 +7,8 @@
 // Idempotent by our reference: a cancel whose answer was lost is asked again. Its answer then may be
 // "8.2.1/3.5 invalid transition", which ES2+ v2 gives both for "already cancelled" (by our lost
 // call) and for "downloaded" (the traveller took it meanwhile); the code cannot tell them apart:
+//   - 8.2.6/3.10 (another matching ID) to a repeat: our lost cancel returned the profile to the
+//     pool and the SM-DP+ gave it out anew -> cancelled;
 //   - 3.5 to a first cancel (none of ours in flight): the profile left the pool -> refused
 //     (esim_installed);
 //   - 3.5 to a repeat, and the SM-DP+ told us of a download (HandleDownloadProgressInfo 3, 4, 5) ->
@@ -58,6 +60,13 @@ export async function cancelProfileOrder(deps: Es2PlusDeps, request: CancelReque
   }
   if (answer.retryable) {
     return { kind: "unavailable", reason: `SM-DP+ CancelOrder: ${describeStatus(answer.status)}` };
+  }
+  if (asked_before && isStatus(answer.status.statusCodeData, STATUS.matchingIdMismatch)) {
+    // Our profile was released under our matching ID; only a CancelOrder to Available clears it, and
+    // the SM-DP+ has given the profile out anew since: our lost cancel went through, and the code
+    // the partner holds is dead (a downloaded profile is never given out again).
+    await markCancelled(deps.pool, intent.reference);
+    return { kind: "ok" };
   }
   if (isStatus(answer.status.statusCodeData, STATUS.invalidTransition)) {
     if (asked_before && !(await wasDownloaded(deps.pool, intent.iccid))) {
