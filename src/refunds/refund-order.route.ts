@@ -35,7 +35,7 @@ const DESCRIPTION = [
     "`idempotency_key_reused`; while the first is running: 409 `request_in_progress`. 503 " +
     "`carrier_unavailable` is not stored: the refund stays under way, finished by a retry or on its own.",
   "**Never credited on an ambiguous carrier answer.** With profiles from an SM-DP+ (ES2+), CancelOrder's " +
-    "refusal 8.2.1/3.5 means \"already cancelled\" or \"downloaded\". When the service's earlier CancelOrder " +
+    'refusal 8.2.1/3.5 means "already cancelled" or "downloaded". When the service\'s earlier CancelOrder ' +
     "got no answer and no download notification has arrived, the refund is held: it stays under way (the " +
     "order `completed`, nothing credited; a retry gets 503 `carrier_unavailable`, or 409 " +
     "`request_in_progress` while the refund sweep waits to look again) until a download " +
