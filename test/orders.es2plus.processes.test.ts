@@ -438,7 +438,7 @@ test("buy-then-refund: each refund returns its profile to the SM-DP+'s pool; pas
   assert.equal((await refund(other.partner.api_key, other.order_id)).status, 200);
 });
 
-test("low profile inventory is reported: a gauge per package, a warning log line, the operator console", async () => {
+test("low profile inventory is reported: a gauge per package, a warning log line, the operator console, the CLI", async () => {
   const text = await metricsText();
   const free = text.match(
     /^esim_profile_inventory_free\{external_package_id="CARRIER-FR-1GB-7D",profile_type="FR_1GB"\} (\d+)/m,
@@ -461,4 +461,15 @@ test("low profile inventory is reported: a gauge per package, a warning log line
   assert.match(page, /Profile inventory/);
   assert.match(page, /CARRIER-FR-1GB-7D<\/td><td>FR_1GB<\/td>\s*<td class="num">50<\/td>/);
   assert.match(page, /status failed">low</);
+  assert.match(page, /<h2>Refunds held<\/h2>/);
+  const cli = await runCli(["profiles", "inventory", "--json"], {
+    ...world.env,
+    ...es2plusEnv,
+    APP_ENV: "sandbox",
+  });
+  assert.equal(cli.code, 0, cli.stderr);
+  const row = JSON.parse(cli.stdout).data.find(
+    (r: { external_package_id: string }) => r.external_package_id === "CARRIER-FR-1GB-7D",
+  );
+  assert.deepEqual([row.free, row.low], [Number(free[1]), true]);
 });
