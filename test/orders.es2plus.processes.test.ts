@@ -433,6 +433,11 @@ test("buy-then-refund: each refund returns its profile to the SM-DP+'s pool; pas
     last!.order_id,
   ]);
   assert.equal(intents.rows.length, 0);
+  const keys = await world.database.pool.query(
+    "select 1 from idempotency_keys where partner_id = $1 and idempotency_key = 'over-the-bound-1'",
+    [partner.partner_id],
+  );
+  assert.equal(keys.rows.length, 0, "the Idempotency-Key is not used up");
   // Another partner is not held back by this one's refunds.
   const other = await boughtEsim();
   assert.equal((await refund(other.partner.api_key, other.order_id)).status, 200);

@@ -9,8 +9,8 @@
 // call) and for "downloaded" (the traveller took it meanwhile); the code cannot tell them apart:
 //   - 8.2.6/3.10 (another matching ID) to a repeat: our lost cancel returned the profile to the
 //     pool and the SM-DP+ gave it out anew -> cancelled;
-//   - 3.5 to a first cancel (none of ours in flight): the profile left the pool -> refused
-//     (esim_installed);
+//   - 3.5 to a first cancel (none of ours in flight): the profile is past RELEASED, on a device ->
+//     refused (esim_installed);
 //   - 3.5 to a repeat, and the SM-DP+ told us of a download (HandleDownloadProgressInfo 3, 4, 5) ->
 //     refused (esim_installed);
 //   - 3.5 to a repeat and no download notification: ambiguous. Never read as "cancelled" (a slow
