@@ -313,6 +313,13 @@ async function refundWithCancelAnswerLost(key: string, order_id: string) {
   }
 }
 
+function settleByAdmin(order_id: string, outcome: "cancelled" | "installed") {
+  return call(service.url, "POST", `/admin/orders/${order_id}/refund/settle`, {
+    key: world.env.ADMIN_TOKEN,
+    body: { outcome },
+  });
+}
+
 async function metricsText(): Promise<string> {
   return (await fetch(`${service.url}/metrics`)).text();
 }
@@ -363,6 +370,13 @@ test("downloaded while our CancelOrder's answer was lost, the retry's 3.5 before
   assert.equal(await balance(service.url, partner.api_key), after_purchase);
   assert.match(await metricsText(), /^esim_refunds_held [1-9]/m);
   await notify(iccid, [3]);
+  // An operator's "cancelled" now contradicts the SM-DP+'s download notification: refused.
+  const contradicted = await settleByAdmin(order_id, "cancelled");
+  assert.equal(contradicted.status, 409, JSON.stringify(contradicted.body));
+  assert.deepEqual(
+    [contradicted.body.code, contradicted.body.reason],
+    ["refund_not_allowed", "esim_installed"],
+  );
   await waitFor("the held refund to be refused", async () => {
     const answer = await refund(partner.api_key, order_id);
     return answer.status === 409 && answer.body.reason === "esim_installed";
@@ -398,6 +412,10 @@ test("our CancelOrder done but its answer lost: the retry's 3.5 holds the refund
   assert.equal(await balance(service.url, partner.api_key), 100_00, "credited exactly once");
   const twice = await runCli(["refunds", "settle", order_id, "--cancelled", "--json"], env);
   assert.equal(twice.code, 1, "nothing held any more");
+  const by_admin = await settleByAdmin(order_id, "cancelled");
+  assert.equal(by_admin.status, 404, JSON.stringify(by_admin.body));
+  assert.equal(by_admin.body.code, "order_not_found");
+  assert.equal(await balance(service.url, partner.api_key), 100_00);
 });
 
 test("buy-then-refund: each refund returns its profile to the SM-DP+'s pool; past REFUNDS_PER_PARTNER_PER_HOUR a refund is 429 and changes nothing", async () => {

@@ -23,7 +23,7 @@ import { eventRoutes } from "../events/routes.ts";
 import { pendingOrderIds, pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
-import { refundRoutes } from "../refunds/routes.ts";
+import { refundAdminRoutes, refundRoutes } from "../refunds/routes.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App, AuthenticatedPartner } from "../shared/http-types.ts";
@@ -74,7 +74,12 @@ const PARTNER_ROUTES: DomainRoutes[] = [
 ];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
-const ADMIN_ROUTES: DomainRoutes[] = [partnerAdminRoutes, walletAdminRoutes, catalogAdminRoutes];
+const ADMIN_ROUTES: DomainRoutes[] = [
+  partnerAdminRoutes,
+  walletAdminRoutes,
+  catalogAdminRoutes,
+  refundAdminRoutes,
+];
 
 export type BuiltApp = {
   app: App;

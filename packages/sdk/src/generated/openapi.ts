@@ -606,6 +606,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/orders/{orderID}/refund/settle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Settle a refund held on an ambiguous CancelOrder
+         * @description A refund whose CancelOrder the SM-DP+ answered 8.2.1/3.5 after the service's earlier CancelOrder got no answer, with no download notification, is held: nothing is credited until this verdict or a download notification. Ask the SM-DP+'s operator what became of the ICCID first. `cancelled`: the refund finishes now (credited once), unless the SM-DP+ has meanwhile notified a download (409 `refund_not_allowed`, `esim_installed`). `installed`: CancelOrder is asked afresh and its refusal refuses the refund. `outcome` `recorded`: a retry or the refund sweep was driving it at that moment and finishes it. 404 `order_not_found`: no such order, or none of its refunds is held.
+         */
+        post: operations["adminSettleHeldRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "order.completed": {
@@ -10305,6 +10325,299 @@ export interface operations {
                 };
             };
             /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    adminSettleHeldRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orderID: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the SM-DP+'s operator reports of the profile. */
+                    outcome: "cancelled" | "installed";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        order_id: string;
+                        outcome: "refunded" | "refused" | "recorded";
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `not_found`, `order_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `refund_not_allowed`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time; nothing was done, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
