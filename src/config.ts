@@ -68,6 +68,10 @@ export type Config = {
   refund_window_days: number;
   /** How often each worker sweeps refunds whose driver died or whose carrier did not answer. */
   refund_sweep_interval_ms: number;
+  /** Refunds one partner may start per rolling hour; past it 429 `rate_limited` (refund-budget.ts). */
+  refunds_per_partner_per_hour: number;
+  /** An ES2+ package whose free ICCIDs fall below this is reported low (metric, warn log, console). */
+  profile_inventory_low_threshold: number;
   /** How long a pending order waits before the resolver asks the carrier about it. */
   resolve_after_ms: number;
   /** A pending order this old is flagged for the operator to settle (`orders settle`). */
@@ -302,6 +306,8 @@ function readLimits(env: Env) {
     idempotency_ttl_hours: integer(env, "IDEMPOTENCY_TTL_HOURS", 24, 24, 24 * 30),
     refund_window_days: integer(env, "REFUND_WINDOW_DAYS", 30, 0, 3650),
     refund_sweep_interval_ms: integer(env, "REFUND_SWEEP_INTERVAL_MS", 2_000, 100, 600_000),
+    refunds_per_partner_per_hour: integer(env, "REFUNDS_PER_PARTNER_PER_HOUR", 30, 1, 100_000),
+    profile_inventory_low_threshold: integer(env, "PROFILE_INVENTORY_LOW_THRESHOLD", 100, 0, 10_000_000),
     resolve_after_ms: integer(env, "RESOLVE_AFTER_MS", 30_000, 100, 3_600_000),
     worker_concurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 64),
     email_concurrency: integer(env, "EMAIL_CONCURRENCY", 48, 1, 256),

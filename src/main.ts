@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { type Logger, pino } from "pino";
+import { startInventoryWatch } from "./carrier/es2plus/inventory-alerts.ts";
 import { type StartedCarrier, startCarrier } from "./carrier/start-carrier.ts";
 import { catalogChanged } from "./catalog/catalog-cache.ts";
 import { seedDefaultCatalogIfEmpty } from "./catalog/seed-catalog.ts";
@@ -153,6 +154,10 @@ async function startBackground(ctx: AppContext, log: Logger, closers: Closers): 
   closers.push({ name: "stale job sweeper", ...startStaleJobSweeper(ctx, log) });
   closers.push({ name: "eSIM sync", ...startEsimSync(ctx, log) });
   closers.push({ name: "refund sweep", ...startRefundSweep(ctx, log) });
+  if (config.carrier_profiles === "es2plus") {
+    const threshold = config.profile_inventory_low_threshold;
+    closers.push({ name: "profile inventory watch", ...startInventoryWatch(ctx.pool, threshold, log) });
+  }
 }
 
 /** The HTTP application, its cache invalidations, and the listening socket. */

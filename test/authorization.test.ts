@@ -650,6 +650,20 @@ const ADMIN_ROWS: AdminRow[] = [
     right_token: { status: 201 },
     disabled: NOT_FOUND,
   },
+  {
+    // No refund of this order is held (orders.es2plus.processes.test.ts settles held ones).
+    operation: "POST /admin/orders/{orderID}/refund/settle",
+    request: async () => ({
+      method: "POST",
+      url: "/admin/orders/ord_AAAAAAAAAAAAAAAAAAAAAA/refund/settle",
+      payload: { outcome: "cancelled" },
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 404, code: "order_not_found" },
+    disabled: NOT_FOUND,
+  },
 ];
 
 test("the operator table covers every /admin operation of the OpenAPI document", () => {

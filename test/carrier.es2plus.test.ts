@@ -4,13 +4,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ProvisionRequest } from "../src/carrier/carrier.ts";
-import { cancelProfileOrder } from "../src/carrier/es2plus/cancel-profile.ts";
+import { AMBIGUOUS_CANCEL, cancelProfileOrder } from "../src/carrier/es2plus/cancel-profile.ts";
 import { composeCarrier } from "../src/carrier/es2plus/compose.ts";
 import { Es2PlusCarrier } from "../src/carrier/es2plus/es2plus-carrier.ts";
 import { Es2PlusClient } from "../src/carrier/es2plus/es2plus-client.ts";
 import { iccidRange } from "../src/carrier/es2plus/iccid-range.ts";
 import { importInventory } from "../src/carrier/es2plus/import-inventory.ts";
 import { type Es2PlusDeps, orderProfile } from "../src/carrier/es2plus/order-profile.ts";
+import { heldCancels } from "../src/carrier/es2plus/settle-cancel.ts";
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { luhnCheckDigit } from "../src/carrier/luhn.ts";
 import type { Config } from "../src/config.ts";
@@ -250,7 +251,7 @@ test("an empty inventory is a refusal before any call", async () => {
   assert.equal(outcome.kind, "refused");
 });
 
-test("CancelOrder cancels a released profile (idempotent) and is refused once the profile was downloaded", async () => {
+test("CancelOrder cancels a released profile back to the SM-DP+'s pool (idempotent) and is refused once the profile was downloaded", async () => {
   const {
     iccids: [iccid, other],
     package_id,
@@ -259,7 +260,10 @@ test("CancelOrder cancels a released profile (idempotent) and is refused once th
   assert.deepEqual(await cancelProfileOrder(deps, { reference: "ord_es2_cancel", iccid: iccid! }), {
     kind: "ok",
   });
-  assert.equal((await smdp.profile(iccid!))?.state, "UNAVAILABLE");
+  // Available (SGP.22 5.3.4): never downloaded, so not burnt; the matching ID we sold is dead.
+  const returned = await smdp.profile(iccid!);
+  assert.equal(returned?.state, "AVAILABLE");
+  assert.equal(returned?.matching_id, null);
   assert.deepEqual(await cancelProfileOrder(deps, { reference: "ord_es2_cancel", iccid: iccid! }), {
     kind: "ok",
   });
@@ -278,6 +282,134 @@ test("CancelOrder cancels a released profile (idempotent) and is refused once th
     kind: "refused",
     reason: "esim_installed",
   });
+});
+
+/** What the SM-DP+'s HandleDownloadProgressInfo receiver (receive-download-progress.ts) stores. */
+async function downloadNotified(iccid: string): Promise<void> {
+  await database.pool.query(
+    `insert into smdp_notifications (iccid, notification_point_id, status, occurred_at)
+     values ($1, 3, 'Executed-Success', now())`,
+    [iccid],
+  );
+}
+
+async function cancelWithAnswerLost(reference: string, iccid: string) {
+  await smdp.control({ drop_share: 1, functions: ["cancelOrder"] });
+  try {
+    const lost = await cancelProfileOrder(deps, { reference, iccid });
+    assert.equal(lost.kind, "unavailable", JSON.stringify(lost));
+  } finally {
+    await smdp.control({ drop_share: 0, functions: [] });
+  }
+}
+
+test("downloaded, then our CancelOrder's 3.5 lost, then the repeat's 3.5 before any notification: held, never ok; the late notification refuses it", async () => {
+  const {
+    iccids: [iccid],
+    package_id,
+  } = await stock(1);
+  await provisioned("ord_es2_held_downloaded", package_id);
+  // The traveller downloads it; the SM-DP+'s notification is late (none is delivered in this file).
+  assert.equal((await smdp.event(iccid!, "download")).status, 200);
+  await cancelWithAnswerLost("ord_es2_held_downloaded", iccid!);
+  const request = { reference: "ord_es2_held_downloaded", iccid: iccid! };
+  // ES2+ v2's 3.5 is "already cancelled" or "downloaded": read as ours, this credited the refund.
+  const repeat = await cancelProfileOrder(deps, request);
+  assert.deepEqual(repeat, { kind: "unavailable", reason: AMBIGUOUS_CANCEL });
+  assert.deepEqual(await cancelProfileOrder(deps, request), repeat, "still held: silence never settles it");
+  assert.deepEqual(
+    (await heldCancels(database.pool, 1_000)).map((h) => h.reference).filter((r) => r === request.reference),
+    [request.reference],
+  );
+  await downloadNotified(iccid!);
+  assert.deepEqual(await cancelProfileOrder(deps, request), { kind: "refused", reason: "esim_installed" });
+  assert.equal((await smdp.profile(iccid!))?.state, "DOWNLOADED");
+  assert.equal(
+    (await heldCancels(database.pool, 1_000)).some((h) => h.reference === request.reference),
+    false,
+  );
+});
+
+test("our CancelOrder done but its answer lost, the repeat's 3.5 is held; the operator's 'cancelled' settles it ok, a download notification outranks it", async () => {
+  const {
+    iccids: [iccid, other],
+    package_id,
+  } = await stock(2);
+  await provisioned("ord_es2_held_cancelled", package_id);
+  await cancelWithAnswerLost("ord_es2_held_cancelled", iccid!);
+  assert.equal((await smdp.profile(iccid!))?.state, "AVAILABLE", "the SM-DP+ did cancel it");
+  const request = { reference: "ord_es2_held_cancelled", iccid: iccid! };
+  assert.deepEqual(await cancelProfileOrder(deps, request), {
+    kind: "unavailable",
+    reason: AMBIGUOUS_CANCEL,
+  });
+  const carrier = composedCarrier();
+  assert.equal(
+    await carrier.settleHeldCancel({ ...request, reference: "ord_es2_nothing" }, "cancelled"),
+    "not_held",
+  );
+  assert.equal(await carrier.settleHeldCancel(request, "cancelled"), "settled");
+  assert.deepEqual(await cancelProfileOrder(deps, request), { kind: "ok" });
+  assert.equal(await carrier.settleHeldCancel(request, "cancelled"), "not_held", "settled once");
+
+  // Held likewise, but the SM-DP+ reported a download meanwhile: "cancelled" is not recorded.
+  await provisioned("ord_es2_held_contradicted", package_id);
+  assert.equal((await smdp.event(other!, "download")).status, 200);
+  const contradicted = { reference: "ord_es2_held_contradicted", iccid: other! };
+  await cancelWithAnswerLost(contradicted.reference, other!);
+  assert.equal((await cancelProfileOrder(deps, contradicted)).kind, "unavailable");
+  await downloadNotified(other!);
+  assert.equal(await carrier.settleHeldCancel(contradicted, "cancelled"), "downloaded");
+  assert.deepEqual(await cancelProfileOrder(deps, contradicted), {
+    kind: "refused",
+    reason: "esim_installed",
+  });
+});
+
+/** Another requester of the SM-DP+ takes a profile from its pool and releases it under its own code. */
+async function reallocated(iccid: string, matching_id: string): Promise<void> {
+  assert.equal((await deps.client.call("downloadOrder", { iccid })).kind, "executed");
+  const confirmed = await deps.client.call("confirmOrder", {
+    iccid,
+    releaseFlag: true,
+    matchingId: matching_id,
+  });
+  assert.equal(confirmed.kind, "executed");
+}
+
+test("our refund's CancelOrder returned the profile to the pool, answer lost, and the SM-DP+ gave it out anew: the repeat's 3.10 is our cancel done", async () => {
+  const {
+    iccids: [iccid],
+    package_id,
+  } = await stock(1);
+  await provisioned("ord_es2_cancel_reissued", package_id);
+  await cancelWithAnswerLost("ord_es2_cancel_reissued", iccid!);
+  await reallocated(iccid!, "OTHER-REQUESTER-00001");
+  const request = { reference: "ord_es2_cancel_reissued", iccid: iccid! };
+  assert.deepEqual(await cancelProfileOrder(deps, request), { kind: "ok" });
+  assert.equal((await smdp.profile(iccid!))?.matching_id, "OTHER-REQUESTER-00001", "theirs, untouched");
+});
+
+test("a declined plan's released profile, withdrawn to the pool with its answer lost and given out anew: withdrawn, the new holder's order untouched", async () => {
+  const {
+    iccids: [iccid],
+  } = await stock(1, { package_id: "PKG-DECLINE-REISSUED" });
+  const carrier = composedCarrier();
+  const declined = {
+    ...provisionRequest("ord_es2_declined_reissued", "PKG-DECLINE-REISSUED", "decline@carrier.test"),
+  };
+  await smdp.control({ drop_share: 1, functions: ["cancelOrder"] });
+  try {
+    assert.equal((await carrier.provisionProfile(declined)).kind, "unavailable");
+  } finally {
+    await smdp.control({ drop_share: 0, functions: [] });
+  }
+  assert.equal((await smdp.profile(iccid!))?.state, "AVAILABLE", "returned to the pool, not retired");
+  await reallocated(iccid!, "OTHER-REQUESTER-00002");
+  // A cancel without a matching ID (the ConfirmOrder-refused fallback) would take their order.
+  assert.equal((await carrier.provisionProfile(declined)).kind, "refused");
+  const theirs = await smdp.profile(iccid!);
+  assert.deepEqual([theirs?.state, theirs?.matching_id], ["RELEASED", "OTHER-REQUESTER-00002"]);
 });
 
 test("the composed carrier attaches the plan at the bundle system to the SM-DP+'s ICCID", async () => {
@@ -315,7 +447,7 @@ test("the composed carrier attaches the plan at the bundle system to the SM-DP+'
   assert.equal((await carrier.lookUpOutcome("ord_es2_declined")).kind, "unavailable");
   const refused = await carrier.provisionProfile(declined_request);
   assert.equal(refused.kind, "refused");
-  assert.equal((await smdp.profile(declined!))?.state, "UNAVAILABLE");
+  assert.equal((await smdp.profile(declined!))?.state, "AVAILABLE");
   assert.equal((await carrier.lookUpOutcome("ord_es2_declined")).kind, "refused");
   // Released at the SM-DP+ but no plan attached yet: an operator settling it must not hear "never provisioned".
   const { package_id: halfway } = await stock(1);

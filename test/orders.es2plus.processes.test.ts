@@ -14,12 +14,13 @@ import { test } from "node:test";
 import { iccidRange } from "../src/carrier/es2plus/iccid-range.ts";
 import { importInventory } from "../src/carrier/es2plus/import-inventory.ts";
 import { luhnCheckDigit } from "../src/carrier/luhn.ts";
+import { runCli } from "./support/cli.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { request } from "./support/http.ts";
 import { startServiceProcess } from "./support/service.ts";
 import { REQUESTER_ID, SMDP_ADDRESS, startSmdpProcess } from "./support/smdp.ts";
 import { makeCertificates } from "./support/tls.ts";
-import { call, createWorld, newCart, newPartner, submit, waitFor } from "./support/world.ts";
+import { balance, call, createWorld, newCart, newPartner, submit, waitFor } from "./support/world.ts";
 
 const PROFILE_TYPE = "FR_1GB";
 const payload = "894450000000100000";
@@ -39,6 +40,9 @@ const es2plusEnv = {
   ES2PLUS_CA_FILE: certs.ca_file,
   ES2PLUS_SMDP_ADDRESS: SMDP_ADDRESS,
   ES2PLUS_CALLBACK_TOKEN: CALLBACK_TOKEN,
+  // The buy-then-refund loop below meets the bound after a few cycles; the 50 ICCIDs are "low".
+  REFUNDS_PER_PARTNER_PER_HOUR: "3",
+  PROFILE_INVENTORY_LOW_THRESHOLD: "1000",
 };
 await smdp.load(PROFILE_TYPE, FIRST_ICCID, 50);
 await importInventory(world.database.pool, {
@@ -313,4 +317,240 @@ test("the sandbox's built-in SM-DP+ (CARRIER_PROFILES=es2plus, no CARRIER_URL): 
     await sandbox.stop();
     await rm(data_dir, { recursive: true, force: true });
   }
+});
+
+// Issue 30: refunds of ES2+ profiles under faults. CancelOrder's 8.2.1/3.5 is "already cancelled"
+// or "downloaded"; after our own CancelOrder's answer is lost, a repeat's 3.5 proves neither.
+
+/** A partner with one completed eSIM order; the SM-DP+'s notifications are off until `notify`. */
+async function boughtEsim() {
+  const partner = await newPartner(service.url, 100_00);
+  const cart = await newCart(service.url, partner.api_key);
+  const answer = await submit(service.url, partner.api_key, cart.cart_key);
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  const after_purchase = await balance(service.url, partner.api_key);
+  return {
+    partner,
+    order_id: answer.body.orderID as string,
+    iccid: answer.body.purchases[0].iccid as string,
+    after_purchase,
+  };
+}
+
+function refund(key: string, order_id: string) {
+  return call(service.url, "POST", `/v1/orders/${order_id}/refund`, { key });
+}
+
+/** The SM-DP+'s HandleDownloadProgressInfo, as it sends it (late: after the refund's CancelOrders). */
+async function notify(iccid: string, points: number[]) {
+  for (const point of points) {
+    const answer = await request(service.url, "POST", CALLBACK_PATH, {
+      key: CALLBACK_TOKEN,
+      body: {
+        header: { functionRequesterIdentifier: "smdp", functionCallIdentifier: `late-${iccid}-${point}` },
+        iccid: `${iccid}F`,
+        profileType: PROFILE_TYPE,
+        timestamp: new Date().toISOString(),
+        notificationPointId: point,
+        notificationPointStatus: { status: "Executed-Success" },
+      },
+    });
+    assert.equal(answer.status, 204);
+  }
+}
+
+/** Our first CancelOrder's answer is lost (`drop_share`: done, or refused, then the connection dropped). */
+async function refundWithCancelAnswerLost(key: string, order_id: string) {
+  await smdp.control({ drop_share: 1, functions: ["cancelOrder"] });
+  try {
+    const first = await refund(key, order_id);
+    assert.equal(first.status, 503, JSON.stringify(first.body));
+    assert.equal(first.body.code, "carrier_unavailable");
+  } finally {
+    await smdp.control({ drop_share: 0, functions: [] });
+  }
+}
+
+function settleByAdmin(order_id: string, outcome: "cancelled" | "installed") {
+  return call(service.url, "POST", `/admin/orders/${order_id}/refund/settle`, {
+    key: world.env.ADMIN_TOKEN,
+    body: { outcome },
+  });
+}
+
+async function metricsText(): Promise<string> {
+  return (await fetch(`${service.url}/metrics`)).text();
+}
+
+async function orderStatus(order_id: string): Promise<string> {
+  const row = await world.database.pool.query("select status from orders where order_id = $1", [order_id]);
+  return row.rows[0].status as string;
+}
+
+test("a lost CancelOrder answer, then a download notification, then the retry's 3.5: refused esim_installed, nothing credited", async () => {
+  const { partner, order_id, iccid, after_purchase } = await boughtEsim();
+  // The first CancelOrder never reaches the SM-DP+ (HTTP 500, nothing done); the traveller downloads.
+  await smdp.control({ fail_share: 1, functions: ["cancelOrder"] });
+  try {
+    assert.equal((await refund(partner.api_key, order_id)).status, 503);
+  } finally {
+    await smdp.control({ fail_share: 0, functions: [] });
+  }
+  assert.equal((await smdp.event(iccid, "download")).status, 200);
+  await waitFor("the download notification", async () => {
+    const rows = await world.database.pool.query(
+      "select 1 from smdp_notifications where iccid = $1 and notification_point_id = 3",
+      [iccid],
+    );
+    return rows.rows.length === 1;
+  });
+  const retry = await refund(partner.api_key, order_id);
+  assert.equal(retry.status, 409, JSON.stringify(retry.body));
+  assert.equal(retry.body.reason, "esim_installed");
+  assert.equal(await orderStatus(order_id), "completed");
+  assert.equal(await balance(service.url, partner.api_key), after_purchase);
+});
+
+test("downloaded while our CancelOrder's answer was lost, the retry's 3.5 before any notification holds the refund (no credit); the late notification refuses it", async () => {
+  const { partner, order_id, iccid, after_purchase } = await boughtEsim();
+  await smdp.control({ callback_url: null });
+  try {
+    assert.equal((await smdp.event(iccid, "download")).status, 200);
+  } finally {
+    await smdp.control({ callback_url: `${service.url}${CALLBACK_PATH}` });
+  }
+  await refundWithCancelAnswerLost(partner.api_key, order_id);
+  // Read as "our cancel went through", this credited the wallet for a profile on the phone.
+  const retry = await refund(partner.api_key, order_id);
+  assert.equal(retry.status, 503, JSON.stringify(retry.body));
+  assert.equal(retry.body.code, "carrier_unavailable");
+  assert.equal(await orderStatus(order_id), "completed");
+  assert.equal(await balance(service.url, partner.api_key), after_purchase);
+  assert.match(await metricsText(), /^esim_refunds_held [1-9]/m);
+  await notify(iccid, [3]);
+  // An operator's "cancelled" now contradicts the SM-DP+'s download notification: refused.
+  const contradicted = await settleByAdmin(order_id, "cancelled");
+  assert.equal(contradicted.status, 409, JSON.stringify(contradicted.body));
+  assert.deepEqual(
+    [contradicted.body.code, contradicted.body.reason],
+    ["refund_not_allowed", "esim_installed"],
+  );
+  await waitFor("the held refund to be refused", async () => {
+    const answer = await refund(partner.api_key, order_id);
+    return answer.status === 409 && answer.body.reason === "esim_installed";
+  });
+  assert.equal(await orderStatus(order_id), "completed");
+  assert.equal(await balance(service.url, partner.api_key), after_purchase);
+});
+
+test("our CancelOrder done but its answer lost: the retry's 3.5 holds the refund, the sweep never credits it, the operator's settle credits it once", async () => {
+  const { partner, order_id, iccid, after_purchase } = await boughtEsim();
+  await refundWithCancelAnswerLost(partner.api_key, order_id);
+  assert.equal((await smdp.profile(iccid))?.state, "AVAILABLE", "the SM-DP+ cancelled it");
+  assert.equal((await refund(partner.api_key, order_id)).status, 503);
+  // The sweep drives the held refund again and again: silence credits nothing.
+  await waitFor("more attempts of the sweep", async () => {
+    const row = await world.database.pool.query("select attempts from order_refunds where order_id = $1", [
+      order_id,
+    ]);
+    return row.rows[0].attempts >= 3;
+  });
+  assert.equal(await orderStatus(order_id), "completed");
+  assert.equal(await balance(service.url, partner.api_key), after_purchase);
+  const env = { ...world.env, ...es2plusEnv, APP_ENV: "sandbox" };
+  const held = await runCli(["refunds", "held", "--json"], env);
+  assert.equal(held.code, 0, held.stderr);
+  assert.ok(JSON.parse(held.stdout).data.some((row: { order_id: string }) => row.order_id === order_id));
+  const settled = await runCli(["refunds", "settle", order_id, "--cancelled", "--json"], env);
+  assert.equal(settled.code, 0, settled.stderr);
+  await waitFor("the refund", async () => (await orderStatus(order_id)) === "refunded");
+  const again = await refund(partner.api_key, order_id);
+  assert.equal(again.status, 200);
+  assert.equal(again.body.status, "refunded");
+  assert.equal(await balance(service.url, partner.api_key), 100_00, "credited exactly once");
+  const twice = await runCli(["refunds", "settle", order_id, "--cancelled", "--json"], env);
+  assert.equal(twice.code, 1, "nothing held any more");
+  const by_admin = await settleByAdmin(order_id, "cancelled");
+  assert.equal(by_admin.status, 404, JSON.stringify(by_admin.body));
+  assert.equal(by_admin.body.code, "order_not_found");
+  assert.equal(await balance(service.url, partner.api_key), 100_00);
+});
+
+test("buy-then-refund: each refund returns its profile to the SM-DP+'s pool; past REFUNDS_PER_PARTNER_PER_HOUR a refund is 429 and changes nothing", async () => {
+  const partner = await newPartner(service.url, 100_00);
+  const returned: string[] = [];
+  let last: { order_id: string; iccid: string } | null = null;
+  for (let cycle = 0; cycle < 4; cycle++) {
+    const cart = await newCart(service.url, partner.api_key);
+    const bought = await submit(service.url, partner.api_key, cart.cart_key);
+    assert.equal(bought.status, 200, JSON.stringify(bought.body));
+    last = { order_id: bought.body.orderID, iccid: bought.body.purchases[0].iccid };
+    if (cycle === 3) break;
+    const refunded = await refund(partner.api_key, last.order_id);
+    assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
+    returned.push(last.iccid);
+  }
+  for (const iccid of returned) {
+    const profile = await smdp.profile(iccid);
+    assert.deepEqual([profile?.state, profile?.matching_id], ["AVAILABLE", null], "not burnt, code dead");
+  }
+  const before = await balance(service.url, partner.api_key);
+  const over = await call(service.url, "POST", `/v1/orders/${last!.order_id}/refund`, {
+    key: partner.api_key,
+    headers: { "idempotency-key": "over-the-bound-1" },
+  });
+  assert.equal(over.status, 429, JSON.stringify(over.body));
+  assert.equal(over.body.code, "rate_limited");
+  assert.ok(Number(over.headers.get("retry-after")) >= 1);
+  assert.equal(await orderStatus(last!.order_id), "completed");
+  assert.equal(await balance(service.url, partner.api_key), before);
+  assert.equal((await smdp.profile(last!.iccid))?.state, "RELEASED", "the carrier was not asked");
+  const intents = await world.database.pool.query("select 1 from order_refunds where order_id = $1", [
+    last!.order_id,
+  ]);
+  assert.equal(intents.rows.length, 0);
+  const keys = await world.database.pool.query(
+    "select 1 from idempotency_keys where partner_id = $1 and idempotency_key = 'over-the-bound-1'",
+    [partner.partner_id],
+  );
+  assert.equal(keys.rows.length, 0, "the Idempotency-Key is not used up");
+  // Another partner is not held back by this one's refunds.
+  const other = await boughtEsim();
+  assert.equal((await refund(other.partner.api_key, other.order_id)).status, 200);
+});
+
+test("low profile inventory is reported: a gauge per package, a warning log line, the operator console, the CLI", async () => {
+  const text = await metricsText();
+  const free = text.match(
+    /^esim_profile_inventory_free\{external_package_id="CARRIER-FR-1GB-7D",profile_type="FR_1GB"\} (\d+)/m,
+  );
+  assert.ok(free, text.slice(0, 2000));
+  const taken = await world.database.pool.query(
+    "select count(*)::int as n from es2plus_inventory where reference is null and external_package_id = 'CARRIER-FR-1GB-7D'",
+  );
+  assert.equal(Number(free[1]), taken.rows[0].n);
+  assert.match(service.logs(), /ES2\+ profile inventory low/);
+  const signed_in = await fetch(`${service.url}/console/admin/sign-in`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ secret: world.env.ADMIN_TOKEN! }).toString(),
+    redirect: "manual",
+  });
+  const cookie = (signed_in.headers.get("set-cookie") ?? "").split(";")[0]!;
+  assert.match(cookie, /^console_\w+=/, `${signed_in.status}`);
+  const page = await (await fetch(`${service.url}/console/admin/orders`, { headers: { cookie } })).text();
+  assert.match(page, /Profile inventory/);
+  assert.match(page, /CARRIER-FR-1GB-7D<\/td><td>FR_1GB<\/td>\s*<td class="num">50<\/td>/);
+  assert.match(page, /status failed">low</);
+  assert.match(page, /<h2>Refunds held<\/h2>/);
+  const cli = await runCli(["profiles", "inventory", "--json"], {
+    ...world.env,
+    ...es2plusEnv,
+    APP_ENV: "sandbox",
+  });
+  assert.equal(cli.code, 0, cli.stderr);
+  const row = JSON.parse(cli.stdout).data.find(
+    (r: { external_package_id: string }) => r.external_package_id === "CARRIER-FR-1GB-7D",
+  );
+  assert.deepEqual([row.free, row.low], [Number(free[1]), true]);
 });

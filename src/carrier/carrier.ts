@@ -40,6 +40,18 @@ export type CancelOutcome =
   | { kind: "refused"; reason: "esim_installed" | "bundle_used" | string }
   | { kind: "unavailable"; reason: string };
 
+/**
+ * What an operator found out at the carrier about a cancel the carrier's answer left ambiguous
+ * (ES2+ CancelOrder's 8.2.1/3.5 after a lost answer): the profile was cancelled, or it is on a device.
+ */
+export type CancelVerdict = "cancelled" | "installed";
+/**
+ * settled: the verdict is recorded, and asking to cancel again now ends the refund accordingly;
+ * not_held: no ambiguous cancel of this reference; downloaded: "cancelled" contradicts a download
+ * notification the carrier sent (the refund is refused on its next attempt instead).
+ */
+export type SettledCancel = "settled" | "not_held" | "downloaded";
+
 /** An expected outcome is a value, not an exception (style habit 4). */
 export type CarrierOutcome<T> =
   | { kind: "ok"; value: T }
@@ -68,6 +80,8 @@ export interface Carrier extends EsimLifecycle {
   lookUpOutcome(reference: string): Promise<LookedUpOutcome>;
   cancelProfile(request: CancelRequest): Promise<CancelOutcome>; // a new eSIM's order: the profile and its bundle
   cancelBundle(request: CancelRequest): Promise<CancelOutcome>; // a top-up order: its queued bundle only
+  /** An operator's verdict on a held (ambiguous) cancelProfile of `request.reference`. */
+  settleHeldCancel(request: CancelRequest, verdict: CancelVerdict): Promise<SettledCancel>;
 }
 
 // After the sale (contract "eSIMs"): what the carrier knows of one eSIM over time. The carrier

@@ -16,12 +16,14 @@ import https from "node:https";
 import type {
   CancelOutcome,
   CancelRequest,
+  CancelVerdict,
   Carrier,
   CarrierOutcome,
   EsimStateOutcome,
   LookedUpOutcome,
   ProvisionedProfile,
   ProvisionRequest,
+  SettledCancel,
   SimulatedEvent,
   TopUpRequest,
   TopUpResult,
@@ -157,6 +159,11 @@ export class HttpCarrier implements Carrier {
   /** A top-up order: its queued bundle only. Idempotent by reference at the carrier. */
   async cancelBundle(request: CancelRequest): Promise<CancelOutcome> {
     return cancelAnswer(await this.#post("/bundles/cancel", request), request);
+  }
+
+  /** Our carrier protocol's cancel is idempotent by reference and never ambiguous: nothing is held. */
+  async settleHeldCancel(_request: CancelRequest, _verdict: CancelVerdict): Promise<SettledCancel> {
+    return "not_held";
   }
 
   async esimState(iccid: string): Promise<EsimStateOutcome> {

@@ -24,7 +24,9 @@ export type OptionName =
   | "override"
   | "from"
   | "to"
-  | "csv";
+  | "csv"
+  | "cancelled"
+  | "installed";
 
 /** Options given more than once (`--override a=1 --override b=2`) arrive joined by newlines. */
 export const REPEATABLE_SEPARATOR = "\n";

@@ -8,6 +8,7 @@ import { orderCommands } from "./orders.ts";
 import { partnerCommands } from "./partners.ts";
 import { pricingCommands } from "./pricing.ts";
 import { profileCommands } from "./profiles.ts";
+import { refundCommands } from "./refunds.ts";
 import { statementCommands } from "./statement.ts";
 import { walletCommands } from "./wallet.ts";
 
@@ -20,6 +21,7 @@ export const COMMANDS: readonly Command[] = [
   ...ledgerCommands,
   ...catalogCommands,
   ...orderCommands,
+  ...refundCommands,
   ...esimCommands,
   ...profileCommands,
 ];

@@ -33,6 +33,8 @@ const OPTIONS = {
   from: { type: "string" },
   to: { type: "string" },
   csv: { type: "boolean" },
+  cancelled: { type: "boolean" },
+  installed: { type: "boolean" },
 } as const;
 
 function parseCommandLine(argv: string[]): Parsed {
@@ -80,6 +82,8 @@ function commandArgs(
     "from",
     "to",
     "csv",
+    "cancelled",
+    "installed",
   ] as const;
   for (const option of names) {
     const value = values[option];

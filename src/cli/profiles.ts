@@ -57,13 +57,23 @@ export const profileCommands: readonly Command[] = [
     group: "profiles",
     name: "inventory",
     args: [],
-    summary: "ES2+ inventory per package and profile type: total and free ICCIDs",
+    summary: "ES2+ inventory per package and profile type: total and free ICCIDs, LOW below the threshold",
     example: "npm run cli -- profiles inventory",
     prepare: () => async (ctx) => {
-      const data = await inventoryCounts(ctx.pool, MAX_LIST_LIMIT);
-      const rows = data.map((r) => [r.external_package_id, r.profile_type, String(r.total), String(r.free)]);
+      const threshold = ctx.config.profile_inventory_low_threshold;
+      const data = (await inventoryCounts(ctx.pool, MAX_LIST_LIMIT)).map((r) => ({
+        ...r,
+        low: r.free < threshold,
+      }));
+      const rows = data.map((r) => [
+        r.external_package_id,
+        r.profile_type,
+        String(r.total),
+        String(r.free),
+        r.low ? "LOW" : "",
+      ]);
       return {
-        json: { data },
+        json: { low_threshold: threshold, data },
         text:
           data.length === 0
             ? "No ES2+ inventory imported."
@@ -73,6 +83,7 @@ export const profileCommands: readonly Command[] = [
                   { header: "PROFILE_TYPE" },
                   { header: "TOTAL", align: "right" },
                   { header: "FREE", align: "right" },
+                  { header: "FLAG" },
                 ],
                 rows,
               ),

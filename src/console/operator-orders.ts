@@ -1,10 +1,12 @@
 // Orders pending longer than a threshold (the CLI's `orders pending`, the same query): the ones the
-// carrier has not answered for, oldest first, flagged once past PENDING_GIVE_UP_HOURS.
+// carrier has not answered for, oldest first, flagged once past PENDING_GIVE_UP_HOURS; below them
+// the ES2+ refunds held and the profile inventory (operator-profiles.ts).
 import { listPendingOrders } from "../orders/order-totals.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { formatInstant } from "./format.ts";
 import { html } from "./html.ts";
 import { page, scrollTable } from "./layout.ts";
+import { profileSections } from "./operator-profiles.ts";
 import type { ConsolePages } from "./pages.ts";
 import { queryValue } from "./request.ts";
 import { operatorShell } from "./shells.ts";
@@ -44,7 +46,8 @@ export const operatorOrderPages: ConsolePages = (scope, ctx) => {
         <div class="submit"><button type="submit">Show</button></div></div></form>
       ${pending.length === 0 ? html`<div class="panel"><p>No order has been pending that long.</p></div>` : table}
       <p class="hint">Given up: pending longer than PENDING_GIVE_UP_HOURS (${give_up_hours} h). The money stays held until
-        it is settled: <code>npm run cli -- orders settle &lt;order_id&gt; --completed|--failed</code> (the carrier is asked first).</p>`;
+        it is settled: <code>npm run cli -- orders settle &lt;order_id&gt; --completed|--failed</code> (the carrier is asked first).</p>
+      ${await profileSections(ctx)}`;
     return reply
       .type("text/html; charset=utf-8")
       .send(page("Pending orders", operatorShell(request, ctx, "/console/admin/orders"), body));

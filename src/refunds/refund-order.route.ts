@@ -34,6 +34,18 @@ const DESCRIPTION = [
     "409 `refund_not_allowed`) with `Idempotent-Replayed: true`; another request: 422 " +
     "`idempotency_key_reused`; while the first is running: 409 `request_in_progress`. 503 " +
     "`carrier_unavailable` is not stored: the refund stays under way, finished by a retry or on its own.",
+  "**Never credited on an ambiguous carrier answer.** With profiles from an SM-DP+ (ES2+), CancelOrder's " +
+    'refusal 8.2.1/3.5 means "already cancelled" or "downloaded". When the service\'s earlier CancelOrder ' +
+    "got no answer and no download notification has arrived, the refund is held: it stays under way (the " +
+    "order `completed`, nothing credited; a retry gets 503 `carrier_unavailable`, or 409 " +
+    "`request_in_progress` while the refund sweep waits to look again) until a download " +
+    "notification refuses it (409 `refund_not_allowed`, `esim_installed`) or the operator settles it after " +
+    "checking with the SM-DP+ (then 200 once, or the same 409).",
+  "**Bounded per partner:** at most `REFUNDS_PER_PARTNER_PER_HOUR` (default 30) refunds start per rolling " +
+    "hour (a refunded eSIM's ICCID is never sold again, so refunds consume the package's inventory). Past " +
+    "it: 429 `rate_limited` with `Retry-After` (when the oldest of the hour's refunds leaves it); nothing is " +
+    "changed and an `Idempotency-Key` sent with it is not used up. Replays and retries of a refund under " +
+    "way are not counted again.",
 ].join("\n\n");
 
 const RefundProblem = Type.Object(

@@ -31,6 +31,7 @@ import {
 } from "../topups/idempotency.ts";
 import { driveRefund } from "./drive-refund.ts";
 import { refundedAnswer } from "./finish-refund.ts";
+import { checkRefundBudget } from "./refund-budget.ts";
 import { refundNotAllowed, refusalReason } from "./refund-rules.ts";
 import { insertRefundIntent, type RefundLease, selectRefund, takeExpiredLease } from "./refunds.sql.ts";
 
@@ -83,6 +84,7 @@ async function startOnOrder(
     await completeRefundKeys(trx, order.order_id, answer, ttl_hours);
     return { kind: "answer", answer: { ...answer, replayed: false } };
   }
+  await checkRefundBudget(trx, order.partner_id, ctx.config.refunds_per_partner_per_hour);
   const lease = await insertRefundIntent(trx, order, refundLeaseMs(ctx));
   // The Order says a refund is under way from now on, however long it waits (finish-refund.ts).
   await markOrderRefundRequested(trx, order.order_id);

@@ -63,6 +63,44 @@ export async function takeExpiredLease(
 }
 
 /**
+ * An operator's turn (settle-held-refund.ts): the lease of a refunding intent nobody drives (its
+ * lease given up, even if a backoff has it wait, or expired). Null when a driver holds it now.
+ */
+export async function takeIdleLease(
+  db: Executor,
+  order_id: string,
+  lease_ms: number,
+): Promise<RefundLease | null> {
+  const lease_token = newLeaseToken();
+  const result = await sql<{ order_id: string; partner_id: string }>`
+    update order_refunds set lease_until = ${lease(lease_ms)}, lease_token = ${lease_token}
+    where order_id = ${order_id} and state = 'refunding'
+      and (lease_token is null or lease_until is null or lease_until <= clock_timestamp())
+    returning order_id, partner_id`.execute(db);
+  const row = result.rows[0];
+  return row ? { ...row, lease_token } : null;
+}
+
+/**
+ * The partner's refunds started in the last hour (refunding or refunded; a refused one leaves no
+ * intent), and when the oldest of them leaves that hour. The partner's refund starts take turns on
+ * a transaction-scoped advisory lock first, so two concurrent ones never both see room for one.
+ */
+export async function lockRecentRefunds(
+  trx: Transaction<Database>,
+  partner_id: string,
+): Promise<{ count: number; frees_in_s: number }> {
+  await sql`select pg_advisory_xact_lock(hashtext('refunds:' || ${partner_id}))`.execute(trx);
+  const result = await sql<{ count: number; frees_in_s: number }>`
+    select count(*)::int as count,
+           coalesce(ceil(extract(epoch from min(created_at) + interval '1 hour' - clock_timestamp())), 0)::int
+             as frees_in_s
+    from order_refunds
+    where partner_id = ${partner_id} and created_at > clock_timestamp() - interval '1 hour'`.execute(trx);
+  return result.rows[0] ?? { count: 0, frees_in_s: 0 };
+}
+
+/**
  * The sweep's claim: up to `limit` refunding intents whose lease expired, oldest first, in the
  * order the sweep drives them. The one in position n (from 1) is leased for n x `lease_ms`: it
  * waits for the n - 1 before it, each driven within `lease_ms`. A sweep that dies gives each back

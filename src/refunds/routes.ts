@@ -1,5 +1,7 @@
-// The refunds' partner endpoints, mounted under /v1.
+// The refunds' endpoints: for partners under /v1, for the operator under /admin.
 import { routesOf } from "../shared/endpoint.ts";
 import { refundOrderRoute } from "./refund-order.route.ts";
+import { settleHeldRefundRoute } from "./settle-held-refund.route.ts";
 
 export const refundRoutes = routesOf([refundOrderRoute]);
+export const refundAdminRoutes = routesOf([settleHeldRefundRoute]);

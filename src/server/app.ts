@@ -12,6 +12,8 @@ import Fastify, {
   LogController,
 } from "fastify";
 import { sql } from "kysely";
+import { inventoryLevels } from "../carrier/es2plus/inventory-alerts.ts";
+import { heldCancelCount } from "../carrier/es2plus/settle-cancel.ts";
 import { cartRoutes } from "../carts/routes.ts";
 import { catalogAdminRoutes, catalogRoutes } from "../catalog/routes.ts";
 import { consoleRoutes } from "../console/routes.ts";
@@ -21,7 +23,7 @@ import { eventRoutes } from "../events/routes.ts";
 import { pendingOrderIds, pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
-import { refundRoutes } from "../refunds/routes.ts";
+import { refundAdminRoutes, refundRoutes } from "../refunds/routes.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App, AuthenticatedPartner } from "../shared/http-types.ts";
@@ -43,7 +45,13 @@ import {
   OVER_BUDGET_LOOKUPS_IN_FLIGHT,
   OVER_BUDGET_LOOKUPS_WAITING,
 } from "./failure-budget.ts";
-import { addRateLimitShareGauge, createMetrics, type Metrics, observeRequest } from "./metrics.ts";
+import {
+  addProfileGauges,
+  addRateLimitShareGauge,
+  createMetrics,
+  type Metrics,
+  observeRequest,
+} from "./metrics.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { lazyChildLoggerFactory } from "./request-logger.ts";
 import { API_SECURITY_HEADERS } from "./security-headers.ts";
@@ -73,7 +81,12 @@ const PARTNER_ROUTES: DomainRoutes[] = [
 ];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
-const ADMIN_ROUTES: DomainRoutes[] = [partnerAdminRoutes, walletAdminRoutes, catalogAdminRoutes];
+const ADMIN_ROUTES: DomainRoutes[] = [
+  partnerAdminRoutes,
+  walletAdminRoutes,
+  catalogAdminRoutes,
+  refundAdminRoutes,
+];
 
 export type BuiltApp = {
   app: App;
@@ -99,6 +112,11 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: budgets.service_token });
   const keyLimiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
   addRateLimitShareGauge(metrics, () => keyLimiter.processes);
+  if (ctx.config.carrier_profiles === "es2plus") {
+    const threshold = ctx.config.profile_inventory_low_threshold;
+    const levels = sharedProbe(() => inventoryLevels(ctx.pool, threshold));
+    addProfileGauges(metrics, { levels, held: sharedProbe(() => heldCancelCount(ctx.pool)) }, threshold);
+  }
   await registerPartnerApi(app, ctx, authenticator, keyLimiter);
   await registerAdminApi(app, ctx, budgets.admin_token);
   await registerCarrierCallbacks(app, ctx, budgets.service_token);

@@ -171,6 +171,7 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
     path: { partner_id: EXAMPLE.partner_id },
     body: { amount_minor: 100000, reference: "bank-transfer-123" },
   },
+  adminSettleHeldRefund: { body: { outcome: "cancelled" } },
 };
 
 const SDK_SETUP =

@@ -101,3 +101,35 @@ export function addRateLimitShareGauge(metrics: Metrics, processes: () => number
     },
   });
 }
+
+/** What the operator alerts on for ES2+ profiles: free ICCIDs per package, refunds held (read at scrape). */
+export type ProfileAlerts = {
+  levels: () => Promise<{ external_package_id: string; profile_type: string; free: number }[]>;
+  held: () => Promise<number>;
+};
+
+export function addProfileGauges(metrics: Metrics, alerts: ProfileAlerts, low_threshold: number): void {
+  new Gauge({
+    name: "esim_profile_inventory_free",
+    help: `Free ICCIDs of a package's ES2+ inventory; low below PROFILE_INVENTORY_LOW_THRESHOLD (${low_threshold}).`,
+    labelNames: ["external_package_id", "profile_type"],
+    registers: [metrics.registry],
+    async collect() {
+      this.reset();
+      for (const level of await alerts.levels()) {
+        this.set(
+          { external_package_id: level.external_package_id, profile_type: level.profile_type },
+          level.free,
+        );
+      }
+    },
+  });
+  new Gauge({
+    name: "esim_refunds_held",
+    help: "Refunds held on an ambiguous CancelOrder (nothing credited): settle with `npm run cli -- refunds settle`.",
+    registers: [metrics.registry],
+    async collect() {
+      this.set(await alerts.held());
+    },
+  });
+}

@@ -5,12 +5,14 @@
 import type {
   CancelOutcome,
   CancelRequest,
+  CancelVerdict,
   Carrier,
   CarrierOutcome,
   EsimStateOutcome,
   LookedUpOutcome,
   ProvisionedProfile,
   ProvisionRequest,
+  SettledCancel,
   SimulatedEvent,
   TopUpRequest,
   TopUpResult,
@@ -19,6 +21,7 @@ import type { HttpCarrier } from "../http-carrier.ts";
 import { cancelProfileOrder } from "./cancel-profile.ts";
 import { selectIntent } from "./es2plus.sql.ts";
 import { type Es2PlusDeps, finishRefusal, orderProfile } from "./order-profile.ts";
+import { settleHeldCancel } from "./settle-cancel.ts";
 
 /** The most calls one provisioning makes (the refusal path: four, then CancelOrder twice). */
 export const MAX_CALLS_PER_OPERATION = 6;
@@ -123,5 +126,9 @@ export class Es2PlusCarrier implements Carrier {
 
   cancelBundle(request: CancelRequest): Promise<CancelOutcome> {
     return this.#bundles.cancelBundle(request);
+  }
+
+  settleHeldCancel(request: CancelRequest, verdict: CancelVerdict): Promise<SettledCancel> {
+    return settleHeldCancel(this.#deps.pool, request, verdict);
   }
 }

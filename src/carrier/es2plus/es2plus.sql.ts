@@ -16,10 +16,12 @@ export type IntentRow = {
   state: IntentState;
   refusal: string | null;
   cancel_requested_at: Date | null;
+  /** Set when a repeated CancelOrder's 3.5 could not tell "cancelled by us" from "downloaded". */
+  cancel_ambiguous_at: Date | null;
 };
 
 const INTENT_COLUMNS =
-  "reference, iccid, matching_id, profile_type, smdp_address, state, refusal, cancel_requested_at";
+  "reference, iccid, matching_id, profile_type, smdp_address, state, refusal, cancel_requested_at, cancel_ambiguous_at";
 
 export async function selectIntent(db: Queryable, reference: string): Promise<IntentRow | null> {
   const result = await db.query<IntentRow>(
@@ -99,13 +101,46 @@ export async function markCancelRequested(db: Queryable, reference: string): Pro
   );
 }
 
-/** A definite answer to our CancelOrder: nothing of ours is in flight any more (a later 3.5 is not ours). */
+/**
+ * A definite answer to our CancelOrder (or evidence that settles an ambiguous one): nothing of ours
+ * is in flight any more, so a later 3.5 is not ours.
+ */
 export async function clearCancelRequested(db: Queryable, reference: string): Promise<void> {
   await db.query(
-    `update es2plus_profile_orders set cancel_requested_at = null, updated_at = now()
+    `update es2plus_profile_orders set cancel_requested_at = null, cancel_ambiguous_at = null, updated_at = now()
      where reference = $1 and state = 'released'`,
     [reference],
   );
+}
+
+/** A repeated CancelOrder answered 3.5 with no download notification: held until evidence settles it. */
+export async function markCancelAmbiguous(db: Queryable, reference: string): Promise<void> {
+  await db.query(
+    `update es2plus_profile_orders set cancel_ambiguous_at = coalesce(cancel_ambiguous_at, now()),
+       updated_at = now() where reference = $1 and state = 'released'`,
+    [reference],
+  );
+}
+
+export type AmbiguousCancel = { reference: string; iccid: string; profile_type: string; since: Date };
+
+/** The held cancels, oldest first (at most `limit`), for the operator. */
+export async function selectAmbiguousCancels(db: Queryable, limit: number): Promise<AmbiguousCancel[]> {
+  const result = await db.query<AmbiguousCancel>(
+    `select reference, iccid, profile_type, cancel_ambiguous_at as since from es2plus_profile_orders
+     where cancel_ambiguous_at is not null and state = 'released'
+     order by cancel_ambiguous_at, reference limit $1`,
+    [limit],
+  );
+  return result.rows;
+}
+
+export async function countAmbiguousCancels(db: Queryable): Promise<number> {
+  const result = await db.query<{ n: number }>(
+    `select count(*)::int as n from es2plus_profile_orders
+     where cancel_ambiguous_at is not null and state = 'released'`,
+  );
+  return result.rows[0]?.n ?? 0;
 }
 
 export async function markCancelled(db: Queryable, reference: string): Promise<void> {
@@ -116,10 +151,10 @@ export async function markCancelled(db: Queryable, reference: string): Promise<v
   );
 }
 
-/** Whether the SM-DP+ told us (HandleDownloadProgressInfo 3, 4) that the profile left it. */
+/** Whether the SM-DP+ told us (HandleDownloadProgressInfo 3, 4 or 5) that the profile left it. */
 export async function wasDownloaded(db: Queryable, iccid: string): Promise<boolean> {
   const result = await db.query(
-    `select 1 from smdp_notifications where iccid = $1 and notification_point_id in (3, 4)
+    `select 1 from smdp_notifications where iccid = $1 and notification_point_id in (3, 4, 5)
        and status in ('Executed-Success', 'Executed-WithWarning') limit 1`,
     [iccid],
   );

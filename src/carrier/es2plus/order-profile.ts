@@ -161,19 +161,28 @@ export async function finishRefusal(
 }
 
 /**
- * Takes back a profile whose order is refused (CancelOrder, Unavailable: the ICCID is never reused).
- * Its code never left us, so "8.2.1/3.5 invalid transition" means it is cancelled already (or was
- * never allocated) and "unknown ICCID" that there is nothing to take back. Only a confirmed
- * withdrawal makes the refusal final: until then the order stays pending and is asked again.
+ * Takes back a profile whose order is refused. Its code never left us, so "8.2.1/3.5 invalid
+ * transition" means it is cancelled already (or was never allocated) and "unknown ICCID" that there
+ * is nothing to take back. Only a confirmed withdrawal makes the refusal final: until then the order
+ * stays pending and is asked again.
+ * A released profile (the bundle system refused the plan) holds our matching ID: CancelOrder names
+ * it and returns the profile to the SM-DP+'s pool ("Available"; our inventory still never hands the
+ * ICCID out again). A 3.10 "not this profile's matching ID" then means our earlier cancel returned it
+ * and the SM-DP+ gave it out anew: withdrawn. One never released (ConfirmOrder refused) holds no
+ * matching ID and is cancelled without one, so it is retired ("Unavailable"): returned to the pool
+ * it could be allocated to another requester before a retry, whose cancel without a matching ID
+ * would then take that requester's order.
  */
 export async function withdrawProfile(deps: Es2PlusDeps, intent: IntentRow): Promise<boolean> {
-  const cancel = { iccid: intent.iccid, finalProfileStatusIndicator: "Unavailable" };
+  const released = intent.state === "released";
+  const cancel = { iccid: intent.iccid, finalProfileStatusIndicator: released ? "Available" : "Unavailable" };
   let answer = await deps.client.call(
     "cancelOrder",
     { ...cancel, matchingId: intent.matching_id },
     deps.deadline,
   );
   if (answer.kind === "failed" && isStatus(answer.status.statusCodeData, STATUS.matchingIdMismatch)) {
+    if (released) return true;
     // ConfirmOrder was refused: the allocated profile holds no matching ID, so it cannot match ours.
     answer = await deps.client.call("cancelOrder", cancel, deps.deadline);
   }

@@ -1,5 +1,6 @@
 // After the stream: faults cleared, processes restarted clean, pending orders and emails settled.
 
+import { runCli } from "../cli.ts";
 import { startSlot, withSlot } from "./faults.ts";
 import { type Run, sleep } from "./state.ts";
 
@@ -41,6 +42,7 @@ export async function drain(run: Run): Promise<void> {
     await cluster.pool.query(
       "update order_refunds set lease_until = now() where state = 'refunding' and lease_token is null and lease_until > now()",
     );
+    await settleHeldRefunds(run);
     const state = await cluster.pool.query<{
       pending: number;
       refunding: number;
@@ -82,6 +84,30 @@ export async function drain(run: Run): Promise<void> {
     await sleep(500);
   }
   run.stats.drain_s = Math.round((Date.now() - started) / 100) / 10;
+}
+
+/** Held refunds settled per drain round, each one CLI run. */
+const MAX_SETTLED_PER_ROUND = 10;
+
+/**
+ * Refunds held on an ambiguous CancelOrder (a dropped answer, then 3.5) wait for an operator: do what
+ * the operator does (README "Refunds held"): look the ICCID up at the SM-DP+ and settle it with the
+ * CLI, cancelled when the SM-DP+ holds the profile as not downloaded, installed otherwise.
+ */
+async function settleHeldRefunds(run: Run): Promise<void> {
+  const { cluster } = run;
+  if (cluster.smdp === null) return;
+  const held = await cluster.pool.query<{ reference: string; iccid: string }>(
+    `select reference, iccid from es2plus_profile_orders
+     where cancel_ambiguous_at is not null and state = 'released' order by reference limit $1`,
+    [MAX_SETTLED_PER_ROUND],
+  );
+  for (const { reference, iccid } of held.rows) {
+    const state = (await cluster.smdp.profile(iccid))?.state;
+    const verdict = state === "AVAILABLE" || state === "UNAVAILABLE" ? "--cancelled" : "--installed";
+    const settled = await runCli(["refunds", "settle", reference, verdict, "--json"], cluster.env);
+    run.options.log(`  held refund ${reference} (${state}) settled ${verdict}: exit ${settled.code}`);
+  }
 }
 
 /** The work still queued after a drain timed out, for the report: why is something not done? */

@@ -153,6 +153,10 @@ export interface paths {
          *     Refunding an eSIM refunds its unused top-ups with it: the carrier cancels the whole profile, so every completed top-up order of that eSIM not refunded yet is refunded in the same step (each its own `refund` transaction and `order.refunded` event, its bundle `cancelled`); refunding one of them later answers it again (200) and credits nothing. While a top-up of the eSIM is still pending, the refund answers 409 `request_in_progress` and is finished by a retry or on its own.
          *
          *     **Idempotency-Key** (optional): the rules of top-ups. Same key and request: the stored outcome (200 or 409 `refund_not_allowed`) with `Idempotent-Replayed: true`; another request: 422 `idempotency_key_reused`; while the first is running: 409 `request_in_progress`. 503 `carrier_unavailable` is not stored: the refund stays under way, finished by a retry or on its own.
+         *
+         *     **Never credited on an ambiguous carrier answer.** With profiles from an SM-DP+ (ES2+), CancelOrder's refusal 8.2.1/3.5 means "already cancelled" or "downloaded". When the service's earlier CancelOrder got no answer and no download notification has arrived, the refund is held: it stays under way (the order `completed`, nothing credited; a retry gets 503 `carrier_unavailable`, or 409 `request_in_progress` while the refund sweep waits to look again) until a download notification refuses it (409 `refund_not_allowed`, `esim_installed`) or the operator settles it after checking with the SM-DP+ (then 200 once, or the same 409).
+         *
+         *     **Bounded per partner:** at most `REFUNDS_PER_PARTNER_PER_HOUR` (default 30) refunds start per rolling hour (a refunded eSIM's ICCID is never sold again, so refunds consume the package's inventory). Past it: 429 `rate_limited` with `Retry-After` (when the oldest of the hour's refunds leaves it); nothing is changed and an `Idempotency-Key` sent with it is not used up. Replays and retries of a refund under way are not counted again.
          */
         post: operations["refundOrder"];
         delete?: never;
@@ -596,6 +600,26 @@ export interface paths {
          */
         put: operations["adminSetPartnerPricing"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/orders/{orderID}/refund/settle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Settle a refund held on an ambiguous CancelOrder
+         * @description A refund whose CancelOrder the SM-DP+ answered 8.2.1/3.5 after the service's earlier CancelOrder got no answer, with no download notification, is held: nothing is credited until this verdict or a download notification. Ask the SM-DP+'s operator what became of the ICCID first. `cancelled`: the refund finishes now (credited once), unless the SM-DP+ has meanwhile notified a download (409 `refund_not_allowed`, `esim_installed`). `installed`: CancelOrder is asked afresh and its refusal refuses the refund. `outcome` `recorded`: a retry or the refund sweep was driving it at that moment and finishes it. 404 `order_not_found`: no such order, or none of its refunds is held.
+         */
+        post: operations["adminSettleHeldRefund"];
         delete?: never;
         options?: never;
         head?: never;
@@ -10340,6 +10364,299 @@ export interface operations {
                 };
             };
             /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    adminSettleHeldRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orderID: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the SM-DP+'s operator reports of the profile. */
+                    outcome: "cancelled" | "installed";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        order_id: string;
+                        outcome: "refunded" | "refused" | "recorded";
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `not_found`, `order_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `refund_not_allowed`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`, `carrier_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
             503: {
                 headers: {
                     [name: string]: unknown;
