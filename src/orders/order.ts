@@ -21,4 +21,5 @@ export type NewOrder = Omit<
   | "refunded_at"
   | "lease_until"
   | "lease_token"
+  | "lease_holder"
 >;

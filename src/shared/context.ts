@@ -5,10 +5,16 @@ import type pg from "pg";
 import type { Carrier } from "../carrier/carrier.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/schema.ts";
+import type { Liveness } from "./liveness.ts";
 
 export type AppContext = {
   config: Config;
   pool: pg.Pool;
   db: Kysely<Database>;
   carrier: Carrier;
+  /**
+   * This process's heartbeat, named beside each lease it takes (liveness.ts); absent where nothing
+   * beats (the CLI, tests that build a context): such leases end only when they run out.
+   */
+  liveness?: Liveness;
 };
