@@ -198,7 +198,8 @@ test("with nobody retrying, the resolver sweep of another process finishes a SIG
     WAIT_MS,
   );
   const order = await assertExactlyOnce(killed.order_id, "provisionings");
-  record("purchase by the sweep", killed, final.at, order);
+  // Nobody is answered here: the first time is when polling saw the order completed.
+  record("purchase by B's resolver sweep, nobody retrying", killed, final.at, order);
 });
 
 test("an order whose holder is alive is not taken over while its carrier call runs past the liveness window", async () => {
