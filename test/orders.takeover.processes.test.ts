@@ -13,6 +13,7 @@ import { sql } from "kysely";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
+import { spawnNode, waitForOutput } from "./support/processes.ts";
 import type { ServiceProcess } from "./support/service.ts";
 import {
   type Answer,
@@ -182,6 +183,40 @@ test("a top-up in flight on a SIGKILLed process is taken over by a retry with it
   }
 });
 
+test("a refund in flight on a SIGKILLed process is taken over by a retry on another process, once", async () => {
+  const partner = await newPartner(survivor.url, 100_00);
+  const cart = await newCart(survivor.url, partner.api_key);
+  const bought = await submit(survivor.url, partner.api_key, cart.cart_key);
+  assert.equal(bought.status, 200);
+  const order_id: string = bought.body.orderID;
+  const refund = (url: string) =>
+    call(url, "POST", `/v1/orders/${order_id}/refund`, { key: partner.api_key });
+  const killed = await crashMidCall(async (doomed) => {
+    void refund(doomed.url).catch(() => undefined);
+    return {
+      order: async () => {
+        const rows = await sql<{ state: string }>`
+          select state from order_refunds where order_id = ${order_id}`.execute(db);
+        // The order stays completed while its refund is refunding: report the intent as pending.
+        return rows.rows[0]?.state === "refunding"
+          ? { order_id, status: "pending", resolved_at: null }
+          : null;
+      },
+    };
+  });
+  const { answer, at } = await retryUntil200(() => refund(survivor.url));
+  assert.equal(answer.body.status, "refunded");
+  const refunded = await sql<{ refunded_at: Date; credits: number }>`
+    select r.refunded_at,
+           (select count(*)::int from ledger_transfers t where t.reference = r.order_id and t.kind = 'refund') as credits
+    from order_refunds r where r.order_id = ${order_id} and r.state = 'refunded'`.execute(db);
+  assert.equal(refunded.rows[0]?.credits, 1, "credited once");
+  const audit = await world.simulator.audit();
+  assert.equal(audit.cancellations.filter((row) => row.reference === order_id).length, 1, "cancelled once");
+  assert.deepEqual((await auditLedger(db)).breaches, []);
+  record("refund", killed, at, { order_id, status: "refunded", resolved_at: refunded.rows[0]!.refunded_at });
+});
+
 test("with nobody retrying, the resolver sweep of another process finishes a SIGKILLed process's order", async () => {
   const partner = await newPartner(survivor.url, 100_00);
   const cart = await newCart(survivor.url, partner.api_key);
@@ -238,4 +273,34 @@ test("an order whose holder is alive is not taken over while its carrier call ru
     "retries wait for the live holder",
   );
   await assertExactlyOnce(pending.order_id, "provisionings");
+});
+
+test("a worker-only process beats too (its leases are not taken from it) and takes no share of the rate limit", async () => {
+  const worker = spawnNode({
+    name: "worker",
+    script: "src/main.ts",
+    env: { ...world.env, ROLE: "worker", LOG_LEVEL: "info" },
+  });
+  try {
+    await waitForOutput(worker, /(eSIM ordering worker running)/, 30_000);
+    const rows = await sql<{ process_id: string; serves_api: boolean }>`
+      select process_id, serves_api from api_processes where process_id like ${`%:${worker.pid}:%`}`.execute(
+      db,
+    );
+    assert.deepEqual(
+      rows.rows.map((row) => row.serves_api),
+      [false],
+      "one heartbeat row, not serving the API",
+    );
+    // Two beats later (every 2 s) the survivor has counted again: the worker is not among its sharers.
+    await sleep(4_500);
+    const live_api = await sql<{ live: number }>`
+      select count(*)::int as live from api_processes
+      where serves_api and seen_at >= now() - interval '6 seconds'`.execute(db);
+    const metrics = await (await fetch(`${survivor.url}/metrics`)).text();
+    const shared_by = Number(/^esim_rate_limit_processes (\d+)$/m.exec(metrics)?.[1]);
+    assert.equal(shared_by, live_api.rows[0]!.live);
+  } finally {
+    await worker.stop(5_000);
+  }
 });
