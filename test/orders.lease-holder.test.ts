@@ -1,7 +1,8 @@
 // Leases name their holder's heartbeat row (shared/liveness.ts, migration 0019). A claim takes a
 // lease that has not run out only when its holder has no heartbeat within the liveness window, two
 // claimers at once never both win, and a holder that may have been taken over (its own heartbeat
-// late, or a stale claim no longer its own) calls no carrier: never two drivers calling at once. The end-to-end takeover after a
+// late, or a stale claim no longer its own) calls no carrier: never two drivers calling at once. A
+// refund's driver checks its heartbeat the same way. The end-to-end takeover after a
 // SIGKILL, with its times, is orders.takeover.processes.test.ts.
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -11,6 +12,7 @@ import { sql } from "kysely";
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { driveIfAbandoned, driveOrder } from "../src/orders/drive-order.ts";
 import type { OrderRow } from "../src/orders/order.ts";
+import { driveRefund } from "../src/refunds/drive-refund.ts";
 import { orderFinishers } from "../src/server/worker.ts";
 import { newId } from "../src/shared/ids.ts";
 import { LIVE_WITHIN_MS } from "../src/shared/liveness.ts";
@@ -145,4 +147,22 @@ test("a stale claim is renewed before the call; one taken over meanwhile calls n
   await driveOrder(alive("proc-slow"), taken, FINISH, long_ago);
   assert.equal(callsFor(taken.order_id), 0, "taken over meanwhile: no carrier call");
   assert.deepEqual(await lease(taken.order_id), { lease_token: "the-takers", lease_holder: "proc-taker" });
+});
+
+test("a refund's driver whose own heartbeat is late cancels nothing and gives its lease up", async () => {
+  await beat("proc-stalled-refund", 0);
+  const order = await leasedOrder(null);
+  await sql`update orders set status = 'completed', resolved_at = now(), lease_until = null
+            where order_id = ${order.order_id}`.execute(app.db);
+  await sql`
+    insert into order_refunds (order_id, partner_id, state, lease_until, lease_token, lease_holder)
+    values (${order.order_id}, ${partner.partner_id}, 'refunding', now() + interval '1 minute', 'refund-token',
+            'proc-stalled-refund')`.execute(app.db);
+  const held = { order_id: order.order_id, partner_id: partner.partner_id, lease_token: "refund-token" };
+  const driven = await driveRefund(alive("proc-stalled-refund", false), held, "test", false);
+  assert.equal(driven, null, "an unknown outcome: the client is told to retry");
+  assert.equal(callsFor(order.order_id), 0, "no cancel asked of the carrier");
+  const intent = await sql<{ state: string; lease_token: string | null }>`
+    select state, lease_token from order_refunds where order_id = ${order.order_id}`.execute(app.db);
+  assert.deepEqual(intent.rows, [{ state: "refunding", lease_token: null }]);
 });

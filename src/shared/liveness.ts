@@ -16,7 +16,10 @@
 // takeover can. A call already on the wire when the stall starts cannot be taken back: the
 // carrier is idempotent by our reference (the order id; ES2+ by the same reference's intent), so
 // that rare overlap provisions and charges once, and every outcome is recorded under
-// `status = 'pending'`, once. The beat has a connection of its own, so a pool busy with requests
+// `status = 'pending'`, once. Recording needs no such check: the answer is the carrier's for our
+// reference, true whoever asked. The check is made once per carrier operation: an ES2+ operation's
+// several calls (DownloadOrder, ConfirmOrder ...) share one deadline that fits the lease, and are
+// not checked one by one. The beat has a connection of its own, so a pool busy with requests
 // cannot make a live process look dead.
 import { type RawBuilder, sql } from "kysely";
 
