@@ -19,7 +19,7 @@ import { createMailer } from "./notifications/mailer.ts";
 import { recentPartners } from "./partners/list-partners.ts";
 import { startRefundSweep } from "./refunds/sweep-refunds.ts";
 import { buildApp, loggerOptions } from "./server/app.ts";
-import { startLiveProcesses } from "./server/live-processes.ts";
+import { type LiveProcesses, startLiveProcesses } from "./server/live-processes.ts";
 import {
   startEmailSweep,
   startEsimSync,
@@ -160,19 +160,37 @@ async function startBackground(ctx: AppContext, log: Logger, closers: Closers): 
   }
 }
 
+/**
+ * This process's heartbeat (server/live-processes.ts), started before anything that takes a lease
+ * and so closed after all of them: its row goes only once no drive of this process is left.
+ */
+async function startHeartbeat(
+  config: Config,
+  database_url: string,
+  log: Logger,
+  closers: Closers,
+): Promise<LiveProcesses> {
+  const live = await startLiveProcesses(database_url, { serves_api: config.role !== "worker" }, (error) =>
+    log.warn({ err: error }, "process heartbeat failed"),
+  );
+  closers.push({ name: "process heartbeat", close: live.close });
+  return live;
+}
+
 /** The HTTP application, its cache invalidations, and the listening socket. */
-async function listen(ctx: AppContext, database_url: string, log: Logger, closers: Closers): Promise<number> {
+async function listen(
+  ctx: AppContext,
+  live: LiveProcesses,
+  database_url: string,
+  log: Logger,
+  closers: Closers,
+): Promise<number> {
   const { config, pool } = ctx;
   const { app, authenticator, keyLimiter } = await buildApp(ctx, { loggerInstance: log });
   authenticator.start();
   closers.push({ name: "last-used flush", close: () => authenticator.stop() });
   // Each API process allows its share of a key's rate: 1/N with N processes alive.
-  const live = await startLiveProcesses(
-    pool,
-    (processes) => keyLimiter.shareWith(processes),
-    (error) => log.warn({ err: error }, "process heartbeat failed"),
-  );
-  closers.push({ name: "process heartbeat", close: live.close });
+  live.onCount((processes) => keyLimiter.shareWith(processes));
   const listener = await listenForInvalidations(
     database_url,
     {
@@ -243,12 +261,14 @@ async function start(config: Config, log: Logger, closers: Closers): Promise<voi
   const database_url = await openDatabaseUrl(config, log, closers);
   const { pool, db } = await openDatabase(config, database_url, log, closers);
   const { carrier, pointCallbacksAt } = await startCarrierOf(config, pool, log, closers);
+  const live = await startHeartbeat(config, database_url, log, closers);
   const ctx: AppContext = {
     config: await withWebhookSecretKey(config, log),
     pool,
     db,
     carrier,
     csv_exports: new KeyedSlots(config.csv_exports_per_process, config.csv_exports_per_partner),
+    liveness: { process_id: live.process_id, fresh: live.fresh },
   };
   armCrashPoint(config.crash_at);
   // ROLE: api serves HTTP only, worker runs the background work only, all (the default) both.
@@ -260,7 +280,7 @@ async function start(config: Config, log: Logger, closers: Closers): Promise<voi
     log.info({ role: config.role, pid: process.pid }, "eSIM ordering worker running");
     return;
   }
-  const port = await listen(ctx, database_url, log, closers);
+  const port = await listen(ctx, live, database_url, log, closers);
   pointCallbacksAt?.(`http://127.0.0.1:${port}`);
   await printSandboxHint(ctx, port);
 }

@@ -75,7 +75,7 @@ for (const point of ["after_pending_commit", "after_carrier_answer", "after_comp
   });
 }
 
-test("a client that retries right after the crash gets 409 until the lease expires, then the same order", async () => {
+test("a client that retries right after the crash gets 409 until the lease expires or its holder stops beating, then the same order", async () => {
   const doomed = await world.startService({ CRASH_AT: "after_pending_commit" });
   const partner = await newPartner(doomed.url, 100_00);
   const cart = await newCart(doomed.url, partner.api_key);

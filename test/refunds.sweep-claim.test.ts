@@ -43,7 +43,7 @@ test("the sweep claims due refunds oldest first, each leased for its own turn; a
   );
 
   // A lease of a fraction of a second, as CARRIER_TIMEOUT_MS makes them.
-  const claimed = await claimDueRefunds(db, 10, 20_500);
+  const claimed = await claimDueRefunds(db, 10, 20_500, null);
   assert.deepEqual(
     claimed.map((lease) => lease.order_id),
     [first, second, third],
@@ -62,7 +62,7 @@ test("the sweep claims due refunds oldest first, each leased for its own turn; a
       `position ${n + 1}: leased for ${got} s, expected about ${expected}`,
     );
   }
-  assert.deepEqual(await claimDueRefunds(db, 10, 20_500), [], "all leased now");
+  assert.deepEqual(await claimDueRefunds(db, 10, 20_500, null), [], "all leased now");
 });
 
 test("the claim takes the oldest due first within its limit and skips a row another transaction holds", async () => {
@@ -77,14 +77,14 @@ test("the claim takes the oldest due first within its limit and skips a row anot
   try {
     await holder.query("begin");
     await holder.query("select 1 from order_refunds where order_id = $1 for update", [busy]);
-    const claimed = await claimDueRefunds(db, 2, 10_000);
+    const claimed = await claimDueRefunds(db, 2, 10_000, null);
     assert.deepEqual(
       claimed.map((lease) => lease.order_id),
       [oldest, older],
       "the row locked elsewhere is skipped, not waited for; the limit keeps the two oldest",
     );
     assert.deepEqual(
-      (await claimDueRefunds(db, 10, 10_000)).map((lease) => lease.order_id),
+      (await claimDueRefunds(db, 10, 10_000, null)).map((lease) => lease.order_id),
       [newest],
     );
   } finally {
@@ -98,7 +98,7 @@ test("a turn renews only a lease still held: not one that ran out, nor another h
     db,
   );
   const order_id = await refunding(5);
-  const [lease] = await claimDueRefunds(db, 1, 10_000);
+  const [lease] = await claimDueRefunds(db, 1, 10_000, null);
   assert.ok(lease && lease.order_id === order_id);
   assert.equal(await renewLease(db, lease, 30_000), true);
   const until = await sql<{ seconds: number }>`

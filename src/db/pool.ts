@@ -527,6 +527,8 @@ function preparingClient(names: StatementNames): typeof pg.Client {
 export type PoolOptions = {
   /** See StatementNames; DEFAULT_PREPARE_THRESHOLD when absent, 0 to prepare nothing. */
   prepare_threshold?: number;
+  /** A client-side limit on each query's answer (none when absent): the heartbeat's own pool. */
+  query_timeout_ms?: number;
 };
 
 export function createPool(
@@ -546,6 +548,7 @@ export function createPool(
     idleTimeoutMillis: 30_000,
     statement_timeout: 15_000,
     idle_in_transaction_session_timeout: 30_000,
+    ...(options.query_timeout_ms === undefined ? {} : { query_timeout: options.query_timeout_ms }),
     // Every date and time this service compares is UTC (start dates, "today", expiries), whatever
     // zone the server or the database defaults to: set at connection start, so no session escapes.
     // graphile-worker, the CLI and the simulator connect through this pool too.

@@ -113,6 +113,8 @@ export type Database = {
     carrier_refusal: string | null;
     lease_until: Date | null;
     lease_token: string | null;
+    /** The api_processes row of the lease's holder (migration 0021); null: ended by expiry only. */
+    lease_holder: string | null;
     created_at: Timestamp;
     resolved_at: Date | null;
     /** When the order was refunded (migration 0008); null otherwise. */
@@ -233,6 +235,8 @@ export type Database = {
     state: "refunding" | "refunded";
     lease_until: Date | null;
     lease_token: string | null;
+    /** The api_processes row of the lease's holder (migration 0021). */
+    lease_holder: string | null;
     attempts: Generated<number>;
     last_error: string | null;
     created_at: Timestamp;
@@ -249,8 +253,16 @@ export type Database = {
     last_seen_at: Timestamp;
     expires_at: Date;
   };
-  /** API processes alive (migration 0007): the heartbeat that splits rate limits between them. */
-  api_processes: { process_id: string; started_at: Timestamp; seen_at: Timestamp };
+  /**
+   * Processes alive (migration 0007): the heartbeat that splits rate limits between those serving
+   * the API (serves_api) and says whether a lease's holder is still there (migration 0021).
+   */
+  api_processes: {
+    process_id: string;
+    started_at: Timestamp;
+    seen_at: Timestamp;
+    serves_api: Generated<boolean>;
+  };
   /** Confirmation emails to send (migration 0007): a row per order until its delivery is recorded. */
   email_outbox: {
     order_id: string;

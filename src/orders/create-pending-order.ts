@@ -1,11 +1,12 @@
 // Phase 1 of every order (design.md step 1): the order row as pending, leased to the request
 // creating it, in the caller's transaction, which also holds the funds. The row is its own
 // outbox: if the request dies, the resolver sweep (resolve-pending-orders.ts) finds it once
-// RESOLVE_AFTER_MS have passed and its lease has expired. No job row: it exists iff the order does.
+// RESOLVE_AFTER_MS have passed and its lease has expired, or at once when the process holding the
+// lease stops beating (a crash, liveness.ts). No job row: it exists iff the order does.
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import type { AppContext } from "../shared/context.ts";
-import { leaseMs } from "./drive-order.ts";
+import { leaseClaim } from "./drive-order.ts";
 import type { NewOrder, OrderRow } from "./order.ts";
 import { insertPendingOrderAhead } from "./orders.sql.ts";
 
@@ -20,7 +21,7 @@ export async function createPendingOrderAhead(
   order: NewOrder,
 ): Promise<{ order(): Promise<OrderRow | null> }> {
   return insertPendingOrderAhead(trx, order, {
-    lease_ms: leaseMs(ctx),
+    ...leaseClaim(ctx),
     resolve_after_ms: ctx.config.resolve_after_ms,
   });
 }

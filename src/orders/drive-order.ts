@@ -13,15 +13,18 @@ import { recordEventLater } from "../events/record-event.ts";
 import { resolveHoldLater } from "../ledger/transfers.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
+import { holderOf } from "../shared/liveness.ts";
 import type { OrderFinish } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
 import {
   type CompletedOrder,
   claimLease,
   completeOrder,
+  type LeaseClaim,
   markFailed,
   orderById,
   releaseLease,
+  renewOwnLease,
 } from "./orders.sql.ts";
 import { renderOrder } from "./render-order.ts";
 
@@ -33,6 +36,33 @@ export type DrivenOrder = OrderRow | CompletedOrder;
 /** A little longer than the carrier's longest operation: nobody else drives the order meanwhile. */
 export function leaseMs(ctx: AppContext): number {
   return ctx.carrier.operation_ms + 1_000;
+}
+
+/**
+ * A claim counts as fresh this long after the statement that took it was sent: a carrier call
+ * started within it ends before the lease does (half of leaseMs's one-second margin over the
+ * operation). Later, the lease is renewed (and so checked) in the database before the call.
+ */
+const FRESH_CLAIM_MS = 500;
+
+/** The lease this process takes: leaseMs long, held by this process (liveness.ts). */
+export function leaseClaim(ctx: AppContext): LeaseClaim {
+  return { lease_ms: leaseMs(ctx), lease_holder: holderOf(ctx.liveness) };
+}
+
+/**
+ * Whether the holder of `order`'s lease, taken at `leased_at` (performance.now() before the
+ * claiming statement was sent), may call the carrier now. Not while this process's own heartbeat
+ * is late (others may be about to take the order over: liveness.ts); and when the claim is not
+ * fresh (a stall, a slow phase 1), only once the lease is renewed in the database, which also
+ * finds it taken over. On the common path (a call right after the claim) no statement is sent.
+ */
+async function mayCallCarrier(ctx: AppContext, order: OrderRow, leased_at: number): Promise<boolean> {
+  if (ctx.liveness !== undefined && !ctx.liveness.fresh()) return false;
+  if (performance.now() - leased_at <= FRESH_CLAIM_MS) return true;
+  const renewed = await renewOwnLease(ctx.db, order.order_id, order.lease_token, leaseMs(ctx));
+  // The renewal's round trip may itself have stalled past the heartbeat's margin.
+  return renewed && (ctx.liveness === undefined || ctx.liveness.fresh());
 }
 
 async function askCarrier(
@@ -121,15 +151,19 @@ export async function fail(
 }
 
 /**
- * Calls the carrier for an order whose lease the caller holds, records the outcome with the
- * steps `finish` adds for this order's type, and returns the order.
+ * Calls the carrier for an order whose lease the caller took at `leased_at` (performance.now()
+ * before the claiming statement was sent), records the outcome with the steps `finish` adds for
+ * this order's type, and returns the order. A holder that may no longer call (mayCallCarrier)
+ * calls nothing and returns the order as it now is: pending while its new holder drives it.
  */
 export async function driveOrder(
   ctx: AppContext,
   order: OrderRow,
   finish: OrderFinish,
+  leased_at: number,
 ): Promise<DrivenOrder> {
   assert.equal(order.status, "pending");
+  if (!(await mayCallCarrier(ctx, order, leased_at))) return orderNow(ctx, order.order_id);
   const outcome = await askCarrier(ctx, order);
   crashPoint("after_carrier_answer");
   let recorded: DrivenOrder | null = null;
@@ -148,17 +182,25 @@ export async function driveOrder(
   }
   // The statement that made it final returned it; otherwise someone else did, or it is still pending.
   if (recorded !== null) return recorded;
-  const after = await orderById(ctx.db, order.order_id);
-  assert.ok(after, "the order still exists");
-  return after;
+  return orderNow(ctx, order.order_id);
 }
 
-/** Drives an abandoned pending order if nobody holds its lease; null when someone else is driving it. */
+async function orderNow(ctx: AppContext, order_id: string): Promise<OrderRow> {
+  const now = await orderById(ctx.db, order_id);
+  assert.ok(now, "the order still exists");
+  return now;
+}
+
+/**
+ * Drives an abandoned pending order: nobody holds its lease, it ran out, or its holder's process is
+ * gone (a crash: taken over at once, liveness.ts). Null when someone alive is driving it.
+ */
 export async function driveIfAbandoned(
   ctx: AppContext,
   order_id: string,
   finish: OrderFinish,
 ): Promise<DrivenOrder | null> {
-  const claimed = await claimLease(ctx.db, order_id, leaseMs(ctx));
-  return claimed ? driveOrder(ctx, claimed, finish) : null;
+  const leased_at = performance.now();
+  const claimed = await claimLease(ctx.db, order_id, leaseClaim(ctx));
+  return claimed ? driveOrder(ctx, claimed, finish, leased_at) : null;
 }

@@ -22,4 +22,5 @@ export type NewOrder = Omit<
   | "refund_requested_at"
   | "lease_until"
   | "lease_token"
+  | "lease_holder"
 >;

@@ -6,6 +6,7 @@ import type { Executor } from "../db/executor.ts";
 import { sendAhead } from "../db/pool.ts";
 import type { Database } from "../db/schema.ts";
 import type { OrderForEmail } from "../notifications/send-confirmation-emails.ts";
+import { holderGone } from "../shared/liveness.ts";
 import type { NewOrder, OrderRow, PurchaseRow } from "./order.ts";
 
 function newLeaseToken(): string {
@@ -37,18 +38,22 @@ const ORDER_COLUMN_LIST = [
   "carrier_refusal",
   "lease_until",
   "lease_token",
+  "lease_holder",
   "created_at",
   "resolved_at",
   "refunded_at",
   "refund_requested_at",
 ] as const;
 const ORDER_COLUMNS = sql.raw(ORDER_COLUMN_LIST.join(", "));
+/** The same columns of `orders o`. */
+const O_COLUMNS = sql.raw(ORDER_COLUMN_LIST.map((column) => `o.${column}`).join(", "));
 
-/** Lease and resolver timing of a new pending order. */
-export type PendingTiming = { lease_ms: number; resolve_after_ms: number };
+/** Lease and resolver timing of a new pending order, and who holds its lease (null: no heartbeat). */
+export type PendingTiming = { lease_ms: number; resolve_after_ms: number; lease_holder: string | null };
 
 /**
- * Inserts the order as pending, leased to the request that creates it for `lease_ms`, due for the
+ * Inserts the order as pending, leased to the request that creates it for `lease_ms` (held by the
+ * process `lease_holder`: taken over if that process stops beating, liveness.ts), due for the
  * resolver sweep `resolve_after_ms` from now, sent ahead of the transaction's next statement
  * (sendAhead): `order()` answers the order as stored once that statement has been answered, or
  * null when this cart already has an order (the unique cart_key).
@@ -66,13 +71,13 @@ function pendingOrderInsert(order: NewOrder, timing: PendingTiming): RawBuilder<
   return sql<OrderRow>`
     insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, data_mb,
                         validity_days, start_date, total_minor, currency, client_reference, email, phone, first_name,
-                        last_name, iccid, lease_until, lease_token, next_resolve_at)
+                        last_name, iccid, lease_until, lease_token, lease_holder, next_resolve_at)
     values (${order.order_id}, ${order.partner_id}, ${order.type}, 'pending', ${order.cart_key}, ${order.package_id},
             ${order.external_package_id}, ${order.data_mb}, ${order.validity_days}, ${order.start_date}::date,
             ${order.total_minor}, ${order.currency},
             ${order.client_reference}, ${order.email}, ${order.phone}, ${order.first_name}, ${order.last_name},
             ${order.iccid}, clock_timestamp() + make_interval(secs => ${timing.lease_ms / 1000}), ${newLeaseToken()},
-            clock_timestamp() + make_interval(secs => ${timing.resolve_after_ms / 1000}))
+            ${timing.lease_holder}, clock_timestamp() + make_interval(secs => ${timing.resolve_after_ms / 1000}))
     on conflict (cart_key) do nothing
     returning ${ORDER_COLUMNS}`;
 }
@@ -96,49 +101,85 @@ export async function orderByCart(db: Executor, cart_key: string): Promise<Order
   return result.rows[0] ?? null;
 }
 
+/** Who claims a lease, and for how long. */
+export type LeaseClaim = { lease_ms: number; lease_holder: string | null };
+
+/** The lease of `orders` row `o` may be taken: nobody holds it, it ran out, or its holder is gone. */
+function leaseTakable(): RawBuilder<boolean> {
+  return sql<boolean>`(o.lease_until is null or o.lease_until <= clock_timestamp() or ${holderGone(sql`o.lease_holder`)})`;
+}
+
 /**
  * Takes the right to drive a pending order (call the carrier for it) for `lease_ms`, unless
- * someone else holds an unexpired lease. Returns the order when taken, null otherwise.
+ * someone else holds a lease that has not run out and whose holder still beats (liveness.ts).
+ * Returns the order when taken, null otherwise. Two claimers never both win: the second waits
+ * on the row lock and rechecks the row the first wrote, whose holder is alive.
  */
-export async function claimLease(db: Executor, order_id: string, lease_ms: number): Promise<OrderRow | null> {
+export async function claimLease(
+  db: Executor,
+  order_id: string,
+  claim: LeaseClaim,
+): Promise<OrderRow | null> {
   // clock_timestamp(), not now(): the lease runs from this moment, not from the transaction's start.
   const result = await sql<OrderRow>`
-    update orders
-    set lease_until = clock_timestamp() + make_interval(secs => ${lease_ms / 1000}), lease_token = ${newLeaseToken()}
-    where order_id = ${order_id} and status = 'pending' and (lease_until is null or lease_until <= clock_timestamp())
-    returning ${ORDER_COLUMNS}`.execute(db);
+    update orders o
+    set lease_until = clock_timestamp() + make_interval(secs => ${claim.lease_ms / 1000}),
+        lease_token = ${newLeaseToken()}, lease_holder = ${claim.lease_holder}
+    where o.order_id = ${order_id} and o.status = 'pending' and ${leaseTakable()}
+    returning ${O_COLUMNS}`.execute(db);
   return result.rows[0] ?? null;
 }
 
 /**
- * The resolver sweep's claim: up to `limit` pending orders that are due (next_resolve_at passed)
- * and that nobody drives (lease expired), skipping rows another sweep has locked. Each is leased
- * to this claimer for `lease_ms` and its next look pushed back with capped exponential backoff
- * (2, 4, 8 ... seconds, at most `max_backoff_s`), so an order whose carrier stays away is asked
- * again less and less often, and never abandoned.
+ * The resolver sweep's claim: up to `limit` pending orders that nobody drives and that are due
+ * (next_resolve_at passed and the lease run out), or whose lease holder is gone (a crashed
+ * process's order is taken over at once, not RESOLVE_AFTER_MS after its creation), skipping rows
+ * another sweep has locked. Each is leased to this claimer for `lease_ms` and its next look pushed
+ * back with capped exponential backoff (2, 4, 8 ... seconds, at most `max_backoff_s`), so an order
+ * whose carrier stays away is asked again less and less often, and never abandoned.
  */
 export async function claimDueOrders(
   db: Executor,
-  input: { limit: number; lease_ms: number; max_backoff_s: number },
+  input: LeaseClaim & { limit: number; max_backoff_s: number },
 ): Promise<OrderRow[]> {
   const result = await sql<OrderRow>`
     update orders o
     set lease_until = clock_timestamp() + make_interval(secs => ${input.lease_ms / 1000}),
-        lease_token = ${newLeaseToken()},
+        lease_token = ${newLeaseToken()}, lease_holder = ${input.lease_holder},
         resolve_attempts = o.resolve_attempts + 1,
         next_resolve_at = clock_timestamp()
           + make_interval(secs => least(${input.max_backoff_s}::float8, 2 ^ least(o.resolve_attempts + 1, 16)))
     from (
-      select order_id from orders
-      where status = 'pending' and next_resolve_at <= now()
-        and (lease_until is null or lease_until <= clock_timestamp())
-      order by next_resolve_at
+      select order_id from orders o
+      where o.status = 'pending'
+        and ((o.next_resolve_at <= now() and (o.lease_until is null or o.lease_until <= clock_timestamp()))
+             or ${holderGone(sql`o.lease_holder`)})
+      order by o.next_resolve_at
       limit ${input.limit}
       for update skip locked
     ) due
     where o.order_id = due.order_id and o.status = 'pending'
-    returning ${sql.raw(ORDER_COLUMN_LIST.map((column) => `o.${column}`).join(", "))}`.execute(db);
+    returning ${O_COLUMNS}`.execute(db);
   return result.rows;
+}
+
+/**
+ * Before a carrier call by a holder whose claim is no longer fresh: renews the lease for
+ * `lease_ms` from now, only while the caller still holds it (same token, not run out, holder not
+ * gone). False when it was taken over meanwhile: the caller must not call the carrier.
+ */
+export async function renewOwnLease(
+  db: Executor,
+  order_id: string,
+  lease_token: string | null,
+  lease_ms: number,
+): Promise<boolean> {
+  const result = await sql`
+    update orders o set lease_until = clock_timestamp() + make_interval(secs => ${lease_ms / 1000})
+    where o.order_id = ${order_id} and o.status = 'pending' and o.lease_token = ${lease_token}
+      and o.lease_until > clock_timestamp() and not ${holderGone(sql`o.lease_holder`)}
+    returning 1 as renewed`.execute(db);
+  return result.rows.length === 1;
 }
 
 /** The order as it is once completed, with the purchase that completion recorded. */
@@ -273,7 +314,7 @@ export async function releaseLease(
   lease_token: string | null,
 ): Promise<void> {
   await sql`
-    update orders set lease_until = null, lease_token = null
+    update orders set lease_until = null, lease_token = null, lease_holder = null
     where order_id = ${order_id} and status = 'pending' and lease_token = ${lease_token}`.execute(db);
 }
 

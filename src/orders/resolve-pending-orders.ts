@@ -1,12 +1,13 @@
 // The resolver: finishes every order its request left behind (process killed, carrier timeout)
 // by asking the carrier again with the same reference. A pending order is its own outbox: the
-// sweep (server/worker.ts) claims due orders whose lease has expired with `FOR UPDATE SKIP
+// sweep (server/worker.ts) claims due orders whose lease has expired, and at once those whose
+// lease holder's process stopped beating (a crash, shared/liveness.ts), with `FOR UPDATE SKIP
 // LOCKED` (orders.sql.ts claimDueOrders), leasing each to itself and pushing its next look back
 // with capped backoff, then drives them. While the carrier stays unreachable an order is asked
 // again less and less often, never abandoned; it never guesses an outcome, since a guess could
 // charge for nothing or provision for free. Past PENDING_GIVE_UP_HOURS the operator settles it.
 import type { AppContext } from "../shared/context.ts";
-import { driveOrder, leaseMs } from "./drive-order.ts";
+import { driveOrder, leaseClaim } from "./drive-order.ts";
 import type { FinishByType } from "./finish.ts";
 import { flagGivenUpOrders } from "./flag-given-up-orders.ts";
 import { claimDueOrders } from "./orders.sql.ts";
@@ -30,15 +31,16 @@ export async function resolveDueOrders(
   limit: number,
   log: ResolveLog,
 ): Promise<number> {
+  const leased_at = performance.now();
   const claimed = await claimDueOrders(ctx.db, {
     limit,
-    lease_ms: leaseMs(ctx),
+    ...leaseClaim(ctx),
     max_backoff_s: MAX_RESOLVE_BACKOFF_S,
   });
   await Promise.all(
     claimed.map(async (order) => {
       try {
-        const driven = await driveOrder(ctx, order, finishers[order.type]);
+        const driven = await driveOrder(ctx, order, finishers[order.type], leased_at);
         if (driven.status === "failed") {
           log.warn(
             { order_id: order.order_id, carrier_refusal: driven.carrier_refusal },

@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import type { LookedUpOutcome } from "../carrier/carrier.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
-import { complete, fail, leaseMs } from "./drive-order.ts";
+import { complete, fail, leaseClaim } from "./drive-order.ts";
 import type { FinishByType } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
 import { claimLease, lockOwnLease, orderById, releaseLease } from "./orders.sql.ts";
@@ -100,7 +100,7 @@ function decide(ctx: AppContext, order: OrderRow, carrier: LookedUpOutcome, want
 
 /** Takes the order's lease, or says why not (already final, or someone is driving it now). */
 async function takeLease(ctx: AppContext, order_id: string): Promise<OrderRow> {
-  const claimed = await claimLease(ctx.db, order_id, leaseMs(ctx));
+  const claimed = await claimLease(ctx.db, order_id, leaseClaim(ctx));
   if (claimed) return claimed;
   const order = await orderById(ctx.db, order_id);
   if (!order) throw new ApiError("order_not_found", `No order ${order_id}.`);

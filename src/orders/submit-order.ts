@@ -115,13 +115,16 @@ export async function submitOrder(
   raw: SubmitInput,
 ): Promise<DrivenOrder> {
   const input = { ...raw, ...checkEndUser(raw) };
+  // A created order's lease is taken by its insert, in this phase: its age counts from here.
+  const leased_at = performance.now();
   const reserved = await reserve(ctx, partner_id, input);
   if (reserved.kind === "created") {
     crashPoint("after_pending_commit");
-    return driveOrder(ctx, reserved.order, FINISH_ESIM);
+    return driveOrder(ctx, reserved.order, FINISH_ESIM, leased_at);
   }
   if (reserved.order.status !== "pending") return reserved.order;
-  // A retry of a pending order: drive it if its first attempt is gone, else tell the client to wait.
+  // A retry of a pending order: drive it if its first attempt is gone (its lease ran out, or its
+  // process stopped beating: a crash), else tell the client to wait.
   const driven = await driveIfAbandoned(ctx, reserved.order.order_id, FINISH_ESIM);
   if (driven) return driven;
   // The lease was held, or the order finished between our read and the claim: answer what it is now.

@@ -36,6 +36,12 @@ export async function driveRefund(
 ): Promise<Driven> {
   const order = await orderOf(ctx.db, lease.order_id);
   if (order === null) throw new Error(`refund of unknown order ${lease.order_id}`);
+  // This process's heartbeat is late: another may be taking the refund over (shared/liveness.ts).
+  // No call; the lease is given up (only if still ours) like after an unknown answer.
+  if (ctx.liveness !== undefined && !ctx.liveness.fresh()) {
+    await giveUpLease(ctx.db, lease, backoff, "this process's heartbeat was late: not driven");
+    return null;
+  }
   const outcome = await cancelAtCarrier(ctx.carrier, order);
   crashPoint("after_cancel_answer");
   if (outcome.kind === "ok") {

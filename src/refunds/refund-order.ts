@@ -7,7 +7,7 @@
 // A refunded order answers 200 again, crediting nothing. Concurrent refunds of one order take turns
 // on its row lock: one writes the intent and drives it, the others get 409 request_in_progress while
 // its lease lives. A driver that dies leaves the intent for a retry or the sweep (sweep-refunds.ts)
-// once its lease expires; the carrier answers the same reference again without cancelling twice.
+// once its lease expires, or as soon as its process stops beating (shared/liveness.ts); the carrier answers the same reference again without cancelling twice.
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { refundableState } from "../esims/cancel-for-refund.ts";
@@ -17,6 +17,7 @@ import { inProgress, RETRY_AFTER_S } from "../orders/submit-order.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
 import { ApiError } from "../shared/errors.ts";
+import { holderOf } from "../shared/liveness.ts";
 import { problemBody } from "../shared/problem.ts";
 import {
   answerExisting,
@@ -68,7 +69,7 @@ async function startOnOrder(
   const intent = await selectRefund(trx, order.order_id);
   if (intent?.state === "refunding") {
     if (intent.lease_live) throw inProgress(order.order_id);
-    const lease = await takeExpiredLease(trx, order.order_id, refundLeaseMs(ctx));
+    const lease = await takeExpiredLease(trx, order.order_id, refundLeaseMs(ctx), holderOf(ctx.liveness));
     if (lease === null) throw inProgress(order.order_id);
     await link();
     return { kind: "drive", lease };
@@ -85,7 +86,7 @@ async function startOnOrder(
     return { kind: "answer", answer: { ...answer, replayed: false } };
   }
   await checkRefundBudget(trx, order.partner_id, ctx.config.refunds_per_partner_per_hour);
-  const lease = await insertRefundIntent(trx, order, refundLeaseMs(ctx));
+  const lease = await insertRefundIntent(trx, order, refundLeaseMs(ctx), holderOf(ctx.liveness));
   // The Order says a refund is under way from now on, however long it waits (finish-refund.ts).
   await markOrderRefundRequested(trx, order.order_id);
   await link();
@@ -154,7 +155,7 @@ async function continueRunning(
   order_id: string,
   request_id: string,
 ): Promise<StoredOutcome> {
-  const lease = await takeExpiredLease(ctx.db, order_id, refundLeaseMs(ctx));
+  const lease = await takeExpiredLease(ctx.db, order_id, refundLeaseMs(ctx), holderOf(ctx.liveness));
   if (lease !== null) return drive(ctx, lease, request_id);
   const stored = await storedOutcome(ctx.db, key);
   if (stored !== null) return stored;

@@ -1,10 +1,12 @@
 // SQL of refund intents (migration 0008: order_refunds). Private to src/refunds/. A refund is
 // driven by whoever holds its lease (token and time), like a pending order: the request that made
-// it, a retry after its lease expired, or the sweep.
+// it, a retry after its lease expired or its holder's process stopped beating (a crash:
+// shared/liveness.ts), or the sweep.
 import { randomBytes } from "node:crypto";
 import { sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
+import { holderGone } from "../shared/liveness.ts";
 
 export type RefundRow = {
   order_id: string;
@@ -22,60 +24,71 @@ function newLeaseToken(): string {
 
 const lease = (lease_ms: number) => sql`clock_timestamp() + make_interval(secs => ${lease_ms / 1000})`;
 
+/** The lease of `order_refunds` row `r` may be taken: nobody holds it, it ran out, or its holder is gone. */
+const takable = sql<boolean>`(r.lease_until is null or r.lease_until <= clock_timestamp() or ${holderGone(sql`r.lease_holder`)})`;
+
 /** The order's refund intent, if any; call with the order row locked. */
 export async function selectRefund(trx: Transaction<Database>, order_id: string): Promise<RefundRow | null> {
   const result = await sql<RefundRow>`
-    select order_id, partner_id, state, attempts,
-           coalesce(lease_until > clock_timestamp(), false) as lease_live
-    from order_refunds where order_id = ${order_id}`.execute(trx);
+    select order_id, partner_id, state, attempts, not ${takable} as lease_live
+    from order_refunds r where order_id = ${order_id}`.execute(trx);
   return result.rows[0] ?? null;
 }
 
-/** A new intent, `refunding`, leased to its creator for `lease_ms`. */
+/** A new intent, `refunding`, leased to its creator (the process `lease_holder`) for `lease_ms`. */
 export async function insertRefundIntent(
   trx: Transaction<Database>,
   order: { order_id: string; partner_id: string },
   lease_ms: number,
+  lease_holder: string | null,
 ): Promise<RefundLease> {
   const lease_token = newLeaseToken();
   await sql`
-    insert into order_refunds (order_id, partner_id, state, lease_until, lease_token)
-    values (${order.order_id}, ${order.partner_id}, 'refunding', ${lease(lease_ms)}, ${lease_token})`.execute(
+    insert into order_refunds (order_id, partner_id, state, lease_until, lease_token, lease_holder)
+    values (${order.order_id}, ${order.partner_id}, 'refunding', ${lease(lease_ms)}, ${lease_token}, ${lease_holder})`.execute(
     trx,
   );
   return { ...order, lease_token };
 }
 
-/** Takes an expired (or given up) lease of a refunding intent; null when someone holds it. */
+/**
+ * Takes the lease of a refunding intent that ran out, was given up, or whose holder is gone, for
+ * the process `lease_holder`; null when someone alive holds it.
+ */
 export async function takeExpiredLease(
   db: Executor,
   order_id: string,
   lease_ms: number,
+  lease_holder: string | null,
 ): Promise<RefundLease | null> {
   const lease_token = newLeaseToken();
   const result = await sql<{ order_id: string; partner_id: string }>`
-    update order_refunds set lease_until = ${lease(lease_ms)}, lease_token = ${lease_token}
-    where order_id = ${order_id} and state = 'refunding'
-      and (lease_until is null or lease_until <= clock_timestamp())
-    returning order_id, partner_id`.execute(db);
+    update order_refunds r set lease_until = ${lease(lease_ms)}, lease_token = ${lease_token}, lease_holder = ${lease_holder}
+    where r.order_id = ${order_id} and r.state = 'refunding' and ${takable}
+    returning r.order_id, r.partner_id`.execute(db);
   const row = result.rows[0];
   return row ? { ...row, lease_token } : null;
 }
 
 /**
  * An operator's turn (settle-held-refund.ts): the lease of a refunding intent nobody drives (its
- * lease given up, even if a backoff has it wait, or expired). Null when a driver holds it now.
+ * lease given up, even if a backoff has it wait, expired, or its holder gone), for the process
+ * `lease_holder`. Null when a live driver holds it now.
  */
 export async function takeIdleLease(
   db: Executor,
   order_id: string,
   lease_ms: number,
+  lease_holder: string | null,
 ): Promise<RefundLease | null> {
   const lease_token = newLeaseToken();
+  // The holder is named (or cleared, for the CLI, which does not beat) like every other claim's: a
+  // stale holder left on the row would let another claimer take the operator's turn as "gone".
   const result = await sql<{ order_id: string; partner_id: string }>`
-    update order_refunds set lease_until = ${lease(lease_ms)}, lease_token = ${lease_token}
+    update order_refunds r set lease_until = ${lease(lease_ms)}, lease_token = ${lease_token},
+      lease_holder = ${lease_holder}
     where order_id = ${order_id} and state = 'refunding'
-      and (lease_token is null or lease_until is null or lease_until <= clock_timestamp())
+      and (lease_token is null or ${takable})
     returning order_id, partner_id`.execute(db);
   const row = result.rows[0];
   return row ? { ...row, lease_token } : null;
@@ -101,23 +114,29 @@ export async function lockRecentRefunds(
 }
 
 /**
- * The sweep's claim: up to `limit` refunding intents whose lease expired, oldest first, in the
+ * The sweep's claim: up to `limit` refunding intents whose lease expired or whose holder is gone
+ * (its process stopped beating), for the process `lease_holder`, oldest first, in the
  * order the sweep drives them. The one in position n (from 1) is leased for n x `lease_ms`: it
  * waits for the n - 1 before it, each driven within `lease_ms`. A sweep that dies gives each back
  * when its own turn would have ended, not all of them at the end of a whole round. SKIP LOCKED: two
  * sweeps (processes) never wait on, nor take, the same row.
  */
-export async function claimDueRefunds(db: Executor, limit: number, lease_ms: number): Promise<RefundLease[]> {
+export async function claimDueRefunds(
+  db: Executor,
+  limit: number,
+  lease_ms: number,
+  lease_holder: string | null,
+): Promise<RefundLease[]> {
   const lease_token = newLeaseToken();
   const result = await sql<{ order_id: string; partner_id: string; position: number }>`
     update order_refunds r
     set lease_until = clock_timestamp() + make_interval(secs => ${lease_ms / 1000}::float8 * due.position),
-        lease_token = ${lease_token}
+        lease_token = ${lease_token}, lease_holder = ${lease_holder}
     from (
       select order_id, row_number() over (order by lease_until nulls first, order_id)::int as position
       from (
-        select order_id, lease_until from order_refunds
-        where state = 'refunding' and (lease_until is null or lease_until <= clock_timestamp())
+        select order_id, lease_until from order_refunds r
+        where state = 'refunding' and ${takable}
         order by lease_until nulls first, order_id
         limit ${limit}
         for update skip locked
@@ -138,9 +157,9 @@ export async function claimDueRefunds(db: Executor, limit: number, lease_ms: num
  */
 export async function renewLease(db: Executor, held: RefundLease, lease_ms: number): Promise<boolean> {
   const result = await sql`
-    update order_refunds set lease_until = ${lease(lease_ms)}
+    update order_refunds r set lease_until = ${lease(lease_ms)}
     where order_id = ${held.order_id} and state = 'refunding' and lease_token = ${held.lease_token}
-      and lease_until > clock_timestamp()
+      and not ${takable}
     returning 1 as renewed`.execute(db);
   return result.rows.length === 1;
 }
@@ -160,7 +179,7 @@ export async function giveUpLease(
     set lease_until = case when ${backoff}::boolean
                            then clock_timestamp() + make_interval(secs => least(300, power(2, least(attempts, 9))))
                            else clock_timestamp() end,
-        lease_token = null,
+        lease_token = null, lease_holder = null,
         attempts = attempts + 1, last_error = ${error.slice(0, 500)}
     where order_id = ${held.order_id} and state = 'refunding' and lease_token = ${held.lease_token}`.execute(
     db,

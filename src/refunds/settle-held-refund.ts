@@ -7,6 +7,7 @@
 import type { CancelVerdict } from "../carrier/carrier.ts";
 import { orderOf } from "../orders/refunded-order.ts";
 import type { AppContext } from "../shared/context.ts";
+import { holderOf } from "../shared/liveness.ts";
 import { type Driven, driveRefund } from "./drive-refund.ts";
 import { refundLeaseMs } from "./refund-order.ts";
 import { takeIdleLease } from "./refunds.sql.ts";
@@ -42,7 +43,7 @@ export async function settleHeldRefund(
       "the SM-DP+ reported this profile downloaded: it is not cancelled (the refund's next attempt refuses it)",
     );
   }
-  const lease = await takeIdleLease(ctx.db, order_id, refundLeaseMs(ctx));
+  const lease = await takeIdleLease(ctx.db, order_id, refundLeaseMs(ctx), holderOf(ctx.liveness));
   // A driver holds it right now (a partner's retry): it reads the verdict just recorded.
   if (lease === null) return null;
   return driveRefund(ctx, lease, OPERATOR_REQUEST_ID, false);

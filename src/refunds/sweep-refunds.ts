@@ -7,6 +7,7 @@
 // and so does a top-up of the eSIM still pending (the carrier's cancel is asked again each time).
 import type { Logger } from "pino";
 import type { AppContext } from "../shared/context.ts";
+import { holderOf } from "../shared/liveness.ts";
 import { driveRefund } from "./drive-refund.ts";
 import { refundLeaseMs } from "./refund-order.ts";
 import { claimDueRefunds, renewLease } from "./refunds.sql.ts";
@@ -22,7 +23,7 @@ export async function sweepRefunds(ctx: AppContext, limit = MAX_PER_ROUND): Prom
   // Each refund's lease covers its turn: it waits for the ones before it (claimDueRefunds). Its
   // turn starts with a full lease, or not at all if the ones before took so long that it ran out.
   const lease_ms = refundLeaseMs(ctx);
-  const leases = await claimDueRefunds(ctx.db, limit, lease_ms);
+  const leases = await claimDueRefunds(ctx.db, limit, lease_ms, holderOf(ctx.liveness));
   let finished = 0;
   for (const lease of leases) {
     if (!(await renewLease(ctx.db, lease, lease_ms))) continue;

@@ -175,7 +175,9 @@ const SWEEP_EVERY_MS = 250;
 
 /**
  * The resolver sweep in this process: pending orders past RESOLVE_AFTER_MS whose lease expired
- * (their request died or the carrier did not answer), driven again with the same reference.
+ * (their request died or the carrier did not answer), and at once those whose lease holder stopped
+ * beating (its process crashed: shared/liveness.ts), driven again with the same reference. Its
+ * timer (a second at most) is what bounds a takeover nobody retries: LIVE_WITHIN_MS plus a round.
  */
 export function startResolverSweep(ctx: AppContext, log: Pino): Closable {
   // The resolver drives any order: it finishes each as the domain that created it would.

@@ -6,6 +6,7 @@ import type { Carrier } from "../carrier/carrier.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import type { KeyedSlots } from "./keyed-slots.ts";
+import type { Liveness } from "./liveness.ts";
 
 export type AppContext = {
   config: Config;
@@ -14,4 +15,9 @@ export type AppContext = {
   carrier: Carrier;
   /** CSV statement exports running at once (CSV_EXPORTS_PER_PROCESS, CSV_EXPORTS_PER_PARTNER). */
   csv_exports: KeyedSlots;
+  /**
+   * This process's heartbeat, named beside each lease it takes (liveness.ts); absent where nothing
+   * beats (the CLI, tests that build a context): such leases end only when they run out.
+   */
+  liveness?: Liveness;
 };

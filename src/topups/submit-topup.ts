@@ -188,7 +188,8 @@ async function reserve(
 
 /**
  * A retry of a key whose order is pending: drive the order if its first attempt is gone (lease
- * expired), else 409. Once final, the key holds the outcome: answer its bytes.
+ * expired, or its process stopped beating: a crash), else 409. Once final, the key holds the
+ * outcome: answer its bytes.
  */
 async function continueRunning(ctx: AppContext, key: KeyRef, order_id: string): Promise<TopUpOutcome> {
   const driven = await driveIfAbandoned(ctx, order_id, finishTopUp(ctx.config.idempotency_ttl_hours));
@@ -207,6 +208,8 @@ export async function submitTopUp(
 ): Promise<TopUpOutcome> {
   requireValidIccid(raw.iccid);
   const input = { ...raw, ...checkEndUser(raw) };
+  // A created order's lease is taken by its insert, in phase 1: its age counts from here.
+  const leased_at = performance.now();
   const reserved = await reserve(ctx, partner_id, input, claim);
   if (reserved.kind === "stored") return reserved;
   if (reserved.kind === "running") {
@@ -215,5 +218,5 @@ export async function submitTopUp(
   }
   crashPoint("after_pending_commit");
   const finish = finishTopUp(ctx.config.idempotency_ttl_hours);
-  return { kind: "order", order: await driveOrder(ctx, reserved.order, finish) };
+  return { kind: "order", order: await driveOrder(ctx, reserved.order, finish, leased_at) };
 }
