@@ -47,6 +47,8 @@ const RULES: Record<string, { refused: unknown[]; taken: unknown[] }> = {
   event_type: { refused: ["order", "Order.completed", "order.completed.now"], taken: ["order.completed"] },
   dedup_key: { refused: ["", "k".repeat(201)], taken: ["k", "k".repeat(200)] },
   http_status: { refused: [99, 1000], taken: [100, 999] },
+  // Migration 0021: the heartbeat row holding a lease.
+  lease_holder_id: { refused: ["", "h".repeat(101)], taken: ["h", "h".repeat(100)] },
 };
 
 /** Which column of which table carries which domain (migration 0015). */
@@ -74,6 +76,7 @@ const COLUMNS: Record<string, Record<string, string>> = {
     validity_days: "validity_days",
     carrier_refusal: "error_text",
     resolve_attempts: "attempt_count",
+    lease_holder: "lease_holder_id",
   },
   esims: { status: "esim_status", sync_failures: "attempt_count", last_sync_error: "error_text" },
   esim_bundles: {

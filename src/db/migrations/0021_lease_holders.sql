@@ -4,8 +4,11 @@
 -- 2 s by every process that may hold a lease, src/server/live-processes.ts) says whether it is still
 -- there, and a claim may take over a lease whose holder stopped beating (src/shared/liveness.ts).
 -- Null: a holder without a heartbeat (the CLI), whose lease only its expiry ends.
-alter table orders add column lease_holder text check (length(lease_holder) <= 100);
-alter table order_refunds add column lease_holder text check (length(lease_holder) <= 100);
+-- A domain, as every single-column rule of the tables a purchase writes is since 0015 (their
+-- table CHECKs only compare columns).
+create domain lease_holder_id as text check (length(value) between 1 and 100);
+alter table orders add column lease_holder lease_holder_id;
+alter table order_refunds add column lease_holder lease_holder_id;
 
 -- A worker-only process (ROLE=worker) heartbeats too, since it holds leases, but serves no API
 -- request: it must not take a share of the per-key rate limit. The previous release inserts
