@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
-import { LookupLane } from "../src/server/failure-budget.ts";
+import { FailureBudget, LookupLane } from "../src/server/failure-budget.ts";
 import { ApiError } from "../src/shared/errors.ts";
 import { ADMIN_TOKEN, createTestApp, type TestApp } from "./support/app.ts";
 
@@ -151,4 +151,32 @@ test("the lane of over-budget lookups runs two at once, queues a bounded few in 
   await Promise.all([runs[0], runs[2]]);
   finish[3]!();
   assert.deepEqual(await Promise.all(runs), [0, 1, 2, 3]);
+});
+
+test("past its budget, a valid key waits in the lane's queue; with the queue full of junk it is 429 like the junk (documented)", async () => {
+  const lane = new LookupLane(1, 1);
+  const budget = new FailureBudget(60, "API keys", lane);
+  const address = "203.0.113.5";
+  const refused = () => Promise.reject(new ApiError("unauthorized", "junk"));
+  for (let i = 0; i < 60; i++) await assert.rejects(budget.verifyKey(address, refused), { status: 401 });
+  await assert.rejects(budget.verifyKey(address, refused), { status: 429 }, "the budget is spent");
+  // Two slow junk lookups fill the lane (one in flight, one waiting).
+  const release: Array<() => void> = [];
+  const slowJunk = () =>
+    new Promise<never>((_, reject) => release.push(() => reject(new ApiError("unauthorized", "junk"))));
+  const junk = [budget.verifyKey(address, slowJunk), budget.verifyKey(address, slowJunk)].map((run) =>
+    run.then(
+      () => 200,
+      (error: ApiError) => error.status,
+    ),
+  );
+  const valid = () => Promise.resolve("partner");
+  await assert.rejects(budget.verifyKey(address, valid), { status: 429 }, "a valid key: refused, lane full");
+  release.shift()!();
+  await new Promise((resolve) => setImmediate(resolve));
+  const queued = budget.verifyKey(address, valid);
+  await new Promise((resolve) => setImmediate(resolve));
+  release.shift()!();
+  assert.equal(await queued, "partner", "with room in the lane, the valid key is admitted");
+  assert.deepEqual(await Promise.all(junk), [429, 429], "the junk itself: 429");
 });
