@@ -180,3 +180,24 @@ test("past its budget, a valid key waits in the lane's queue; with the queue ful
   assert.equal(await queued, "partner", "with room in the lane, the valid key is admitted");
   assert.deepEqual(await Promise.all(junk), [429, 429], "the junk itself: 429");
 });
+
+test("junk partner keys at the console's sign-in leave the operator's console sign-in from that address working", async () => {
+  const app = await createTestApp({ auth_failures_per_minute: BUDGET, trusted_proxies: ["127.0.0.1/32"] });
+  const base = await listening(app);
+  const address = "203.0.113.78";
+  const statuses: number[] = [];
+  for (let i = 0; i < BUDGET + 2; i++) statuses.push((await consoleSignIn(base, junkKey(), address)).status);
+  assert.equal(statuses.at(-1), 429, "the partner sign-in's budget is spent");
+  const operator = await consoleSignIn(base, ADMIN_TOKEN, address, "/admin");
+  assert.equal(
+    operator.status,
+    303,
+    "the operator signs in: made-up partner keys are not guesses at ADMIN_TOKEN",
+  );
+  // Wrong ADMIN_TOKENs have their own budget, spent before the comparison (past it, even the right one is 429).
+  const guesses: number[] = [];
+  for (let i = 0; i < BUDGET + 1; i++)
+    guesses.push((await consoleSignIn(base, junkKey(), address, "/admin")).status);
+  assert.equal(guesses.at(-1), 429);
+  assert.equal((await consoleSignIn(base, ADMIN_TOKEN, address, "/admin")).status, 429);
+});

@@ -120,15 +120,17 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await registerPartnerApi(app, ctx, authenticator, keyLimiter);
   await registerAdminApi(app, ctx, budgets.admin_token);
   await registerCarrierCallbacks(app, ctx, budgets.service_token);
-  // The web console's sign-in has a budget of its own; a key is checked like the API checks it. A
-  // partner's pages spend its session's API key's budget, the same bucket as /v1 with that key.
+  // The web console's sign-in has budgets of its own, one for partners' keys (checked like the API
+  // checks them) and one for the operator's token. A partner's pages spend its session's API key's
+  // budget, the same bucket as /v1 with that key.
   const signIn = budgets.console_sign_in;
+  const operatorSignIn = budgets.console_operator_sign_in;
   await consoleRoutes(
     app,
     ctx,
     {
       attempt: (ip, area, work) =>
-        area === "partner" ? signIn.verifyKey(ip, work) : signIn.guardToken(ip, work),
+        area === "partner" ? signIn.verifyKey(ip, work) : operatorSignIn.guardToken(ip, work),
     },
     (key_id) => void keyLimiter.take(key_id),
   );
@@ -146,6 +148,9 @@ function failureBudgets(per_minute: number) {
     api_key: new FailureBudget(per_minute, "API keys", lane),
     admin_token: new FailureBudget(per_minute, "ADMIN_TOKEN", lane),
     console_sign_in: new FailureBudget(per_minute, "console sign-in", lane),
+    // The operator's console sign-in apart from the partners': its token is spent before the
+    // comparison, so a budget shared with made-up partner keys (free to make) locked the operator out.
+    console_operator_sign_in: new FailureBudget(per_minute, "console operator sign-in", lane),
     service_token: new FailureBudget(per_minute, "service tokens", lane),
   };
 }
