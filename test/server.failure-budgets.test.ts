@@ -201,3 +201,34 @@ test("junk partner keys at the console's sign-in leave the operator's console si
   assert.equal(guesses.at(-1), 429);
   assert.equal((await consoleSignIn(base, ADMIN_TOKEN, address, "/admin")).status, 429);
 });
+
+test("wrong METRICS_TOKENs from an address leave the carrier's callbacks from that address working", async () => {
+  const callback_token = "carrier-callback-token-0123456789";
+  const app = await createTestApp({
+    auth_failures_per_minute: BUDGET,
+    trusted_proxies: ["127.0.0.1/32"],
+    metrics_token: "metrics-token-0123456789",
+    carrier_callbacks_enabled: true,
+    carrier_callback_token: callback_token,
+  });
+  const base = await listening(app);
+  const address = "203.0.113.79";
+  const scrapes: number[] = [];
+  for (let i = 0; i < BUDGET + 1; i++) {
+    const scrape = await fetch(`${base}/metrics`, {
+      headers: { authorization: `Bearer ${junkKey()}`, "x-forwarded-for": address },
+    });
+    scrapes.push(scrape.status);
+  }
+  assert.equal(scrapes.at(-1), 429, "the metrics token's budget is spent");
+  const callback = await fetch(`${base}/carrier/callbacks`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${callback_token}`,
+      "content-type": "application/json",
+      "x-forwarded-for": address,
+    },
+    body: "{}",
+  });
+  assert.equal(callback.status, 400, "the carrier's token is checked (its body refused), not 429");
+});

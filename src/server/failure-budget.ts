@@ -1,8 +1,8 @@
 // Failed authentications, counted per client address and per surface: partner API keys, the
-// operator's ADMIN_TOKEN, the console's partner and operator sign-ins (one budget each), and the
-// service tokens (METRICS_TOKEN, the carrier's and the SM-DP+'s callback tokens). Each surface has
-// its own budget, so junk at one never locks another out: a flood of made-up API keys leaves /admin
-// and the console alone.
+// operator's ADMIN_TOKEN, the console's partner and operator sign-ins, and each service token
+// (METRICS_TOKEN, the carrier's and the SM-DP+'s callback tokens). Each surface has its own budget,
+// so junk at one never locks another out: a flood of made-up API keys leaves /admin and the
+// console alone.
 //
 // Two kinds of secret, two rules:
 // - An API key is 32 random bytes: nobody guesses one, and what a junk key costs is a database
