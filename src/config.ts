@@ -49,7 +49,7 @@ export type Config = {
   currency: string;
   rate_limit_per_second: number;
   rate_limit_burst: number;
-  /** Failed authentications per client address, per surface (API keys, ADMIN_TOKEN, console sign-in, service tokens), per minute. */
+  /** Failed authentications per client address, per surface (API keys, ADMIN_TOKEN, console partner and operator sign-ins, each service token), per minute. */
   auth_failures_per_minute: number;
   /**
    * TRUSTED_PROXIES: the proxies (CIDRs, `address/prefix`) whose X-Forwarded-For is believed. Empty
