@@ -10511,7 +10511,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `refund_not_allowed`. */
+            /** @description Problem details: `refund_not_allowed` with `reason` `esim_installed`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10537,6 +10537,8 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description On `refund_not_allowed`: why the order cannot be refunded. */
+                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed";
                     };
                 };
             };
