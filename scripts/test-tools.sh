@@ -9,6 +9,8 @@ set -euo pipefail
 need=()
 command -v zbarimg >/dev/null || need+=(zbar-tools)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+# systemd-analyze verify checks the deployment's units (test/deploy.units.test.ts); nothing is booted.
+command -v systemd-analyze >/dev/null || need+=(systemd)
 if [ ! -x /usr/bin/python3 ]; then
   need+=(python3 python3-requests python3-twisted)
 else
