@@ -179,6 +179,8 @@ async function startService(
     DATABASE_URL: database_url,
     DATA_DIR: path.join(drill.dir, "service-data"),
     ADMIN_TOKEN: admin_token,
+    // Straight to the drill's cluster, whatever the caller's environment says of a pooler.
+    DATABASE_DIRECT_URL: "",
     // The built-in simulator over the carrier API: the drill is about the database, not ES2+.
     CARRIER_PROFILES: "http",
   });
@@ -250,7 +252,13 @@ async function ledgerAudit(
 ): Promise<{ ok: boolean; accounts: number; transfers: number; breaches: string[] }> {
   const result = await run(process.execPath, ["src/cli/main.ts", "ledger", "audit", "--json"], {
     cwd: ROOT,
-    env: { ...process.env, APP_ENV: "sandbox", DATABASE_URL: url, LOG_LEVEL: "warn" },
+    env: {
+      ...process.env,
+      APP_ENV: "sandbox",
+      DATABASE_URL: url,
+      DATABASE_DIRECT_URL: "",
+      LOG_LEVEL: "warn",
+    },
     timeout: COMMAND_TIMEOUT_MS,
   }).catch((error: { stdout?: string; message: string }) => {
     if (!error.stdout) throw error;
