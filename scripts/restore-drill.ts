@@ -15,6 +15,7 @@
 //    it replays the archive up to the target and promotes itself.
 // 5. On the restored cluster: `npm run cli -- ledger audit` passes; every order, wallet balance and
 //    ledger transfer committed before the target is there, as it was; nothing written after it is.
+//    Then the service runs on it again: a partner from before the target buys once more, audited.
 // The backup and restore times are printed. Exit 1 when any check fails.
 //
 // The server binaries and pg_basebackup must be of one release (pg_basebackup refuses a newer
@@ -418,6 +419,9 @@ async function recoveryTargetTime(url: string): Promise<string> {
 
 type PrimaryLife = {
   primary_url: string;
+  admin_token: string;
+  /** A partner from before the backup: it buys again from the restored database. */
+  survivor: Partner;
   backup_ms: number;
   atTarget: Books;
   target_time: string;
@@ -440,7 +444,7 @@ async function primaryLife(d: Drill, primary_port: number): Promise<PrimaryLife>
     d.log(`recovery target time: ${target_time}`);
     const late = await afterTarget(service, admin_token, [...first.partners, ...second.partners]);
     d.log(`after the target: ${late.orders.length} purchases, a credit, a new partner (none may come back)`);
-    return { primary_url, backup_ms, atTarget, target_time, late };
+    return { primary_url, admin_token, survivor: first.partners[0]!, backup_ms, atTarget, target_time, late };
   } finally {
     await service.stop();
   }
@@ -470,6 +474,32 @@ async function checkRestored(
   return problems;
 }
 
+/**
+ * The restored database back in service: the service starts on it (migrations find nothing to do)
+ * and a partner from before the target buys again: the identities and sequences continue past what
+ * the restore brought back (a reused one would fail its unique index and the purchase), and the
+ * ledger still balances.
+ */
+async function serveAgain(d: Drill, url: string, life: PrimaryLife): Promise<string[]> {
+  const service = await startService(d, url, life.admin_token);
+  let order: string;
+  try {
+    [order] = (await buy(service.url, life.survivor.api_key, 1)) as [string];
+  } finally {
+    await service.stop();
+  }
+  const problems: string[] = [];
+  if (life.atTarget.orders.has(order) || life.late.orders.includes(order))
+    problems.push(`the purchase after the restore reused order id ${order}`);
+  const audit = await ledgerAudit(url);
+  d.log(
+    `the service on the restored cluster: purchase ${order}; ledger audit ${audit.ok ? "balanced" : "FAILED"}`,
+  );
+  if (!audit.ok)
+    problems.push(...audit.breaches.map((breach) => `ledger audit after serving again: ${breach}`));
+  return problems;
+}
+
 type DrillResult = {
   backup_ms: number;
   copy_ms: number;
@@ -494,6 +524,7 @@ async function drill(d: Drill): Promise<DrillResult> {
     life.target_time,
   );
   const problems = await checkRestored(d, restored.url, life, restored.stopped);
+  problems.push(...(await serveAgain(d, restored.url, life)));
   await pgRun(d, "pg_ctl", ["stop", "-D", restored_dir, "-m", "fast", "-w"]);
   const { atTarget, late } = life;
   const summary =

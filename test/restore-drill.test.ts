@@ -1,7 +1,8 @@
 // The restore drill of docs/deploy.md (scripts/restore-drill.ts), run whole: a primary with WAL
 // archiving loaded by the service, pg_basebackup, writes on both sides of a recovery target time,
 // the primary lost, the backup restored to that time from the archive, and on the restored cluster
-// the ledger audit passes, everything before the target is there and nothing after it. Debian's
+// the ledger audit passes, everything before the target is there and nothing after it, and the
+// service buys again on it. Debian's
 // PostgreSQL (installed by the script with apt-get when missing): its pg_basebackup matches its server.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -35,6 +36,11 @@ test("a base backup restored to a point in time brings back the books as they we
     line("PostgreSQL:") ?? "",
     /recovery stopping before commit of transaction \d+, time /,
     stdout,
+  );
+  assert.match(
+    line("the service on the restored cluster:") ?? "",
+    /: purchase ord_\S+; ledger audit balanced$/,
+    "the service runs on the restored database again",
   );
   assert.match(
     line("9 orders, 3 partners") ?? "",
