@@ -43,12 +43,12 @@ const PROMOTE_WAIT_MS = 120_000;
 const COMMAND_TIMEOUT_MS = 300_000;
 
 type Owner = { uid: number; gid: number } | null;
-type Drill = { dir: string; bin: string; owner: Owner; archive: string; log: (line: string) => void };
+export type Drill = { dir: string; bin: string; owner: Owner; archive: string; log: (line: string) => void };
 
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL's programs, run as its user
 
-function serverBinaries(): string {
+export function serverBinaries(): string {
   const given = process.env.PG_BIN;
   if (given) {
     if (!existsSync(path.join(given, "pg_basebackup")))
@@ -83,7 +83,7 @@ function serverBinaries(): string {
 }
 
 /** As root, the `postgres` user (created when a minimal image lacks it); else ourselves. */
-function postgresUser(): Owner {
+export function postgresUser(): Owner {
   if (process.getuid?.() !== 0) return null;
   const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"]).toString().trim());
   try {
@@ -95,7 +95,7 @@ function postgresUser(): Owner {
 }
 
 /** Runs one of PostgreSQL's programs as its user, from the drill's directory, and shows the command. */
-async function pgRun(drill: Drill, program: string, args: string[]): Promise<string> {
+export async function pgRun(drill: Drill, program: string, args: string[]): Promise<string> {
   drill.log(`$ ${program} ${args.map((arg) => (arg.includes(" ") ? `"${arg}"` : arg)).join(" ")}`);
   const { stdout } = await run(path.join(drill.bin, program), args, {
     ...(drill.owner ?? {}),
@@ -105,13 +105,13 @@ async function pgRun(drill: Drill, program: string, args: string[]): Promise<str
   return stdout;
 }
 
-async function ownedDirectory(drill: Drill, dir: string, mode: number): Promise<void> {
+export async function ownedDirectory(drill: Drill, dir: string, mode: number): Promise<void> {
   await mkdir(dir, { recursive: true });
   await chmod(dir, mode);
   if (drill.owner) await chown(dir, drill.owner.uid, drill.owner.gid);
 }
 
-async function startCluster(drill: Drill, data: string, port: number): Promise<string> {
+export async function startCluster(drill: Drill, data: string, port: number): Promise<string> {
   await pgRun(drill, "pg_ctl", [
     "start",
     "-D",
@@ -148,7 +148,7 @@ function primarySettings(drill: Drill): string {
   ].join("\n");
 }
 
-async function makePrimary(drill: Drill, data: string, port: number): Promise<string> {
+export async function makePrimary(drill: Drill, data: string, port: number): Promise<string> {
   await ownedDirectory(drill, drill.archive, 0o700);
   await pgRun(drill, "initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C"]);
   await appendFile(path.join(data, "postgresql.conf"), primarySettings(drill));
@@ -157,7 +157,7 @@ async function makePrimary(drill: Drill, data: string, port: number): Promise<st
   return url;
 }
 
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url, options: "-c TimeZone=UTC" });
   await client.connect();
   try {
@@ -167,10 +167,10 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
   }
 }
 
-type Partner = { partner_id: string; api_key: string };
+export type Partner = { partner_id: string; api_key: string };
 
 /** The service against the primary: it migrates the database and seeds the catalog, like `npm start`. */
-async function startService(
+export async function startService(
   drill: Drill,
   database_url: string,
   admin_token: string,
@@ -187,7 +187,7 @@ async function startService(
   });
 }
 
-async function buy(url: string, api_key: string, count: number): Promise<string[]> {
+export async function buy(url: string, api_key: string, count: number): Promise<string[]> {
   const orders: string[] = [];
   for (let i = 0; i < count; i++) orders.push((await purchase(url, api_key)).orderID as string);
   return orders;
@@ -196,7 +196,7 @@ async function buy(url: string, api_key: string, count: number): Promise<string[
 // ---------------------------------------------------------------------------------------------
 // What the restored cluster must show
 
-type Books = {
+export type Books = {
   /** order_id -> status */
   orders: Map<string, string>;
   partners: Set<string>;
@@ -207,7 +207,7 @@ type Books = {
 };
 
 /** Orders and their status, partners, ledger accounts' running totals and every transfer's state. */
-async function readBooks(url: string): Promise<Books> {
+export async function readBooks(url: string): Promise<Books> {
   return withClient(url, async (client) => {
     const pairs = async (query: string) =>
       new Map((await client.query<{ k: string; v: string }>(query)).rows.map((row) => [row.k, row.v]));
@@ -222,7 +222,11 @@ async function readBooks(url: string): Promise<Books> {
 }
 
 /** Every difference between two maps, named; empty when they are equal. */
-function differences(what: string, expected: Map<string, string>, found: Map<string, string>): string[] {
+export function differences(
+  what: string,
+  expected: Map<string, string>,
+  found: Map<string, string>,
+): string[] {
   const problems: string[] = [];
   for (const [key, value] of expected) {
     const restored = found.get(key);
@@ -248,7 +252,7 @@ function compareBooks(atTarget: Books, restored: Books, boughtAfterTarget: strin
 }
 
 /** `npm run cli -- ledger audit --json` against the restored cluster, as an operator runs it. */
-async function ledgerAudit(
+export async function ledgerAudit(
   url: string,
 ): Promise<{ ok: boolean; accounts: number; transfers: number; breaches: string[] }> {
   const result = await run(process.execPath, ["src/cli/main.ts", "ledger", "audit", "--json"], {
@@ -582,4 +586,5 @@ async function main(): Promise<number> {
   }
 }
 
-process.exitCode = await main();
+// scripts/failover-drill.ts borrows the cluster helpers above; run directly, this is the drill.
+if (import.meta.main) process.exitCode = await main();
