@@ -9,6 +9,11 @@ set -euo pipefail
 need=()
 command -v zbarimg >/dev/null || need+=(zbar-tools)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+# systemd-analyze verify checks the deployment's units (test/deploy.units.test.ts); nothing is booted.
+command -v systemd-analyze >/dev/null || need+=(systemd)
+# A PostgreSQL server with its own pg_basebackup for the restore drill (test/restore-drill.test.ts):
+# Debian 12's 15 (the embedded 18 ships no pg_basebackup, and 15's refuses a newer server).
+compgen -G "/usr/lib/postgresql/*/bin/pg_basebackup" >/dev/null || need+=(postgresql-15)
 if [ ! -x /usr/bin/python3 ]; then
   need+=(python3 python3-requests python3-twisted)
 else
