@@ -1,6 +1,6 @@
 // Stopping `npm start` by every documented means drains and stops cleanly (issue 37): SIGTERM to
 // npm (a supervisor that knows only npm's pid), SIGTERM to the node process, SIGINT to the whole
-// process group (Ctrl-C: npm passes its copy on, so node gets two), and npm killed outright (the
+// process group (Ctrl-C, pressed twice: npm passes each on too), and npm killed outright (the
 // node process notices its parent gone). Each time a purchase is held at the carrier (a proxy in
 // front of the carrier simulator) until the stop has begun; it must still answer 200, completed,
 // and then npm, node and the embedded PostgreSQL must all be gone. One data directory serves every
@@ -103,7 +103,7 @@ let purchases = 0;
  * purchase once the service says it is shutting down, and checks the purchase completed and every
  * process is gone.
  */
-async function purchaseAcrossStop(stop: (started: NpmStart) => void): Promise<number | null> {
+async function purchaseAcrossStop(stop: (started: NpmStart) => unknown): Promise<number | null> {
   const started = await npmStart();
   try {
     partner ??= await createPartner(started.url, { admin_token: ADMIN_TOKEN, credit_minor: 100_000 });
@@ -118,7 +118,7 @@ async function purchaseAcrossStop(stop: (started: NpmStart) => void): Promise<nu
       async () => carrier.seen("POST", "/profiles").length > held,
       WAIT_MS,
     );
-    stop(started);
+    await stop(started);
     await waitFor("the drain begun", async () => /shutting down/.test(started.output()), WAIT_MS);
     release();
     const answer = await submitted;
@@ -153,8 +153,14 @@ test("SIGTERM to the node process under npm drains and stops everything", async 
   assert.equal(code, 0);
 });
 
-test("Ctrl-C (SIGINT to the whole process group: node hears it twice) drains and stops everything", async () => {
-  const code = await purchaseAcrossStop((started) => process.kill(-started.npm.pid!, "SIGINT"));
+test("Ctrl-C (SIGINT to the whole process group), pressed again during the drain, drains and stops everything", async () => {
+  const code = await purchaseAcrossStop(async (started) => {
+    process.kill(-started.npm.pid!, "SIGINT");
+    await waitFor("the drain begun", async () => /shutting down/.test(started.output()), WAIT_MS);
+    // Node's default action for a signal with no listener left is to exit at once, mid-drain.
+    process.kill(-started.npm.pid!, "SIGINT");
+    await waitFor("the second one heard", async () => /already stopping/.test(started.output()), WAIT_MS);
+  });
   assert.equal(code, 0);
 });
 
