@@ -15,6 +15,7 @@ type Sql = {
   (strings: TemplateStringsArray, ...values: unknown[]): Promise<Record<string, unknown>[]>;
   unsafe(text: string): Promise<unknown>;
   begin<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
+  reserve(): Promise<Sql & { release(): void }>;
   end(): Promise<void>;
 };
 
@@ -30,6 +31,7 @@ const SCHEMA = `
   create table transfers (transfer_id text primary key, debit_account_id text not null references accounts,
                           amount_minor bigint not null, state text not null, reference text not null,
                           resolved_at timestamptz);
+  create index on transfers (reference);
   create table events (event_id bigserial primary key, partner_id text not null, payload jsonb not null);`;
 
 const SQL = {
@@ -109,6 +111,60 @@ async function purchasePostgresJs(sql: Sql, purchase: Purchase): Promise<void> {
       tx`insert into events (partner_id, payload) values (${k.partner}, ${{ order_id: k.order, status: "completed" } as unknown as string}::jsonb)`,
     ]);
   });
+}
+
+/**
+ * postgres.js at its best: a reserved connection, BEGIN sent with the first statement and the last
+ * write with COMMIT (each coalesced into one write), so as many round trips as ours; every answer
+ * awaited, and COMMIT's own checked, since a COMMIT behind a failed statement answers ROLLBACK.
+ */
+async function purchasePostgresJsReserved(sql: Sql, purchase: Purchase): Promise<void> {
+  const k = keys(purchase);
+  await reserved(sql, async (tx) => {
+    const [, cart] = await Promise.all([
+      tx`begin`,
+      tx`select cart_key, total_minor from carts where cart_key = ${k.cart} and partner_id = ${k.partner} for update`,
+    ]);
+    if (cart!.length !== 1) throw new Error(`no cart ${k.cart}`);
+    const order = tx`insert into orders (order_id, partner_id, cart_key, status, total_minor, lease_until) values (${k.order}, ${k.partner}, ${k.cart}, 'pending', ${PRICE}, now() + interval '31 seconds')`;
+    const held =
+      await tx`update accounts set pending_debits_minor = pending_debits_minor + ${PRICE} where account_id = ${k.account} and posted_credits_minor - posted_debits_minor - pending_debits_minor >= ${PRICE} returning account_id`;
+    await order;
+    if (held.length !== 1) throw new Error("insufficient funds");
+    await commitWith(tx, [
+      tx`insert into transfers (transfer_id, debit_account_id, amount_minor, state, reference) values (${k.transfer}, ${k.account}, ${PRICE}, 'pending', ${k.order})`,
+    ]);
+  });
+  await reserved(sql, async (tx) => {
+    const [, done] = await Promise.all([
+      tx`begin`,
+      tx`update orders set status = 'completed', iccid = ${k.iccid}, resolved_at = now(), lease_until = null where order_id = ${k.order} and status = 'pending' returning order_id`,
+    ]);
+    if (done!.length !== 1) throw new Error(`order ${k.order} not pending`);
+    await commitWith(tx, [
+      tx`update transfers set state = 'posted', resolved_at = now() where reference = ${k.order} and state = 'pending'`,
+      tx`update accounts set pending_debits_minor = pending_debits_minor - ${PRICE}, posted_debits_minor = posted_debits_minor + ${PRICE} where account_id = ${k.account}`,
+      tx`insert into events (partner_id, payload) values (${k.partner}, ${{ order_id: k.order, status: "completed" } as unknown as string}::jsonb)`,
+    ]);
+  });
+}
+
+async function reserved(sql: Sql, work: (tx: Sql) => Promise<void>): Promise<void> {
+  const tx = await sql.reserve();
+  try {
+    await work(tx);
+  } catch (error) {
+    await tx`rollback`.catch(() => undefined);
+    throw error;
+  } finally {
+    tx.release();
+  }
+}
+
+async function commitWith(tx: Sql, writes: Promise<unknown>[]): Promise<void> {
+  const answers = await Promise.all([...writes, tx`commit`]);
+  const commit = answers.at(-1) as { command?: string };
+  if (commit.command !== "COMMIT") throw new Error(`COMMIT answered ${commit.command}`);
 }
 
 type Driver = { name: string; purchase(p: Purchase): Promise<void>; close(): Promise<void> };
@@ -192,7 +248,12 @@ async function main(): Promise<void> {
     });
     const drivers: Driver[] = [
       { name: "pg + pool.ts", purchase: (p) => purchaseOurs(pool, p), close: () => pool.end() },
-      { name: "postgres.js", purchase: (p) => purchasePostgresJs(sql, p), close: () => sql.end() },
+      { name: "postgres.js", purchase: (p) => purchasePostgresJs(sql, p), close: async () => undefined },
+      {
+        name: "postgres.js reserved",
+        purchase: (p) => purchasePostgresJsReserved(sql, p),
+        close: () => sql.end(),
+      },
     ];
     let offset = 0;
     for (const driver of drivers)

@@ -1,20 +1,24 @@
 // One pg pool per process, and the Kysely instance typed over it.
 //
 // Why pg with our own preparing client, not postgres.js (issue 37, item 7). postgres.js prepares
-// every statement and pipelines what is issued together, natively; but each statement goes with a
-// Sync of its own and `sql.begin` waits for BEGIN's answer, so a purchase is 9 writes to PostgreSQL
-// through it against our 5 (BEGIN held for the first statement, writes deferred to the next one in
-// one Sync: prefixed-query.ts), and a failed write pipelined before COMMIT turns the COMMIT into a
-// ROLLBACK answered as a success unless the caller awaits every write first. Measured with
-// bench/drivers.ts (the purchase's 9 statements in its 2 transactions, raw SQL through each driver,
-// 2026-11-27 on the shared 2-core machine, other people's work 120-160% of a core throughout):
-// see the figures in bench/README.md, "Issue 37: pg or postgres.js". Moving would also mean a
-// second driver beside pg for graphile-worker and LISTEN, and every `pool.query` rewritten.
-// Kept, then, without pg's private modules: values are mapped and kept answers parsed by wire.ts.
-// What remains of pg's internals is named where it is used: the Connection calls a Submittable
-// gets (bind, describe, execute: prefixed-query.ts), `parsedStatements` and pg-pool's `_queryable`
-// (preparing-client.ts). PgBouncer in transaction mode: 1.21+ with max_prepared_statements, or
-// prepare_threshold 0.
+// every statement and pipelines what is issued together, natively; but it sends each statement with
+// a Sync of its own and `sql.begin` waits for BEGIN's answer, so a purchase is 9 writes to
+// PostgreSQL through it against our 5 (BEGIN held for the first statement, writes deferred to the
+// next one, one Sync: prefixed-query.ts); and a write pipelined in front of COMMIT that fails makes
+// the COMMIT answer ROLLBACK, a success to the caller unless it awaits every write first.
+// bench/drivers.ts runs the purchase's 9 statements in its 2 transactions through each driver,
+// alternating, at 8, 16 and 32 clients (2026-11-27, the shared 2-core machine, others' work 95-160%
+// of a core): ours was the fastest in 15 of 16 rounds against `sql.begin` (last run: 342-882
+// purchases/s against 202-670) and spent 309-570 µs of client CPU per purchase against 489-1,119.
+// postgres.js on a reserved connection with BEGIN and COMMIT pipelined by hand (our 5 writes) was
+// ahead of ours in 2 of 10 rounds, by 2.5%, at 428-948 µs. Moving would also put a second driver
+// beside pg (graphile-worker needs pg) and rewrite every `pool.query`. All the figures:
+// bench/README.md, "Issue 37: pg or postgres.js".
+//
+// Kept, then, without pg's private modules: values are mapped and kept answers read by wire.ts.
+// What we still use of pg beyond its documented API is named where it is used: the Connection
+// calls a Submittable gets (bind, describe, execute; prefixed-query.ts), `parsedStatements` and
+// pg-pool's `_queryable` (preparing-client.ts); the db tests cover each.
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { type Deferral, deferring } from "./held-statements.ts";
