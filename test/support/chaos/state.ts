@@ -33,12 +33,24 @@ export type Partner = {
 
 export type PackageChoice = { package_id: string; price_minor: number };
 
+/**
+ * One PostgreSQL restart of the run: when it was back (performance.now()), and how long after that
+ * the first purchase was answered 200 (null until one is): the service's recovery time.
+ */
+export type PostgresRestart = {
+  mode: "fast" | "immediate";
+  down_ms: number;
+  back_at: number;
+  recovered_ms: number | null;
+};
+
 export type ChaosStats = {
   requests: Record<string, number>;
   operations: Record<string, number>;
   outcomes: Record<string, number>;
   kills: number;
   restarts: number;
+  postgres_restarts: PostgresRestart[];
   crash_point_deaths: number;
   armed_restarts: number;
   fault_changes: number;
@@ -71,6 +83,7 @@ export class Run {
     outcomes: {},
     kills: 0,
     restarts: 0,
+    postgres_restarts: [],
     crash_point_deaths: 0,
     armed_restarts: 0,
     fault_changes: 0,
@@ -114,6 +127,15 @@ export class Run {
 
   breach(message: string): void {
     if (this.breaches.length < 200) this.breaches.push(message);
+  }
+
+  /** A purchase was answered 200 now: the first after a PostgreSQL restart ends its recovery. */
+  purchaseCompleted(): void {
+    const now = performance.now();
+    for (const restart of this.stats.postgres_restarts) {
+      if (restart.recovered_ms === null && now >= restart.back_at)
+        restart.recovered_ms = now - restart.back_at;
+    }
   }
 
   progress(): number {

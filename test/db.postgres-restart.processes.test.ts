@@ -1,0 +1,139 @@
+// PostgreSQL restarted under the service (issue 37, item 4): as an operator's upgrade does (pg_ctl
+// stop -m fast: every session terminated, 57P01) and as a crash does (-m immediate: connections
+// dropped without a word, recovery from the WAL at the next start), on the same port. Two real
+// service processes, the carrier and SM-DP+ simulators, a real SMTP server and webhook receiver, on
+// a PostgreSQL of this file's own (the suite's shared one must not be restarted under other files).
+//
+// First, one purchase held in flight (waiting on its cart's row lock, which this test holds) while
+// PostgreSQL stops: it is answered 503 service_unavailable with Retry-After, never 500, and its
+// retry with the same cart_key after the restart gets one order, charged once. Then the chaos
+// stream (test/support/chaos/) with a fast and an immediate restart and no kills: no 500 ever,
+// every operation final with one order, the ledger audit passes, one email per new eSIM, each
+// webhook event received. The recovery times (PostgreSQL back -> first purchase answered 200) are
+// printed, not asserted: they depend on the machine.
+import assert from "node:assert/strict";
+import { after, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+import { CHAOS_ES2PLUS_STOCK, CHAOS_SERVICE_ENV, CHAOS_SIMULATOR_ENV } from "./support/chaos/options.ts";
+import { formatChaosReport, runChaos } from "./support/chaos/run.ts";
+import { type Cluster, createPartner, request, startCluster } from "./support/cluster.ts";
+import { END_USER } from "./support/fixtures.ts";
+
+const cluster: Cluster = await startCluster({
+  services: 2,
+  env: CHAOS_SERVICE_ENV,
+  simulatorEnv: CHAOS_SIMULATOR_ENV,
+  es2plus: { ...CHAOS_ES2PLUS_STOCK, profiles_per_package: 300 },
+});
+after(() => cluster.stop());
+
+/** How long a retry loop below waits for the service to come back at most. */
+const RECOVERY_LIMIT_MS = 60_000;
+
+/** Waits until a submit of `cart_key` is waiting for a lock (pg_stat_activity), 10 s at most. */
+async function waitForLockWait(client: pg.Client): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await client.query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity
+       where wait_event_type = 'Lock' and application_name = 'esim-api' and pid <> pg_backend_pid()`,
+    );
+    if (rows[0]!.n > 0) return;
+    await sleep(50);
+  }
+  throw new Error("the submit never waited for the cart's lock");
+}
+
+for (const mode of ["fast", "immediate"] as const) {
+  test(`a purchase in flight when PostgreSQL stops (-m ${mode}) is answered 503, and its retry gets one order`, async (t) => {
+    const url = cluster.services[0]!.url;
+    const partner = await createPartner(url, `restart-${mode}`, 100_000);
+    const cart = await request(url, "POST", "/v1/orders/cart", {
+      key: partner.api_key,
+      body: { package_id: "fr-1gb-7d" },
+    });
+    assert.equal(cart.status, 201);
+    const body = { cart_key: cart.body.cart_key, ...END_USER, client_reference: `restart-${mode}` };
+
+    // Hold the cart's row lock, so the submit waits inside its first transaction.
+    const holder = new pg.Client({ connectionString: cluster.databaseUrl });
+    holder.on("error", () => undefined);
+    await holder.connect();
+    await holder.query("begin");
+    await holder.query("select 1 from carts where cart_key = $1 for update", [cart.body.cart_key]);
+    const in_flight = request(url, "POST", "/v1/orders/submit", { key: partner.api_key, body });
+    await waitForLockWait(holder);
+
+    const back_at = await cluster.restartPostgres!(mode, 300);
+    await holder.end().catch(() => undefined);
+    const answer = await in_flight;
+    assert.equal(answer.status, 503, JSON.stringify(answer.body));
+    assert.equal(answer.body.code, "service_unavailable");
+    assert.ok(Number(answer.headers.get("retry-after")) >= 1, "Retry-After tells the partner when");
+
+    // The partner's retry, same cart_key, every 100 ms while it is told to come back: 503, or 409
+    // while an attempt that reached the database first still holds the order's lease.
+    let retried = answer;
+    const statuses: string[] = [];
+    while ([409, 503].includes(retried.status) && performance.now() - back_at < RECOVERY_LIMIT_MS) {
+      await sleep(100);
+      retried = await request(url, "POST", "/v1/orders/submit", { key: partner.api_key, body });
+      statuses.push(`${retried.status} ${retried.body.code ?? retried.body.status}`);
+    }
+    const recovery_ms = Math.round(performance.now() - back_at);
+    t.diagnostic(
+      `-m ${mode}: the retry answered 200 ${recovery_ms} ms after PostgreSQL was back (retries: ${statuses.join(", ")})`,
+    );
+    assert.equal(retried.status, 200, JSON.stringify(retried.body));
+    assert.equal(retried.body.status, "completed");
+
+    const orders = await cluster.pool.query<{ order_id: string; status: string }>(
+      "select order_id, status from orders where cart_key = $1",
+      [cart.body.cart_key],
+    );
+    assert.deepEqual(orders.rows, [{ order_id: retried.body.orderID, status: "completed" }]);
+    const transfers = await cluster.pool.query<{ state: string }>(
+      "select state from ledger_transfers where reference = $1",
+      [retried.body.orderID],
+    );
+    assert.deepEqual(
+      transfers.rows.map((row) => row.state),
+      ["posted"],
+      "charged once",
+    );
+  });
+}
+
+test("purchases and top-ups through a fast and an immediate PostgreSQL restart: no 500, the audit passes", async (t) => {
+  const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  const lines: string[] = [];
+  const report = await runChaos({
+    seed,
+    duration_s: 30,
+    operations: 60,
+    kills: 0,
+    postgres_restarts: 2,
+    clients: 4,
+    drain_timeout_s: 60,
+    crash_points: false,
+    profiles: "es2plus",
+    cluster,
+    log: (line) => lines.push(line),
+  });
+  const summary = formatChaosReport(report);
+  t.diagnostic(summary);
+  const restarts = report.stats.postgres_restarts;
+  assert.deepEqual(
+    restarts.map((restart) => restart.mode),
+    ["fast", "immediate"],
+    `${lines.join("\n")}\n${summary}`,
+  );
+  for (const restart of restarts) {
+    assert.notEqual(restart.recovered_ms, null, `a purchase completed after each restart:\n${summary}`);
+  }
+  assert.ok(report.audit.figures.completed > 0, `something was bought:\n${summary}`);
+  assert.deepEqual(report.client_breaches, [], `${lines.join("\n")}\n${summary}`);
+  assert.deepEqual(report.audit.breaches, [], `${lines.join("\n")}\n${summary}`);
+  // Every process is still the one started: none died of the restart and none needed a restart.
+  assert.equal(report.stats.crash_point_deaths, 0, summary);
+});
