@@ -6,7 +6,8 @@
 //
 // First, one purchase held in flight (waiting on its cart's row lock, which this test holds) while
 // PostgreSQL stops: it is answered 503 service_unavailable with Retry-After, never 500, and its
-// retry with the same cart_key after the restart gets one order, charged once. Then the chaos
+// retry with the same cart_key after the restart gets one order, charged once. A sent email whose
+// delivery is recorded while PostgreSQL is down is recorded once it is back (not sent twice). Then the chaos
 // stream (test/support/chaos/) with a fast and an immediate restart and no kills: no 500 ever,
 // every operation final with one order, the ledger audit passes, one email per new eSIM, each
 // webhook event received. The recovery times (PostgreSQL back -> first purchase answered 200) are
@@ -15,6 +16,8 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
+import { createPool } from "../src/db/pool.ts";
+import { DeliveryRecorder } from "../src/notifications/record-deliveries.ts";
 import { CHAOS_ES2PLUS_STOCK, CHAOS_SERVICE_ENV, CHAOS_SIMULATOR_ENV } from "./support/chaos/options.ts";
 import { formatChaosReport, runChaos } from "./support/chaos/run.ts";
 import { type Cluster, createPartner, request, startCluster } from "./support/cluster.ts";
@@ -22,7 +25,9 @@ import { END_USER } from "./support/fixtures.ts";
 
 const cluster: Cluster = await startCluster({
   services: 2,
-  env: CHAOS_SERVICE_ENV,
+  // No process is killed here, so a claim need not come free fast (the chaos's 6 s): the email
+  // sweep's lease, half of which a sent email's recording outlasts a restart (issue 37), is 30 s.
+  env: { ...CHAOS_SERVICE_ENV, STALE_JOB_AFTER_MS: "30000" },
   simulatorEnv: CHAOS_SIMULATOR_ENV,
   es2plus: { ...CHAOS_ES2PLUS_STOCK, profiles_per_package: 300 },
 });
@@ -104,6 +109,52 @@ for (const mode of ["fast", "immediate"] as const) {
   });
 }
 
+/** Resolves once PostgreSQL refuses new connections (stopped, not yet started again). */
+async function waitUntilDown(): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const client = new pg.Client({ connectionString: cluster.databaseUrl, connectionTimeoutMillis: 1_000 });
+    client.on("error", () => undefined);
+    const up = await client.connect().then(
+      () => true,
+      () => false,
+    );
+    await client.end().catch(() => undefined);
+    if (!up) return;
+    await sleep(25);
+  }
+  throw new Error("PostgreSQL never went down");
+}
+
+test("an email sent while PostgreSQL is down is recorded once it is back, so it is not sent again", async () => {
+  // The email sweep's recorder as worker.ts builds it, with a 15 s window (half a 30 s lease).
+  const pool = createPool(cluster.databaseUrl, 2, "esim-restart-recorder");
+  pool.on("error", () => undefined);
+  try {
+    const recorder = new DeliveryRecorder(pool, 15_000);
+    const { rows } = await cluster.pool.query<{ order_id: string; email: string }>(
+      "select order_id, email from orders where client_reference = 'restart-fast'",
+    );
+    const order = rows[0]!;
+    const before = await cluster.pool.query<{ message_id: string }>(
+      "delete from email_deliveries where order_id = $1 returning message_id",
+      [order.order_id],
+    );
+    const message_id = before.rows[0]?.message_id ?? `<confirmation.${order.order_id}@esim.example>`;
+    const restarting = cluster.restartPostgres!("immediate", 3_000);
+    await waitUntilDown();
+    // The relay has accepted the message; now its delivery is recorded, with PostgreSQL away.
+    const recorded = recorder.record({ order_id: order.order_id, message_id, recipient: order.email });
+    await restarting;
+    await recorded;
+    const after = await cluster.pool.query("select 1 from email_deliveries where order_id = $1", [
+      order.order_id,
+    ]);
+    assert.equal(after.rowCount, 1, "the delivery is on record: the sweep will not send it again");
+  } finally {
+    await pool.end();
+  }
+});
+
 test("purchases and top-ups through a fast and an immediate PostgreSQL restart: no 500, the audit passes", async (t) => {
   const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
   const lines: string[] = [];
@@ -136,4 +187,12 @@ test("purchases and top-ups through a fast and an immediate PostgreSQL restart: 
   assert.deepEqual(report.audit.breaches, [], `${lines.join("\n")}\n${summary}`);
   // Every process is still the one started: none died of the restart and none needed a restart.
   assert.equal(report.stats.crash_point_deaths, 0, summary);
+  // No process was killed, so exactly once, not at least once: no email and no webhook sent twice
+  // (a success not recorded while PostgreSQL was away would be sent again after its lease).
+  assert.deepEqual(
+    report.audit.notes.filter((note) => note.includes("received its confirmation")),
+    [],
+    summary,
+  );
+  assert.equal(report.stats.webhooks_repeated, 0, summary);
 });

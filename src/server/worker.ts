@@ -210,7 +210,8 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
     findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids),
     log,
     lease_ms,
-    recorder: new DeliveryRecorder(ctx.pool),
+    // Recording a sent email outlasts a PostgreSQL restart of up to half the lease (issue 37).
+    recorder: new DeliveryRecorder(ctx.pool, lease_ms / 2),
   };
   const capacity = emailClaimCapacity(concurrency, lease_ms);
   const queue: EmailJob[] = [];

@@ -36,6 +36,7 @@ export async function send(
   const url = await liveUrl(run, rng, options.avoid ?? null);
   try {
     const answer = await request(url, method, path, options);
+    if (answer.status < 300) run.requestSucceeded();
     // A 503 says whose trouble it was: the carrier's, or the database's (busy, or restarting).
     run.count(run.stats.requests, answer.status === 503 ? `503 ${answer.body?.code}` : String(answer.status));
     if (answer.status >= 500 && answer.status !== 502 && answer.status !== 503) {

@@ -144,7 +144,13 @@ export async function postgresRestarter(run: Run): Promise<void> {
     const down_ms = rng.int(200, 1500);
     const stopped_at = performance.now();
     const back_at = await restart(mode, down_ms);
-    run.stats.postgres_restarts.push({ mode, down_ms: back_at - stopped_at, back_at, recovered_ms: null });
+    run.stats.postgres_restarts.push({
+      mode,
+      down_ms: back_at - stopped_at,
+      back_at,
+      first_ok_ms: null,
+      recovered_ms: null,
+    });
     run.options.log(
       `  PostgreSQL restart ${i + 1} (-m ${mode}): down ${Math.round(back_at - stopped_at)} ms, back now`,
     );

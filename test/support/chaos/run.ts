@@ -90,6 +90,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
+function since(ms: number | null): string {
+  return ms === null ? "never during the stream" : `after ${Math.round(ms)} ms`;
+}
+
 export function formatChaosReport(report: ChaosReport): string {
   const s = report.stats;
   const line = (record: Record<string, number>) =>
@@ -108,13 +112,12 @@ export function formatChaosReport(report: ChaosReport): string {
       `deaths at crash points ${s.crash_point_deaths}`,
     `  retries ${s.retries}, client timeouts ${s.client_timeouts}, racing duplicate submits ${s.duplicate_submits}, ` +
       `replays checked ${s.replays_checked}, key reuses checked ${s.key_reuses_checked}, reconciled after drain ${s.reconciled}`,
-    `  carrier fault changes ${s.fault_changes}; webhook events answered 2xx ${s.webhooks_answered}`,
+    `  carrier fault changes ${s.fault_changes}; webhook events answered 2xx ${s.webhooks_answered} ` +
+      `(again after a success: ${s.webhooks_repeated})`,
     ...s.postgres_restarts.map(
       (r, i) =>
-        `  PostgreSQL restart ${i + 1} (-m ${r.mode}): down ${Math.round(r.down_ms)} ms; first purchase answered 200 ` +
-        (r.recovered_ms === null
-          ? "never during the stream"
-          : `${Math.round(r.recovered_ms)} ms after it was back`),
+        `  PostgreSQL restart ${i + 1} (-m ${r.mode}): down ${Math.round(r.down_ms)} ms; after it was back, ` +
+        `the first request answered 2xx ${since(r.first_ok_ms)}, the first purchase answered 200 ${since(r.recovered_ms)}`,
     ),
     formatAudit(report.audit),
     `client-side checks: ${report.client_breaches.length === 0 ? "PASS" : `FAIL (${report.client_breaches.length})`}`,

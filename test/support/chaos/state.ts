@@ -41,6 +41,8 @@ export type PostgresRestart = {
   mode: "fast" | "immediate";
   down_ms: number;
   back_at: number;
+  /** The first answer 2xx of any request (a read, a cart) after back_at: the database in use again. */
+  first_ok_ms: number | null;
   recovered_ms: number | null;
 };
 
@@ -65,6 +67,8 @@ export type ChaosStats = {
   stream_s: number;
   drain_s: number;
   webhooks_answered: number;
+  /** 2xx answers beyond the first for one event: a delivery sent again after it had succeeded. */
+  webhooks_repeated: number;
 };
 
 export type ChaosReport = {
@@ -98,6 +102,7 @@ export class Run {
     stream_s: 0,
     drain_s: 0,
     webhooks_answered: 0,
+    webhooks_repeated: 0,
   };
   readonly breaches: string[] = [];
   readonly operations: Operation[] = [];
@@ -135,6 +140,14 @@ export class Run {
     for (const restart of this.stats.postgres_restarts) {
       if (restart.recovered_ms === null && now >= restart.back_at)
         restart.recovered_ms = now - restart.back_at;
+    }
+  }
+
+  /** A request was answered 2xx now: the first after a PostgreSQL restart is its first_ok_ms. */
+  requestSucceeded(): void {
+    const now = performance.now();
+    for (const restart of this.stats.postgres_restarts) {
+      if (restart.first_ok_ms === null && now >= restart.back_at) restart.first_ok_ms = now - restart.back_at;
     }
   }
 
