@@ -7,7 +7,9 @@
 // First, one purchase held in flight (waiting on its cart's row lock, which this test holds) while
 // PostgreSQL stops: it is answered 503 service_unavailable with Retry-After, never 500, and its
 // retry with the same cart_key after the restart gets one order, charged once. A sent email whose
-// delivery is recorded while PostgreSQL is down is recorded once it is back (not sent twice). Then the chaos
+// delivery is recorded while PostgreSQL is down is recorded once it is back (not sent twice). The
+// LISTEN connections come back by themselves, and a revocation missed meanwhile still counts;
+// graphile-worker runs jobs again after one finished with the database away. Then the chaos
 // stream (test/support/chaos/) with a fast and an immediate restart and no kills: no 500 ever,
 // every operation final with one order, the ledger audit passes, one email per new eSIM, each
 // webhook event received. The recovery times (PostgreSQL back -> first purchase answered 200) are
@@ -16,8 +18,13 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
-import { createPool } from "../src/db/pool.ts";
+import { pino } from "pino";
+import { loadConfig } from "../src/config.ts";
+import { createKysely, createPool } from "../src/db/pool.ts";
+import type { Database } from "../src/db/schema.ts";
 import { DeliveryRecorder } from "../src/notifications/record-deliveries.ts";
+import { startWorker } from "../src/server/worker.ts";
+import type { AppContext } from "../src/shared/context.ts";
 import { CHAOS_ES2PLUS_STOCK, CHAOS_SERVICE_ENV, CHAOS_SIMULATOR_ENV } from "./support/chaos/options.ts";
 import { formatChaosReport, runChaos } from "./support/chaos/run.ts";
 import { type Cluster, createPartner, request, startCluster } from "./support/cluster.ts";
@@ -151,6 +158,82 @@ test("an email sent while PostgreSQL is down is recorded once it is back, so it 
     ]);
     assert.equal(after.rowCount, 1, "the delivery is on record: the sweep will not send it again");
   } finally {
+    await pool.end();
+  }
+});
+
+test("a revocation notified while the LISTEN connection was down is not missed: the key cache starts again", async (t) => {
+  const url = cluster.services[1]!.url;
+  const partner = await createPartner(url, "restart-listener", 0);
+  const { rows } = await cluster.pool.query<{ key_id: string }>(
+    "select key_id from api_keys where partner_id = $1",
+    [partner.partner_id],
+  );
+  const wallet = () => request(url, "GET", "/v1/profile/wallet", { key: partner.api_key });
+  const cached_at = performance.now();
+  assert.equal((await wallet()).status, 200, "the key works, and this process caches it");
+  // The listeners' sessions end as a restart ends them; each process reconnects by itself.
+  const listeners = "select pid from pg_stat_activity where application_name = 'esim-invalidations'";
+  const listening = async () =>
+    (await cluster.pool.query<{ pid: number }>(listeners)).rows.map((row) => row.pid);
+  // Two per process (cache invalidations, webhook wake-ups), back from the restarts above.
+  const expected = 2 * cluster.services.length;
+  for (let i = 0; (await listening()).length < expected; i++) {
+    assert.ok(i < 200, "every process listens again within 10 s of the last restart");
+    await sleep(50);
+  }
+  const before = new Set(await listening());
+  await cluster.pool.query(
+    "select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'esim-invalidations'",
+  );
+  for (let i = 0; ; i++) {
+    const now = await listening();
+    if (now.length >= before.size && now.every((pid) => !before.has(pid))) break;
+    assert.ok(i < 200, "the listeners came back within 10 s");
+    await sleep(50);
+  }
+  // Revoked while nobody listened: the NOTIFY of revokeKey went nowhere; here there is none at all.
+  await cluster.pool.query("update api_keys set revoked_at = now() where key_id = $1", [rows[0]!.key_id]);
+  const answer = await wallet();
+  t.diagnostic(`revoked ${Math.round(performance.now() - cached_at)} ms after the key was cached (TTL 5 s)`);
+  assert.equal(answer.status, 401, "the revoked key is refused at once, not after the cache's TTL");
+});
+
+test("graphile-worker runs jobs again after a job finished while PostgreSQL was down", async (t) => {
+  const pool = createPool(cluster.databaseUrl, 4, "esim-restart-worker");
+  pool.on("error", () => undefined);
+  const ctx = {
+    pool,
+    db: createKysely<Database>(pool),
+    config: loadConfig({ DATABASE_URL: cluster.databaseUrl, WORKER_CONCURRENCY: "1" }),
+  } as unknown as AppContext;
+  const started = Promise.withResolvers<void>();
+  const finish = Promise.withResolvers<void>();
+  const ran_after = Promise.withResolvers<void>();
+  const extraTasks = {
+    restart_probe_long: async () => {
+      started.resolve();
+      await finish.promise;
+    },
+    restart_probe_after: async () => ran_after.resolve(),
+  };
+  const worker = await startWorker({ ctx, log: pino({ level: "silent" }), extraTasks }, "");
+  try {
+    await cluster.pool.query("select graphile_worker.add_job('restart_probe_long')");
+    await started.promise;
+    const restarting = cluster.restartPostgres!("immediate", 1_000);
+    await waitUntilDown();
+    // The job ends with PostgreSQL away: graphile-worker cannot mark it complete.
+    finish.resolve();
+    const back_at = await restarting;
+    await cluster.pool.query("select graphile_worker.add_job('restart_probe_after')");
+    const ran = await Promise.race([ran_after.promise.then(() => true), sleep(30_000).then(() => false)]);
+    t.diagnostic(
+      `a job added after the restart ran ${Math.round(performance.now() - back_at)} ms after PostgreSQL was back`,
+    );
+    assert.ok(ran, "a job added after the restart runs (the runner did not stay down)");
+  } finally {
+    await worker.stop();
     await pool.end();
   }
 });
