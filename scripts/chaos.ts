@@ -5,7 +5,8 @@
 // (the client gives up mid-request and asks again), duplicate submits racing on both processes.
 // Meanwhile a killer SIGKILLs a random API process at random moments and restarts it (sometimes
 // armed with a CRASH_AT point, so it dies again at the worst moment of a purchase), and the
-// carrier's faults (latency, refusals, timeouts, 503s, outages) change every few seconds.
+// carrier's faults (latency, refusals, timeouts, 503s, outages) change every few seconds, and
+// PostgreSQL itself is restarted (-m fast, then -m immediate) under the stream.
 // Afterwards: faults cleared, the resolver drains every pending order, and the audit
 // (test/support/audit.ts) plus the client's own observations must agree. Exit 1 on any breach.
 //
@@ -15,7 +16,9 @@
 //
 // Options (defaults): --seed (random, printed), --duration 120 (seconds of stream at most),
 // --operations 100000 (logical operations at most; the stream ends at whichever limit comes
-// first), --kills 12 (SIGKILLs of an API process, spread over the stream), --clients 6
+// first), --kills 12 (SIGKILLs of an API process, spread over the stream), --postgres-restarts 2
+// (PostgreSQL stopped and started again under the stream, alternately -m fast and -m immediate;
+// each prints its recovery time), --clients 6
 // (concurrent client loops), --drain-timeout 120 (seconds for pending orders and emails to
 // settle), --no-crash-points (never restart a process with CRASH_AT), --profiles es2plus (profiles
 // from the SM-DP+ simulator over ES2+ with mutual TLS, the production path; its faults change with
@@ -48,6 +51,7 @@ async function main(): Promise<number> {
       duration: { type: "string" },
       operations: { type: "string" },
       kills: { type: "string" },
+      "postgres-restarts": { type: "string" },
       clients: { type: "string" },
       "drain-timeout": { type: "string" },
       "no-crash-points": { type: "boolean" },
@@ -59,6 +63,11 @@ async function main(): Promise<number> {
     duration_s: positive("duration", values.duration, CHAOS_DEFAULTS.duration_s),
     operations: positive("operations", values.operations, CHAOS_DEFAULTS.operations),
     kills: positive("kills", values.kills, CHAOS_DEFAULTS.kills),
+    postgres_restarts: positive(
+      "postgres-restarts",
+      values["postgres-restarts"],
+      CHAOS_DEFAULTS.postgres_restarts,
+    ),
     clients: Math.max(1, positive("clients", values.clients, CHAOS_DEFAULTS.clients)),
     drain_timeout_s: positive("drain-timeout", values["drain-timeout"], CHAOS_DEFAULTS.drain_timeout_s),
     crash_points: values["no-crash-points"] !== true,

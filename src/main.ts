@@ -204,7 +204,12 @@ async function listen(
       esim_changed: (iccid) => esimChanged(pool, iccid),
     },
     (error) => log.warn({ err: error }, "invalidation listener"),
-    () => esimNoticesMissed(pool),
+    // Notices missed while the connection was down (a PostgreSQL restart): caches without a
+    // version check of their own start again; the catalog's re-reads its version every 2 s.
+    () => {
+      esimNoticesMissed(pool);
+      authenticator.onNoticesMissed();
+    },
   );
   closers.push({ name: "invalidation listener", close: listener.close });
   closers.push({ name: "HTTP server", close: () => app.close() });

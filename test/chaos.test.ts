@@ -36,6 +36,9 @@ test(`three SIGKILLs under purchases, top-ups, refunds and retries: the audit pa
     duration_s: 25,
     operations: 40,
     kills: 3,
+    // This file's database lives on the suite's shared PostgreSQL: restarts have their own test
+    // (test/db.postgres-restart.processes.test.ts), on a PostgreSQL of their own.
+    postgres_restarts: 0,
     clients: 4,
     // Enough for a SIGKILLed sweep's refund to come free (its lease: one carrier operation and 5 s
     // per position in the round, claimDueRefunds) under a loaded CI; the drain ends when all is settled.

@@ -2,7 +2,8 @@
 // pg_cancel_backend) rolled its transaction back whole: the partner is told 503 service_unavailable
 // with Retry-After, never 500 internal_error (issue #30: a CSV export held past the timeout
 // answered 500). Real HTTP on a real port; the request's statement is held by a lock the test
-// takes, then cancelled as statement_timeout would, without waiting 15 s.
+// takes, then cancelled as statement_timeout would, without waiting 15 s. A session PostgreSQL
+// terminates (57P01, what a fast shutdown sends every session; issue #37) is answered the same way.
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import pg from "pg";
@@ -41,6 +42,37 @@ test("a statement cancelled while it waits is 503 with Retry-After, not 500; the
   assert.equal(answer.status, 503, JSON.stringify(answer.body));
   assert.equal(answer.body.code, "service_unavailable");
   assert.ok(Number(answer.headers.get("retry-after")) >= 1, "Retry-After says when to come back");
+  const again = await request(base, "GET", "/v1/profile/wallet/transactions?limit=10", {
+    key: partner.api_key,
+  });
+  assert.equal(again.status, 200);
+  assert.equal(again.body.data.length, 1);
+});
+
+test("a request whose session PostgreSQL terminates (57P01, as a fast shutdown does) is 503 with Retry-After, not 500", async () => {
+  const partner = await app.createPartner("Terminated Session Travel", 0);
+  await creditWallet(app.db, { partner_id: partner.partner_id, amount_minor: 700, reference: "first" });
+  const holder = new pg.Client({ connectionString: database.url });
+  await holder.connect();
+  await holder.query("begin");
+  await holder.query("lock table ledger_transfers in access exclusive mode");
+  const reading = request(base, "GET", "/v1/profile/wallet/transactions?limit=10", { key: partner.api_key });
+  const waiting = async () => {
+    const result = await database.pool.query<{ pid: number }>(
+      "select pid from pg_stat_activity where application_name = 'esim-cancelled-pool' and wait_event_type = 'Lock'",
+    );
+    return result.rows[0]?.pid ?? null;
+  };
+  const pid = await waitFor("the statement read waiting for the lock", waiting);
+  // What every session gets from `pg_ctl stop -m fast`, here for this one session alone.
+  await database.pool.query("select pg_terminate_backend($1)", [pid]);
+  const answer = await reading;
+  await holder.query("rollback");
+  await holder.end();
+  assert.equal(answer.status, 503, JSON.stringify(answer.body));
+  assert.equal(answer.body.code, "service_unavailable");
+  assert.ok(Number(answer.headers.get("retry-after")) >= 1, "Retry-After says when to come back");
+  // The pool dropped the dead connection: the next request gets a fresh one and is answered.
   const again = await request(base, "GET", "/v1/profile/wallet/transactions?limit=10", {
     key: partner.api_key,
   });

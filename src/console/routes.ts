@@ -6,7 +6,12 @@
 import { readFileSync } from "node:fs";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../shared/context.ts";
-import { databaseBusy, isDatabaseBusy } from "../shared/database-busy.ts";
+import {
+  databaseBusy,
+  databaseUnreachable,
+  isDatabaseBusy,
+  isDatabaseUnreachable,
+} from "../shared/database-busy.ts";
 import { ApiError, ERROR_CODES } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
 import { html } from "./html.ts";
@@ -104,9 +109,11 @@ function errorHandler(ctx: AppContext) {
   return (thrown: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     // A database busy for a moment (no connection in time, a deadlock, a cancelled statement: the
     // transaction rolled back whole) is the API's 503 with Retry-After here too, never a 500 page.
+    // A database away for a moment (a restart, a failover) likewise.
     const busy = isDatabaseBusy(thrown);
-    if (busy) request.log.warn({ err: thrown }, "console page: database busy (answered 503)");
-    const error = busy ? databaseBusy() : thrown;
+    const away = !busy && isDatabaseUnreachable(thrown);
+    if (busy || away) request.log.warn({ err: thrown }, "console page: database busy or away (answered 503)");
+    const error = busy ? databaseBusy() : away ? databaseUnreachable() : thrown;
     if (error instanceof ApiError && error.code !== "internal_error") {
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       return sendPage(

@@ -19,8 +19,13 @@ const run = promisify(execFile);
 export type EmbeddedDatabase = {
   /** Connection string for the `postgres` database of the cluster. */
   url: string;
-  /** Stops the cluster if this process started it; a cluster we merely re-attached to is left running. */
-  stop: () => Promise<void>;
+  /**
+   * Stops the cluster if this process started it; a cluster we merely re-attached to is left
+   * running. `fast` (the default) rolls back open transactions and checkpoints; `immediate` is a
+   * crash as far as the data is concerned (recovery from the WAL at the next start): the tests of
+   * a PostgreSQL restart use both.
+   */
+  stop: (mode?: "fast" | "immediate") => Promise<void>;
 };
 
 const USER = "postgres";
@@ -166,8 +171,8 @@ export async function startEmbeddedPostgres(options: {
   }
   return {
     url,
-    stop: async () => {
-      await run(bin.pg_ctl, ["stop", "-D", databaseDir, "-m", "fast", "-w", "-t", "60"], {
+    stop: async (mode = "fast") => {
+      await run(bin.pg_ctl, ["stop", "-D", databaseDir, "-m", mode, "-w", "-t", "60"], {
         ...(owner ?? {}),
         timeout: 65_000,
       }).catch((error: Error) => options.log?.(`stopping the embedded PostgreSQL: ${error.message}`));

@@ -96,14 +96,15 @@ export async function claimDueConfirmationEmails(
   deps: SendConfirmationEmailsDeps,
   limit: number,
 ): Promise<EmailJob[]> {
+  const lease_ms = deps.lease_ms ?? EMAIL_LEASE_MS;
   const claimed = await claimDueEmails(deps.pool, {
     limit,
-    lease_ms: deps.lease_ms ?? EMAIL_LEASE_MS,
+    lease_ms,
     max_attempts: CONFIRMATION_EMAIL_MAX_ATTEMPTS,
   });
   if (claimed.length === 0) return [];
   const orders = await deps.findOrders(claimed.filter((row) => !row.delivered).map((row) => row.order_id));
-  const recorder = deps.recorder ?? new DeliveryRecorder(deps.pool);
+  const recorder = deps.recorder ?? new DeliveryRecorder(deps.pool, lease_ms / 2);
   const claimed_at = performance.now();
   return claimed.map((row) => ({
     order_id: row.order_id,

@@ -3,7 +3,8 @@
 // hash, never the key) for a few seconds so a hot path (catalog discovery) does not pay a query
 // per request. Revocation still takes effect at once: the revoking transaction NOTIFYs every
 // process, which drops the key here (see onKeyRevoked, and its generation counter for a lookup
-// racing the revocation); the short TTL bounds the damage of a missed notification.
+// racing the revocation); a lost LISTEN connection clears the whole cache (onNoticesMissed), and
+// the short TTL bounds the damage of a notification missed any other way.
 import { timingSafeEqual as cryptoTimingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
@@ -78,6 +79,16 @@ export class Authenticator {
     for (const [hash, entry] of this.#cache) {
       if (entry.partner.key_id === key_id) this.#cache.delete(hash);
     }
+  }
+
+  /**
+   * The LISTEN connection was lost, or is back (db/invalidations.ts): a revocation may have been
+   * notified meanwhile and missed, as when PostgreSQL restarts. Every key is looked up again, at
+   * the cost of one query per key in use, instead of a revoked key working on for its TTL.
+   */
+  onNoticesMissed(): void {
+    this.#generation++;
+    this.#cache.clear();
   }
 
   /** What the cache holds: SHA-256 hashes (base64url), never keys. For tests and diagnostics. */

@@ -87,8 +87,23 @@ export const CRONTAB = [
   PURGE_OLD_EVENTS_CRONTAB,
 ].join("\n");
 
-export async function startWorker(deps: WorkerDeps, crontab = CRONTAB): Promise<Runner> {
-  return run({
+/** This process's graphile-worker, kept running (startWorker). */
+export type Worker = { stop: () => Promise<void> };
+
+/** The pause before a runner that stopped by itself is started again. */
+const RUNNER_RESTART_PAUSE_MS = 1_000;
+
+/**
+ * Starts graphile-worker and keeps it running. Its runner rides out a PostgreSQL restart for
+ * fetching jobs (retried every poll) and for its LISTEN connection (reconnected), but a job that
+ * finishes while the database is away cannot be marked complete: graphile-worker then shuts its
+ * whole pool down, and this process would run no scheduled job until it restarted (issue 37;
+ * before, unbatched, it ended the process). So a runner that stops without stop() being called is
+ * started again, every RUNNER_RESTART_PAUSE_MS until it starts; the unfinished job is unlocked by
+ * the stale job sweeper and run again (every task here is idempotent).
+ */
+export async function startWorker(deps: WorkerDeps, crontab = CRONTAB): Promise<Worker> {
+  const options = {
     pgPool: deps.ctx.pool,
     taskList: taskList(deps),
     concurrency: deps.ctx.config.worker_concurrency,
@@ -97,7 +112,52 @@ export async function startWorker(deps: WorkerDeps, crontab = CRONTAB): Promise<
     noHandleSignals: true,
     logger: workerLogger(deps.log),
     crontab,
-  });
+    // Unbatched (the default), a job's completion that fails (PostgreSQL away) is a promise
+    // graphile-worker never awaits: an unhandled rejection, which ends the whole process.
+    // Batched, the failure reaches graphile-worker's own handler, which shuts the runner down
+    // cleanly, and we start it again (below). A delay of 0 batches only what finishes together.
+    preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+  };
+  let stopping = false;
+  let runner: Runner = await run(options);
+  let restarting: Promise<void> | null = null;
+  const restart = async (): Promise<void> => {
+    while (!stopping) {
+      await new Promise((resolve) => setTimeout(resolve, RUNNER_RESTART_PAUSE_MS));
+      if (stopping) return;
+      try {
+        runner = await run(options);
+        supervise(runner);
+        return;
+      } catch (error) {
+        deps.log.warn({ err: error }, "graphile-worker did not start again; trying again");
+      }
+    }
+  };
+  const supervise = (current: Runner): void => {
+    const ended = (error: unknown) => {
+      if (stopping || current !== runner) return;
+      deps.log.error(
+        { err: error },
+        "graphile-worker stopped by itself (the database went away?); starting it again",
+      );
+      restarting = restart().finally(() => {
+        restarting = null;
+      });
+    };
+    current.promise.then(() => ended(null), ended);
+  };
+  supervise(runner);
+  return {
+    stop: async () => {
+      stopping = true;
+      await restarting;
+      await runner.stop().catch((error: unknown) => {
+        // A runner that had stopped by itself says so again here: nothing is left to stop.
+        deps.log.debug({ err: error }, "graphile-worker stop");
+      });
+    },
+  };
 }
 
 /**
@@ -274,7 +334,8 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
     findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids),
     log,
     lease_ms,
-    recorder: new DeliveryRecorder(ctx.pool),
+    // Recording a sent email outlasts a PostgreSQL restart of up to half the lease (issue 37).
+    recorder: new DeliveryRecorder(ctx.pool, lease_ms / 2),
   };
   const capacity = emailClaimCapacity(ctx.config.email_concurrency, lease_ms);
   const slots = new EmailSlots(ctx.config.email_concurrency, log, () => sweep.wake());

@@ -6,6 +6,8 @@
 // is answered the same way: it rolled back whole, so a retry is safe (a purchase or top-up retried
 // with its cart_key or Idempotency-Key finishes what was started, never a second charge). The lock
 // order (docs/architecture.md, "Lock order") is what keeps deadlocks away; this is defence in depth.
+// A database that went away under a request (a restart, a failover) is answered 503 too
+// (isDatabaseUnreachable), with a longer Retry-After.
 import { ApiError } from "./errors.ts";
 
 /** Seconds a client should wait before retrying when no database connection was free. */
@@ -55,6 +57,63 @@ export function isCancelledStatement(error: unknown): boolean {
  */
 export function isDatabaseBusy(error: unknown): boolean {
   return isPoolTimeout(error) || isConcurrencyAbort(error) || isCancelledStatement(error);
+}
+
+/**
+ * SQLSTATEs of a session PostgreSQL ended or refused because the server is going away or coming
+ * back: 57P01 admin_shutdown (a fast shutdown, or pg_terminate_backend), 57P02 crash_shutdown
+ * (another backend crashed, or an immediate shutdown), 57P03 cannot_connect_now (starting up or
+ * shutting down), and class 08, connection exceptions. 08P01 (protocol violation) is left out:
+ * that is a bug of ours or the driver's, not the weather.
+ */
+const SESSION_ENDED = new Set(["57P01", "57P02", "57P03", "08000", "08001", "08003", "08004", "08006"]);
+/** The socket's own errors on the way to PostgreSQL: the server (or its address, mid-failover) is away. */
+const SOCKET_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "EAI_AGAIN",
+]);
+/**
+ * pg's own messages, raised without a code: the socket closed under a query ("Connection
+ * terminated unexpectedly"), a statement sent on a client whose connection had already failed,
+ * and a client ended under its query (a pool closing).
+ */
+const CONNECTION_LOST_MESSAGES = new Set([
+  "Connection terminated unexpectedly",
+  "Client has encountered a connection error and is not queryable",
+  "Client was closed and is not queryable",
+  "Connection terminated",
+]);
+
+/**
+ * The database went away under the statement (a restart, a failover, a crash) or was not there to
+ * connect to. Whatever the statement was, its transaction did not commit, or, for a COMMIT lost on
+ * the way back, its outcome is unknown: either way the answer is a retry with the same cart_key or
+ * Idempotency-Key, which finds what really happened (503 with Retry-After), never a 500 and never a
+ * failure the partner would take as final.
+ */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 3; depth++) {
+    const code = String((cause as { code?: unknown }).code);
+    if (SESSION_ENDED.has(code) || SOCKET_ERRORS.has(code)) return true;
+    if (CONNECTION_LOST_MESSAGES.has(cause.message)) return true;
+    cause = cause.cause;
+  }
+  return false;
+}
+
+/** Seconds to wait when the database was unreachable: a restart takes a few seconds, not one. */
+export const DATABASE_UNREACHABLE_RETRY_AFTER_S = 2;
+
+export function databaseUnreachable(): ApiError {
+  return new ApiError(
+    "service_unavailable",
+    "The database is unavailable for a moment (restarting?); retry after Retry-After seconds with the same cart_key or Idempotency-Key.",
+    { headers: { "retry-after": String(DATABASE_UNREACHABLE_RETRY_AFTER_S) } },
+  );
 }
 
 export function databaseBusy(): ApiError {

@@ -27,6 +27,20 @@ export const GROUP_COMMIT_DEFAULTS: GroupCommitOptions = {
   retry_within_ms: 2_000,
 };
 
+/**
+ * For recording work already done (an email the relay accepted, a webhook the receiver answered
+ * 2xx): the write is tried again for `retry_within_ms` (2 s at least), so a PostgreSQL restart or
+ * failover shorter than that sends nothing twice (issue 37). Pauses of 250 ms, 500 ms, then 1 s:
+ * once the database is back, the record lands within a second. The caller bounds the window by its
+ * claim's lease: past the lease another process may send the work again anyway.
+ */
+export function recordingRetries(retry_within_ms: number): GroupCommitOptions {
+  const within_ms = Math.max(retry_within_ms, GROUP_COMMIT_DEFAULTS.retry_within_ms);
+  const retry_pauses_ms = [250, 500];
+  for (let total_ms = 750; total_ms < within_ms; total_ms += 1_000) retry_pauses_ms.push(1_000);
+  return { ...GROUP_COMMIT_DEFAULTS, retry_pauses_ms, retry_within_ms: within_ms };
+}
+
 type Waiting<T, R> = { item: T; resolve: (answer: R) => void; reject: (error: unknown) => void };
 
 export class GroupCommit<T, R = void> {

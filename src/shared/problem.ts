@@ -4,9 +4,11 @@ import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import {
   databaseBusy,
+  databaseUnreachable,
   isCancelledStatement,
   isConcurrencyAbort,
   isDatabaseBusy,
+  isDatabaseUnreachable,
   isPoolTimeout,
 } from "./database-busy.ts";
 import { ApiError, ERROR_CODES, type ErrorCode, type FieldError, problemType } from "./errors.ts";
@@ -74,6 +76,7 @@ function fieldErrors(error: FastifyError): FieldError[] {
 export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error;
   if (isDatabaseBusy(error)) return databaseBusy();
+  if (isDatabaseUnreachable(error)) return databaseUnreachable();
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const context = fastifyError.validationContext ?? "body";
@@ -116,6 +119,8 @@ export function registerProblemHandlers(app: FastifyInstance): void {
       request.log.error({ err: error }, "transaction aborted by a deadlock or serialization failure");
     } else if (isCancelledStatement(error)) {
       request.log.warn({ err: error }, "statement cancelled (statement_timeout or a lock wait timeout)");
+    } else if (isDatabaseUnreachable(error)) {
+      request.log.warn({ err: error }, "database unreachable (a restart or failover?): answered 503");
     }
     return sendProblem(reply, apiError);
   });

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import type { Config } from "../config.ts";
 import type { Executor } from "../db/executor.ts";
 import type { AppContext } from "../shared/context.ts";
-import { GroupCommit } from "../shared/group-commit.ts";
+import { GroupCommit, recordingRetries } from "../shared/group-commit.ts";
 import {
   type ClaimedDelivery,
   dueDeliveries,
@@ -85,8 +85,19 @@ async function attempt(ctx: AppContext, claim: ClaimedDelivery, body: string): P
  */
 export type SuccessRecorder = GroupCommit<Success>;
 
-export function successRecorder(db: Executor): SuccessRecorder {
-  return new GroupCommit((successes) => recordSuccesses(db, successes));
+export function successRecorder(db: Executor, retry_within_ms?: number): SuccessRecorder {
+  const options = retry_within_ms === undefined ? undefined : recordingRetries(retry_within_ms);
+  return new GroupCommit((successes) => recordSuccesses(db, successes), options);
+}
+
+/**
+ * How long a success is tried to be recorded (issue 37): what is left of its lease after the
+ * longest attempt. A success recorded after its lease changes nothing (recordSuccesses checks the
+ * lease), and the delivery goes again: so a PostgreSQL restart or failover shorter than this sends
+ * no webhook twice.
+ */
+export function successRetryWithinMs(config: Pick<Config, "webhook_timeout_ms">): number {
+  return leaseMs(config) - config.webhook_timeout_ms;
 }
 
 /** One attempt of one claimed delivery, and its outcome recorded. */

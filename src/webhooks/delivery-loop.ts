@@ -11,6 +11,7 @@ import {
   deliverOnce,
   type SuccessRecorder,
   successRecorder,
+  successRetryWithinMs,
 } from "./deliver-webhooks.ts";
 import type { ClaimedDelivery } from "./deliveries.sql.ts";
 import { DISPATCH_BATCH, dispatchEvents } from "./dispatch-events.ts";
@@ -53,7 +54,7 @@ export function startWebhookDelivery(ctx: AppContext, log: Logger): DeliveryLoop
   const total = ctx.config.webhook_concurrency;
   if (total === 0) return { wake: () => undefined, close: async () => undefined };
   const sends = new Set<Promise<unknown>>();
-  const successes = successRecorder(ctx.db);
+  const successes = successRecorder(ctx.db, successRetryWithinMs(ctx.config));
   let running: Promise<void> | null = null;
   let again = false;
   let closed = false;

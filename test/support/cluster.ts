@@ -55,6 +55,12 @@ export type Cluster = {
   env: Record<string, string>;
   /** Process id of the PostgreSQL postmaster when the cluster started its own, else null. */
   postgresPid: () => Promise<number | null>;
+  /**
+   * When the cluster started its own PostgreSQL: stops it (`fast` or `immediate`) and starts it
+   * again on the same port (test/support/postgres.ts, restart), resolving with the performance.now()
+   * at which it was back. Null on a database given by `databaseUrl`, which others may be using.
+   */
+  restartPostgres: ((mode: "fast" | "immediate", down_ms?: number) => Promise<number>) | null;
   /** URLs of the slots that are up right now. */
   liveUrls: () => string[];
   /** Starts (or restarts) the API process of `slot`; `extra` env is for this start only. */
@@ -103,11 +109,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   try {
     let databaseUrl = options.databaseUrl ?? null;
     let postgresPid = async (): Promise<number | null> => null;
+    let restartPostgres: Cluster["restartPostgres"] = null;
     if (databaseUrl === null) {
       const own = await startOwnPostgres({ log });
       stack.push({ name: "PostgreSQL", close: own.stop });
       databaseUrl = own.url;
       postgresPid = own.postmasterPid;
+      restartPostgres = own.restart;
       log(`PostgreSQL ready at ${own.url.replace(/:[^:@/]+@/, ":***@")} in ${own.dataDir}`);
     }
     const pool = createPool(databaseUrl, DRIVER_POOL_MAX, "esim-cluster-driver");
@@ -166,6 +174,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       services,
       env,
       postgresPid,
+      restartPostgres,
       liveUrls: () => services.filter((s): s is ServiceProcess => s !== null).map((s) => s.url),
       startService,
       killService,

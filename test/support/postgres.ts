@@ -17,6 +17,13 @@ export type OwnPostgres = {
   dataDir: string;
   /** Process id of the postmaster (from postmaster.pid), null once it is gone. */
   postmasterPid: () => Promise<number | null>;
+  /**
+   * Stops PostgreSQL with `mode` (pg_ctl stop -m: `fast` as an upgrade does, `immediate` as a
+   * crash does) and starts it again on the same directory and port, as an operator's restart or a
+   * failover to the same address would. Resolves once it accepts connections again, with the
+   * performance.now() of that moment (from which a test measures its clients' recovery).
+   */
+  restart: (mode: "fast" | "immediate", down_ms?: number) => Promise<number>;
   /** Stops PostgreSQL and removes its directory; safe to call twice. */
   stop: () => Promise<void>;
 };
@@ -57,6 +64,13 @@ export async function startOwnPostgres(options: OwnPostgresOptions = {}): Promis
   }
   const directory = dataDir;
   let stopped: Promise<void> | null = null;
+  const restart = async (mode: "fast" | "immediate", down_ms = 0): Promise<number> => {
+    if (stopped !== null) throw new Error("restart: this PostgreSQL was stopped for good");
+    await embedded.stop(mode);
+    if (down_ms > 0) await new Promise((resolve) => setTimeout(resolve, down_ms));
+    embedded = await startEmbeddedPostgres({ dir: directory, port, log: options.log });
+    return performance.now();
+  };
   return {
     url: embedded.url,
     dataDir: directory,
@@ -65,6 +79,7 @@ export async function startOwnPostgres(options: OwnPostgresOptions = {}): Promis
       const pid = Number(text?.split("\n")[0]);
       return Number.isInteger(pid) && pid > 0 ? pid : null;
     },
+    restart,
     stop: () => {
       stopped ??= (async () => {
         await embedded.stop();

@@ -36,7 +36,9 @@ export async function send(
   const url = await liveUrl(run, rng, options.avoid ?? null);
   try {
     const answer = await request(url, method, path, options);
-    run.count(run.stats.requests, String(answer.status));
+    if (answer.status < 300) run.requestSucceeded();
+    // A 503 says whose trouble it was: the carrier's, or the database's (busy, or restarting).
+    run.count(run.stats.requests, answer.status === 503 ? `503 ${answer.body?.code}` : String(answer.status));
     if (answer.status >= 500 && answer.status !== 502 && answer.status !== 503) {
       run.breach(
         `${method} ${path} answered ${answer.status} ${answer.body?.code ?? ""} (request ${answer.headers.get("x-request-id")})`,
@@ -146,6 +148,7 @@ export function observe(run: Run, operation: Operation, answer: Answer, path: st
         run.breach(`${what}: 200 names client_reference ${answer.body.client_reference}`);
       }
       operation.order_ids.add(order_id);
+      if (operation.kind === "purchase") run.purchaseCompleted();
       if (operation.order_ids.size > 1) {
         run.breach(
           `${what}: one operation answered with several orders: ${[...operation.order_ids].join(", ")}`,
@@ -176,7 +179,9 @@ export function observe(run: Run, operation: Operation, answer: Answer, path: st
         run.breach(`${what}: 409 with code ${answer.body.code}`);
       return null;
     case 503:
-      if (answer.body.code !== "carrier_unavailable")
+      // carrier_unavailable, or service_unavailable: the database was busy or going away (a
+      // restart) mid-request; nothing was decided that a retry with the same key would not find.
+      if (answer.body.code !== "carrier_unavailable" && answer.body.code !== "service_unavailable")
         run.breach(`${what}: 503 with code ${answer.body.code}`);
       return null;
     default:

@@ -122,3 +122,37 @@ export async function faultChanger(run: Run): Promise<void> {
     while (run.streaming && Date.now() < until) await sleep(50);
   }
 }
+
+/**
+ * Restarts PostgreSQL under the stream, alternately `fast` (an upgrade's restart: sessions
+ * terminated, 57P01) and `immediate` (a crash: no goodbye, recovery from the WAL), each down for
+ * a moment. Requests in flight must be answered 503 or lose their connection, never 500, and
+ * every process must carry on by itself. Kept in the first 70% of the stream so that each
+ * recovery (the first purchase answered 200 after PostgreSQL is back) is seen while it streams.
+ */
+export async function postgresRestarter(run: Run): Promise<void> {
+  const restart = run.cluster.restartPostgres;
+  const count = run.options.postgres_restarts;
+  if (count === 0) return;
+  if (restart === null) throw new Error("PostgreSQL restarts need a cluster with its own PostgreSQL");
+  const rng = createRng(run.options.seed, "postgres");
+  for (let i = 0; i < count; i++) {
+    const at = (0.7 * (i + 0.3 + 0.5 * rng.next())) / count;
+    while (run.streaming && run.progress() < at) await sleep(25);
+    if (!run.streaming) return;
+    const mode = i % 2 === 0 ? "fast" : "immediate";
+    const down_ms = rng.int(200, 1500);
+    const stopped_at = performance.now();
+    const back_at = await restart(mode, down_ms);
+    run.stats.postgres_restarts.push({
+      mode,
+      down_ms: back_at - stopped_at,
+      back_at,
+      first_ok_ms: null,
+      recovered_ms: null,
+    });
+    run.options.log(
+      `  PostgreSQL restart ${i + 1} (-m ${mode}): down ${Math.round(back_at - stopped_at)} ms, back now`,
+    );
+  }
+}

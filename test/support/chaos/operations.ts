@@ -4,7 +4,7 @@ import { createRng, type Rng } from "../rng.ts";
 import { observe, send, sendUntilAnswered, submitUntilFinal } from "./client.ts";
 import { CHAOS_END_USER } from "./options.ts";
 import { refund } from "./refunds.ts";
-import type { Operation, Run } from "./state.ts";
+import { type Operation, type Run, sleep } from "./state.ts";
 
 export function endUserEmail(rng: Rng, op: number): string {
   const roll = rng.next();
@@ -133,6 +133,11 @@ export async function replay(
       headers,
     });
     if (!sent.answer) continue;
+    // The database busy or restarting under the replay says nothing about the outcome: ask again.
+    if (sent.answer.status === 503 && sent.answer.body.code === "service_unavailable") {
+      await sleep(rng.int(200, 600));
+      continue;
+    }
     // A top-up's key stores its 402; a cart does not (spec: it may succeed once funds are freed).
     const insufficient = operation.kind === "topup" ? 402 : null;
     const expected = { completed: 200, failed: 502, insufficient, unresolved: null }[operation.final];

@@ -8,6 +8,11 @@ export type ChaosOptions = {
   duration_s: number;
   operations: number;
   kills: number;
+  /**
+   * Restarts of PostgreSQL spread over the stream, alternately with `pg_ctl stop -m fast` and
+   * `-m immediate` (a crash); only on a cluster that started its own PostgreSQL.
+   */
+  postgres_restarts: number;
   clients: number;
   drain_timeout_s: number;
   crash_points: boolean;
@@ -24,6 +29,7 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, "seed" | "log"> = {
   duration_s: 120,
   operations: 100_000,
   kills: 12,
+  postgres_restarts: 2,
   clients: 6,
   drain_timeout_s: 120,
   crash_points: true,

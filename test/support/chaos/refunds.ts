@@ -85,6 +85,8 @@ export function observeRefund(run: Run, order_id: string, answer: Answer): Refun
   if (answer.status === 409 && answer.body.code === "refund_not_allowed") return "refused";
   if (answer.status === 409 && answer.body.code === "request_in_progress") return null;
   if (answer.status === 503 && answer.body.code === "carrier_unavailable") return null;
+  // The database was busy or restarting: nothing was decided that the retry would not find.
+  if (answer.status === 503 && answer.body.code === "service_unavailable") return null;
   run.breach(`${what}: answered ${answer.status} ${answer.body?.code ?? ""}: ${answer.body?.detail ?? ""}`);
   return null;
 }

@@ -4,7 +4,7 @@
 import { auditSystem, formatAudit } from "../audit.ts";
 import { startCluster } from "../cluster.ts";
 import { drain } from "./drain.ts";
-import { faultChanger, killer, watch } from "./faults.ts";
+import { faultChanger, killer, postgresRestarter, watch } from "./faults.ts";
 import { clientLoop } from "./operations.ts";
 import {
   CHAOS_ES2PLUS_STOCK,
@@ -37,6 +37,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }));
   const run = new Run(cluster, options);
   try {
+    if (options.postgres_restarts > 0 && cluster.restartPostgres === null)
+      throw new Error("PostgreSQL restarts need a cluster that started its own PostgreSQL (no database URL)");
     // Adopt the processes the cluster started, so a death of theirs is noticed too.
     cluster.services.forEach((service, slot) => {
       if (service) watch(run, slot, service);
@@ -50,10 +52,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     run.stream_started_at = Date.now();
     const faults = faultChanger(run);
     const kills = killer(run);
+    const restarts = postgresRestarter(run);
+    // Rejected only when the run cannot restart PostgreSQL at all: reported after the stream.
+    restarts.catch(() => undefined);
     await Promise.all(Array.from({ length: options.clients }, (_, i) => clientLoop(run, i)));
     await kills;
     run.streaming = false;
     await faults;
+    await restarts;
     run.stats.stream_s = Math.round((Date.now() - run.stream_started_at) / 100) / 10;
     log(`chaos: stream done in ${run.stats.stream_s} s; clearing faults and draining`);
 
@@ -84,6 +90,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
+function since(ms: number | null): string {
+  return ms === null ? "never during the stream" : `after ${Math.round(ms)} ms`;
+}
+
 export function formatChaosReport(report: ChaosReport): string {
   const s = report.stats;
   const line = (record: Record<string, number>) =>
@@ -102,7 +112,13 @@ export function formatChaosReport(report: ChaosReport): string {
       `deaths at crash points ${s.crash_point_deaths}`,
     `  retries ${s.retries}, client timeouts ${s.client_timeouts}, racing duplicate submits ${s.duplicate_submits}, ` +
       `replays checked ${s.replays_checked}, key reuses checked ${s.key_reuses_checked}, reconciled after drain ${s.reconciled}`,
-    `  carrier fault changes ${s.fault_changes}; webhook events answered 2xx ${s.webhooks_answered}`,
+    `  carrier fault changes ${s.fault_changes}; webhook events answered 2xx ${s.webhooks_answered} ` +
+      `(again after a success: ${s.webhooks_repeated})`,
+    ...s.postgres_restarts.map(
+      (r, i) =>
+        `  PostgreSQL restart ${i + 1} (-m ${r.mode}): down ${Math.round(r.down_ms)} ms; after it was back, ` +
+        `the first request answered 2xx ${since(r.first_ok_ms)}, the first purchase answered 200 ${since(r.recovered_ms)}`,
+    ),
     formatAudit(report.audit),
     `client-side checks: ${report.client_breaches.length === 0 ? "PASS" : `FAIL (${report.client_breaches.length})`}`,
     ...report.client_breaches.map((breach) => `  BREACH ${breach}`),

@@ -33,12 +33,26 @@ export type Partner = {
 
 export type PackageChoice = { package_id: string; price_minor: number };
 
+/**
+ * One PostgreSQL restart of the run: when it was back (performance.now()), and how long after that
+ * the first purchase was answered 200 (null until one is): the service's recovery time.
+ */
+export type PostgresRestart = {
+  mode: "fast" | "immediate";
+  down_ms: number;
+  back_at: number;
+  /** The first answer 2xx of any request (a read, a cart) after back_at: the database in use again. */
+  first_ok_ms: number | null;
+  recovered_ms: number | null;
+};
+
 export type ChaosStats = {
   requests: Record<string, number>;
   operations: Record<string, number>;
   outcomes: Record<string, number>;
   kills: number;
   restarts: number;
+  postgres_restarts: PostgresRestart[];
   crash_point_deaths: number;
   armed_restarts: number;
   fault_changes: number;
@@ -53,6 +67,8 @@ export type ChaosStats = {
   stream_s: number;
   drain_s: number;
   webhooks_answered: number;
+  /** 2xx answers beyond the first for one event: a delivery sent again after it had succeeded. */
+  webhooks_repeated: number;
 };
 
 export type ChaosReport = {
@@ -71,6 +87,7 @@ export class Run {
     outcomes: {},
     kills: 0,
     restarts: 0,
+    postgres_restarts: [],
     crash_point_deaths: 0,
     armed_restarts: 0,
     fault_changes: 0,
@@ -85,6 +102,7 @@ export class Run {
     stream_s: 0,
     drain_s: 0,
     webhooks_answered: 0,
+    webhooks_repeated: 0,
   };
   readonly breaches: string[] = [];
   readonly operations: Operation[] = [];
@@ -114,6 +132,23 @@ export class Run {
 
   breach(message: string): void {
     if (this.breaches.length < 200) this.breaches.push(message);
+  }
+
+  /** A purchase was answered 200 now: the first after a PostgreSQL restart ends its recovery. */
+  purchaseCompleted(): void {
+    const now = performance.now();
+    for (const restart of this.stats.postgres_restarts) {
+      if (restart.recovered_ms === null && now >= restart.back_at)
+        restart.recovered_ms = now - restart.back_at;
+    }
+  }
+
+  /** A request was answered 2xx now: the first after a PostgreSQL restart is its first_ok_ms. */
+  requestSucceeded(): void {
+    const now = performance.now();
+    for (const restart of this.stats.postgres_restarts) {
+      if (restart.first_ok_ms === null && now >= restart.back_at) restart.first_ok_ms = now - restart.back_at;
+    }
   }
 
   progress(): number {

@@ -114,7 +114,12 @@ export async function checkWebhooks(run: Run): Promise<void> {
     from events e join webhook_endpoints w on w.partner_id = e.partner_id and w.created_at <= e.created_at
     left join orders o on o.order_id = e.data->>'orderID'`);
   const committed = new Map(events.rows.map((row) => [row.event_id, row]));
-  const answered = new Set(receiver.succeeded().map((entry) => entry.id));
+  const succeeded = receiver.succeeded().map((entry) => entry.id);
+  const answered = new Set(succeeded);
+  // An event answered 2xx twice was delivered again after its success: allowed after a SIGKILL
+  // between the answer and its recording (at least once), counted so a run without kills can
+  // insist on exactly once.
+  run.stats.webhooks_repeated = succeeded.length - answered.size;
   for (const row of events.rows) {
     if (!answered.has(row.event_id))
       run.breach(`webhook: event ${row.event_id} (${row.type}) never answered 2xx`);
