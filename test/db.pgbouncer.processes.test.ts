@@ -12,6 +12,7 @@ import { after, test } from "node:test";
 import pg from "pg";
 import { createPool } from "../src/db/pool.ts";
 import { auditSystem, formatAudit } from "./support/audit.ts";
+import { runCli } from "./support/cli.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { createPartner, END_USER } from "./support/fixtures.ts";
 import { startPgBouncer } from "./support/pgbouncer.ts";
@@ -192,6 +193,25 @@ test("a price change through one process is what the other serves once its notic
     async () => (await notices(api2, "catalog_changed")) > heard,
   );
   assert.equal(await frPrice(api2, priced.api_key), Math.floor((list * 80 + 50) / 100));
+});
+
+test("the operator's CLI through PgBouncer: a key it revokes is refused by both processes once they hear it", async () => {
+  const partner = await createPartner(api1, { admin_token: ADMIN_TOKEN, name: "CLI Travel" });
+  const heard = await Promise.all(services.map((service) => notices(service.url, "api_key_revoked")));
+  const run = await runCli(["keys", "revoke", partner.key_id], {
+    DATABASE_URL: bouncer.url,
+    DATABASE_DIRECT_URL: database.url,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  for (const [index, service] of services.entries()) {
+    const before = heard[index]!;
+    await waitFor(
+      `process ${index + 1} hears it`,
+      async () => (await notices(service.url, "api_key_revoked")) > before,
+    );
+    const refused = await call(service.url, "GET", "/v1/profile/wallet", { key: partner.api_key });
+    assert.equal(refused.status, 401);
+  }
 });
 
 test("everything went through PgBouncer, and the books balance", async () => {
