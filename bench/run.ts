@@ -26,6 +26,7 @@ import { esimRead } from "./scenarios/esim-read.ts";
 import { purchase } from "./scenarios/purchase.ts";
 import { pgbenchPurchase } from "./scenarios/purchase-sql.ts";
 import { replay } from "./scenarios/replay.ts";
+import { roles } from "./scenarios/roles.ts";
 import { slowCarrier } from "./scenarios/slow-carrier.ts";
 import { topUp } from "./scenarios/topup.ts";
 import { quiesce } from "./support/carts.ts";
@@ -69,6 +70,8 @@ async function runScenarios(ctx: Context): Promise<void> {
   if (only.has("slow64")) await quiesce(ctx).then(() => slowCarrier(ctx, 64, purchase_per_s));
   if (only.has("slow256")) await quiesce(ctx).then(() => slowCarrier(ctx, 256, purchase_per_s));
   if (only.has("topup")) await quiesce(ctx).then(() => topUp(ctx, pgbench_tps));
+  // Last: it replaces the all-role service with two API processes and a worker.
+  if (only.has("roles")) await quiesce(ctx).then(() => roles(ctx));
 }
 
 async function main(): Promise<void> {
@@ -92,6 +95,10 @@ async function main(): Promise<void> {
 
   try {
     const ctx = await startStack(options, tmp, stops);
+    // The service processes of the moment: the role split replaces the one startStack started.
+    stops.push(async () => {
+      for (const service of [ctx.service, ...ctx.more_services]) await service.stop();
+    });
     await runScenarios(ctx);
     const audit = await auditLedger(createKysely<Database>(ctx.pool));
     ctx.notes.push(

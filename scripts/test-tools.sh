@@ -12,6 +12,11 @@ need=()
 command -v zbarimg >/dev/null || need+=(zbar-tools)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer)
+# systemd-analyze verify checks the deployment's units (test/deploy.units.test.ts); nothing is booted.
+command -v systemd-analyze >/dev/null || need+=(systemd)
+# A PostgreSQL server with its own pg_basebackup for the restore drill (test/restore-drill.test.ts):
+# Debian 12's 15 (the embedded 18 ships no pg_basebackup, and 15's refuses a newer server).
+compgen -G "/usr/lib/postgresql/*/bin/pg_basebackup" >/dev/null || need+=(postgresql-15)
 if [ ! -x /usr/bin/python3 ]; then
   need+=(python3 python3-requests python3-twisted)
 else
@@ -25,9 +30,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "installing test tools: ${need[*]}" >&2
 apt-get update -qq
-# pgbouncer's package would start a daemon on port 6432 with its default configuration; the tests
-# start their own. Where no policy says otherwise (a container image usually has one), services are
-# not started during this install.
+# A package with a service (pgbouncer on port 6432, postgresql-15's cluster on 5432) would start it
+# with its default configuration; the tests start their own. Where no policy says otherwise (a
+# container image usually has one), services are not started during this install.
 policy=/usr/sbin/policy-rc.d
 own_policy=0
 if [ ! -e "${policy}" ]; then

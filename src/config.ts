@@ -1,6 +1,7 @@
 // Every setting of the service, read from the environment and validated once, here.
-// A bad value stops start-up with a message that names the variable, so a typo in a
-// deployment fails loudly at boot instead of quietly at the first purchase.
+// Bad values stop start-up with one message that names every variable at fault and what was
+// expected of it, so a deployment's typos fail loudly at boot, all in one attempt, instead of
+// quietly at the first purchase. `npm run cli -- config check` runs the same reading.
 import { isIP } from "node:net";
 import { CRASH_POINTS, type CrashPoint } from "./shared/crash-points.ts";
 
@@ -55,7 +56,7 @@ export type Config = {
   currency: string;
   rate_limit_per_second: number;
   rate_limit_burst: number;
-  /** Failed authentications per client address, per surface (API keys, ADMIN_TOKEN, console sign-in, service tokens), per minute. */
+  /** Failed authentications per client address, per surface (API keys, ADMIN_TOKEN, console partner and operator sign-ins, each service token), per minute. */
   auth_failures_per_minute: number;
   /**
    * TRUSTED_PROXIES: the proxies (CIDRs, `address/prefix`) whose X-Forwarded-For is believed. Empty
@@ -93,6 +94,11 @@ export type Config = {
   console_session_hours: number;
   /** Test-only: SIGKILL this process at a named point of a purchase (sandbox only). */
   crash_at: CrashPoint | null;
+  /**
+   * Stop (draining) when the parent process exits: true when npm started this process (npm sets
+   * `npm_lifecycle_event`), so a killed `npm start` never leaves the service running orphaned.
+   */
+  stop_with_parent: boolean;
 } & WebhookConfig;
 
 /** Webhook delivery (README "Webhooks"). */
@@ -129,17 +135,38 @@ export type Es2PlusConfig = {
   smdp_address: string;
 };
 
+/** One problem of the environment: the variable, and what was expected of it. */
+export type ConfigProblem = { variable: string; problem: string };
+
+/** Every problem found in the environment at once, one line each (`PORT: expected ...`). */
 export class ConfigError extends Error {
-  constructor(variable: string, problem: string) {
-    super(`${variable}: ${problem}`);
+  readonly problems: readonly ConfigProblem[];
+
+  constructor(problems: readonly ConfigProblem[]) {
+    super(problems.map(({ variable, problem }) => `${variable}: ${problem}`).join("\n"));
     this.name = "ConfigError";
+    this.problems = problems;
   }
 }
 
-type Env = Record<string, string | undefined>;
+/**
+ * The environment being read, and the problems found in it so far. A reader that finds a problem
+ * records it and goes on with the default, so one start-up (or `config check`) reports them all;
+ * loadConfig throws once at the end, and a config with a problem never leaves this file.
+ */
+type Env = { vars: Record<string, string | undefined>; problems: ConfigProblem[] };
+
+function report(env: Env, variable: string, problem: string): void {
+  env.problems.push({ variable, problem });
+}
+
+/** Whether any of `variables` has a problem already (a rule between them would only echo it). */
+function hasProblem(env: Env, ...variables: string[]): boolean {
+  return env.problems.some((found) => variables.includes(found.variable));
+}
 
 function text(env: Env, name: string): string | null {
-  const value = env[name];
+  const value = env.vars[name];
   if (value === undefined || value.trim() === "") return null;
   return value.trim();
 }
@@ -147,9 +174,15 @@ function text(env: Env, name: string): string | null {
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = text(env, name);
   if (raw === null) return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected a whole number, got "${raw}"`);
+  if (!/^\d+$/.test(raw)) {
+    report(env, name, `expected a whole number, got "${raw}"`);
+    return fallback;
+  }
   const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(name, `expected ${min} to ${max}, got ${value}`);
+  if (value < min || value > max) {
+    report(env, name, `expected ${min} to ${max}, got ${value}`);
+    return fallback;
+  }
   return value;
 }
 
@@ -157,7 +190,8 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   const raw = text(env, name);
   if (raw === null) return fallback;
   if (!(allowed as readonly string[]).includes(raw)) {
-    throw new ConfigError(name, `expected one of ${allowed.join(", ")}, got "${raw}"`);
+    report(env, name, `expected one of ${allowed.join(", ")}, got "${raw}"`);
+    return fallback;
   }
   return raw as T;
 }
@@ -169,10 +203,12 @@ function url(env: Env, name: string, protocols: readonly string[]): string | nul
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(name, "is not a valid URL");
+    report(env, name, "is not a valid URL");
+    return null;
   }
   if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(name, `expected a ${protocols.join(" or ")} URL, got ${parsed.protocol}`);
+    report(env, name, `expected a ${protocols.join(" or ")} URL, got ${parsed.protocol}`);
+    return null;
   }
   return raw;
 }
@@ -182,9 +218,13 @@ function bearerToken(env: Env, name: string): string | null {
   const value = text(env, name);
   if (value === null) return null;
   if (!/^[\x21-\x7e]*$/.test(value)) {
-    throw new ConfigError(name, "must be printable ASCII without spaces or control characters");
+    report(env, name, "must be printable ASCII without spaces or control characters");
+    return null;
   }
-  if (value.length < 16) throw new ConfigError(name, "must be at least 16 characters");
+  if (value.length < 16) {
+    report(env, name, "must be at least 16 characters");
+    return null;
+  }
   return value;
 }
 
@@ -201,25 +241,30 @@ function cidrList(env: Env, name: string): string[] {
   if (raw === null) return [];
   const entries = raw.split(",").map((entry) => entry.trim());
   if (entries.length > MAX_TRUSTED_PROXIES) {
-    throw new ConfigError(name, `at most ${MAX_TRUSTED_PROXIES} entries, got ${entries.length}`);
+    report(env, name, `at most ${MAX_TRUSTED_PROXIES} entries, got ${entries.length}`);
+    return [];
   }
-  return entries.map((entry) => {
-    const match = /^([^/]+)(?:\/(\d{1,3}))?$/.exec(entry);
-    const family = match ? isIP(match[1]!) : 0;
-    // Zone ids (fe80::1%eth0) name an interface, not an address a peer can have on the wire.
-    if (!match || family === 0 || match[1]!.includes("%")) {
-      throw new ConfigError(
-        name,
-        `expected IPv4 or IPv6 CIDRs such as 10.0.0.0/8 or fd00::/8, got "${entry}"`,
-      );
-    }
-    const bits = family === 4 ? 32 : 128;
-    const prefix = match[2] === undefined ? bits : Number(match[2]);
-    if (prefix < 1 || prefix > bits) {
-      throw new ConfigError(name, `"${entry}": the prefix must be 1 to ${bits}`);
-    }
-    return `${match[1]}/${prefix}`;
-  });
+  const cidrs = entries.map((entry) => cidr(entry));
+  const refused = cidrs.find((parsed) => typeof parsed === "object");
+  if (refused) {
+    report(env, name, refused.problem);
+    return [];
+  }
+  return cidrs as string[];
+}
+
+/** One entry of a CIDR list as `address/prefix`, or what is wrong with it. */
+function cidr(entry: string): string | { problem: string } {
+  const match = /^([^/]+)(?:\/(\d{1,3}))?$/.exec(entry);
+  const family = match ? isIP(match[1]!) : 0;
+  // Zone ids (fe80::1%eth0) name an interface, not an address a peer can have on the wire.
+  if (!match || family === 0 || match[1]!.includes("%")) {
+    return { problem: `expected IPv4 or IPv6 CIDRs such as 10.0.0.0/8 or fd00::/8, got "${entry}"` };
+  }
+  const bits = family === 4 ? 32 : 128;
+  const prefix = match[2] === undefined ? bits : Number(match[2]);
+  if (prefix < 1 || prefix > bits) return { problem: `"${entry}": the prefix must be 1 to ${bits}` };
+  return `${match[1]}/${prefix}`;
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -280,17 +325,19 @@ function readEs2Plus(env: Env): Es2PlusConfig | null {
   const given = ES2PLUS_VARIABLES.filter((name) => text(env, name) !== null);
   if (given.length === 0) return null;
   const missing = ES2PLUS_VARIABLES.filter((name) => text(env, name) === null);
-  if (missing.length > 0) throw new ConfigError(missing[0]!, `is required with ${given.join(", ")}`);
+  for (const name of missing) report(env, name, `is required with ${given.join(", ")}`);
+  if (missing.length > 0) return null;
   const requester_id = text(env, "ES2PLUS_REQUESTER_ID")!;
   if (!/^[\x21-\x7e]{1,128}$/.test(requester_id)) {
-    throw new ConfigError("ES2PLUS_REQUESTER_ID", "must be 1 to 128 printable characters without spaces");
+    report(env, "ES2PLUS_REQUESTER_ID", "must be 1 to 128 printable characters without spaces");
   }
   const smdp_address = text(env, "ES2PLUS_SMDP_ADDRESS")!;
   if (!/^[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?$/.test(smdp_address)) {
-    throw new ConfigError("ES2PLUS_SMDP_ADDRESS", "must be a host name with an optional port");
+    report(env, "ES2PLUS_SMDP_ADDRESS", "must be a host name with an optional port");
   }
   return {
-    url: url(env, "ES2PLUS_URL", ["https:"])!,
+    // Empty only when refused above: loadConfig then throws before anyone reads it.
+    url: url(env, "ES2PLUS_URL", ["https:"]) ?? "",
     requester_id,
     client_cert_file: text(env, "ES2PLUS_CLIENT_CERT_FILE")!,
     client_key_file: text(env, "ES2PLUS_CLIENT_KEY_FILE")!,
@@ -339,7 +386,8 @@ function secretKey(env: Env, name: string): string | null {
   const value = text(env, name);
   if (value === null) return null;
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(value) || Buffer.from(value, "base64").length < 32) {
-    throw new ConfigError(name, "must be base64 of at least 32 random bytes (openssl rand -base64 32)");
+    report(env, name, "must be base64 of at least 32 random bytes (openssl rand -base64 32)");
+    return null;
   }
   return value;
 }
@@ -357,110 +405,167 @@ function readWebhooks(env: Env): WebhookConfig {
   };
 }
 
+/**
+ * A rule between settings each valid alone: reported against `variable` when `broken`, unless one
+ * of the variables it `involves` (its own included) already has a problem of its own: the rule would
+ * then judge a default the operator did not choose.
+ */
+type Rule = {
+  variable: string;
+  involves: readonly string[];
+  broken: (config: Config) => boolean;
+  problem: string;
+};
+
+const TEST_SETTING = "is a test setting and is refused outside the sandbox";
+
 /** Settings that are valid alone but not together. */
-function checkTogether(config: Config): void {
-  if (config.database_direct_url !== null && config.database_url === null) {
+const RULES: readonly Rule[] = [
+  {
     // The embedded PostgreSQL is reached directly; a direct URL alone names no pooler to go around.
-    throw new ConfigError(
-      "DATABASE_DIRECT_URL",
-      "is the direct connection beside DATABASE_URL: set DATABASE_URL too",
-    );
-  }
-  if (config.crash_at !== null && config.app_env !== "sandbox") {
-    throw new ConfigError("CRASH_AT", "is a test setting and is refused outside the sandbox");
-  }
-  if (config.webhook_first_retry_delay_ms !== 5_000 && config.app_env !== "sandbox") {
-    throw new ConfigError(
-      "WEBHOOK_FIRST_RETRY_DELAY_MS",
-      "is a test setting and is refused outside the sandbox",
-    );
-  }
-  if (config.webhook_allow_private_networks && config.app_env !== "sandbox") {
+    variable: "DATABASE_DIRECT_URL",
+    involves: ["DATABASE_URL"],
+    broken: (c) => c.database_direct_url !== null && c.database_url === null,
+    problem: "is the direct connection beside DATABASE_URL: set DATABASE_URL too",
+  },
+  {
+    variable: "CRASH_AT",
+    involves: ["APP_ENV"],
+    broken: (c) => c.crash_at !== null && c.app_env !== "sandbox",
+    problem: TEST_SETTING,
+  },
+  {
+    variable: "WEBHOOK_FIRST_RETRY_DELAY_MS",
+    involves: ["APP_ENV"],
+    broken: (c) => c.webhook_first_retry_delay_ms !== 5_000 && c.app_env !== "sandbox",
+    problem: TEST_SETTING,
+  },
+  {
     // The contract: https and public addresses only in production; the flag would let any partner
     // point deliveries at the internal network (SSRF).
-    throw new ConfigError(
-      "WEBHOOK_ALLOW_PRIVATE_NETWORKS",
-      "is a development and test setting and is refused outside the sandbox",
-    );
-  }
-  if (config.stale_job_after_ms <= config.carrier_timeout_ms + 30_000 && config.app_env === "production") {
+    variable: "WEBHOOK_ALLOW_PRIVATE_NETWORKS",
+    involves: ["APP_ENV"],
+    broken: (c) => c.webhook_allow_private_networks && c.app_env !== "sandbox",
+    problem: "is a development and test setting and is refused outside the sandbox",
+  },
+  {
     // A live job (a carrier call, an SMTP send) must never look stale in production.
-    throw new ConfigError("STALE_JOB_AFTER_MS", "must exceed CARRIER_TIMEOUT_MS by at least 30 seconds");
-  }
-  if (config.worker_concurrency * 2 > config.db_pool_max) {
+    variable: "STALE_JOB_AFTER_MS",
+    involves: ["CARRIER_TIMEOUT_MS", "APP_ENV"],
+    broken: (c) => c.stale_job_after_ms <= c.carrier_timeout_ms + 30_000 && c.app_env === "production",
+    problem: "must exceed CARRIER_TIMEOUT_MS by at least 30 seconds",
+  },
+  {
     // A job (an email send) may hold a connection for seconds: jobs must never take the whole pool.
-    throw new ConfigError("WORKER_CONCURRENCY", "may use at most half of DB_POOL_MAX connections");
-  }
-  if (config.carrier_profiles === "es2plus" && config.es2plus === null && config.carrier_url !== null) {
+    variable: "WORKER_CONCURRENCY",
+    involves: ["DB_POOL_MAX"],
+    broken: (c) => c.worker_concurrency * 2 > c.db_pool_max,
+    problem: "may use at most half of DB_POOL_MAX connections",
+  },
+  {
     // Without ES2PLUS_* only the sandbox's built-in carrier brings its own SM-DP+ (production
     // always has CARRIER_URL, so it never gets here without them).
-    throw new ConfigError(
-      "ES2PLUS_URL",
-      "and the other ES2PLUS_* settings are required with CARRIER_PROFILES=es2plus and CARRIER_URL",
-    );
-  }
-  if (config.rate_limit_burst < config.rate_limit_per_second) {
-    throw new ConfigError("RATE_LIMIT_BURST", "must be at least RATE_LIMIT_PER_SECOND");
-  }
-  if (config.pending_give_up_hours * 3_600_000 <= config.resolve_after_ms) {
+    variable: "ES2PLUS_URL",
+    involves: ["CARRIER_PROFILES", "CARRIER_URL", ...ES2PLUS_VARIABLES],
+    broken: (c) => c.carrier_profiles === "es2plus" && c.es2plus === null && c.carrier_url !== null,
+    problem: "and the other ES2PLUS_* settings are required with CARRIER_PROFILES=es2plus and CARRIER_URL",
+  },
+  {
+    variable: "RATE_LIMIT_BURST",
+    involves: ["RATE_LIMIT_PER_SECOND"],
+    broken: (c) => c.rate_limit_burst < c.rate_limit_per_second,
+    problem: "must be at least RATE_LIMIT_PER_SECOND",
+  },
+  {
     // Giving up before the resolver has even looked would hand the operator orders it would finish.
-    throw new ConfigError("PENDING_GIVE_UP_HOURS", "must be longer than RESOLVE_AFTER_MS");
-  }
-  if (config.resolve_after_ms <= config.carrier_timeout_ms) {
+    variable: "PENDING_GIVE_UP_HOURS",
+    involves: ["RESOLVE_AFTER_MS"],
+    broken: (c) => c.pending_give_up_hours * 3_600_000 <= c.resolve_after_ms,
+    problem: "must be longer than RESOLVE_AFTER_MS",
+  },
+  {
     // The resolver must not race a request that is still legitimately waiting on the carrier.
-    throw new ConfigError("RESOLVE_AFTER_MS", "must be greater than CARRIER_TIMEOUT_MS");
-  }
-}
+    variable: "RESOLVE_AFTER_MS",
+    involves: ["CARRIER_TIMEOUT_MS"],
+    broken: (c) => c.resolve_after_ms <= c.carrier_timeout_ms,
+    problem: "must be greater than CARRIER_TIMEOUT_MS",
+  },
+];
 
 /**
  * Production never falls back to a default that would lose data, skip authentication,
  * drop customer email, or send purchases to the simulator.
  */
-function checkProduction(config: Config): void {
-  if (config.app_env !== "production") return;
-  for (const [name, value] of [
-    ["DATABASE_URL", config.database_url],
-    ["ADMIN_TOKEN", config.admin_token],
-    ["SMTP_URL", config.smtp_url],
-    ["CARRIER_URL", config.carrier_url],
-    ["CARRIER_API_KEY", config.carrier_api_key],
-    // Without it, partners' webhook secrets could not be stored encrypted.
-    ["WEBHOOK_SECRET_KEY", config.webhook_secret_key],
-  ] as const) {
-    if (value === null) throw new ConfigError(name, "is required when APP_ENV=production");
-  }
-  if (config.carrier_profiles === "es2plus" && config.es2plus_callback_token === null) {
+const PRODUCTION_RULES: readonly Rule[] = [
+  ...(
+    [
+      ["DATABASE_URL", (c) => c.database_url],
+      ["ADMIN_TOKEN", (c) => c.admin_token],
+      ["SMTP_URL", (c) => c.smtp_url],
+      ["CARRIER_URL", (c) => c.carrier_url],
+      ["CARRIER_API_KEY", (c) => c.carrier_api_key],
+      // Without it, partners' webhook secrets could not be stored encrypted.
+      ["WEBHOOK_SECRET_KEY", (c) => c.webhook_secret_key],
+    ] as const satisfies readonly (readonly [string, (c: Config) => string | null])[]
+  ).map(([variable, value]) => ({
+    variable,
+    involves: [],
+    broken: (c: Config) => value(c) === null,
+    problem: "is required when APP_ENV=production",
+  })),
+  {
     // The SM-DP+'s notifications move eSIMs to installed or deleted: never an open door.
-    throw new ConfigError(
-      "ES2PLUS_CALLBACK_TOKEN",
-      "is required with CARRIER_PROFILES=es2plus in production",
-    );
-  }
-  if (config.carrier_callbacks_enabled && config.carrier_callback_token === null) {
+    variable: "ES2PLUS_CALLBACK_TOKEN",
+    involves: ["CARRIER_PROFILES"],
+    broken: (c) => c.carrier_profiles === "es2plus" && c.es2plus_callback_token === null,
+    problem: "is required with CARRIER_PROFILES=es2plus in production",
+  },
+  {
     // An open callback endpoint would let anyone move eSIMs' states and fire partners' webhooks.
-    throw new ConfigError(
-      "CARRIER_CALLBACK_TOKEN",
-      "is required when APP_ENV=production (or set CARRIER_CALLBACKS_ENABLED=false)",
-    );
+    variable: "CARRIER_CALLBACK_TOKEN",
+    involves: ["CARRIER_CALLBACKS_ENABLED"],
+    broken: (c) => c.carrier_callbacks_enabled && c.carrier_callback_token === null,
+    problem: "is required when APP_ENV=production (or set CARRIER_CALLBACKS_ENABLED=false)",
+  },
+];
+
+function checkRules(env: Env, config: Config, rules: readonly Rule[]): void {
+  for (const rule of rules) {
+    if (hasProblem(env, rule.variable, ...rule.involves) || !rule.broken(config)) continue;
+    report(env, rule.variable, rule.problem);
   }
 }
 
-export function loadConfig(env: Env = process.env): Config {
-  const app_env = oneOf(env, "APP_ENV", ["sandbox", "production"] as const, "sandbox");
+/** ISO 4217: three capital letters. */
+function currencyCode(env: Env): string {
   const currency = text(env, "CURRENCY") ?? "USD";
-  if (!/^[A-Z]{3}$/.test(currency))
-    throw new ConfigError("CURRENCY", `expected an ISO 4217 code such as USD, got "${currency}"`);
+  if (/^[A-Z]{3}$/.test(currency)) return currency;
+  report(env, "CURRENCY", `expected an ISO 4217 code such as USD, got "${currency}"`);
+  return "USD";
+}
+
+/**
+ * Every setting, from `vars` (the process's environment by default). Throws one ConfigError that
+ * lists every problem found, each with its variable and what was expected.
+ */
+export function loadConfig(vars: Record<string, string | undefined> = process.env): Config {
+  const env: Env = { vars, problems: [] };
+  const app_env = oneOf(env, "APP_ENV", ["sandbox", "production"] as const, "sandbox");
   const config: Config = {
     role: oneOf(env, "ROLE", ["all", "api", "worker"] as const, "all"),
     ...readServer(env, app_env),
     ...readCarrier(env, app_env),
     log_level: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
-    currency,
+    currency: currencyCode(env),
     ...readLimits(env),
     crash_at: text(env, "CRASH_AT") === null ? null : oneOf(env, "CRASH_AT", CRASH_POINTS, CRASH_POINTS[0]),
     ...readWebhooks(env),
+    // npm sets npm_lifecycle_event for the scripts it runs: under `npm start` the service also
+    // stops when npm goes away (server/stop-requests.ts), so it is never left running orphaned.
+    stop_with_parent: text(env, "npm_lifecycle_event") !== null,
   };
-  checkTogether(config);
-  checkProduction(config);
+  checkRules(env, config, RULES);
+  if (config.app_env === "production") checkRules(env, config, PRODUCTION_RULES);
+  if (env.problems.length > 0) throw new ConfigError(env.problems);
   return config;
 }

@@ -22,6 +22,7 @@ import { startRefundSweep } from "./refunds/sweep-refunds.ts";
 import { buildApp, loggerOptions } from "./server/app.ts";
 import { type LiveProcesses, startLiveProcesses } from "./server/live-processes.ts";
 import { addNoticeCounter } from "./server/metrics.ts";
+import { whenAskedToStop } from "./server/stop-requests.ts";
 import {
   startEmailSweep,
   startEsimSync,
@@ -42,7 +43,11 @@ function readConfig(): Config {
     return loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
-      console.error(`configuration error: ${error.message}`);
+      // Every problem at once, one per line, so a deployment is fixed in one attempt.
+      const count = error.problems.length;
+      console.error(`configuration error (${count} ${count === 1 ? "problem" : "problems"}):`);
+      for (const line of error.message.split("\n")) console.error(`  ${line}`);
+      console.error("Check a configuration without starting: npm run cli -- config check");
       process.exit(2);
     }
     throw error;
@@ -283,23 +288,23 @@ function closerOfAll(log: Logger, closers: Closers): () => Promise<void> {
 }
 
 /**
- * Installed before anything starts: a signal that arrives while start-up is still running (the
+ * Installed before anything starts: a stop asked for while start-up is still running (the
  * embedded PostgreSQL half started, the port just opened) waits for start-up to finish, then closes
  * everything it opened. Without this, Node's default SIGTERM would exit at once and orphan postgres.
  */
-function closeOnSignals(log: Logger, closeAll: () => Promise<void>, started: Promise<unknown>): void {
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, "shutting down");
+function closeOnStopRequests(
+  config: Config,
+  log: Logger,
+  closeAll: () => Promise<void>,
+  started: Promise<unknown>,
+): void {
+  whenAskedToStop({ log, watch_parent: config.stop_with_parent }, async (reason) => {
+    log.info({ reason }, "shutting down");
     await started.catch(() => undefined);
     await closeAll();
     log.info("stopped");
     process.exit(0);
-  };
-  process.once("SIGINT", () => void shutdown("SIGINT"));
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  });
 }
 
 async function start(config: Config, log: Logger, closers: Closers): Promise<void> {
@@ -339,7 +344,7 @@ async function main(): Promise<void> {
   const started = new Promise((resolve) => {
     finished = resolve;
   });
-  closeOnSignals(log, closeAll, started);
+  closeOnStopRequests(config, log, closeAll, started);
   try {
     await start(config, log, closers);
   } catch (error) {

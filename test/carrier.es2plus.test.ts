@@ -412,6 +412,40 @@ test("a declined plan's released profile, withdrawn to the pool with its answer 
   assert.deepEqual([theirs?.state, theirs?.matching_id], ["RELEASED", "OTHER-REQUESTER-00002"]);
 });
 
+for (const taken_as of ["RELEASED", "ALLOCATED"] as const) {
+  test(`an ICCID another requester holds (${taken_as}) before our first DownloadOrder is not ours: refused, their order untouched`, async () => {
+    for (const reason of ["3.3", "3.7"] as const) {
+      await smdp.control({ download_taken_reason: reason });
+      try {
+        const {
+          iccids: [iccid],
+          package_id,
+        } = await stock(1);
+        // Another requester's order of the same ICCID (an inventory shared by mistake, imported twice).
+        const theirs = `THEIRS-${taken_as.slice(0, 3)}-${reason.replace(".", "")}`;
+        assert.equal((await deps.client.call("downloadOrder", { iccid })).kind, "executed");
+        if (taken_as === "RELEASED") {
+          const confirmed = await deps.client.call("confirmOrder", {
+            iccid,
+            releaseFlag: true,
+            matchingId: theirs,
+          });
+          assert.equal(confirmed.kind, "executed");
+        }
+        const reference = `ord_es2_not_ours_${taken_as}_${reason}`;
+        const outcome = await orderProfile(deps, reference, package_id);
+        assert.equal(outcome.kind, "refused", `${reason}: ${JSON.stringify(outcome)}`);
+        const at_smdp = await smdp.profile(iccid!);
+        assert.equal(at_smdp?.state, taken_as, "their profile is left as it was");
+        assert.equal(at_smdp?.matching_id ?? null, taken_as === "RELEASED" ? theirs : null);
+        assert.equal((await orderProfile(deps, reference, package_id)).kind, "refused", "remembered");
+      } finally {
+        await smdp.control({ download_taken_reason: "3.3" });
+      }
+    }
+  });
+}
+
 test("the composed carrier attaches the plan at the bundle system to the SM-DP+'s ICCID", async () => {
   const {
     iccids: [iccid],

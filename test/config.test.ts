@@ -96,15 +96,67 @@ test("production refuses to start without the carrier callback token unless call
   );
 });
 
-test("the service exits with the variable's name when started with a bad value", async () => {
+test("the service exits naming every bad variable at once when started with several", async () => {
   const { spawnSync } = await import("node:child_process");
   const result = spawnSync(process.execPath, ["src/main.ts"], {
-    env: { ...process.env, PORT: "nope" },
+    env: { ...process.env, PORT: "nope", LOG_LEVEL: "loud", APP_ENV: "production", DATABASE_URL: "" },
     encoding: "utf8",
     timeout: 20_000,
   });
-  assert.notEqual(result.status, 0);
+  assert.equal(result.status, 2, result.stderr);
   assert.match(result.stderr, /PORT: expected a whole number/);
+  assert.match(result.stderr, /LOG_LEVEL: expected one of/);
+  assert.match(result.stderr, /DATABASE_URL: is required when APP_ENV=production/);
+  assert.match(result.stderr, /configuration error \(\d+ problems\)/);
+});
+
+test("every problem is reported at once, each with its variable and what is expected", () => {
+  let caught: unknown;
+  try {
+    loadConfig({
+      APP_ENV: "production",
+      PORT: "eighty",
+      CURRENCY: "usd",
+      TRUSTED_PROXIES: "0.0.0.0/0",
+      ADMIN_TOKEN: "short",
+      ES2PLUS_URL: "https://smdp.example",
+      ES2PLUS_CA_FILE: "/etc/esim/ca.pem",
+    });
+  } catch (error) {
+    caught = error;
+  }
+  assert.ok(caught instanceof ConfigError);
+  const problems = new Map(caught.problems.map(({ variable, problem }) => [variable, problem]));
+  assert.match(problems.get("PORT")!, /^expected a whole number, got "eighty"$/);
+  assert.match(problems.get("CURRENCY")!, /^expected an ISO 4217 code/);
+  assert.match(problems.get("TRUSTED_PROXIES")!, /the prefix must be 1 to 32/);
+  assert.match(problems.get("ADMIN_TOKEN")!, /^must be at least 16 characters$/);
+  // Every missing ES2+ setting is named, not only the first.
+  for (const missing of ["ES2PLUS_REQUESTER_ID", "ES2PLUS_CLIENT_CERT_FILE", "ES2PLUS_CLIENT_KEY_FILE"]) {
+    assert.match(problems.get(missing)!, /^is required with ES2PLUS_URL, ES2PLUS_CA_FILE$/);
+  }
+  for (const required of ["DATABASE_URL", "SMTP_URL", "CARRIER_URL", "WEBHOOK_SECRET_KEY"]) {
+    assert.equal(problems.get(required), "is required when APP_ENV=production");
+  }
+  // A bad ADMIN_TOKEN is reported as what it is, not again as missing.
+  assert.equal(caught.problems.filter((p) => p.variable === "ADMIN_TOKEN").length, 1);
+  assert.equal(caught.message.split("\n").length, caught.problems.length, "one line per problem");
+});
+
+test("a rule between settings is not reported when one of them has a problem of its own", () => {
+  // DB_POOL_MAX falls back to 20 after its own problem; WORKER_CONCURRENCY=16 is more than half of
+  // that default, but the operator did not choose the default: only DB_POOL_MAX is reported.
+  assert.throws(
+    () => loadConfig({ DB_POOL_MAX: "many", WORKER_CONCURRENCY: "16" }),
+    (error: Error) =>
+      error instanceof ConfigError &&
+      error.problems.length === 1 &&
+      error.problems[0]!.variable === "DB_POOL_MAX",
+  );
+  assert.throws(
+    () => loadConfig({ DB_POOL_MAX: "20", WORKER_CONCURRENCY: "16" }),
+    /WORKER_CONCURRENCY: may use at most half of DB_POOL_MAX/,
+  );
 });
 
 test("an ADMIN_TOKEN that no Authorization header can carry stops start-up naming the variable", () => {
@@ -200,7 +252,7 @@ test("CSV exports at once: 4 per process and 1 per partner by default, each 1 to
   );
 });
 
-test("ES2+ settings are all or none: a partial set is refused, naming the first missing one", () => {
+test("ES2+ settings are all or none: a partial set is refused, naming each missing one", () => {
   const production = {
     APP_ENV: "production",
     DATABASE_URL: "postgres://db.example/esim",

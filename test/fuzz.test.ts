@@ -14,6 +14,14 @@ const env = await startFuzzEnvironment(database);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 30 * env.operations.length);
 after(() => env.close());
 
+/**
+ * Operations whose 2xx needs a state this world cannot reach: a refund held on an ambiguous
+ * CancelOrder exists only with profiles from an SM-DP+ over ES2+, and the fuzz world's carrier is
+ * the HTTP one (its settle answers 404, documented). The 2xx is tested in
+ * test/orders.es2plus.processes.test.ts; here the route is still exercised and checked.
+ */
+const NO_2XX_IN_THIS_WORLD = ["POST /admin/orders/{orderID}/refund/settle"];
+
 test("generated requests, valid and mutated, get documented answers and never change data when refused", async () => {
   // FUZZ_TRACE=file writes every request and answer there, one JSON line each, for debugging.
   const trace = process.env.FUZZ_TRACE;
@@ -38,7 +46,7 @@ test("generated requests, valid and mutated, get documented answers and never ch
     `operations never exercised:\n${summary}`,
   );
   assert.deepEqual(
-    documented.filter((id) => !report.succeeded.includes(id)),
+    documented.filter((id) => !report.succeeded.includes(id) && !NO_2XX_IN_THIS_WORLD.includes(id)),
     [],
     `operations that never answered 2xx:\n${summary}`,
   );

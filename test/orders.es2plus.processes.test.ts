@@ -119,9 +119,11 @@ test("the SM-DP+'s notifications 3 and 4 make the eSIM installed; repeats are ig
     "select notification_point_id as point, status, subject_code from smdp_notifications where iccid = $1 order by id",
     [purchase.iccid],
   );
+  // Each once, in whatever order they arrived: the simulator's notifier retries each on its own,
+  // so on a busy machine the failed eligibility may land after the install's first points.
   assert.deepEqual(
-    rows.rows.map((row) => `${row.point}:${row.status}`),
-    ["1:Failed", "1:Executed-Success", "2:Executed-Success", "3:Executed-Success", "4:Executed-Success"],
+    rows.rows.map((row) => `${row.point}:${row.status}`).sort(),
+    ["1:Executed-Success", "1:Failed", "2:Executed-Success", "3:Executed-Success", "4:Executed-Success"],
     "each once although each was sent twice",
   );
   const events = await world.database.pool.query(
@@ -422,11 +424,16 @@ test("downloaded while our CancelOrder's answer was lost, the retry's 3.5 before
   await refundWithCancelAnswerLost(partner.api_key, order_id);
   // Read as "our cancel went through", this credited the wallet for a profile on the phone.
   const retry = await refund(partner.api_key, order_id);
-  assert.equal(retry.status, 503, JSON.stringify(retry.body));
-  assert.equal(retry.body.code, "carrier_unavailable");
+  // Held, not final: 503 when this retry drove it, 409 when the refund sweep got there first and
+  // is backing off (README, "Refunds held"). Either way nothing is credited.
+  assert.ok(
+    (retry.status === 503 && retry.body.code === "carrier_unavailable") ||
+      (retry.status === 409 && retry.body.code === "request_in_progress"),
+    JSON.stringify(retry.body),
+  );
   assert.equal(await orderStatus(order_id), "completed");
   assert.equal(await balance(service.url, partner.api_key), after_purchase);
-  assert.match(await metricsText(), /^esim_refunds_held [1-9]/m);
+  await waitFor("the refund held", async () => /^esim_refunds_held [1-9]/m.test(await metricsText()));
   await notify(iccid, [3]);
   // An operator's "cancelled" now contradicts the SM-DP+'s download notification: refused.
   const contradicted = await settleByAdmin(order_id, "cancelled");

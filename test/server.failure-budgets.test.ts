@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
-import { LookupLane } from "../src/server/failure-budget.ts";
+import { FailureBudget, LookupLane } from "../src/server/failure-budget.ts";
 import { ApiError } from "../src/shared/errors.ts";
 import { ADMIN_TOKEN, createTestApp, type TestApp } from "./support/app.ts";
 
@@ -151,4 +151,84 @@ test("the lane of over-budget lookups runs two at once, queues a bounded few in 
   await Promise.all([runs[0], runs[2]]);
   finish[3]!();
   assert.deepEqual(await Promise.all(runs), [0, 1, 2, 3]);
+});
+
+test("past its budget, a valid key waits in the lane's queue; with the queue full of junk it is 429 like the junk (documented)", async () => {
+  const lane = new LookupLane(1, 1);
+  const budget = new FailureBudget(60, "API keys", lane);
+  const address = "203.0.113.5";
+  const refused = () => Promise.reject(new ApiError("unauthorized", "junk"));
+  for (let i = 0; i < 60; i++) await assert.rejects(budget.verifyKey(address, refused), { status: 401 });
+  await assert.rejects(budget.verifyKey(address, refused), { status: 429 }, "the budget is spent");
+  // Two slow junk lookups fill the lane (one in flight, one waiting).
+  const release: Array<() => void> = [];
+  const slowJunk = () =>
+    new Promise<never>((_, reject) => release.push(() => reject(new ApiError("unauthorized", "junk"))));
+  const junk = [budget.verifyKey(address, slowJunk), budget.verifyKey(address, slowJunk)].map((run) =>
+    run.then(
+      () => 200,
+      (error: ApiError) => error.status,
+    ),
+  );
+  const valid = () => Promise.resolve("partner");
+  await assert.rejects(budget.verifyKey(address, valid), { status: 429 }, "a valid key: refused, lane full");
+  release.shift()!();
+  await new Promise((resolve) => setImmediate(resolve));
+  const queued = budget.verifyKey(address, valid);
+  await new Promise((resolve) => setImmediate(resolve));
+  release.shift()!();
+  assert.equal(await queued, "partner", "with room in the lane, the valid key is admitted");
+  assert.deepEqual(await Promise.all(junk), [429, 429], "the junk itself: 429");
+});
+
+test("junk partner keys at the console's sign-in leave the operator's console sign-in from that address working", async () => {
+  const app = await createTestApp({ auth_failures_per_minute: BUDGET, trusted_proxies: ["127.0.0.1/32"] });
+  const base = await listening(app);
+  const address = "203.0.113.78";
+  const statuses: number[] = [];
+  for (let i = 0; i < BUDGET + 2; i++) statuses.push((await consoleSignIn(base, junkKey(), address)).status);
+  assert.equal(statuses.at(-1), 429, "the partner sign-in's budget is spent");
+  const operator = await consoleSignIn(base, ADMIN_TOKEN, address, "/admin");
+  assert.equal(
+    operator.status,
+    303,
+    "the operator signs in: made-up partner keys are not guesses at ADMIN_TOKEN",
+  );
+  // Wrong ADMIN_TOKENs have their own budget, spent before the comparison (past it, even the right one is 429).
+  const guesses: number[] = [];
+  for (let i = 0; i < BUDGET + 1; i++)
+    guesses.push((await consoleSignIn(base, junkKey(), address, "/admin")).status);
+  assert.equal(guesses.at(-1), 429);
+  assert.equal((await consoleSignIn(base, ADMIN_TOKEN, address, "/admin")).status, 429);
+});
+
+test("wrong METRICS_TOKENs from an address leave the carrier's callbacks from that address working", async () => {
+  const callback_token = "carrier-callback-token-0123456789";
+  const app = await createTestApp({
+    auth_failures_per_minute: BUDGET,
+    trusted_proxies: ["127.0.0.1/32"],
+    metrics_token: "metrics-token-0123456789",
+    carrier_callbacks_enabled: true,
+    carrier_callback_token: callback_token,
+  });
+  const base = await listening(app);
+  const address = "203.0.113.79";
+  const scrapes: number[] = [];
+  for (let i = 0; i < BUDGET + 1; i++) {
+    const scrape = await fetch(`${base}/metrics`, {
+      headers: { authorization: `Bearer ${junkKey()}`, "x-forwarded-for": address },
+    });
+    scrapes.push(scrape.status);
+  }
+  assert.equal(scrapes.at(-1), 429, "the metrics token's budget is spent");
+  const callback = await fetch(`${base}/carrier/callbacks`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${callback_token}`,
+      "content-type": "application/json",
+      "x-forwarded-for": address,
+    },
+    body: "{}",
+  });
+  assert.equal(callback.status, 400, "the carrier's token is checked (its body refused), not 429");
 });

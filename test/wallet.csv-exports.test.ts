@@ -7,6 +7,7 @@
 // the machine's speed; a wallet balance reads ledger_accounts only, so another partner's read is
 // not held by that lock, only by a pool that exports would have exhausted.
 import assert from "node:assert/strict";
+import net from "node:net";
 import { after, test } from "node:test";
 import { parse } from "csv-parse/sync";
 import pg from "pg";
@@ -171,4 +172,39 @@ test("a partner's second export waits for its first (the console's download too)
   const download = await fetch(`${base}/console/wallet/statement.csv`, { headers: { cookie } });
   assert.equal(download.status, 200, "its slot was given back");
   assert.deepEqual(csvRows(await download.text()), await expectedRows(first));
+});
+
+/** Locks api_keys until the returned function is called: a key never seen here waits in its lookup. */
+async function lockApiKeys(): Promise<() => Promise<void>> {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  await client.query("begin");
+  await client.query("lock table api_keys in access exclusive mode");
+  return async () => {
+    await client.query("rollback");
+    await client.end();
+  };
+}
+
+test("an export whose client went away before its handler ran gives its slot back", async () => {
+  const partner = await partnerWithStatement("Gone before the handler", 2);
+  const unlock = await lockApiKeys();
+  try {
+    // The request's key lookup waits on the lock; the client hangs up meanwhile.
+    const socket = net.connect(Number(new URL(base).port), "127.0.0.1");
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    socket.write(
+      "GET /v1/profile/wallet/transactions HTTP/1.1\r\nhost: localhost\r\n" +
+        `authorization: Bearer ${partner.api_key}\r\naccept: text/csv\r\n\r\n`,
+    );
+    await until(async () => (await exportsWaiting()) === 1, "the key lookup waiting");
+    socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  } finally {
+    await unlock();
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const again = await exportOf(partner);
+  assert.equal(again.status, 200, "the partner's one slot is free again");
+  assert.deepEqual(csvRows(await again.text()), await expectedRows(partner));
 });

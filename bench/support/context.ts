@@ -16,6 +16,7 @@ export const SCENARIOS = [
   "slow64",
   "slow256",
   "topup",
+  "roles",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -98,6 +99,10 @@ export type Context = {
   postmaster_pid: number | undefined;
   pool: Pool;
   service: Running;
+  /** The environment `service` was started with: the role split (scenarios/roles.ts) starts more like it. */
+  service_env: Record<string, string>;
+  /** Service processes beside `service` (the role split's second API process and its worker); their CPU counts as the service's. */
+  more_services: Running[];
   simulator: Running;
   simulator_key: string;
   bare: Running | null;

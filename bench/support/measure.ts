@@ -34,8 +34,9 @@ export async function measured<T extends { cpu_ticks: number }>(
   webhooks: { before: WebhookCounts | null; after: WebhookCounts | null };
 }> {
   const load = loadAverage();
+  const services = () => [ctx.service, ...ctx.more_services];
   const pids = () => [
-    ctx.service.pid,
+    ...services().map((service) => service.pid),
     ctx.simulator.pid,
     ctx.bare?.pid,
     ctx.webhook_receiver?.pid,
@@ -43,7 +44,7 @@ export async function measured<T extends { cpu_ticks: number }>(
   ];
   const sample = () => ({
     at: performance.now(),
-    service: processTicks(ctx.service.pid),
+    service: services().reduce((ticks, service) => ticks + processTicks(service.pid), 0),
     simulator: processTicks(ctx.simulator.pid),
     bare: processTicks(ctx.bare?.pid),
     webhook_receiver: processTicks(ctx.webhook_receiver?.pid),

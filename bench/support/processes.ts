@@ -51,6 +51,8 @@ export async function startService(options: {
   log_dir: string;
   node_flags: string[];
   cwd: string;
+  /** The log file's name under log_dir (service.log by default). */
+  log_name?: string;
 }): Promise<Running> {
   const port = await freePort();
   // LOG_LEVEL=warn hides the "listening" line: with a fixed port readiness is /readyz.
@@ -59,11 +61,36 @@ export async function startService(options: {
     {
       cwd: options.cwd,
       node_flags: options.node_flags,
-      log_file: path.join(options.log_dir, "service.log"),
+      log_file: path.join(options.log_dir, options.log_name ?? "service.log"),
       stop_grace_ms: STOP_GRACE_MS,
     },
   );
   return { name: "service", pid: service.pid, url: service.url, stop: service.stop };
+}
+
+/** A `ROLE=worker` service process: no HTTP, ready once it says so (its one info line). */
+export async function startWorkerService(options: {
+  env: Record<string, string>;
+  log_dir: string;
+  cwd: string;
+}): Promise<Running> {
+  const worker = spawnNode({
+    name: "worker",
+    script: "src/main.ts",
+    env: { ...options.env, ROLE: "worker", LOG_LEVEL: "info" },
+    cwd: options.cwd,
+    log_file: path.join(options.log_dir, "worker.log"),
+    keep_chars: 8_000,
+  });
+  await waitForOutput(worker, /"msg":"eSIM ordering (worker) running"/, START_TIMEOUT_MS);
+  return {
+    name: "worker",
+    pid: worker.pid,
+    url: "",
+    stop: async () => {
+      await worker.stop(STOP_GRACE_MS);
+    },
+  };
 }
 
 export async function startBareServer(options: {

@@ -49,13 +49,19 @@ export async function startStack(
   if (mail_relay !== null) stops.push(mail_relay.stop);
   const admin_token = `bench-admin-${crypto.randomUUID()}`;
   const inspect_port = options.profile ? await freePort() : 0;
-  const service = await startBenchService(options, tmp, {
+  const service_env = benchServiceEnv(tmp, {
     database_url: embedded.url,
     admin_token,
     simulator,
     simulator_key,
-    inspect_port,
     mail_relay,
+  });
+  const service = await startService({
+    log_dir: tmp,
+    cwd: options.service_dir,
+    // Loopback only, and only when asked: the inspector lets the harness profile one run at a time.
+    node_flags: options.profile ? [`--inspect=127.0.0.1:${inspect_port}`] : [],
+    env: service_env,
   });
   stops.push(service.stop);
   log(
@@ -85,6 +91,8 @@ export async function startStack(
     postmaster_pid,
     pool,
     service,
+    service_env,
+    more_services: [],
     simulator,
     simulator_key,
     bare: null,
@@ -102,42 +110,35 @@ export async function startStack(
   return ctx;
 }
 
-function startBenchService(
-  options: Options,
+/** The service's environment; every process of the role split gets the same (one WEBHOOK_SECRET_KEY). */
+function benchServiceEnv(
   tmp: string,
   to: {
     database_url: string;
     admin_token: string;
     simulator: Running;
     simulator_key: string;
-    inspect_port: number;
     mail_relay: Running | null;
   },
-): Promise<Running> {
-  return startService({
-    log_dir: tmp,
-    cwd: options.service_dir,
-    // Loopback only, and only when asked: the inspector lets the harness profile one run at a time.
-    node_flags: options.profile ? [`--inspect=127.0.0.1:${to.inspect_port}`] : [],
-    env: {
-      APP_ENV: "sandbox",
-      DATABASE_URL: to.database_url,
-      DATA_DIR: path.join(tmp, "data"),
-      LOG_LEVEL: "warn",
-      ADMIN_TOKEN: to.admin_token,
-      CARRIER_URL: to.simulator.url,
-      CARRIER_API_KEY: to.simulator_key,
-      // Far above the slow carrier's 250 ms plus queueing: a benchmark measures, it does not time out.
-      CARRIER_TIMEOUT_MS: "30000",
-      // The resolver sweep looks at no order younger than this: pushed past the end of the run so
-      // one scenario's leftovers (orders in flight when wrk stopped) are not driven in the next one.
-      RESOLVE_AFTER_MS: "900000",
-      RATE_LIMIT_PER_SECOND: "1000000",
-      RATE_LIMIT_BURST: "1000000",
-      // The webhook receiver listens on loopback; a key of the run's own, not one generated under DATA_DIR.
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
-      ...(to.mail_relay ? { SMTP_URL: to.mail_relay.url } : {}),
-    },
-  });
+): Record<string, string> {
+  return {
+    APP_ENV: "sandbox",
+    DATABASE_URL: to.database_url,
+    DATA_DIR: path.join(tmp, "data"),
+    LOG_LEVEL: "warn",
+    ADMIN_TOKEN: to.admin_token,
+    CARRIER_URL: to.simulator.url,
+    CARRIER_API_KEY: to.simulator_key,
+    // Far above the slow carrier's 250 ms plus queueing: a benchmark measures, it does not time out.
+    CARRIER_TIMEOUT_MS: "30000",
+    // The resolver sweep looks at no order younger than this: pushed past the end of the run so
+    // one scenario's leftovers (orders in flight when wrk stopped) are not driven in the next one.
+    RESOLVE_AFTER_MS: "900000",
+    RATE_LIMIT_PER_SECOND: "1000000",
+    RATE_LIMIT_BURST: "1000000",
+    // The webhook receiver listens on loopback; a key of the run's own, not one generated under DATA_DIR.
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
+    ...(to.mail_relay ? { SMTP_URL: to.mail_relay.url } : {}),
+  };
 }

@@ -45,7 +45,27 @@ export type CommandOutput = {
   exit_code?: 0 | 1;
 };
 
-export type Command = {
+export type Command = CommandInfo & (NeedsDatabase | Standalone);
+
+type NeedsDatabase = {
+  /**
+   * Checks the arguments (throwing CliError) and returns the work to do with the database. Split
+   * in two so a mistyped command line fails at once, before a database is opened or started.
+   */
+  prepare: (args: CommandArgs, config: Config) => Work;
+  standalone?: never;
+};
+
+/**
+ * A command that must run whatever the configuration holds and opens no database (`config
+ * check`): main.ts hands it the environment instead of loading the configuration.
+ */
+type Standalone = {
+  standalone: (env: Record<string, string | undefined>) => CommandOutput;
+  prepare?: never;
+};
+
+type CommandInfo = {
   group: string;
   name: string;
   /** Positional argument names, in order, e.g. ["<partner_id>"]. Exactly these are required. */
@@ -55,11 +75,6 @@ export type Command = {
   options?: readonly OptionName[];
   summary: string;
   example: string;
-  /**
-   * Checks the arguments (throwing CliError) and returns the work to do with the database. Split
-   * in two so a mistyped command line fails at once, before a database is opened or started.
-   */
-  prepare: (args: CommandArgs, config: Config) => Work;
 };
 
 export type Work = (ctx: CliContext) => Promise<CommandOutput>;

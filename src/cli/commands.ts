@@ -1,6 +1,7 @@
 // Every command of the CLI, and the usage text made from them, so help can never miss one.
 import { catalogCommands } from "./catalog.ts";
 import type { Command } from "./command.ts";
+import { configCommands } from "./config.ts";
 import { esimCommands } from "./esims.ts";
 import { keyCommands } from "./keys.ts";
 import { ledgerCommands } from "./ledger.ts";
@@ -24,6 +25,7 @@ export const COMMANDS: readonly Command[] = [
   ...refundCommands,
   ...esimCommands,
   ...profileCommands,
+  ...configCommands,
 ];
 
 export function findCommand(group: string | undefined, name: string | undefined): Command | undefined {

@@ -8,6 +8,7 @@ import {
   CliError,
   type Command,
   type CommandArgs,
+  type CommandOutput,
   EXIT_USAGE,
   type OptionName,
   REPEATABLE_SEPARATOR,
@@ -99,9 +100,9 @@ function toCliError(error: unknown): CliError {
   if (error instanceof CliError) return error;
   if (error instanceof ApiError) return new CliError(error.code, error.message);
   if (error instanceof ConfigError) {
-    return new CliError("configuration_error", `configuration error: ${error.message}`, {
-      exit_code: EXIT_USAGE,
-    });
+    // One line per problem: every one of them is listed, not only the first.
+    const message = error.message.split("\n").join("\n  ");
+    return new CliError("configuration_error", `configuration error: ${message}`, { exit_code: EXIT_USAGE });
   }
   // The operator's own tool: the message (e.g. "connect ECONNREFUSED") is what they need to see.
   return new CliError("internal_error", error instanceof Error ? error.message : String(error));
@@ -133,15 +134,19 @@ function printHelp(parsed: { command?: Command }, json: boolean): number {
   return 0;
 }
 
+async function run(command: Command, args: CommandArgs, json: boolean): Promise<CommandOutput> {
+  if (command.standalone) return command.standalone(process.env);
+  const config = loadConfig();
+  return withDatabase(config, json, command.prepare(args, config));
+}
+
 async function main(argv: string[]): Promise<number> {
   // Known before parsing, so even a malformed command line gets its error in the asked-for format.
   const json = argv.includes("--json");
   try {
     const parsed = parseCommandLine(argv);
     if (parsed.kind === "help") return printHelp(parsed, json);
-    const config = loadConfig();
-    const work = parsed.command.prepare(parsed.args, config);
-    const output = await withDatabase(config, json, work);
+    const output = await run(parsed.command, parsed.args, json);
     process.stdout.write(json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`);
     return output.exit_code ?? 0;
   } catch (error) {

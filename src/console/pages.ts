@@ -4,7 +4,8 @@ import type { App } from "../shared/http-types.ts";
 
 /**
  * The sign-in's failure budget per client address (the server's, passed in): runs a sign-in attempt
- * and counts it when its secret is refused (401). A partner's valid key is never refused by it; the
+ * and counts it when its secret is refused (401). A partner's valid key is looked up past it (429 only
+ * while the lane of over-budget lookups is full, failure-budget.ts); the
  * operator's token past the budget is 429 even when right, so guessing learns nothing.
  */
 export type SignInFailures = {

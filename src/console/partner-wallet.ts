@@ -87,7 +87,7 @@ export const partnerWalletPages: ConsolePages = (scope, ctx) => {
     const r = range(request);
     const partner_id = partnerOf(request);
     // The API's bound on exports at once, shared with it; given back when the response closes.
-    reply.raw.once("close", exportSlot(ctx.csv_exports, partner_id));
+    exportSlot(ctx.csv_exports, partner_id, reply.raw);
     const chunks = await exportTransactions(ctx.db, { partner_id, ...r });
     const name = `statement${r.from ? `-${r.from}` : ""}${r.to ? `-to-${r.to}` : ""}.csv`;
     return reply

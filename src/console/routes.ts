@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../shared/context.ts";
+import { databaseBusy, isDatabaseBusy } from "../shared/database-busy.ts";
 import { ApiError, ERROR_CODES } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
 import { html } from "./html.ts";
@@ -100,7 +101,12 @@ function refusal(request: FastifyRequest, ctx: AppContext, title: string, detail
 
 /** An error in a console handler: the same codes and messages as the API, as a page. */
 function errorHandler(ctx: AppContext) {
-  return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+  return (thrown: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    // A database busy for a moment (no connection in time, a deadlock, a cancelled statement: the
+    // transaction rolled back whole) is the API's 503 with Retry-After here too, never a 500 page.
+    const busy = isDatabaseBusy(thrown);
+    if (busy) request.log.warn({ err: thrown }, "console page: database busy (answered 503)");
+    const error = busy ? databaseBusy() : thrown;
     if (error instanceof ApiError && error.code !== "internal_error") {
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       return sendPage(

@@ -164,8 +164,27 @@ export async function driveOrder(
 ): Promise<DrivenOrder> {
   assert.equal(order.status, "pending");
   if (!(await mayCallCarrier(ctx, order, leased_at))) return orderNow(ctx, order.order_id);
-  const outcome = await askCarrier(ctx, order);
-  crashPoint("after_carrier_answer");
+  try {
+    const outcome = await askCarrier(ctx, order);
+    crashPoint("after_carrier_answer");
+    return await record(ctx, order, finish, outcome);
+  } catch (error) {
+    // A statement of the adapter's or the recording's transaction failed (a deadlock, a cancelled
+    // statement: answered 503, "retry"), with no carrier call left in flight: the lease goes with
+    // this drive, so the retry drives the order at once (the carrier answers our reference again)
+    // instead of a 409 until the lease runs out. An order already final: nothing released.
+    await releaseLease(ctx.db, order.order_id, order.lease_token).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Makes the carrier's answer ours: completed or failed once, or the lease given up (unknown). */
+async function record(
+  ctx: AppContext,
+  order: OrderRow,
+  finish: OrderFinish,
+  outcome: CarrierOutcome<ProvisionedProfile | TopUpResult>,
+): Promise<DrivenOrder> {
   let recorded: DrivenOrder | null = null;
   if (outcome.kind === "ok") {
     recorded = await ctx.db

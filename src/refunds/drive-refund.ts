@@ -42,8 +42,29 @@ export async function driveRefund(
     await giveUpLease(ctx.db, lease, backoff, "this process's heartbeat was late: not driven");
     return null;
   }
-  const outcome = await cancelAtCarrier(ctx.carrier, order);
-  crashPoint("after_cancel_answer");
+  try {
+    const outcome = await cancelAtCarrier(ctx.carrier, order);
+    crashPoint("after_cancel_answer");
+    return await record(ctx, lease, request_id, backoff, outcome);
+  } catch (error) {
+    // A statement of the adapter's or the outcome's transaction failed (a deadlock, a cancelled
+    // statement: answered 503, "retry"), with no carrier call left in flight: the lease is given up
+    // (only if still ours) as after an unknown answer, so the retry drives the refund again instead
+    // of a 409 until the lease runs out.
+    const reason = `recording the carrier's answer failed: ${(error as Error).message ?? String(error)}`;
+    await giveUpLease(ctx.db, lease, backoff, reason).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Makes the carrier's answer to the cancel ours (finish-refund.ts), or gives the lease up. */
+async function record(
+  ctx: AppContext,
+  lease: RefundLease,
+  request_id: string,
+  backoff: boolean,
+  outcome: CancelOutcome,
+): Promise<Driven> {
   if (outcome.kind === "ok") {
     const finished = await finishRefund(ctx, lease.order_id);
     if (finished !== null) return finished;

@@ -48,7 +48,7 @@ const DESCRIPTION = [
     "way are not counted again.",
 ].join("\n\n");
 
-const RefundProblem = Type.Object(
+export const RefundProblem = Type.Object(
   {
     ...Problem.properties,
     reason: Type.Optional(

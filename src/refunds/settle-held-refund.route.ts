@@ -4,6 +4,7 @@ import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
 import { ApiError } from "../shared/errors.ts";
 import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
+import { RefundProblem } from "./refund-order.route.ts";
 import { refundNotAllowed } from "./refund-rules.ts";
 import { HeldRefundNotSettled, settleHeldRefund } from "./settle-held-refund.ts";
 
@@ -11,10 +12,16 @@ const DESCRIPTION =
   "A refund whose CancelOrder the SM-DP+ answered 8.2.1/3.5 after the service's earlier CancelOrder got no " +
   "answer, with no download notification, is held: nothing is credited until this verdict or a download " +
   "notification. Ask the SM-DP+'s operator what became of the ICCID first. `cancelled`: the refund finishes " +
-  "now (credited once), unless the SM-DP+ has meanwhile notified a download (409 `refund_not_allowed`, " +
-  "`esim_installed`). `installed`: CancelOrder is asked afresh and its refusal refuses the refund. " +
+  "now (credited once), unless the SM-DP+ has meanwhile notified a download or the eSIM reads past `released` " +
+  "(409 `refund_not_allowed`, `esim_installed`). `installed`: CancelOrder is asked afresh and its refusal refuses the refund. " +
   "`outcome` `recorded`: a retry or the refund sweep was driving it at that moment and finishes it. " +
   "404 `order_not_found`: no such order, or none of its refunds is held.";
+
+/** 409 `refund_not_allowed` carries its `reason`, as the refund route's does. */
+const SettleProblem = Type.Object(RefundProblem.properties, {
+  additionalProperties: false,
+  "x-error-codes": ["refund_not_allowed"],
+});
 
 const SettleResponse = Type.Object(
   {
@@ -46,7 +53,11 @@ export const settleHeldRefundRoute = endpoint({
     ),
     response: {
       200: SettleResponse,
-      ...errorResponses(...ADMIN_ERRORS, "order_not_found", "refund_not_allowed", "carrier_unavailable"),
+      ...errorResponses(...ADMIN_ERRORS, "order_not_found", "carrier_unavailable"),
+      409: {
+        description: "Problem details: `refund_not_allowed` with `reason` `esim_installed`.",
+        content: { "application/problem+json": { schema: SettleProblem } },
+      },
     },
   },
   handler: (ctx) => async (request, reply) => {

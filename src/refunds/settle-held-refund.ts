@@ -3,8 +3,11 @@
 // pending, crediting nothing, until evidence settles it; this is the operator's evidence, given
 // after checking with the SM-DP+'s operator: the carrier records the verdict, then the refund is
 // driven at once as any retry would (cancelled -> credited once; installed -> refused
-// esim_installed, the order stays completed). Called by `npm run cli -- refunds settle`.
+// esim_installed, the order stays completed). "Cancelled" is refused (conflict) when a download
+// notification or our eSIM's state says the profile reached a device. Called by `npm run cli --
+// refunds settle` and POST /admin/orders/{orderID}/refund/settle.
 import type { CancelVerdict } from "../carrier/carrier.ts";
+import { refundableState } from "../esims/cancel-for-refund.ts";
 import { orderOf } from "../orders/refunded-order.ts";
 import type { AppContext } from "../shared/context.ts";
 import { holderOf } from "../shared/liveness.ts";
@@ -31,6 +34,18 @@ export async function settleHeldRefund(
   const order = await orderOf(ctx.db, order_id);
   if (order === null || order.type !== "esim" || order.iccid === null || order.status !== "completed") {
     throw new HeldRefundNotSettled("not_found", `order ${order_id} has no refund held by the carrier`);
+  }
+  // Our own records outrank the verdict too: an installation notification is applied to the eSIM
+  // before it is recorded among the SM-DP+'s notifications (receive-download-progress.ts), and a
+  // pull may report the profile on a device. A profile past `released` is not cancelled.
+  if (verdict === "cancelled") {
+    const esim = await refundableState(ctx.db, order.iccid, order_id);
+    if (esim !== null && esim.esim_status !== "released" && esim.esim_status !== "cancelled") {
+      throw new HeldRefundNotSettled(
+        "conflict",
+        `the eSIM of order ${order_id} is ${esim.esim_status}: it is not cancelled (the refund's next attempt refuses it once the SM-DP+'s notification is recorded)`,
+      );
+    }
   }
   const request = { reference: order_id, iccid: order.iccid };
   const settled = await ctx.carrier.settleHeldCancel(request, verdict);

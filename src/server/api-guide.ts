@@ -13,7 +13,9 @@ Send your API key as \`Authorization: Bearer <API_KEY>\` (or \`X-API-Key\`). San
 production keys with \`prod_\`; each works only in its own environment (\`401 wrong_environment\` otherwise).
 Operator routes take \`Authorization: Bearer <ADMIN_TOKEN>\`.
 Refused keys are counted per client address (300 a minute by default): past that a refused key is
-\`429 rate_limited\` with \`Retry-After\`. A valid key is never refused by its address's failures.
+\`429 rate_limited\` with \`Retry-After\`. A valid key is still admitted from such an address, unless a
+flood of refused keys from addresses past their budget is being checked at that moment: then it is
+\`429\` too, and admitted on a retry after \`Retry-After\`.
 
 # Retries
 Resubmit a cart with the same \`cart_key\`, and a top-up with the same \`Idempotency-Key\` and body: you get the

@@ -62,6 +62,8 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 /** The log levels at which an info line is written (pino's standard levels). */
 const INFO_WRITTEN_AT: ReadonlySet<string> = new Set(["trace", "debug", "info"]);
+/** While closing, idle keep-alive connections are closed this often (closeConnectionsAsTheyIdle). */
+const DRAIN_IDLE_CHECK_MS = 100;
 
 /** A domain's list of endpoints, registered on the scope (/v1 or /admin) it is given. */
 export type DomainRoutes = (app: App, ctx: AppContext) => Promise<void>;
@@ -109,7 +111,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   const authenticator = new Authenticator(ctx.db, ctx.config.app_env, { failures: budgets.api_key });
   await registerConventions(app, metrics);
   const checkDatabase = sharedProbe(() => sql`select 1`.execute(ctx.db));
-  await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: budgets.service_token });
+  await app.register(serviceRoutes, { ctx, metrics, checkDatabase, failures: budgets.metrics_token });
   const keyLimiter = new RateLimiter(ctx.config.rate_limit_per_second, ctx.config.rate_limit_burst);
   addRateLimitShareGauge(metrics, () => keyLimiter.processes);
   if (ctx.config.carrier_profiles === "es2plus") {
@@ -119,16 +121,21 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   }
   await registerPartnerApi(app, ctx, authenticator, keyLimiter);
   await registerAdminApi(app, ctx, budgets.admin_token);
-  await registerCarrierCallbacks(app, ctx, budgets.service_token);
-  // The web console's sign-in has a budget of its own; a key is checked like the API checks it. A
-  // partner's pages spend its session's API key's budget, the same bucket as /v1 with that key.
+  await registerCarrierCallbacks(app, ctx, {
+    carrier: budgets.carrier_callback_token,
+    smdp: budgets.es2plus_callback_token,
+  });
+  // The web console's sign-in has budgets of its own, one for partners' keys (checked like the API
+  // checks them) and one for the operator's token. A partner's pages spend its session's API key's
+  // budget, the same bucket as /v1 with that key.
   const signIn = budgets.console_sign_in;
+  const operatorSignIn = budgets.console_operator_sign_in;
   await consoleRoutes(
     app,
     ctx,
     {
       attempt: (ip, area, work) =>
-        area === "partner" ? signIn.verifyKey(ip, work) : signIn.guardToken(ip, work),
+        area === "partner" ? signIn.verifyKey(ip, work) : operatorSignIn.guardToken(ip, work),
     },
     (key_id) => void keyLimiter.take(key_id),
   );
@@ -146,7 +153,14 @@ function failureBudgets(per_minute: number) {
     api_key: new FailureBudget(per_minute, "API keys", lane),
     admin_token: new FailureBudget(per_minute, "ADMIN_TOKEN", lane),
     console_sign_in: new FailureBudget(per_minute, "console sign-in", lane),
-    service_token: new FailureBudget(per_minute, "service tokens", lane),
+    // The operator's console sign-in apart from the partners': its token is spent before the
+    // comparison, so a budget shared with made-up partner keys (free to make) locked the operator out.
+    console_operator_sign_in: new FailureBudget(per_minute, "console operator sign-in", lane),
+    // One per service token: a guesser at /metrics (often reachable from anywhere) must not lock out
+    // the carrier's or the SM-DP+'s callbacks, whose signals are evidence (installs, downloads).
+    metrics_token: new FailureBudget(per_minute, "METRICS_TOKEN", lane),
+    carrier_callback_token: new FailureBudget(per_minute, "CARRIER_CALLBACK_TOKEN", lane),
+    es2plus_callback_token: new FailureBudget(per_minute, "ES2PLUS_CALLBACK_TOKEN", lane),
   };
 }
 
@@ -185,6 +199,24 @@ function createFastify(ctx: AppContext, options: BuildOptions): App {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 }
 
+/**
+ * The drain. Fastify's close() closes the idle keep-alive connections once, as it starts, then
+ * waits for every other connection to end. One whose request was still in flight stays open after
+ * its answer, idle, until keepAliveTimeout (72 s), and close() waits with it: a stop with one
+ * purchase in flight took 72 s. So while closing, idle connections are closed every
+ * DRAIN_IDLE_CHECK_MS, and a drain lasts as long as its slowest request. No cost until then.
+ */
+function closeConnectionsAsTheyIdle(app: App): void {
+  app.addHook("preClose", (done) => {
+    // An app that never listened (tests' inject) has no connections, and no "close" event to come.
+    if (!app.server.listening) return done();
+    const timer = setInterval(() => app.server.closeIdleConnections(), DRAIN_IDLE_CHECK_MS);
+    timer.unref();
+    app.server.once("close", () => clearInterval(timer));
+    done();
+  });
+}
+
 /** What every response shares: problem+json errors, security headers, the OpenAPI document, one log line. */
 async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   app.decorateRequest("partner", null);
@@ -196,6 +228,7 @@ async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   // Before any route is registered: every route, the console's and the service routes' included.
   refuseUnknownQuery(app);
   registerProblemHandlers(app);
+  closeConnectionsAsTheyIdle(app);
   // Every response carries these; set once, first, in a callback hook (no promise per request).
   app.addHook("onRequest", (request, reply, done) => {
     reply.headers(API_SECURITY_HEADERS);
@@ -293,9 +326,14 @@ async function registerAdminApi(app: App, ctx: AppContext, failures: FailureBudg
 /**
  * The carrier's pushed signals, outside /v1, behind CARRIER_CALLBACK_TOKEN. Checked in onRequest,
  * before the body is parsed: a stranger learns nothing of the schema, and a wrong token spends the
- * service tokens' per-address failure budget (the metrics token's too). Disabled: 404 like an unknown route.
+ * token's own per-address failure budget (each callback token and METRICS_TOKEN has one). Disabled: 404
+ * like an unknown route.
  */
-async function registerCarrierCallbacks(app: App, ctx: AppContext, failures: FailureBudget): Promise<void> {
+async function registerCarrierCallbacks(
+  app: App,
+  ctx: AppContext,
+  failures: { carrier: FailureBudget; smdp: FailureBudget },
+): Promise<void> {
   await app.register(async (callbacks) => {
     callbacks.addHook("onRequest", async (request, reply) => {
       const token = ctx.config.carrier_callback_token;
@@ -305,7 +343,7 @@ async function registerCarrierCallbacks(app: App, ctx: AppContext, failures: Fai
           new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`),
         );
       }
-      requireToken(request, token, failures, "CARRIER_CALLBACK_TOKEN");
+      requireToken(request, token, failures.carrier, "CARRIER_CALLBACK_TOKEN");
     });
     await carrierCallbackRoutes(pendingOrderIds)(callbacks as App, ctx);
   });
@@ -319,7 +357,7 @@ async function registerCarrierCallbacks(app: App, ctx: AppContext, failures: Fai
           new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`),
         );
       }
-      requireToken(request, token, failures, "ES2PLUS_CALLBACK_TOKEN");
+      requireToken(request, token, failures.smdp, "ES2PLUS_CALLBACK_TOKEN");
     });
     await smdpCallbackRoutes(smdp as App, ctx);
   });

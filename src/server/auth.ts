@@ -23,7 +23,7 @@ const TOUCH_INTERVAL_MS = 10_000;
 type CacheEntry = { partner: AuthenticatedPartner; expires_at_ms: number };
 
 export type AuthenticatorOptions = {
-  /** Failed API keys per client address (failure-budget.ts: a valid key is never refused by it). */
+  /** Failed API keys per client address (failure-budget.ts says when a valid key can be refused by it). */
   failures: FailureBudget;
 };
 

@@ -1,14 +1,18 @@
 // Failed authentications, counted per client address and per surface: partner API keys, the
-// operator's ADMIN_TOKEN, the console's sign-in, and the service tokens (METRICS_TOKEN, the
-// carrier's and the SM-DP+'s callback tokens). Each surface has its own budget, so junk at one
-// never locks another out: a flood of made-up API keys leaves /admin and the console alone.
+// operator's ADMIN_TOKEN, the console's partner and operator sign-ins, and each service token
+// (METRICS_TOKEN, the carrier's and the SM-DP+'s callback tokens). Each surface has its own budget,
+// so junk at one never locks another out: a flood of made-up API keys leaves /admin and the
+// console alone.
 //
 // Two kinds of secret, two rules:
 // - An API key is 32 random bytes: nobody guesses one, and what a junk key costs is a database
-//   lookup. So a key is always verified, whatever its address's budget says, and a valid key is
-//   never refused by it. An address past its budget is looked up through one narrow lane shared by
-//   every such address (LookupLane), so however fast junk comes, it holds a few database
-//   connections at most; an address within its budget is not slowed by it.
+//   lookup. So a key is verified whatever its address's budget says. An address past its budget is
+//   looked up through one narrow lane shared by every such address (LookupLane), so however fast
+//   junk comes, it holds a few database connections at most; an address within its budget is not
+//   slowed by it. The lane's queue is bounded too: while it is full (junk arriving faster than the
+//   lane drains it), a key from an address past its budget, valid or not, is 429 unlooked-up. So a
+//   valid key is refused only when its own address is past its budget and a flood fills the lane
+//   (behind a proxy not in TRUSTED_PROXIES, or a client sharing the flood's address or /64).
 // - A token is chosen by an operator, may be guessable, and costs nothing to compare. Its budget is
 //   spent before the comparison and given back when the token was right: past the budget even the
 //   right token is 429, so a guesser learns nothing from the answers.

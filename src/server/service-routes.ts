@@ -77,7 +77,7 @@ type ServiceRouteOptions = {
   ctx: AppContext;
   metrics: Metrics;
   checkDatabase: () => Promise<unknown>;
-  /** Wrong METRICS_TOKENs, per client address (the service tokens' budget). */
+  /** Wrong METRICS_TOKENs, per client address (its own budget). */
   failures: FailureBudget;
 };
 

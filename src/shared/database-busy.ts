@@ -49,6 +49,14 @@ export function isCancelledStatement(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Any of the above: a temporary condition of the database whose transaction rolled back whole,
+ * answered 503 with Retry-After wherever a request meets it (the API, the console).
+ */
+export function isDatabaseBusy(error: unknown): boolean {
+  return isPoolTimeout(error) || isConcurrencyAbort(error) || isCancelledStatement(error);
+}
+
 export function databaseBusy(): ApiError {
   return new ApiError("service_unavailable", "The service is busy; retry after Retry-After seconds.", {
     headers: { "retry-after": String(DATABASE_BUSY_RETRY_AFTER_S) },

@@ -2,7 +2,13 @@
 import { randomUUID } from "node:crypto";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { databaseBusy, isCancelledStatement, isConcurrencyAbort, isPoolTimeout } from "./database-busy.ts";
+import {
+  databaseBusy,
+  isCancelledStatement,
+  isConcurrencyAbort,
+  isDatabaseBusy,
+  isPoolTimeout,
+} from "./database-busy.ts";
 import { ApiError, ERROR_CODES, type ErrorCode, type FieldError, problemType } from "./errors.ts";
 
 export type ProblemBody = {
@@ -67,7 +73,7 @@ function fieldErrors(error: FastifyError): FieldError[] {
 /** Maps anything thrown by a route, hook or Fastify itself to one of the closed set of codes. */
 export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error;
-  if (isPoolTimeout(error) || isConcurrencyAbort(error) || isCancelledStatement(error)) return databaseBusy();
+  if (isDatabaseBusy(error)) return databaseBusy();
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const context = fastifyError.validationContext ?? "body";

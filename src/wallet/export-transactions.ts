@@ -2,11 +2,12 @@
 // operator CLI): every row of the range at once, newest first, streamed page by page so memory
 // stays one page whatever the size. Over MAX_CSV_ROWS the export is refused before the first
 // byte (422 statement_too_large) rather than cut short: a truncated statement would look complete.
+import type { ServerResponse } from "node:http";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { walletStatementSize } from "../ledger/accounts.ts";
 import { ApiError } from "../shared/errors.ts";
-import type { KeyedSlots, Release } from "../shared/keyed-slots.ts";
+import type { KeyedSlots } from "../shared/keyed-slots.ts";
 import {
   partnerWallet,
   renderTransactions,
@@ -64,19 +65,28 @@ export function transactionLine(t: Transaction): string {
 
 /**
  * A slot for one CSV export of the partner's statement (API or console), taken before its first
- * query; the caller gives it back when its response closes (sent, failed or dropped by the client).
+ * query and given back when `response` closes (sent, failed or dropped by the client). A client that
+ * hung up before the handler ran (while its key was looked up) closed the response already, and a
+ * listener added then would never run: the slot is given back at once and nothing is read (a slot
+ * kept forever stopped the partner's exports, and four stopped every partner's).
  * An export reads up to 100,000 rows over many queries: 40 at once slowed every other partner's
  * reads tenfold. Over CSV_EXPORTS_PER_PARTNER or CSV_EXPORTS_PER_PROCESS: 429 `rate_limited` with
  * Retry-After at once, nothing read (a wait would hold the request, and its client, for nothing).
  */
-export function exportSlot(slots: KeyedSlots, partner_id: string): Release {
+export function exportSlot(slots: KeyedSlots, partner_id: string, response: ServerResponse): void {
   const release = slots.take(partner_id);
-  if (release !== null) return release;
-  throw new ApiError(
-    "rate_limited",
-    "Too many statement exports at once (yours, or this server's): ask again after Retry-After seconds.",
-    { headers: { "retry-after": String(EXPORT_RETRY_AFTER_S) } },
-  );
+  if (release === null) {
+    throw new ApiError(
+      "rate_limited",
+      "Too many statement exports at once (yours, or this server's): ask again after Retry-After seconds.",
+      { headers: { "retry-after": String(EXPORT_RETRY_AFTER_S) } },
+    );
+  }
+  if (response.destroyed) {
+    release();
+    throw new ApiError("service_unavailable", "The client closed the request before its export began.");
+  }
+  response.once("close", release);
 }
 
 /**

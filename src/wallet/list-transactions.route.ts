@@ -94,7 +94,7 @@ export const listTransactionsRoute = endpoint({
     reply.header("vary", "Accept");
     if (wantsCsv(request.headers.accept)) {
       // Given back when the response closes, whether sent, refused (a bad range) or dropped.
-      reply.raw.once("close", exportSlot(ctx.csv_exports, range.partner_id));
+      exportSlot(ctx.csv_exports, range.partner_id, reply.raw);
       const chunks = await exportTransactions(ctx.db, range);
       return reply
         .type("text/csv; charset=utf-8")

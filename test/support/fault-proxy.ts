@@ -1,8 +1,9 @@
 // A real HTTP proxy between a client and a service process, for tests of what clients do when
 // the network misbehaves: each request is forwarded (node:http) unless a queued fault matching
 // it says otherwise. Faults: forward but drop the answer (the service did the work, the client
-// never hears), wait before forwarding, or answer itself without forwarding (a 409 or a 429 with
-// Retry-After). Every request seen is logged with its headers and arrival time.
+// never hears), wait before forwarding (a while, or until the test says), or answer itself
+// without forwarding (a 409 or a 429 with Retry-After). Every request seen is logged with its
+// headers and arrival time. Between a service and its carrier it holds a carrier call.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after } from "node:test";
@@ -10,6 +11,8 @@ import { after } from "node:test";
 export type Fault =
   | { kind: "drop_response" }
   | { kind: "delay"; ms: number }
+  /** Forward once `until` resolves: the request is in flight for as long as the test wants. */
+  | { kind: "hold"; until: Promise<void> }
   | { kind: "respond"; status: number; headers?: Record<string, string>; body?: unknown };
 
 export type SeenRequest = {
@@ -55,6 +58,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       return;
     }
     if (fault?.kind === "delay") await new Promise((resolve) => setTimeout(resolve, fault.ms));
+    if (fault?.kind === "hold") await fault.until;
     const upstream = await forward(target, request, body);
     if (fault?.kind === "drop_response") {
       // The service has answered in full (its work is done); the client's connection dies unanswered.

@@ -1,5 +1,5 @@
 // A refund's cancellation of a released profile: ES2+ CancelOrder with finalProfileStatusIndicator
-// "Available" (SGP.22 5.3.4): the SM-DP+ executes CancelOrder only for a profile never downloaded
+// "Available" (SGP.22 5.3.3; pySim es2p.py:166): the SM-DP+ executes CancelOrder only for a profile never downloaded
 // (ALLOCATED to RELEASED), and such a profile goes back to its pool with its matching ID cleared, so
 // the activation code the partner holds is dead and nothing is burnt for a refund. (Our own
 // inventory does not hand the ICCID out again: an eSIM is keyed by its ICCID in a partner's history.)

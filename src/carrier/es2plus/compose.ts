@@ -24,6 +24,29 @@ export function composeCarrier(config: Config, pool: pg.Pool, bundles: HttpCarri
   return new Es2PlusCarrier(deps, bundles, config.carrier_timeout_ms);
 }
 
+/**
+ * What reading the mTLS files at start-up would refuse, without starting anything: for
+ * `config check`, which would otherwise pass a configuration whose start-up then fails.
+ */
+export function pemFileProblems(config: Config): { variable: string; problem: string }[] {
+  if (config.carrier_profiles !== "es2plus" || config.es2plus === null) return [];
+  const es2 = config.es2plus;
+  const problems: { variable: string; problem: string }[] = [];
+  for (const [variable, file] of [
+    ["ES2PLUS_CLIENT_CERT_FILE", es2.client_cert_file],
+    ["ES2PLUS_CLIENT_KEY_FILE", es2.client_key_file],
+    ["ES2PLUS_CA_FILE", es2.ca_file],
+  ] as const) {
+    try {
+      readPem(variable, file);
+    } catch (error) {
+      // readPem's message starts with the variable's name: keep only what follows it.
+      problems.push({ variable, problem: (error as Error).message.slice(variable.length + 2) });
+    }
+  }
+  return problems;
+}
+
 function readPem(variable: string, file: string): string {
   let text: string;
   try {

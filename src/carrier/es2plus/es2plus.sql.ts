@@ -18,10 +18,13 @@ export type IntentRow = {
   cancel_requested_at: Date | null;
   /** Set when a repeated CancelOrder's 3.5 could not tell "cancelled by us" from "downloaded". */
   cancel_ambiguous_at: Date | null;
+  /** Set before our first DownloadOrder is sent (migration 0022); null: none was ever sent. */
+  download_ordered_at: Date | null;
 };
 
 const INTENT_COLUMNS =
-  "reference, iccid, matching_id, profile_type, smdp_address, state, refusal, cancel_requested_at, cancel_ambiguous_at";
+  "reference, iccid, matching_id, profile_type, smdp_address, state, refusal, cancel_requested_at, cancel_ambiguous_at, " +
+  "download_ordered_at";
 
 export async function selectIntent(db: Queryable, reference: string): Promise<IntentRow | null> {
   const result = await db.query<IntentRow>(
@@ -63,6 +66,22 @@ export async function insertIntent(
     [intent.reference, intent.iccid, intent.matching_id, intent.profile_type],
   );
   return result.rows[0]!;
+}
+
+/**
+ * Records, before a DownloadOrder is sent, that one may reach the SM-DP+; returns whether one was
+ * recorded before this (only then can "ICCID not available" be our own earlier call's doing).
+ */
+export async function markDownloadOrdered(db: Queryable, reference: string): Promise<boolean> {
+  const result = await db.query<{ ordered_before: boolean }>(
+    `update es2plus_profile_orders o set download_ordered_at = coalesce(o.download_ordered_at, now()),
+       updated_at = now()
+     from (select reference, download_ordered_at from es2plus_profile_orders where reference = $1 for update) b
+     where o.reference = b.reference
+     returning b.download_ordered_at is not null as ordered_before`,
+    [reference],
+  );
+  return result.rows[0]?.ordered_before ?? false;
 }
 
 export async function markReleased(db: Queryable, reference: string, smdp_address: string): Promise<void> {

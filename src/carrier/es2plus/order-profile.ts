@@ -2,9 +2,10 @@
 // (design.md, "A real carrier is two systems"):
 //   1. one transaction stores our intent: an ICCID of the package taken from the operator's
 //      inventory and a matching ID we generate; a second call for the reference finds it;
-//   2. DownloadOrder(iccid, profileType): done, or "8.2.1/3.3 already in use" (SGP.22 5.3.1; some
-//      vendors say "8.2.1/3.7 unavailable") for our own ICCID (an earlier call of ours allocated
-//      it: its answer was lost) -> go on;
+//   2. DownloadOrder(iccid, profileType), recorded before it is sent: done, or "8.2.1/3.3 already
+//      in use" (SGP.22 5.3.1; some vendors say "8.2.1/3.7 unavailable") for our own ICCID after an
+//      earlier DownloadOrder of ours (it allocated it: its answer was lost) -> go on; the same
+//      answer to our first DownloadOrder names another requester's profile -> refused;
 //   3. ConfirmOrder(iccid, matchingId, releaseFlag true): done, or "8.2.1/3.5 invalid transition"
 //      (an earlier ConfirmOrder of ours went through) -> ReleaseProfile, which is done or says the
 //      profile is already past RELEASED: either way released;
@@ -22,6 +23,7 @@ import {
   type IntentRow,
   insertIntent,
   lockReference,
+  markDownloadOrdered,
   markRefused,
   markReleased,
   markWithdrawing,
@@ -98,6 +100,7 @@ async function recordIntent(
 }
 
 async function downloadOrder(deps: Es2PlusDeps, intent: IntentRow): Promise<Step> {
+  const ordered_before = await markDownloadOrdered(deps.pool, intent.reference);
   const answer = await deps.client.call(
     "downloadOrder",
     { iccid: intent.iccid, profileType: intent.profile_type },
@@ -110,8 +113,20 @@ async function downloadOrder(deps: Es2PlusDeps, intent: IntentRow): Promise<Step
       : { kind: "unavailable", reason: "SM-DP+ DownloadOrder answered another ICCID" };
   }
   // Our ICCID, reserved to this reference alone: "not available" means our earlier call allocated
-  // it. SGP.22 says 3.3 (already in use); some SM-DP+s say 3.7 (unavailable): both are ours.
-  if (answer.kind === "failed" && isTakenAnswer(answer.status.statusCodeData)) return { kind: "done" };
+  // it. SGP.22 says 3.3 (already in use); some SM-DP+s say 3.7 (unavailable): both are ours, but
+  // only if an earlier DownloadOrder of ours may have reached the SM-DP+. Before our first one it
+  // is another requester's profile (an inventory shared or imported by mistake): going on would
+  // confirm theirs with our matching ID, or sell a code the SM-DP+ never heard of. Refused, and
+  // nothing is cancelled (it is not ours to cancel).
+  if (answer.kind === "failed" && isTakenAnswer(answer.status.statusCodeData)) {
+    if (ordered_before) return { kind: "done" };
+    return {
+      kind: "refused",
+      reason:
+        `SM-DP+ DownloadOrder: ${describeStatus(answer.status)}; ICCID ${intent.iccid} was not available ` +
+        "before our first DownloadOrder of it: another requester's profile (check the inventory)",
+    };
+  }
   return notDone("DownloadOrder", answer);
 }
 

@@ -617,7 +617,7 @@ export interface paths {
         put?: never;
         /**
          * Settle a refund held on an ambiguous CancelOrder
-         * @description A refund whose CancelOrder the SM-DP+ answered 8.2.1/3.5 after the service's earlier CancelOrder got no answer, with no download notification, is held: nothing is credited until this verdict or a download notification. Ask the SM-DP+'s operator what became of the ICCID first. `cancelled`: the refund finishes now (credited once), unless the SM-DP+ has meanwhile notified a download (409 `refund_not_allowed`, `esim_installed`). `installed`: CancelOrder is asked afresh and its refusal refuses the refund. `outcome` `recorded`: a retry or the refund sweep was driving it at that moment and finishes it. 404 `order_not_found`: no such order, or none of its refunds is held.
+         * @description A refund whose CancelOrder the SM-DP+ answered 8.2.1/3.5 after the service's earlier CancelOrder got no answer, with no download notification, is held: nothing is credited until this verdict or a download notification. Ask the SM-DP+'s operator what became of the ICCID first. `cancelled`: the refund finishes now (credited once), unless the SM-DP+ has meanwhile notified a download or the eSIM reads past `released` (409 `refund_not_allowed`, `esim_installed`). `installed`: CancelOrder is asked afresh and its refusal refuses the refund. `outcome` `recorded`: a retry or the refund sweep was driving it at that moment and finishes it. 404 `order_not_found`: no such order, or none of its refunds is held.
          */
         post: operations["adminSettleHeldRefund"];
         delete?: never;
@@ -10511,7 +10511,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `refund_not_allowed`. */
+            /** @description Problem details: `refund_not_allowed` with `reason` `esim_installed`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10537,6 +10537,8 @@ export interface operations {
                             field: string;
                             message: string;
                         }[];
+                        /** @description On `refund_not_allowed`: why the order cannot be refunded. */
+                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed";
                     };
                 };
             };
