@@ -348,7 +348,7 @@ function preparingClient(names: StatementNames): typeof pg.Client {
      * TimeZone=UTC as a startup parameter of its own beside pg's (pg has no setting for it; `options:
      * "-c TimeZone=UTC"` once did this). PostgreSQL sets it for the session, as `-c` would; PgBouncer,
      * which refuses `options`, accepts TimeZone, keeps it per client and sets it on every server
-     * connection it lends this one (test/pgbouncer.processes.test.ts). Every date this service
+     * connection it lends this one (test/db.pgbouncer.processes.test.ts). Every date this service
      * compares is UTC (start dates, "today", expiries), whatever zone the server defaults to.
      */
     getStartupConf(): Record<string, string> {
