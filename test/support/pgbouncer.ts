@@ -5,6 +5,7 @@
 // embedded PostgreSQL runs as that user too), and with a parent-death signal, so that a test
 // process that dies without its after() hooks takes its PgBouncer with it.
 import { execFileSync } from "node:child_process";
+import { rmSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -72,6 +73,8 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   const dir = await mkdtemp(path.join(os.tmpdir(), "esim-pgbouncer-"));
   // Readable by the `postgres` user it runs as under root (it reads the auth file again at reload).
   await chmod(dir, 0o755);
+  // A test file that fails before its after() hooks run still leaves no files behind.
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
   const user = decodeURIComponent(server.username);
   const password = decodeURIComponent(server.password);
   await writeFile(path.join(dir, "userlist.txt"), `"${user}" "${password}"\n`, { mode: 0o644 });
