@@ -203,15 +203,79 @@ export function startResolverSweep(ctx: AppContext, log: Pino): Closable {
 }
 
 /**
+ * The confirmation emails this process has claimed: waiting in a queue, or started and not yet
+ * recorded (`in_flight`), `sending` of them at the relay, EMAIL_CONCURRENCY at most. A slot frees
+ * when its send is over: the recording waits for a pooled connection behind the purchases, and a
+ * slot sends nothing then. Each freed slot starts the next queued email, and claims again at once
+ * when the queue runs low and the last claim took all it asked for (`more`: more may be due).
+ */
+class EmailSlots {
+  readonly queue: EmailJob[] = [];
+  readonly in_flight = new Set<Promise<void>>();
+  /** The last claim took all it asked for; otherwise new rows wait for the timer (SWEEP_EVERY_MS). */
+  more = false;
+  #sending = 0;
+  // Once closing no send starts (a send begun after SIGTERM may outlast the grace, and a process
+  // killed mid-send is the window where an email goes out twice): the queue is given back.
+  #closing = false;
+
+  readonly #concurrency: number;
+  readonly #log: Pino;
+  /** Runs a claim round now (the sweep's wake). */
+  readonly #claimSoon: () => void;
+
+  constructor(concurrency: number, log: Pino, claimSoon: () => void) {
+    this.#concurrency = concurrency;
+    this.#log = log;
+    this.#claimSoon = claimSoon;
+  }
+
+  /** How many to claim now (none while the queue holds enough for every slot). */
+  wanted(capacity: number): number {
+    if (this.queue.length >= this.#concurrency) return 0;
+    return Math.max(0, capacity - this.in_flight.size - this.queue.length);
+  }
+
+  /** Starts queued emails while a slot is free. */
+  start(): void {
+    while (!this.#closing && this.#sending < this.#concurrency && this.queue.length > 0) {
+      this.#sending += 1;
+      const freeSlot = once(() => {
+        this.#sending -= 1;
+        this.#refill();
+      });
+      const tracked: Promise<void> = this.queue
+        .shift()!
+        .run(freeSlot)
+        .catch((error: unknown) => this.#log.warn({ err: error }, "confirmation email not recorded"))
+        .finally(() => {
+          this.in_flight.delete(tracked);
+          this.#refill();
+        });
+      this.in_flight.add(tracked);
+    }
+  }
+
+  /** No send starts from now on. */
+  stop(): void {
+    this.#closing = true;
+  }
+
+  #refill(): void {
+    this.start();
+    if (this.more && this.queue.length < this.#concurrency) this.#claimSoon();
+  }
+}
+
+/**
  * The confirmation email sweep in this process: EMAIL_CONCURRENCY sends in flight at most, fed from a
- * queue of claimed emails. A round claims a batch (one statement, and one to read its orders) only
- * when the queue runs low, and each finished send starts the next queued one: under load the
- * database sees a few statements per batch instead of three per email, and one slow send (a relay,
- * a disk flush) holds up one slot, not a batch. Deliveries are recorded by one shared recorder, in
- * as few statements as the pace of sends allows (notifications/record-deliveries.ts).
+ * queue of claimed emails (EmailSlots). A round claims a batch (one statement, and one to read its
+ * orders) only when the queue runs low: under load the database sees a few statements per batch
+ * instead of three per email, and one slow send (a relay, a disk flush) holds up one slot, not a
+ * batch. Deliveries are recorded by one shared recorder, in as few statements as the pace of sends
+ * allows (notifications/record-deliveries.ts).
  */
 export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Closable {
-  const concurrency = ctx.config.email_concurrency;
   // As for a job: a claim this old belongs to a dead process (production: well above a send).
   const lease_ms = ctx.config.stale_job_after_ms;
   const deps = {
@@ -222,65 +286,34 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
     lease_ms,
     recorder: new DeliveryRecorder(ctx.pool),
   };
-  const capacity = emailClaimCapacity(concurrency, lease_ms);
-  const queue: EmailJob[] = [];
-  // Started and not yet recorded; `sending` of them at the relay. A slot frees when its send is over:
-  // the recording waits for a pooled connection behind the purchases, and a slot sends nothing then.
-  const in_flight = new Set<Promise<void>>();
-  let sending = 0;
-  // The last claim took all it asked for: more may be due, so a freed slot or a finished recording
-  // claims again at once when the queue runs low. Otherwise new rows wait for the timer (SWEEP_EVERY_MS).
-  let more = false;
-  // Once close() is called no send starts (a send begun after SIGTERM may outlast the grace, and a
-  // process killed mid-send is the window where an email goes out twice): the queue is given back.
-  let closing = false;
-  const refill = (): void => {
-    startQueued();
-    if (more && queue.length < concurrency) sweep.wake();
-  };
-  const startQueued = (): void => {
-    while (!closing && sending < concurrency && queue.length > 0) {
-      sending += 1;
-      const freeSlot = once(() => {
-        sending -= 1;
-        refill();
-      });
-      const tracked: Promise<void> = queue
-        .shift()!
-        .run(freeSlot)
-        .catch((error: unknown) => log.warn({ err: error }, "confirmation email not recorded"))
-        .finally(() => {
-          in_flight.delete(tracked);
-          refill();
-        });
-      in_flight.add(tracked);
-    }
-  };
+  const capacity = emailClaimCapacity(ctx.config.email_concurrency, lease_ms);
+  const slots = new EmailSlots(ctx.config.email_concurrency, log, () => sweep.wake());
   const sweep = startSweep({
     name: "confirmation emails",
     limit: capacity,
     every_ms: SWEEP_EVERY_MS,
     round: async () => {
-      const wanted = capacity - in_flight.size - queue.length;
-      if (queue.length < concurrency && wanted > 0) {
+      const wanted = slots.wanted(capacity);
+      if (wanted > 0) {
         const claimed = await claimDueConfirmationEmails(deps, wanted);
-        more = claimed.length === wanted;
-        queue.push(...claimed);
+        slots.more = claimed.length === wanted;
+        slots.queue.push(...claimed);
       }
-      startQueued();
+      slots.start();
       return 0;
     },
     onError: (error) => log.warn({ err: error }, "confirmation email round failed"),
   });
   return {
     close: async () => {
-      closing = true;
+      slots.stop();
       await sweep.close();
-      // Claimed but never started: due again at once for the next process, not after the lease.
-      await releaseConfirmationEmails(ctx.pool, queue.splice(0)).catch((error: unknown) =>
+      // Claimed but never started (a round under way may have added some): due again at once for
+      // the next process, not after the lease.
+      await releaseConfirmationEmails(ctx.pool, slots.queue.splice(0)).catch((error: unknown) =>
         log.warn({ err: error }, "confirmation email claims not released; they come due after their lease"),
       );
-      await Promise.all(in_flight);
+      await Promise.all(slots.in_flight);
     },
   };
 }
