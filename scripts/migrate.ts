@@ -1,18 +1,13 @@
-// Applies the migrations to DATABASE_URL and exits. `npm start` does this itself at start-up;
-// this is for deployments that migrate as a separate release step.
+// Applies the migrations and exits. `npm start` does this itself at start-up; this is for
+// deployments that migrate as a separate release step. Through DATABASE_DIRECT_URL when it is set
+// (DATABASE_URL is then a transaction-mode pooler, where the migrations' session lock cannot hold).
 
-import { migrate } from "../src/db/migrate.ts";
-import { createPool } from "../src/db/pool.ts";
+import { migrateDirect } from "../src/db/migrate.ts";
 
-const url = process.env.DATABASE_URL;
+const url = process.env.DATABASE_DIRECT_URL || process.env.DATABASE_URL;
 if (!url) {
-  console.error("DATABASE_URL is required");
+  console.error("DATABASE_URL (or DATABASE_DIRECT_URL) is required");
   process.exit(2);
 }
-const pool = createPool(url, 2, "esim-migrate");
-try {
-  const { applied } = await migrate(pool);
-  console.log(applied.length ? `applied ${applied.join(", ")}` : "nothing to apply");
-} finally {
-  await pool.end();
-}
+const { applied } = await migrateDirect(url, "esim-migrate");
+console.log(applied.length ? `applied ${applied.join(", ")}` : "nothing to apply");

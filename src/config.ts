@@ -18,6 +18,12 @@ export type Config = {
   app_env: AppEnv;
   /** Absent: the service starts an embedded PostgreSQL under `data_dir`. */
   database_url: string | null;
+  /**
+   * DATABASE_DIRECT_URL: a direct connection to PostgreSQL for what needs a session of its own
+   * (LISTEN, migrations, the heartbeat, graphile-worker's jobs). Set, it tells the service that
+   * DATABASE_URL goes through a transaction-mode pooler (PgBouncer); absent, DATABASE_URL serves both.
+   */
+  database_direct_url: string | null;
   data_dir: string;
   /** Loopback port of the embedded PostgreSQL (only without DATABASE_URL). */
   embedded_pg_port: number;
@@ -271,6 +277,7 @@ function readServer(env: Env, app_env: AppEnv) {
     host: text(env, "HOST") ?? "0.0.0.0",
     app_env,
     database_url: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
+    database_direct_url: url(env, "DATABASE_DIRECT_URL", ["postgres:", "postgresql:"]),
     data_dir: text(env, "DATA_DIR") ?? ".data",
     embedded_pg_port: integer(env, "EMBEDDED_PG_PORT", 54329, 1024, 65535),
     admin_token,
@@ -348,7 +355,16 @@ function readLimits(env: Env) {
     csv_exports_per_process: integer(env, "CSV_EXPORTS_PER_PROCESS", 4, 1, 64),
     csv_exports_per_partner: integer(env, "CSV_EXPORTS_PER_PARTNER", 1, 1, 64),
     db_pool_max: integer(env, "DB_POOL_MAX", 20, 2, 500),
-    db_prepare_threshold: integer(env, "DB_PREPARE_THRESHOLD", 3, 0, 1_000),
+    // Behind a transaction-mode pooler (DATABASE_DIRECT_URL set) nothing is prepared unless asked:
+    // PgBouncer before 1.21 (Debian 12 ships 1.18) would run a statement prepared on one server
+    // connection on another, which does not have it. PgBouncer 1.21+ with max_prepared_statements may set 3.
+    db_prepare_threshold: integer(
+      env,
+      "DB_PREPARE_THRESHOLD",
+      text(env, "DATABASE_DIRECT_URL") === null ? 3 : 0,
+      0,
+      1_000,
+    ),
     cart_ttl_minutes: integer(env, "CART_TTL_MINUTES", 30, 1, 24 * 60),
     idempotency_ttl_hours: integer(env, "IDEMPOTENCY_TTL_HOURS", 24, 24, 24 * 30),
     refund_window_days: integer(env, "REFUND_WINDOW_DAYS", 30, 0, 3650),
@@ -405,6 +421,13 @@ const TEST_SETTING = "is a test setting and is refused outside the sandbox";
 
 /** Settings that are valid alone but not together. */
 const RULES: readonly Rule[] = [
+  {
+    // The embedded PostgreSQL is reached directly; a direct URL alone names no pooler to go around.
+    variable: "DATABASE_DIRECT_URL",
+    involves: ["DATABASE_URL"],
+    broken: (c) => c.database_direct_url !== null && c.database_url === null,
+    problem: "is the direct connection beside DATABASE_URL: set DATABASE_URL too",
+  },
   {
     variable: "CRASH_AT",
     involves: ["APP_ENV"],

@@ -9,9 +9,10 @@ import { catalogChanged } from "./catalog/catalog-cache.ts";
 import { seedDefaultCatalogIfEmpty } from "./catalog/seed-catalog.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { startEmbeddedPostgres } from "./db/embedded.ts";
-import { listenForInvalidations } from "./db/invalidations.ts";
-import { migrate } from "./db/migrate.ts";
+import { type InvalidationHandlers, listenForInvalidations } from "./db/invalidations.ts";
+import { migrateDirect } from "./db/migrate.ts";
 import { createKysely, createPool, type Pool } from "./db/pool.ts";
+import { checkPooledSessions } from "./db/pooler.ts";
 import type { Database } from "./db/schema.ts";
 import { esimChanged, esimNoticesMissed } from "./esims/esim-cache.ts";
 import { ensureOperatorAccounts } from "./ledger/accounts.ts";
@@ -20,6 +21,7 @@ import { recentPartners } from "./partners/list-partners.ts";
 import { startRefundSweep } from "./refunds/sweep-refunds.ts";
 import { buildApp, loggerOptions } from "./server/app.ts";
 import { type LiveProcesses, startLiveProcesses } from "./server/live-processes.ts";
+import { addNoticeCounter } from "./server/metrics.ts";
 import { whenAskedToStop } from "./server/stop-requests.ts";
 import {
   startEmailSweep,
@@ -55,9 +57,24 @@ function readConfig(): Config {
 /** Closed in reverse order of opening: HTTP first (drain requests), the database last. */
 type Closers = Closer[];
 
-/** DATABASE_URL, or an embedded PostgreSQL under DATA_DIR started for this process. */
-async function openDatabaseUrl(config: Config, log: Logger, closers: Closers): Promise<string> {
-  if (config.database_url !== null) return config.database_url;
+/**
+ * Where the service connects. `pooled` (DATABASE_URL) carries every request's and sweep's
+ * transactions, through PgBouncer in transaction mode when `through_pooler`; `direct`
+ * (DATABASE_DIRECT_URL, else DATABASE_URL) carries what needs a session of its own: LISTEN, the
+ * migrations' advisory lock, the heartbeat (never queued behind requests at the pooler), graphile-worker.
+ */
+type DatabaseUrls = { pooled: string; direct: string; through_pooler: boolean };
+
+/** DATABASE_URL (and DATABASE_DIRECT_URL), or an embedded PostgreSQL under DATA_DIR started for this process. */
+async function openDatabaseUrls(config: Config, log: Logger, closers: Closers): Promise<DatabaseUrls> {
+  if (config.database_url !== null) {
+    const through_pooler = config.database_direct_url !== null;
+    return {
+      pooled: config.database_url,
+      direct: config.database_direct_url ?? config.database_url,
+      through_pooler,
+    };
+  }
   const embedded = await startEmbeddedPostgres({
     dir: path.join(config.data_dir, "pg"),
     port: config.embedded_pg_port,
@@ -65,17 +82,19 @@ async function openDatabaseUrl(config: Config, log: Logger, closers: Closers): P
   });
   closers.push({ name: "embedded PostgreSQL", close: embedded.stop });
   log.info({ data_dir: config.data_dir, port: config.embedded_pg_port }, "embedded PostgreSQL ready");
-  return embedded.url;
+  return { pooled: embedded.url, direct: embedded.url, through_pooler: false };
 }
 
 /** The pool, migrated, with the operator accounts and (sandbox) the default catalog. */
-async function openDatabase(config: Config, database_url: string, log: Logger, closers: Closers) {
-  const pool = createPool(database_url, config.db_pool_max, "esim-api", {
+async function openDatabase(config: Config, urls: DatabaseUrls, log: Logger, closers: Closers) {
+  const pool = createPool(urls.pooled, config.db_pool_max, "esim-api", {
     prepare_threshold: config.db_prepare_threshold,
+    through_pooler: urls.through_pooler,
   });
   closers.push({ name: "database pool", close: () => pool.end() });
   const db = createKysely<Database>(pool);
-  const { applied } = await migrate(pool);
+  if (urls.through_pooler) await checkPooledSessions(pool);
+  const { applied } = await migrateDirect(urls.direct, "esim-migrations");
   if (applied.length > 0) log.info({ applied }, "migrations applied");
   await ensureOperatorAccounts(db, config.currency);
   if (config.app_env === "sandbox") {
@@ -129,12 +148,12 @@ async function withWebhookSecretKey(config: Config, log: Logger): Promise<Config
 }
 
 /** The webhook delivery loop, woken by NOTIFY from any process and by its own timer. */
-async function startWebhooks(ctx: AppContext, database_url: string, log: Logger, closers: Closers) {
+async function startWebhooks(ctx: AppContext, direct_url: string, log: Logger, closers: Closers) {
   const loop = startWebhookDelivery(ctx, log);
   closers.push({ name: "webhook delivery", close: loop.close });
   if (ctx.config.webhook_concurrency === 0) return;
   const listener = await listenForInvalidations(
-    database_url,
+    direct_url,
     { webhook_deliveries_due: () => loop.wake() },
     (error) => log.warn({ err: error }, "webhook listener"),
     () => loop.wake(),
@@ -143,7 +162,7 @@ async function startWebhooks(ctx: AppContext, database_url: string, log: Logger,
 }
 
 /** The worker role: the sweeps (resolver, emails, eSIM sync) and the scheduled jobs. */
-async function startBackground(ctx: AppContext, log: Logger, closers: Closers): Promise<void> {
+async function startBackground(ctx: AppContext, urls: DatabaseUrls, log: Logger, closers: Closers) {
   const { config } = ctx;
   const mailer = createMailer({
     smtp_url: config.smtp_url,
@@ -152,7 +171,7 @@ async function startBackground(ctx: AppContext, log: Logger, closers: Closers): 
     max_connections: config.email_concurrency,
   });
   closers.push({ name: "mailer", close: async () => mailer.close() });
-  const worker = await startWorker({ ctx, log });
+  const worker = await startWorker({ ctx, log, jobs_pool: jobsPool(ctx, urls, closers) });
   closers.push({ name: "worker", close: () => worker.stop() });
   closers.push({ name: "resolver sweep", ...startResolverSweep(ctx, log) });
   closers.push({ name: "email sweep", ...startEmailSweep(ctx, mailer, log) });
@@ -166,16 +185,29 @@ async function startBackground(ctx: AppContext, log: Logger, closers: Closers): 
 }
 
 /**
+ * graphile-worker LISTENs for new jobs on a connection it keeps: through a transaction-mode pooler
+ * it would hear nothing (and its named statements would miss), so it gets a pool of its own on the
+ * direct URL then, one connection per job at once plus its LISTEN and its cron. Directly, it shares
+ * the process's pool, as before.
+ */
+function jobsPool(ctx: AppContext, urls: DatabaseUrls, closers: Closers): Pool {
+  if (!urls.through_pooler) return ctx.pool;
+  const pool = createPool(urls.direct, ctx.config.worker_concurrency + 2, "esim-worker-jobs");
+  closers.push({ name: "worker jobs pool", close: () => pool.end() });
+  return pool;
+}
+
+/**
  * This process's heartbeat (server/live-processes.ts), started before anything that takes a lease
  * and so closed after all of them: its row goes only once no drive of this process is left.
  */
 async function startHeartbeat(
   config: Config,
-  database_url: string,
+  direct_url: string,
   log: Logger,
   closers: Closers,
 ): Promise<LiveProcesses> {
-  const live = await startLiveProcesses(database_url, { serves_api: config.role !== "worker" }, (error) =>
+  const live = await startLiveProcesses(direct_url, { serves_api: config.role !== "worker" }, (error) =>
     log.warn({ err: error }, "process heartbeat failed"),
   );
   closers.push({ name: "process heartbeat", close: live.close });
@@ -186,23 +218,23 @@ async function startHeartbeat(
 async function listen(
   ctx: AppContext,
   live: LiveProcesses,
-  database_url: string,
+  direct_url: string,
   log: Logger,
   closers: Closers,
 ): Promise<number> {
   const { config, pool } = ctx;
-  const { app, authenticator, keyLimiter } = await buildApp(ctx, { loggerInstance: log });
+  const { app, authenticator, keyLimiter, metrics } = await buildApp(ctx, { loggerInstance: log });
   authenticator.start();
   closers.push({ name: "last-used flush", close: () => authenticator.stop() });
   // Each API process allows its share of a key's rate: 1/N with N processes alive.
   live.onCount((processes) => keyLimiter.shareWith(processes));
   const listener = await listenForInvalidations(
-    database_url,
-    {
+    direct_url,
+    counted(addNoticeCounter(metrics), {
       api_key_revoked: (key_id) => authenticator.onKeyRevoked(key_id),
       catalog_changed: (version) => catalogChanged(pool, version),
       esim_changed: (iccid) => esimChanged(pool, iccid),
-    },
+    }),
     (error) => log.warn({ err: error }, "invalidation listener"),
     // Notices missed while the connection was down (a PostgreSQL restart): caches without a
     // version check of their own start again; the catalog's re-reads its version every 2 s.
@@ -220,6 +252,19 @@ async function listen(
       : config.port;
   log.info({ port, address, app_env: config.app_env, pid: process.pid }, "eSIM ordering service listening");
   return port;
+}
+
+/** Each handler, then the notice counted (esim_invalidation_notices_total): counted once handled. */
+function counted(count: (channel: string) => void, handlers: InvalidationHandlers): InvalidationHandlers {
+  return Object.fromEntries(
+    Object.entries(handlers).map(([channel, handle]) => [
+      channel,
+      (payload: string) => {
+        handle(payload);
+        count(channel);
+      },
+    ]),
+  );
 }
 
 async function printSandboxHint(ctx: AppContext, port: number): Promise<void> {
@@ -268,10 +313,10 @@ function closeOnStopRequests(
 }
 
 async function start(config: Config, log: Logger, closers: Closers): Promise<void> {
-  const database_url = await openDatabaseUrl(config, log, closers);
-  const { pool, db } = await openDatabase(config, database_url, log, closers);
+  const urls = await openDatabaseUrls(config, log, closers);
+  const { pool, db } = await openDatabase(config, urls, log, closers);
   const { carrier, pointCallbacksAt } = await startCarrierOf(config, pool, log, closers);
-  const live = await startHeartbeat(config, database_url, log, closers);
+  const live = await startHeartbeat(config, urls.direct, log, closers);
   const ctx: AppContext = {
     config: await withWebhookSecretKey(config, log),
     pool,
@@ -283,14 +328,14 @@ async function start(config: Config, log: Logger, closers: Closers): Promise<voi
   armCrashPoint(config.crash_at);
   // ROLE: api serves HTTP only, worker runs the background work only, all (the default) both.
   if (config.role !== "api") {
-    await startBackground(ctx, log, closers);
-    await startWebhooks(ctx, database_url, log, closers);
+    await startBackground(ctx, urls, log, closers);
+    await startWebhooks(ctx, urls.direct, log, closers);
   }
   if (config.role === "worker") {
     log.info({ role: config.role, pid: process.pid }, "eSIM ordering worker running");
     return;
   }
-  const port = await listen(ctx, live, database_url, log, closers);
+  const port = await listen(ctx, live, urls.direct, log, closers);
   pointCallbacksAt?.(`http://127.0.0.1:${port}`);
   await printSandboxHint(ctx, port);
 }

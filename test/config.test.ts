@@ -315,3 +315,30 @@ test("TRUSTED_PROXIES: empty by default; IPv4 and IPv6 CIDRs (a bare address is 
   const many = Array.from({ length: 65 }, (_, i) => `10.0.${i}.0/24`).join(",");
   assert.throws(() => loadConfig({ TRUSTED_PROXIES: many }), /TRUSTED_PROXIES: at most 64 entries/);
 });
+
+test("DATABASE_DIRECT_URL: absent by default; set, it needs DATABASE_URL and prepares nothing unless DB_PREPARE_THRESHOLD says", () => {
+  assert.equal(loadConfig({}).database_direct_url, null);
+  assert.equal(loadConfig({ DATABASE_URL: "postgres://u:p@db/esim" }).db_prepare_threshold, 3);
+  const pooled = loadConfig({
+    DATABASE_URL: "postgres://u:p@pgbouncer:6432/esim",
+    DATABASE_DIRECT_URL: "postgres://u:p@db:5432/esim",
+  });
+  assert.equal(pooled.database_direct_url, "postgres://u:p@db:5432/esim");
+  assert.equal(pooled.db_prepare_threshold, 0, "PgBouncer before 1.21 cannot carry prepared statements");
+  const newer = loadConfig({
+    DATABASE_URL: "postgres://u:p@pgbouncer:6432/esim",
+    DATABASE_DIRECT_URL: "postgres://u:p@db:5432/esim",
+    DB_PREPARE_THRESHOLD: "3",
+  });
+  assert.equal(newer.db_prepare_threshold, 3, "PgBouncer 1.21+ with max_prepared_statements");
+  for (const [env, message] of [
+    [{ DATABASE_DIRECT_URL: "postgres://u:p@db/esim" }, /^DATABASE_DIRECT_URL: .*DATABASE_URL/],
+    [{ DATABASE_URL: "postgres://u:p@b/esim", DATABASE_DIRECT_URL: "http://db" }, /^DATABASE_DIRECT_URL: /],
+  ] as const) {
+    assert.throws(
+      () => loadConfig(env),
+      (error: Error) => error instanceof ConfigError && message.test(error.message),
+      JSON.stringify(env),
+    );
+  }
+});

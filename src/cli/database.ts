@@ -5,7 +5,7 @@
 import path from "node:path";
 import type { Config } from "../config.ts";
 import { startEmbeddedPostgres } from "../db/embedded.ts";
-import { migrate } from "../db/migrate.ts";
+import { migrateDirect } from "../db/migrate.ts";
 import { createKysely, createPool } from "../db/pool.ts";
 import type { Database } from "../db/schema.ts";
 import type { CliContext } from "./command.ts";
@@ -13,10 +13,14 @@ import type { CliContext } from "./command.ts";
 /** One command runs at a time; the catalog import holds one connection, the rest one query each. */
 const CLI_POOL_MAX = 4;
 
-type Located = { url: string; stop: () => Promise<void> };
+/** `direct`: DATABASE_DIRECT_URL when DATABASE_URL is a pooler (the migrations' session), else `url`. */
+type Located = { url: string; direct: string; stop: () => Promise<void> };
 
 async function locateDatabase(config: Config): Promise<Located> {
-  if (config.database_url !== null) return { url: config.database_url, stop: async () => undefined };
+  if (config.database_url !== null) {
+    const direct = config.database_direct_url ?? config.database_url;
+    return { url: config.database_url, direct, stop: async () => undefined };
+  }
   // Quiet while starting (re-attaching is the normal case and not news); loud if stopping fails,
   // because then a cluster is left running that the operator should know about.
   let reportProblems = false;
@@ -28,7 +32,7 @@ async function locateDatabase(config: Config): Promise<Located> {
     },
   });
   reportProblems = true;
-  return embedded;
+  return { ...embedded, direct: embedded.url };
 }
 
 /**
@@ -44,9 +48,10 @@ export async function withDatabase<T>(
   try {
     const pool = createPool(located.url, CLI_POOL_MAX, "esim-cli", {
       prepare_threshold: config.db_prepare_threshold,
+      through_pooler: config.database_direct_url !== null,
     });
     try {
-      await migrate(pool);
+      await migrateDirect(located.direct, "esim-cli-migrations");
       return await work({ config, pool, db: createKysely<Database>(pool), json });
     } finally {
       await pool.end();

@@ -1,10 +1,14 @@
 // Numbered, forward-only migrations (src/db/migrations/NNNN_name.sql), applied at start-up.
 // Two processes starting at once against one empty database is normal when scaled out: a
-// session advisory lock makes the second wait and then find nothing left to do.
+// session advisory lock makes the second wait and then find nothing left to do. That lock and the
+// `set statement_timeout = 0` below belong to one session: the service migrates through a direct
+// connection (migrateDirect: DATABASE_DIRECT_URL when set), never a transaction-mode pooler, which
+// would run each statement on whichever server connection is free.
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { Logger, runMigrations as runWorkerMigrations } from "graphile-worker";
 import type pg from "pg";
+import { createPool } from "./pool.ts";
 
 const MIGRATIONS_DIR = path.join(import.meta.dirname, "migrations");
 // Any constant shared by every process of this service; hashtext keeps it readable.
@@ -63,6 +67,19 @@ export async function migrate(pool: pg.Pool, directory = MIGRATIONS_DIR): Promis
     client.release(reset);
   }
   return { applied };
+}
+
+/**
+ * Migrates through a pool of its own on `direct_url`, closed after: one connection holds the lock
+ * and applies ours, a second applies graphile-worker's (runWorkerMigrations takes its own).
+ */
+export async function migrateDirect(direct_url: string, application_name: string): Promise<MigrationResult> {
+  const pool = createPool(direct_url, 2, application_name);
+  try {
+    return await migrate(pool);
+  } finally {
+    await pool.end();
+  }
 }
 
 /** graphile-worker logs through pino elsewhere; its migration chatter is not useful. */

@@ -90,7 +90,17 @@ export type PoolOptions = {
   prepare_threshold?: number;
   /** A client-side limit on each query's answer (none when absent): the heartbeat's own pool. */
   query_timeout_ms?: number;
+  /**
+   * `connectionString` is a transaction-mode pooler (DATABASE_DIRECT_URL is set): the session limits
+   * are not sent, since PgBouncer refuses startup parameters it does not know (and with
+   * `ignore_startup_parameters` drops them unapplied). They come from the server's role or database
+   * settings instead, which checkPooledSessions verifies at start-up.
+   */
+  through_pooler?: boolean;
 };
+
+/** Limits on every statement and every open transaction: a sick database fails requests quickly. */
+export const SESSION_LIMITS = { statement_timeout: 15_000, idle_in_transaction_session_timeout: 30_000 };
 
 export function createPool(
   connectionString: string,
@@ -107,13 +117,10 @@ export function createPool(
     // Limits on every wait: a sick database fails requests quickly instead of piling them up.
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
-    statement_timeout: 15_000,
-    idle_in_transaction_session_timeout: 30_000,
+    ...(options.through_pooler ? {} : SESSION_LIMITS),
     ...(options.query_timeout_ms === undefined ? {} : { query_timeout: options.query_timeout_ms }),
-    // Every date and time this service compares is UTC (start dates, "today", expiries), whatever
-    // zone the server or the database defaults to: set at connection start, so no session escapes.
-    // graphile-worker, the CLI and the simulator connect through this pool too.
-    options: "-c TimeZone=UTC",
+    // TimeZone=UTC goes as a startup parameter of its own (PreparingClient.getStartupConf), through
+    // a pooler too. graphile-worker, the CLI and the simulators connect through this pool.
   });
   // An idle client that errors (database restart) must not crash the process.
   pool.on("error", () => undefined);

@@ -84,6 +84,19 @@ class PreparingClient extends pg.Client {
     this.#internals.connection.stream.destroy(error);
   }
 
+  /**
+   * TimeZone=UTC as a startup parameter of its own beside pg's (pg has no setting for it; `options:
+   * "-c TimeZone=UTC"` once did this). PostgreSQL sets it for the session, as `-c` would; PgBouncer,
+   * which refuses `options`, accepts TimeZone, keeps it per client and sets it on every server
+   * connection it lends this one (test/db.pgbouncer.processes.test.ts). Every date this service
+   * compares is UTC (start dates, "today", expiries), whatever zone the server defaults to.
+   * getStartupConf is pg's own (untyped) method building its startup message.
+   */
+  getStartupConf(): Record<string, string> {
+    const base = pg.Client.prototype as unknown as { getStartupConf(): Record<string, string> };
+    return { ...base.getStartupConf.call(this), TimeZone: "UTC" };
+  }
+
   override query: pg.Client["query"] = ((...args: unknown[]) => {
     const [config, values, callback] = args;
     const plain = super.query as AnyQuery;

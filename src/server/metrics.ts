@@ -1,5 +1,5 @@
 // Prometheus metrics, served at /metrics. One registry per app so tests can build many apps.
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 type RequestLabels = "method" | "route" | "status";
 
@@ -132,4 +132,19 @@ export function addProfileGauges(metrics: Metrics, alerts: ProfileAlerts, low_th
       this.set(await alerts.held());
     },
   });
+}
+
+/**
+ * Counts the cache invalidation notices (LISTEN/NOTIFY) this process has handled, by channel.
+ * Flat at zero while other processes' rise: this one's listener hears nothing (a LISTEN through a
+ * transaction-mode pooler: set DATABASE_DIRECT_URL), and its caches live out their TTLs instead.
+ */
+export function addNoticeCounter(metrics: Metrics): (channel: string) => void {
+  const notices = new Counter({
+    name: "esim_invalidation_notices_total",
+    help: "Cache invalidation notices (LISTEN/NOTIFY) this process has handled, by channel.",
+    labelNames: ["channel"],
+    registers: [metrics.registry],
+  });
+  return (channel) => notices.inc({ channel });
 }

@@ -15,6 +15,7 @@ import {
   purgeExpiredCartsTask,
 } from "../carts/purge-expired-carts.ts";
 import type { Config } from "../config.ts";
+import type { Pool } from "../db/pool.ts";
 import { syncDueEsims } from "../esims/sync-esims.ts";
 import type { Mailer } from "../notifications/mailer.ts";
 import { DeliveryRecorder } from "../notifications/record-deliveries.ts";
@@ -47,7 +48,16 @@ import {
   purgeOldEventsTask,
 } from "../webhooks/purge-old-events.ts";
 
-export type WorkerDeps = { ctx: AppContext; log: Pino; extraTasks?: TaskList };
+export type WorkerDeps = {
+  ctx: AppContext;
+  log: Pino;
+  extraTasks?: TaskList;
+  /**
+   * The pool graphile-worker takes its jobs through and LISTENs on (ctx.pool when absent): a direct
+   * one when ctx.pool goes through a transaction-mode pooler (main.ts). The tasks use ctx.
+   */
+  jobs_pool?: Pool;
+};
 
 /**
  * The finishing steps of each order type, as the domain that creates such orders defines them:
@@ -104,7 +114,7 @@ const RUNNER_RESTART_PAUSE_MS = 1_000;
  */
 export async function startWorker(deps: WorkerDeps, crontab = CRONTAB): Promise<Worker> {
   const options = {
-    pgPool: deps.ctx.pool,
+    pgPool: deps.jobs_pool ?? deps.ctx.pool,
     taskList: taskList(deps),
     concurrency: deps.ctx.config.worker_concurrency,
     // LISTEN/NOTIFY wakes workers at once; polling is only the fallback.

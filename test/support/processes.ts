@@ -1,5 +1,6 @@
 // Node child processes for tests, the chaos and soak engines and the benchmark: the service
-// (service.ts), the carrier simulator (simulator.ts), the benchmark's bare server. Each runs on
+// (service.ts), the carrier simulator (simulator.ts), the benchmark's bare server; and other programs
+// the same way (spawnProcess: PgBouncer, pgbouncer.ts). Each Node one runs on
 // the same Node binary as the caller (Node 24, through npm), its output kept for messages and
 // assertions and, when asked, copied to a log file. Readiness is a line on its output or an HTTP
 // probe; stopping is SIGTERM (then SIGKILL after a grace period, when one is given) or SIGKILL.
@@ -39,7 +40,23 @@ export type NodeChild = {
 };
 
 export function spawnNode(options: SpawnNodeOptions): NodeChild {
-  const child = spawn(process.execPath, [...(options.node_flags ?? []), options.script], {
+  return spawnProcess({
+    ...options,
+    command: process.execPath,
+    args: [...(options.node_flags ?? []), options.script],
+  });
+}
+
+export type SpawnProcessOptions = Omit<SpawnNodeOptions, "script" | "node_flags" | "env"> & {
+  /** The program (a path) and its arguments. */
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+};
+
+/** Any program as spawnNode runs Node (a pgbouncer, say): output kept, stopped the same way. */
+export function spawnProcess(options: SpawnProcessOptions): NodeChild {
+  const child = spawn(options.command, options.args, {
     cwd: options.cwd ?? process.cwd(),
     env: { ...process.env, ...options.env },
     stdio: ["pipe", "pipe", "pipe"],

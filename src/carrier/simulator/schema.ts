@@ -3,10 +3,12 @@
 // Created at start-up rather than by the API's migrations, because the simulator is a service of
 // its own. Every statement is idempotent; an advisory lock makes two processes starting against
 // one empty database take turns (a bare `create ... if not exists` can still race on the catalog).
+// The lock is the transaction's, not the session's: the sandbox's built-in simulator connects
+// through the service's pool, which may be PgBouncer in transaction mode.
 import type pg from "pg";
+import { inTransaction } from "../../db/pool.ts";
 
-const LOCK_SQL = "select pg_advisory_lock(hashtext('carrier_sim:schema'))";
-const UNLOCK_SQL = "select pg_advisory_unlock(hashtext('carrier_sim:schema'))";
+const LOCK_SQL = "select pg_advisory_xact_lock(hashtext('carrier_sim:schema'))";
 
 const SCHEMA_SQL = `
 create schema if not exists carrier_sim;
@@ -181,12 +183,8 @@ $fn$;
 `;
 
 export async function ensureSimulatorSchema(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
+  await inTransaction(pool, async (client) => {
     await client.query(LOCK_SQL);
     await client.query(SCHEMA_SQL);
-  } finally {
-    await client.query(UNLOCK_SQL).catch(() => undefined);
-    client.release();
-  }
+  });
 }

@@ -1,7 +1,10 @@
 // The SM-DP+ simulator's own schema, `smdp_sim`: another company's records, beside the API's
 // tables, surviving a crash of either side. Created at start-up, idempotently, under an advisory
-// lock (two processes starting on one empty database take turns).
+// lock (two processes starting on one empty database take turns). The lock is the transaction's,
+// not the session's: the sandbox's built-in SM-DP+ connects through the service's pool, which may
+// be PgBouncer in transaction mode.
 import type pg from "pg";
+import { inTransaction } from "../../db/pool.ts";
 
 const SCHEMA_SQL = `
 create schema if not exists smdp_sim;
@@ -34,12 +37,8 @@ create index if not exists transitions_iccid on smdp_sim.transitions (iccid, id)
 `;
 
 export async function ensureSmdpSchema(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("select pg_advisory_lock(hashtext('smdp_sim:schema'))");
+  await inTransaction(pool, async (client) => {
+    await client.query("select pg_advisory_xact_lock(hashtext('smdp_sim:schema'))");
     await client.query(SCHEMA_SQL);
-  } finally {
-    await client.query("select pg_advisory_unlock(hashtext('smdp_sim:schema'))").catch(() => undefined);
-    client.release();
-  }
+  });
 }
