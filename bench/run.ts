@@ -13,6 +13,9 @@
 //   npm run bench -- --duration 5 --warmup 1   shorter, to try the harness
 //   npm run bench -- --only replay --profile   one scenario, with a CPU profile of the service
 //   npm run bench -- --no-webhooks             without the webhook endpoints (on by default: issue 12)
+//   npm run bench -- --pgbouncer 20            the service's DATABASE_URL through PgBouncer in transaction
+//                                              mode, 20 server connections (Debian's pgbouncer: npm test
+//                                              installs it), DATABASE_DIRECT_URL direct (issue 37)
 import { execFileSync } from "node:child_process";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";

@@ -50,6 +50,11 @@ export type Options = {
   mail_relay: boolean;
   /** The checkout whose service and simulator run: another commit's tree, for before/after figures. */
   service_dir: string;
+  /**
+   * Server connections of a PgBouncer in transaction mode that the service's DATABASE_URL goes
+   * through (DATABASE_DIRECT_URL direct, as README "Behind PgBouncer" says); 0: none, direct.
+   */
+  pgbouncer_pool: number;
 };
 
 export type CpuShares = {

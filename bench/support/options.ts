@@ -16,6 +16,9 @@ export function parseOptions(): Options {
       // Confirmation emails through bench/mail-relay.ts over SMTP, as production sends them (SMTP_URL
       // is required there); `--no-mail-relay` leaves the sandbox default, .eml files under DATA_DIR.
       "mail-relay": { type: "boolean", default: true },
+      // `--pgbouncer 20`: the service's requests through Debian's PgBouncer in transaction mode with
+      // 20 server connections (issue 37: the figures through PgBouncer beside the direct ones).
+      pgbouncer: { type: "string", default: "0" },
     },
     allowNegative: true,
   });
@@ -33,5 +36,13 @@ export function parseOptions(): Options {
     webhooks: values.webhooks,
     mail_relay: values["mail-relay"],
     service_dir: path.resolve(values["service-dir"] ?? process.cwd()),
+    pgbouncer_pool: poolSize(values.pgbouncer),
   };
+}
+
+function poolSize(raw: string): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 200)
+    throw new Error(`--pgbouncer: server connections, 0 (none) to 200, got ${raw}`);
+  return value;
 }

@@ -4,6 +4,8 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { createPool } from "../../src/db/pool.ts";
+import pg from "pg";
+import { startPgBouncer } from "../../test/support/pgbouncer.ts";
 import { startOwnPostgres } from "../../test/support/postgres.ts";
 import { quiesce } from "./carts.ts";
 import { type Context, log, type Options, PARTNER_CREDIT_MINOR, PARTNERS, RESULTS_DIR } from "./context.ts";
@@ -47,10 +49,12 @@ export async function startStack(
   stops.push(simulator.stop);
   const mail_relay = options.mail_relay ? await startMailRelay({ log_dir: tmp }) : null;
   if (mail_relay !== null) stops.push(mail_relay.stop);
+  const service_database_url = await throughPgBouncer(options, embedded.url, stops);
   const admin_token = `bench-admin-${crypto.randomUUID()}`;
   const inspect_port = options.profile ? await freePort() : 0;
   const service_env = benchServiceEnv(tmp, {
-    database_url: embedded.url,
+    database_url: service_database_url,
+    direct_url: service_database_url === embedded.url ? null : embedded.url,
     admin_token,
     simulator,
     simulator_key,
@@ -110,11 +114,39 @@ export async function startStack(
   return ctx;
 }
 
+/**
+ * With --pgbouncer: a PgBouncer in transaction mode in front of the bench's PostgreSQL, and the
+ * session limits on the database as an operator sets them on the role behind a pooler (README,
+ * "Behind PgBouncer"; the service checks them at start-up). Answers the service's DATABASE_URL.
+ */
+async function throughPgBouncer(
+  options: Options,
+  direct_url: string,
+  stops: (() => Promise<unknown>)[],
+): Promise<string> {
+  if (options.pgbouncer_pool === 0) return direct_url;
+  const admin = new pg.Client({ connectionString: direct_url });
+  await admin.connect();
+  try {
+    const name = pg.escapeIdentifier(new URL(direct_url).pathname.slice(1));
+    await admin.query(`alter database ${name} set statement_timeout = '15s'`);
+    await admin.query(`alter database ${name} set idle_in_transaction_session_timeout = '30s'`);
+  } finally {
+    await admin.end();
+  }
+  const bouncer = await startPgBouncer({ server_url: direct_url, pool_size: options.pgbouncer_pool });
+  stops.push(bouncer.stop);
+  log(`${bouncer.version} in transaction mode, ${options.pgbouncer_pool} server connections`);
+  return bouncer.url;
+}
+
 /** The service's environment; every process of the role split gets the same (one WEBHOOK_SECRET_KEY). */
 function benchServiceEnv(
   tmp: string,
   to: {
     database_url: string;
+    /** DATABASE_DIRECT_URL when DATABASE_URL is a pooler's. */
+    direct_url: string | null;
     admin_token: string;
     simulator: Running;
     simulator_key: string;
@@ -124,6 +156,7 @@ function benchServiceEnv(
   return {
     APP_ENV: "sandbox",
     DATABASE_URL: to.database_url,
+    ...(to.direct_url === null ? {} : { DATABASE_DIRECT_URL: to.direct_url }),
     DATA_DIR: path.join(tmp, "data"),
     LOG_LEVEL: "warn",
     ADMIN_TOKEN: to.admin_token,
