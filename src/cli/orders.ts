@@ -6,9 +6,8 @@ import { orderOf } from "../orders/refunded-order.ts";
 import { type Settlement, SettlementRefused, settlePendingOrder } from "../orders/settle-pending-order.ts";
 import { refundStatus } from "../refunds/refund-status.ts";
 import { orderFinishers } from "../server/worker.ts";
-import { KeyedSlots } from "../shared/keyed-slots.ts";
 import { limit } from "./args.ts";
-import { withCarrier } from "./carrier.ts";
+import { withCarrier, withCarrierContext } from "./carrier.ts";
 import { type CliContext, CliError, type Command, type CommandArgs, type CommandOutput } from "./command.ts";
 import { fields, table, timestamp } from "./output.ts";
 
@@ -124,19 +123,7 @@ function checkSettle({ positionals, options }: CommandArgs): Settle {
 async function settle(ctx: CliContext, { order_id, wanted }: Settle): Promise<CommandOutput> {
   try {
     const order = await withCarrier(ctx.config, ctx.pool, (carrier) =>
-      settlePendingOrder(
-        {
-          config: ctx.config,
-          pool: ctx.pool,
-          db: ctx.db,
-          carrier,
-          // No HTTP here: nothing is exported, but a context carries the bound all the same.
-          csv_exports: new KeyedSlots(ctx.config.csv_exports_per_process, ctx.config.csv_exports_per_partner),
-        },
-        order_id,
-        wanted,
-        orderFinishers(ctx.config),
-      ),
+      settlePendingOrder(withCarrierContext(ctx, carrier), order_id, wanted, orderFinishers(ctx.config)),
     );
     const json = { order_id, status: order.status, iccid: order.iccid, failure_code: order.failure_code };
     const text = [

@@ -5,9 +5,8 @@
 import type { CancelVerdict } from "../carrier/carrier.ts";
 import { heldCancels } from "../carrier/es2plus/settle-cancel.ts";
 import { HeldRefundNotSettled, settleHeldRefund } from "../refunds/settle-held-refund.ts";
-import { KeyedSlots } from "../shared/keyed-slots.ts";
 import { limit } from "./args.ts";
-import { withCarrier } from "./carrier.ts";
+import { withCarrier, withCarrierContext } from "./carrier.ts";
 import { type CliContext, CliError, type Command, type CommandArgs, type CommandOutput } from "./command.ts";
 import { fields, table, timestamp } from "./output.ts";
 
@@ -61,18 +60,7 @@ function checkSettle({ positionals, options }: CommandArgs): Settle {
 async function settle(ctx: CliContext, { order_id, verdict }: Settle): Promise<CommandOutput> {
   try {
     const driven = await withCarrier(ctx.config, ctx.pool, (carrier) =>
-      settleHeldRefund(
-        {
-          config: ctx.config,
-          pool: ctx.pool,
-          db: ctx.db,
-          carrier,
-          // No HTTP here: nothing is exported, but a context carries the bound all the same.
-          csv_exports: new KeyedSlots(ctx.config.csv_exports_per_process, ctx.config.csv_exports_per_partner),
-        },
-        order_id,
-        verdict,
-      ),
+      settleHeldRefund(withCarrierContext(ctx, carrier), order_id, verdict),
     );
     const answer = driven === null || driven === "topup_pending" ? null : driven;
     const body = answer === null ? null : (JSON.parse(answer.body) as { status?: string; reason?: string });
