@@ -3,8 +3,8 @@
 // and the partners; with --profile, the service's inspector and pg_stat_statements.
 import { randomBytes } from "node:crypto";
 import path from "node:path";
-import { createPool } from "../../src/db/pool.ts";
 import pg from "pg";
+import { createPool } from "../../src/db/pool.ts";
 import { startPgBouncer } from "../../test/support/pgbouncer.ts";
 import { startOwnPostgres } from "../../test/support/postgres.ts";
 import { quiesce } from "./carts.ts";
