@@ -11,7 +11,7 @@ import { createPool } from "../src/db/pool.ts";
 import { creditWallet } from "../src/wallet/credit-wallet.ts";
 import { createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
-import { request } from "./support/http.ts";
+import { type Answer, request } from "./support/http.ts";
 import { waitFor } from "./support/world.ts";
 
 const database = await createTestDatabase({ catalog: true });
@@ -20,9 +20,18 @@ after(() => pool.end());
 const app = await createTestApp({}, { database: { url: database.url, pool } });
 const base = await app.app.listen({ port: 0, host: "127.0.0.1" });
 
-test("a statement cancelled while it waits is 503 with Retry-After, not 500; the next read is answered", async () => {
-  const partner = await app.createPartner("Cancelled Statement Travel", 0);
-  await creditWallet(app.db, { partner_id: partner.partner_id, amount_minor: 500, reference: "first" });
+/**
+ * A statement read of a new partner's, held by a lock the test takes and then ended by `end`
+ * (pg_cancel_backend, or pg_terminate_backend as a fast shutdown does to every session): the
+ * answer, and a second read made once the lock is gone.
+ */
+async function interruptedRead(
+  name: string,
+  amount_minor: number,
+  end: "pg_cancel_backend" | "pg_terminate_backend",
+): Promise<{ answer: Answer; again: Answer }> {
+  const partner = await app.createPartner(name, 0);
+  await creditWallet(app.db, { partner_id: partner.partner_id, amount_minor, reference: "first" });
   const holder = new pg.Client({ connectionString: database.url });
   await holder.connect();
   await holder.query("begin");
@@ -35,47 +44,32 @@ test("a statement cancelled while it waits is 503 with Retry-After, not 500; the
     return result.rows[0]?.pid ?? null;
   };
   const pid = await waitFor("the statement read waiting for the lock", waiting);
-  await database.pool.query("select pg_cancel_backend($1)", [pid]);
+  await database.pool.query(`select ${end}($1)`, [pid]);
   const answer = await reading;
   await holder.query("rollback");
   await holder.end();
-  assert.equal(answer.status, 503, JSON.stringify(answer.body));
-  assert.equal(answer.body.code, "service_unavailable");
-  assert.ok(Number(answer.headers.get("retry-after")) >= 1, "Retry-After says when to come back");
   const again = await request(base, "GET", "/v1/profile/wallet/transactions?limit=10", {
     key: partner.api_key,
   });
+  return { answer, again };
+}
+
+test("a statement cancelled while it waits is 503 with Retry-After, not 500; the next read is answered", async () => {
+  const { answer, again } = await interruptedRead("Cancelled Statement Travel", 500, "pg_cancel_backend");
+  assert.equal(answer.status, 503, JSON.stringify(answer.body));
+  assert.equal(answer.body.code, "service_unavailable");
+  assert.ok(Number(answer.headers.get("retry-after")) >= 1, "Retry-After says when to come back");
   assert.equal(again.status, 200);
   assert.equal(again.body.data.length, 1);
 });
 
 test("a request whose session PostgreSQL terminates (57P01, as a fast shutdown does) is 503 with Retry-After, not 500", async () => {
-  const partner = await app.createPartner("Terminated Session Travel", 0);
-  await creditWallet(app.db, { partner_id: partner.partner_id, amount_minor: 700, reference: "first" });
-  const holder = new pg.Client({ connectionString: database.url });
-  await holder.connect();
-  await holder.query("begin");
-  await holder.query("lock table ledger_transfers in access exclusive mode");
-  const reading = request(base, "GET", "/v1/profile/wallet/transactions?limit=10", { key: partner.api_key });
-  const waiting = async () => {
-    const result = await database.pool.query<{ pid: number }>(
-      "select pid from pg_stat_activity where application_name = 'esim-cancelled-pool' and wait_event_type = 'Lock'",
-    );
-    return result.rows[0]?.pid ?? null;
-  };
-  const pid = await waitFor("the statement read waiting for the lock", waiting);
   // What every session gets from `pg_ctl stop -m fast`, here for this one session alone.
-  await database.pool.query("select pg_terminate_backend($1)", [pid]);
-  const answer = await reading;
-  await holder.query("rollback");
-  await holder.end();
+  const { answer, again } = await interruptedRead("Terminated Session Travel", 700, "pg_terminate_backend");
   assert.equal(answer.status, 503, JSON.stringify(answer.body));
   assert.equal(answer.body.code, "service_unavailable");
   assert.ok(Number(answer.headers.get("retry-after")) >= 1, "Retry-After says when to come back");
   // The pool dropped the dead connection: the next request gets a fresh one and is answered.
-  const again = await request(base, "GET", "/v1/profile/wallet/transactions?limit=10", {
-    key: partner.api_key,
-  });
   assert.equal(again.status, 200);
   assert.equal(again.body.data.length, 1);
 });

@@ -11,23 +11,25 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
 import type { CancelRequest, CancelVerdict, Carrier, SettledCancel } from "../src/carrier/carrier.ts";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
-import { loadConfig } from "../src/config.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { applySignal } from "../src/esims/apply-signal.ts";
 import { HeldRefundNotSettled, settleHeldRefund } from "../src/refunds/settle-held-refund.ts";
-import { KeyedSlots } from "../src/shared/keyed-slots.ts";
-import { balance, call, createWorld, newCart, newPartner, submit } from "./support/world.ts";
+import {
+  balance,
+  call,
+  createWorld,
+  newCart,
+  newPartner,
+  submit,
+  workerContext,
+  worldCarrier,
+} from "./support/world.ts";
 
 const world = await createWorld({ env: { REFUND_SWEEP_INTERVAL_MS: "600000" } });
 const api = world.services[0]!.url;
 const db = createKysely<Database>(world.database.pool);
-const http = new HttpCarrier({
-  base_url: world.simulator.url,
-  api_key: world.simulator.apiKey,
-  timeout_ms: 1_500,
-});
+const http = worldCarrier(world);
 /** The held cancels recorded "cancelled" by the operator, as the ES2+ adapter would record them. */
 const settled: string[] = [];
 const settleHeldCancel = async (request: CancelRequest, verdict: CancelVerdict): Promise<SettledCancel> => {
@@ -41,13 +43,7 @@ const carrier = new Proxy(http, {
     return typeof value === "function" ? value.bind(target) : value;
   },
 }) as Carrier;
-const operator = {
-  config: { ...loadConfig({}), carrier_timeout_ms: 1_500 },
-  pool: world.database.pool,
-  db,
-  carrier,
-  csv_exports: new KeyedSlots(1, 1),
-};
+const operator = workerContext(world, carrier);
 
 test("a held refund of an eSIM our records show installed: the operator's 'cancelled' is refused, nothing credited", async () => {
   const partner = await newPartner(api, 100_00);

@@ -6,18 +6,25 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
-import { loadConfig } from "../src/config.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { complete } from "../src/orders/drive-order.ts";
 import type { OrderRow } from "../src/orders/order.ts";
 import { sweepRefunds } from "../src/refunds/sweep-refunds.ts";
-import { KeyedSlots } from "../src/shared/keyed-slots.ts";
 import { finishTopUp } from "../src/topups/finish-topup.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { topUpBody } from "./support/fixtures.ts";
-import { type Answer, call, createWorld, newCart, newPartner, submit, waitFor } from "./support/world.ts";
+import {
+  type Answer,
+  call,
+  createWorld,
+  newCart,
+  newPartner,
+  submit,
+  waitFor,
+  workerContext,
+  worldCarrier,
+} from "./support/world.ts";
 
 // The service's own sweep and resolver stay out of the way (first round in 10 minutes), and no
 // pull sync moves an eSIM's next_sync_at: the test runs the sweep and completes top-ups itself.
@@ -26,19 +33,9 @@ const world = await createWorld({
 });
 const api = world.services[0]!.url;
 const db = createKysely<Database>(world.database.pool);
-const carrier = new HttpCarrier({
-  base_url: world.simulator.url,
-  api_key: world.simulator.apiKey,
-  timeout_ms: 1_500,
-});
+const carrier = worldCarrier(world);
 /** The test process as a second worker running the refund sweep, as the service's would. */
-const sweeper = {
-  config: { ...loadConfig({}), carrier_timeout_ms: 1_500 },
-  pool: world.database.pool,
-  db,
-  carrier,
-  csv_exports: new KeyedSlots(1, 1),
-};
+const sweeper = workerContext(world, carrier);
 const TOPUP = { package_id: "fr-3gb-15d", external_package_id: "CARRIER-FR-3GB-15D" };
 
 async function intent(order_id: string) {

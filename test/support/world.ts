@@ -1,6 +1,13 @@
 // A whole sandbox for end-to-end tests: a fresh database, the carrier simulator process, a real
 // SMTP server and one or more real service processes, with small helpers that speak HTTP.
 import { after } from "node:test";
+import type { Carrier } from "../../src/carrier/carrier.ts";
+import { HttpCarrier } from "../../src/carrier/http-carrier.ts";
+import { loadConfig } from "../../src/config.ts";
+import { createKysely } from "../../src/db/pool.ts";
+import type { Database } from "../../src/db/schema.ts";
+import type { AppContext } from "../../src/shared/context.ts";
+import { KeyedSlots } from "../../src/shared/keyed-slots.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 import { balance, createCart, createPartner, END_USER, PACKAGE_ID, submitCart } from "./fixtures.ts";
 import { type Answer, type Json, type RequestOptions, request } from "./http.ts";
@@ -18,6 +25,29 @@ export type World = {
   env: Record<string, string>;
   startService: (extra?: Record<string, string>) => Promise<ServiceProcess>;
 };
+
+/** The world's simulator as the service's carrier adapter, with a short timeout. */
+export function worldCarrier(world: World): HttpCarrier {
+  return new HttpCarrier({
+    base_url: world.simulator.url,
+    api_key: world.simulator.apiKey,
+    timeout_ms: 1_500,
+  });
+}
+
+/**
+ * The test process as one more worker of the world's service (a sweep, an operator's command): its
+ * context over the world's database, asking `carrier` (the world's simulator unless given).
+ */
+export function workerContext(world: World, carrier: Carrier = worldCarrier(world)): AppContext {
+  return {
+    config: { ...loadConfig({}), carrier_timeout_ms: 1_500 },
+    pool: world.database.pool,
+    db: createKysely<Database>(world.database.pool),
+    carrier,
+    csv_exports: new KeyedSlots(1, 1),
+  };
+}
 
 export async function createWorld(
   options: { services?: number; env?: Record<string, string> } = {},
