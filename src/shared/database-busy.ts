@@ -24,16 +24,24 @@ export function isPoolTimeout(error: unknown): boolean {
   return error instanceof Error && POOL_TIMEOUT_MESSAGES.includes(error.message);
 }
 
+/**
+ * Whether the error, or one of its first causes (a deferred write's failure is the cause of the
+ * statement that carried it: db/pool.ts), matches: its SQLSTATE or socket code, or its message.
+ */
+function causeMatches(error: unknown, matches: (cause: Error & { code?: unknown }) => boolean): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 3; depth++) {
+    if (matches(cause)) return true;
+    cause = cause.cause;
+  }
+  return false;
+}
+
 /** SQLSTATEs of a transaction aborted only because of a concurrent one: retrying it may succeed. */
 const CONCURRENCY_ABORTS = new Set(["40P01", "40001"]);
 
 /** A deadlock or serialization failure, thrown as is or as a deferred write's cause (db/pool.ts). */
 export function isConcurrencyAbort(error: unknown): boolean {
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 3; depth++) {
-    if (CONCURRENCY_ABORTS.has(String((cause as { code?: unknown }).code))) return true;
-    cause = cause.cause;
-  }
-  return false;
+  return causeMatches(error, (cause) => CONCURRENCY_ABORTS.has(String(cause.code)));
 }
 
 /**
@@ -44,11 +52,7 @@ export function isConcurrencyAbort(error: unknown): boolean {
 const CANCELLED_STATEMENTS = new Set(["57014", "55P03"]);
 
 export function isCancelledStatement(error: unknown): boolean {
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 3; depth++) {
-    if (CANCELLED_STATEMENTS.has(String((cause as { code?: unknown }).code))) return true;
-    cause = cause.cause;
-  }
-  return false;
+  return causeMatches(error, (cause) => CANCELLED_STATEMENTS.has(String(cause.code)));
 }
 
 /**
@@ -96,13 +100,10 @@ const CONNECTION_LOST_MESSAGES = new Set([
  * failure the partner would take as final.
  */
 export function isDatabaseUnreachable(error: unknown): boolean {
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 3; depth++) {
-    const code = String((cause as { code?: unknown }).code);
-    if (SESSION_ENDED.has(code) || SOCKET_ERRORS.has(code)) return true;
-    if (CONNECTION_LOST_MESSAGES.has(cause.message)) return true;
-    cause = cause.cause;
-  }
-  return false;
+  return causeMatches(error, (cause) => {
+    const code = String(cause.code);
+    return SESSION_ENDED.has(code) || SOCKET_ERRORS.has(code) || CONNECTION_LOST_MESSAGES.has(cause.message);
+  });
 }
 
 /** Seconds to wait when the database was unreachable: a restart takes a few seconds, not one. */
