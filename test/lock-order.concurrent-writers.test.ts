@@ -9,7 +9,16 @@ import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { auditSystem, formatAudit } from "./support/audit.ts";
 import { topUpBody } from "./support/fixtures.ts";
 import type { EsimSignal } from "./support/simulator.ts";
-import { type Answer, call, createWorld, newCart, newPartner, submit, waitFor } from "./support/world.ts";
+import {
+  type Answer,
+  buyEsim,
+  call,
+  createWorld,
+  newCart,
+  newPartner,
+  submit,
+  waitFor,
+} from "./support/world.ts";
 
 const CALLBACK_TOKEN = "callback-token-0123456789abcdef";
 // The carrier's own pushes stay off (the simulator is not pointed at the service): the test sends
@@ -58,15 +67,7 @@ function note(seen: Seen[], what: string) {
 }
 
 async function round(seen: Seen[]): Promise<{ api_key: string; order_id: string }> {
-  const partner = await newPartner(api, 1_000_00);
-  const bought = await submit(
-    api,
-    partner.api_key,
-    (await newCart(api, partner.api_key, "fr-1gb-7d")).cart_key,
-  );
-  assert.equal(bought.status, 200, JSON.stringify(bought.body));
-  const order_id = bought.body.orderID as string;
-  const iccid = bought.body.purchases[0].iccid as string;
+  const { partner, order_id, iccid } = await buyEsim(api, 1_000_00);
   const base = await snapshot(iccid);
   const cart = await newCart(api, partner.api_key, "fr-1gb-7d");
   const writers: Promise<unknown>[] = [signals(base, seen)];

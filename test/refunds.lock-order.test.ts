@@ -17,6 +17,7 @@ import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import {
   type Answer,
   balance,
+  buyEsim,
   call,
   createWorld,
   newCart,
@@ -64,15 +65,7 @@ test("an eSIM's refund and a top-up completing on it: both commit, no deadlock",
 });
 
 test("a deadlock that still happens in a refund is 503 service_unavailable with Retry-After, never a 500; the sweep finishes it", async () => {
-  const partner = await newPartner(api, 100_00);
-  const bought = await submit(
-    api,
-    partner.api_key,
-    (await newCart(api, partner.api_key, "fr-1gb-7d")).cart_key,
-  );
-  assert.equal(bought.status, 200, JSON.stringify(bought.body));
-  const order_id = bought.body.orderID as string;
-  const iccid = bought.body.purchases[0].iccid as string;
+  const { partner, bought, order_id, iccid } = await buyEsim(api, 100_00);
   let refunding: Promise<Answer> | null = null;
   // A writer that breaks the lock order on purpose (none of ours does): the eSIM, then the order.
   await db.transaction().execute(async (trx) => {

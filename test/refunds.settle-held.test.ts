@@ -17,6 +17,7 @@ import { applySignal } from "../src/esims/apply-signal.ts";
 import { HeldRefundNotSettled, settleHeldRefund } from "../src/refunds/settle-held-refund.ts";
 import {
   balance,
+  buyEsim,
   call,
   createWorld,
   newCart,
@@ -46,15 +47,7 @@ const carrier = new Proxy(http, {
 const operator = workerContext(world, carrier);
 
 test("a held refund of an eSIM our records show installed: the operator's 'cancelled' is refused, nothing credited", async () => {
-  const partner = await newPartner(api, 100_00);
-  const bought = await submit(
-    api,
-    partner.api_key,
-    (await newCart(api, partner.api_key, "fr-1gb-7d")).cart_key,
-  );
-  assert.equal(bought.status, 200, JSON.stringify(bought.body));
-  const order_id = bought.body.orderID as string;
-  const iccid = bought.body.purchases[0].iccid as string;
+  const { partner, order_id, iccid } = await buyEsim(api, 100_00);
   const after_purchase = await balance(api, partner.api_key);
 
   // The refund's cancel gets no answer: the refund stays refunding, nothing credited (as when held).

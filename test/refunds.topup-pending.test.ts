@@ -16,6 +16,7 @@ import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { topUpBody } from "./support/fixtures.ts";
 import {
   type Answer,
+  buyEsim,
   call,
   createWorld,
   newCart,
@@ -46,15 +47,7 @@ async function intent(order_id: string) {
 }
 
 test("a refund waiting for a pending top-up: the Order shows it, the 409 says why, and the sweep backs off", async () => {
-  const partner = await newPartner(api, 100_00);
-  const bought = await submit(
-    api,
-    partner.api_key,
-    (await newCart(api, partner.api_key, "fr-1gb-7d")).cart_key,
-  );
-  assert.equal(bought.status, 200, JSON.stringify(bought.body));
-  const order_id = bought.body.orderID as string;
-  const iccid = bought.body.purchases[0].iccid as string;
+  const { partner, bought, order_id, iccid } = await buyEsim(api, 100_00);
   assert.equal(bought.body.refund_requested_at, null);
 
   // A top-up whose first call finds the carrier down: pending, its hold kept.
@@ -122,14 +115,7 @@ test("a refund waiting for a pending top-up: the Order shows it, the 409 says wh
 });
 
 test("a refund the carrier refuses leaves no refund under way on the Order", async () => {
-  const partner = await newPartner(api, 100_00);
-  const bought = await submit(
-    api,
-    partner.api_key,
-    (await newCart(api, partner.api_key, "fr-1gb-7d")).cart_key,
-  );
-  const order_id = bought.body.orderID as string;
-  const iccid = bought.body.purchases[0].iccid as string;
+  const { partner, order_id, iccid } = await buyEsim(api, 100_00);
   // Installed at the carrier, not yet here: our rules allow the refund, the carrier refuses it.
   await world.simulator.pointCallbacksAt(null);
   await world.simulator.simulate(iccid, { event: "install" });
@@ -151,14 +137,7 @@ async function refundWaitsForATopUpOrder(): Promise<boolean> {
 }
 
 test("a top-up completing while the eSIM's refund reads its top-ups is refunded with it, never left charged on a cancelled eSIM", async () => {
-  const partner = await newPartner(api, 100_00);
-  const bought = await submit(
-    api,
-    partner.api_key,
-    (await newCart(api, partner.api_key, "fr-1gb-7d")).cart_key,
-  );
-  const order_id = bought.body.orderID as string;
-  const iccid = bought.body.purchases[0].iccid as string;
+  const { partner, order_id, iccid } = await buyEsim(api, 100_00);
   const body = topUpBody(iccid, TOPUP);
   const earlier = await call(api, "POST", "/v1/orders/submit-topup", { key: partner.api_key, body });
   assert.equal(earlier.status, 200, JSON.stringify(earlier.body));

@@ -1,5 +1,6 @@
 // A whole sandbox for end-to-end tests: a fresh database, the carrier simulator process, a real
 // SMTP server and one or more real service processes, with small helpers that speak HTTP.
+import assert from "node:assert/strict";
 import { after } from "node:test";
 import type { Carrier } from "../../src/carrier/carrier.ts";
 import { HttpCarrier } from "../../src/carrier/http-carrier.ts";
@@ -25,6 +26,31 @@ export type World = {
   env: Record<string, string>;
   startService: (extra?: Record<string, string>) => Promise<ServiceProcess>;
 };
+
+/** A new partner credited `credit_minor` that bought one eSIM of fr-1gb-7d: the answer, its order and ICCID. */
+export async function buyEsim(
+  url: string,
+  credit_minor: number,
+): Promise<{
+  partner: { partner_id: string; api_key: string };
+  bought: Answer;
+  order_id: string;
+  iccid: string;
+}> {
+  const partner = await newPartner(url, credit_minor);
+  const bought = await submit(
+    url,
+    partner.api_key,
+    (await newCart(url, partner.api_key, "fr-1gb-7d")).cart_key,
+  );
+  assert.equal(bought.status, 200, JSON.stringify(bought.body));
+  return {
+    partner,
+    bought,
+    order_id: bought.body.orderID as string,
+    iccid: bought.body.purchases[0].iccid as string,
+  };
+}
 
 /** The world's simulator as the service's carrier adapter, with a short timeout. */
 export function worldCarrier(world: World): HttpCarrier {
