@@ -486,6 +486,7 @@ test("our CancelOrder done but its answer lost: the retry's 3.5 holds the refund
 test("buy-then-refund: each refund returns its profile to the SM-DP+'s pool; past REFUNDS_PER_PARTNER_PER_HOUR a refund is 429 and changes nothing", async () => {
   const partner = await newPartner(service.url, 100_00);
   const returned: string[] = [];
+  const refunded_orders: string[] = [];
   let last: { order_id: string; iccid: string } | null = null;
   for (let cycle = 0; cycle < 4; cycle++) {
     const cart = await newCart(service.url, partner.api_key);
@@ -496,6 +497,7 @@ test("buy-then-refund: each refund returns its profile to the SM-DP+'s pool; pas
     const refunded = await refund(partner.api_key, last.order_id);
     assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
     returned.push(last.iccid);
+    refunded_orders.push(last.order_id);
   }
   for (const iccid of returned) {
     const profile = await smdp.profile(iccid);
@@ -521,6 +523,12 @@ test("buy-then-refund: each refund returns its profile to the SM-DP+'s pool; pas
     [partner.partner_id],
   );
   assert.equal(keys.rows.length, 0, "the Idempotency-Key is not used up");
+  // The contract: refunding an order already refunded returns it again (200), past the bound too,
+  // with no second credit.
+  const again = await refund(partner.api_key, refunded_orders[0]!);
+  assert.equal(again.status, 200, JSON.stringify(again.body));
+  assert.equal(again.body.status, "refunded");
+  assert.equal(await balance(service.url, partner.api_key), before);
   // Another partner is not held back by this one's refunds.
   const other = await boughtEsim();
   assert.equal((await refund(other.partner.api_key, other.order_id)).status, 200);
