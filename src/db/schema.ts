@@ -15,7 +15,13 @@ export type EsimStatus =
 export type BundleStatus = "queued" | "active" | "depleted" | "expired" | "cancelled";
 
 export type Database = {
-  partners: { partner_id: string; name: string; created_at: Timestamp };
+  partners: {
+    partner_id: string;
+    name: string;
+    created_at: Timestamp;
+    /** An owner requires a second factor of every person of the team (migration 0023). */
+    require_two_factor: Generated<boolean>;
+  };
   api_keys: {
     key_id: string;
     partner_id: string;
@@ -24,6 +30,10 @@ export type Database = {
     created_at: Timestamp;
     revoked_at: Date | null;
     last_used_at: Date | null;
+    /** Migration 0023: a name, a scope, and the addresses (CIDRs, as text) it may be used from; empty = any. */
+    name: Generated<string>;
+    scope: Generated<"full" | "read_only">;
+    allowed_ips: Generated<string[]>;
   };
   ledger_accounts: {
     account_id: string;
@@ -252,6 +262,65 @@ export type Database = {
     created_at: Timestamp;
     last_seen_at: Timestamp;
     expires_at: Date;
+  };
+  /** People (migration 0023): partner and operator users. */
+  users: {
+    user_id: string;
+    realm: "partner" | "operator";
+    partner_id: string | null;
+    email: string;
+    name: Generated<string>;
+    role: string;
+    status: Generated<"invited" | "active" | "disabled">;
+    password_hash: string | null;
+    totp_secret_sealed: Buffer | null;
+    totp_last_step: string | null;
+    created_at: Timestamp;
+    last_sign_in_at: Date | null;
+  };
+  user_tokens: {
+    token_hash: Buffer;
+    user_id: string;
+    kind: "invitation" | "password_reset";
+    created_at: Timestamp;
+    expires_at: Date;
+    used_at: Date | null;
+  };
+  recovery_codes: { user_id: string; code_hash: Buffer; used_at: Date | null };
+  passkeys: {
+    credential_id: string;
+    user_id: string;
+    public_key: Buffer;
+    counter: Generated<string>;
+    transports: Generated<string[]>;
+    name: Generated<string>;
+    created_at: Timestamp;
+    last_used_at: Date | null;
+  };
+  sso_connections: {
+    partner_id: string;
+    issuer: string;
+    client_id: string;
+    client_secret_sealed: Buffer;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+  };
+  sso_domains: { domain: string; partner_id: string };
+  sign_in_failures: { subject: string; failed_at: Timestamp };
+  /** The audit log (migration 0023): one row per change, in the transaction that made it. */
+  audit_log: {
+    audit_seq: Generated<string>;
+    audit_id: string;
+    created_at: Timestamp;
+    partner_id: string | null;
+    actor_type: "user" | "api_key" | "operator" | "system";
+    actor_id: string | null;
+    actor_email: string | null;
+    action: string;
+    target_type: string;
+    target_id: string | null;
+    ip: string | null;
+    details: Generated<unknown>;
   };
   /**
    * Processes alive (migration 0007): the heartbeat that splits rate limits between those serving

@@ -52,6 +52,10 @@ export const ERROR_CODES = {
   // Issue 13 (refunds): the problem body's `reason` says why (not_completed, esim_installed,
   // bundle_used, window_passed).
   refund_not_allowed: { status: 409, title: "This order cannot be refunded." },
+  // Issue 31 (people): a role without the permission, a key without the scope or from elsewhere.
+  forbidden: { status: 403, title: "Your role does not allow this." },
+  insufficient_scope: { status: 403, title: "This API key is read-only; the request changes something." },
+  ip_not_allowed: { status: 403, title: "This API key may not be used from this address." },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

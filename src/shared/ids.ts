@@ -11,6 +11,8 @@ const PREFIXES = {
   event: "evt",
   webhook_endpoint: "we",
   delivery: "dlv",
+  user: "usr",
+  audit: "aud",
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;
