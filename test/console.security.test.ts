@@ -5,23 +5,20 @@ import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
 import { test } from "node:test";
 import { createTestApp } from "./support/app.ts";
+import { addPerson, signInCookie } from "./support/people.ts";
 import { createWorld, newCart, newPartner, submit } from "./support/world.ts";
 
 const world = await createWorld();
 const base = world.services[0]!.url;
 
-/** Signs in through the console's form and returns the session cookie's value. */
-async function signIn(api_key: string): Promise<string> {
-  const answer = await fetch(`${base}/console/sign-in`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", origin: base },
-    body: new URLSearchParams({ secret: api_key }).toString(),
+/** A partner's owner signs in through the console's form: the session cookie's value. */
+async function signIn(partner: { partner_id: string }): Promise<string> {
+  const owner = await addPerson(world.database.pool, {
+    realm: "partner",
+    role: "owner",
+    partner_id: partner.partner_id,
   });
-  assert.equal(answer.status, 303);
-  const value = /^console_partner=([A-Za-z0-9_-]{43});/.exec(answer.headers.get("set-cookie") ?? "")?.[1];
-  assert.ok(value, "a session cookie");
-  return value;
+  return signInCookie(base, owner);
 }
 
 test("two session cookies of one name (one tossed in from a sibling subdomain) are no session, not the first", async () => {
@@ -30,8 +27,8 @@ test("two session cookies of one name (one tossed in from a sibling subdomain) a
   // the first would serve the victim's clicks under the attacker's session (fixation).
   const attacker = await newPartner(base, 0, "Attacker Ltd");
   const victim = await newPartner(base, 0, "Victim Travel");
-  const tossed = await signIn(attacker.api_key);
-  const own = await signIn(victim.api_key);
+  const tossed = await signIn(attacker);
+  const own = await signIn(victim);
   const alone = await fetch(`${base}/console/webhooks`, {
     redirect: "manual",
     headers: { cookie: `console_partner=${own}` },
@@ -63,7 +60,7 @@ test("the eSIM's QR code (its activation code) is never kept in the browser's ca
   const cart = await newCart(base, partner.api_key);
   const bought = await submit(base, partner.api_key, cart.cart_key, {});
   assert.equal(bought.status, 200, JSON.stringify(bought.body));
-  const session = await signIn(partner.api_key);
+  const session = await signIn(partner);
   const headers = { cookie: `console_partner=${session}` };
   const page = await fetch(`${base}/console/esims/${bought.body.esim_iccid}`, { headers });
   assert.equal(page.headers.get("cache-control"), "no-store");
@@ -121,9 +118,14 @@ function asHost(
 test("over HTTPS the session is only the __Host- cookie: a plain one, which a sibling subdomain could plant for a user with none, is no session", async () => {
   const host = "console.example.com";
   const partner = await newPartner(base, 0, "Hosted Cookie Travel");
+  const owner = await addPerson(world.database.pool, {
+    realm: "partner",
+    role: "owner",
+    partner_id: partner.partner_id,
+  });
   const signedIn = await asHost(host, "/console/sign-in", {
     method: "POST",
-    form: { secret: partner.api_key },
+    form: { email: owner.email, password: owner.password },
   });
   assert.equal(signedIn.status, 303);
   const value =
@@ -154,6 +156,11 @@ test("over HTTPS the session is only the __Host- cookie: a plain one, which a si
 test("in production the session cookie is Secure and __Host- even when a proxy calls the service localhost", async () => {
   const app = await createTestApp({ app_env: "production" });
   const partner = await app.createPartner("Proxied Travel");
+  const owner = await addPerson(app.database.pool, {
+    realm: "partner",
+    role: "owner",
+    partner_id: partner.partner_id,
+  });
   const answer = await app.app.inject({
     method: "POST",
     url: "/console/sign-in",
@@ -162,7 +169,7 @@ test("in production the session cookie is Secure and __Host- even when a proxy c
       origin: "http://localhost",
       "content-type": "application/x-www-form-urlencoded",
     },
-    payload: new URLSearchParams({ secret: partner.api_key }).toString(),
+    payload: new URLSearchParams({ email: owner.email, password: owner.password }).toString(),
   });
   assert.equal(answer.statusCode, 303, answer.body);
   assert.match(

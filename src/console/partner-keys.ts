@@ -21,7 +21,7 @@ async function keysPage(request: FastifyRequest, ctx: AppContext, top: Html): Pr
   const keys = await partnerKeys(ctx.db, partner_id);
   const body = html`${top}
     <p>Rotate a key by issuing a new one, switching your systems to it, then revoking the old one.</p>
-    ${keysTable(keys, (key_id) => `/console/keys/${key_id}/revoke`, csrf, sessionOf(request).key_id)}
+    ${keysTable(keys, (key_id) => `/console/keys/${key_id}/revoke`, csrf, null)}
     <form method="post" action="/console/keys" class="actions">${csrfField(csrf)}<button type="submit">Issue a new key</button></form>`;
   return page("API keys", shell, body);
 }
@@ -46,9 +46,6 @@ export const partnerKeyPages: ConsolePages = (scope, ctx) => {
     if (!own.some((k) => k.key_id === key_id))
       throw new ApiError("api_key_not_found", `No API key ${key_id} of yours.`);
     await revokeApiKey(ctx.db, key_id);
-    return seeOther(
-      reply,
-      key_id === sessionOf(request).key_id ? "/console/sign-in?ended=1" : "/console/keys?revoked=1",
-    );
+    return seeOther(reply, "/console/keys?revoked=1");
   });
 };

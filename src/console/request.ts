@@ -5,8 +5,8 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Static, TSchema } from "typebox";
 import { Value } from "typebox/value";
 import type { AppEnv } from "../config.ts";
+import type { ConsoleSession, SessionKind } from "../people/sessions.ts";
 import { ApiError } from "../shared/errors.ts";
-import type { ConsoleSession, SessionKind } from "./sessions.ts";
 
 const COOKIE: Record<SessionKind, string> = {
   partner: "console_partner",

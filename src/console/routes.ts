@@ -5,6 +5,7 @@
 // with an API key) and the operator's (/console/admin, signed in with ADMIN_TOKEN).
 import { readFileSync } from "node:fs";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { csrfToken, csrfTokenMatches, findSession, type SessionKind } from "../people/sessions.ts";
 import type { AppContext } from "../shared/context.ts";
 import {
   databaseBusy,
@@ -37,8 +38,7 @@ import {
   seeOther,
   sessionCookieName,
 } from "./request.ts";
-import { csrfToken, csrfTokenMatches, findSession, type SessionKind } from "./sessions.ts";
-import { operatorSignOut, partnerSignOut, signInPages } from "./sign-in-pages.ts";
+import { operatorSignOut, partnerSignOut, secondFactorPath, signInPages } from "./sign-in-pages.ts";
 
 /** Pages: this origin's stylesheet and images (the QR code), forms posting here, nothing else. */
 const CONSOLE_CSP = [
@@ -137,28 +137,41 @@ function errorHandler(ctx: AppContext) {
 }
 
 /**
- * Every page of an area needs its kind of session, looked up before the body is read: a GET without
- * one goes to the sign-in page, a change is refused (401) and its body never parsed. A partner's
- * request then spends a token of its session's API key, like the API's requests with that key: a
- * page load costs the service what an API call does, so the console is no way around the limit
- * (150 parallel page loads went through). Over it, the area's 429 page with Retry-After.
+ * Every page of an area needs a person's session of its kind, looked up before the body is read: a
+ * GET without one goes to the sign-in page, a change is refused (401) and its body never parsed. A
+ * session that still owes a second factor opens only the pages that finish signing in. A partner's
+ * pages then spend a token of its partner's console budget, as its API keys spend theirs: a page
+ * load costs the service what an API call does, so the console is no way around the limit. Over
+ * it, the area's 429 page with Retry-After.
  */
 function requireSession(ctx: AppContext, kind: SessionKind, budget: KeyBudget) {
-  const sign_in = kind === "operator" ? "/console/admin/sign-in" : "/console/sign-in";
+  const home = kind === "operator" ? "/console/admin" : "/console";
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const name = sessionCookieName(request, ctx.config.app_env, kind);
     const session = await findSession(ctx.db, ctx.config, cookie(request, name), kind);
     if (!session) {
-      if (request.method === "GET") return seeOther(reply, `${sign_in}?ended=1`);
+      if (request.method === "GET") return seeOther(reply, `${home}/sign-in?ended=1`);
       const detail = "Sign in again. Nothing was changed.";
       return sendPage(reply, 401, refusal(request, ctx, "Your session has ended", detail));
     }
     rememberSession(request, session);
-    if (session.partner_id !== null && session.key_id !== null) {
-      request.partner = { partner_id: session.partner_id, key_id: session.key_id };
-      budget(session.key_id);
+    request.actor = { type: "user", id: session.user_id, email: session.email, ip: request.ip };
+    if (session.stage !== "signed_in" && !finishesSignIn(request.url, home)) {
+      return seeOther(reply, secondFactorPath(kind, session.stage));
     }
+    if (session.partner_id !== null) budget(`console:${session.partner_id}`);
   };
+}
+
+/** The pages a session that owes a second factor may open: giving it, enrolling one, signing out. */
+function finishesSignIn(url: string, home: string): boolean {
+  const path = url.split("?")[0]!;
+  return (
+    path.startsWith(`${home}/sign-in/second-factor`) ||
+    path.startsWith(`${home}/account/two-factor`) ||
+    path === `${home}/sign-out` ||
+    path.startsWith(`${home}/assets/`)
+  );
 }
 
 /** Every change, once its form is read: the session's CSRF token and a same-origin request (403). */

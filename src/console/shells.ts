@@ -1,10 +1,10 @@
 // The page shell of a signed-in user: the nav, the CSRF token for its forms, and who is signed in.
 import type { FastifyRequest } from "fastify";
 import { findPartner } from "../partners/list-partners.ts";
+import { csrfToken } from "../people/sessions.ts";
 import type { AppContext } from "../shared/context.ts";
 import type { Shell } from "./layout.ts";
 import { partnerOf, sessionOf } from "./request.ts";
-import { csrfToken } from "./sessions.ts";
 
 export async function partnerShell(
   request: FastifyRequest,
@@ -18,7 +18,7 @@ export async function partnerShell(
     current,
     signed_in: {
       csrf: csrfToken(session.session_id),
-      who: partner?.name ?? "",
+      who: `${partner?.name ?? ""} · ${session.email} (${session.role})`,
       sandbox: ctx.config.app_env === "sandbox",
     },
   };
@@ -30,7 +30,7 @@ export function operatorShell(request: FastifyRequest, ctx: AppContext, current:
     current,
     signed_in: {
       csrf: csrfToken(sessionOf(request).session_id),
-      who: "Operator",
+      who: `Operator · ${sessionOf(request).email} (${sessionOf(request).role})`,
       sandbox: ctx.config.app_env === "sandbox",
     },
   };

@@ -256,9 +256,9 @@ export type Database = {
   console_sessions: {
     session_hash: Buffer;
     kind: "partner" | "operator";
+    user_id: string;
     partner_id: string | null;
-    key_id: string | null;
-    operator_token_hash: Buffer | null;
+    stage: Generated<"signed_in" | "second_factor" | "enrol_second_factor">;
     created_at: Timestamp;
     last_seen_at: Timestamp;
     expires_at: Date;

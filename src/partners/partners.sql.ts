@@ -94,3 +94,20 @@ export async function activeKeyPartner(db: Executor, key_id: string): Promise<st
     select partner_id from api_keys where key_id = ${key_id} and revoked_at is null`.execute(db);
   return result.rows[0]?.partner_id ?? null;
 }
+
+/** Whether an owner requires a second factor of every person of the team (migration 0023). */
+export async function selectRequireTwoFactor(db: Executor, partner_id: string): Promise<boolean> {
+  const result = await sql<{ require_two_factor: boolean }>`
+    select require_two_factor from partners where partner_id = ${partner_id}`.execute(db);
+  return result.rows[0]?.require_two_factor ?? false;
+}
+
+export async function updateRequireTwoFactor(
+  db: Executor,
+  partner_id: string,
+  required: boolean,
+): Promise<void> {
+  await sql`update partners set require_two_factor = ${required} where partner_id = ${partner_id}`.execute(
+    db,
+  );
+}

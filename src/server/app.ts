@@ -125,9 +125,9 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     carrier: budgets.carrier_callback_token,
     smdp: budgets.es2plus_callback_token,
   });
-  // The web console's sign-in has budgets of its own, one for partners' keys (checked like the API
-  // checks them) and one for the operator's token. A partner's pages spend its session's API key's
-  // budget, the same bucket as /v1 with that key.
+  // The web console's sign-in has budgets of its own per client address, one for partners' people
+  // and one for the operator's (a password refused keeps its token). A partner's pages spend one
+  // bucket of the partner's, shared by its people's sessions, as each of its API keys has one.
   const signIn = budgets.console_sign_in;
   const operatorSignIn = budgets.console_operator_sign_in;
   await consoleRoutes(
@@ -135,9 +135,9 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     ctx,
     {
       attempt: (ip, area, work) =>
-        area === "partner" ? signIn.verifyKey(ip, work) : operatorSignIn.guardToken(ip, work),
+        area === "partner" ? signIn.guardToken(ip, work) : operatorSignIn.guardToken(ip, work),
     },
-    (key_id) => void keyLimiter.take(key_id),
+    (bucket) => void keyLimiter.take(bucket),
   );
   return { app, authenticator, metrics, keyLimiter };
 }
@@ -220,6 +220,7 @@ function closeConnectionsAsTheyIdle(app: App): void {
 /** What every response shares: problem+json errors, security headers, the OpenAPI document, one log line. */
 async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   app.decorateRequest("partner", null);
+  app.decorateRequest("actor", null);
   app.decorateRequest("wantsBodyBytes", false);
   app.decorateRequest("bodyBytes", null);
   // Only JSON bodies: Fastify's default text/plain parser would let a string reach schema validation.

@@ -12,12 +12,16 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
+import type { Actor } from "./actor.ts";
+
 export type AuthenticatedPartner = { partner_id: string; key_id: string };
 
 declare module "fastify" {
   interface FastifyRequest {
     /** Set by the authentication hook on every /v1 route; null elsewhere. */
     partner: AuthenticatedPartner | null;
+    /** Who is making this request, for the audit log: set by the API key, ADMIN_TOKEN and console session hooks. */
+    actor: Actor | null;
     /** Set on a route that answers from bytes (endpoint.ts): the JSON parser hands the body over unparsed. */
     wantsBodyBytes: boolean;
     /** The exact JSON body, on a route that answers from bytes (endpoint.ts): null elsewhere. */

@@ -1,0 +1,77 @@
+// Passwords (issue 31): at least 12 characters, not a commonly used one, stored with scrypt.
+//
+// scrypt from node:crypto is memory-hard; its cost is OWASP's Password Storage Cheat Sheet scrypt
+// line "N=2^15, r=8, p=3" (32 MiB per hash). The stored form names its parameters
+// (`scrypt$15$8$3$salt$hash`), so a later cost verifies old hashes and rehashes at the next sign-in.
+//
+// "Commonly used" is judged by zxcvbn-ts (a maintained port of Dropbox's zxcvbn) with its
+// common-password dictionary (49k ranked passwords) and keyboard graphs: a password scoring under 3
+// ("safely unguessable" begins at 3) is refused, which catches `password1234` and `qwertyuiop12`
+// as well as the list itself. The person's own email and name count as guessable words.
+import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
+import { zxcvbn, zxcvbnOptions } from "@zxcvbn-ts/core";
+import * as common from "@zxcvbn-ts/language-common";
+
+export const MIN_PASSWORD_LENGTH = 12;
+/** Long enough for any passphrase, short enough that hashing it costs what any other does. */
+export const MAX_PASSWORD_LENGTH = 200;
+
+const LOG2_N = 15;
+const R = 8;
+const P = 3;
+const KEY_LENGTH = 32;
+const SALT_BYTES = 16;
+
+zxcvbnOptions.setOptions({ dictionary: { ...common.dictionary }, graphs: common.adjacencyGraphs });
+
+function derive(password: string, salt: Buffer, log2_n: number, r: number, p: number): Promise<Buffer> {
+  const N = 2 ** log2_n;
+  // maxmem above 128 * N * r (the default, 32 MiB, is exactly that and refused as too small).
+  const maxmem = 256 * N * r + 1024 * 1024;
+  return new Promise((resolve, reject) =>
+    scrypt(password.normalize("NFC"), salt, KEY_LENGTH, { N, r, p, maxmem }, (error, key) =>
+      error ? reject(error) : resolve(key),
+    ),
+  );
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(SALT_BYTES);
+  const key = await derive(password, salt, LOG2_N, R, P);
+  return `scrypt$${LOG2_N}$${R}$${P}$${salt.toString("base64url")}$${key.toString("base64url")}`;
+}
+
+/** A hash to compare against when no user matched, so an unknown email costs what a known one does. */
+let decoy: Promise<string> | null = null;
+export function decoyHash(): Promise<string> {
+  decoy ??= hashPassword(randomBytes(18).toString("base64url"));
+  return decoy;
+}
+
+/** Whether the password matches the stored hash; false for any hash this code did not write. */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const parts = stored.split("$");
+  if (parts.length !== 6 || parts[0] !== "scrypt") return false;
+  const [log2_n, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
+  if (![log2_n, r, p].every((n) => Number.isInteger(n) && n > 0 && n < 32)) return false;
+  if (password.length > MAX_PASSWORD_LENGTH) return false;
+  const salt = Buffer.from(parts[4]!, "base64url");
+  const expected = Buffer.from(parts[5]!, "base64url");
+  const key = await derive(password, salt, log2_n, r, p);
+  return key.length === expected.length && timingSafeEqual(key, expected);
+}
+
+/** Why a new password is refused, in words for the person choosing it; null when it is acceptable. */
+export function passwordProblem(password: string, personal: string[] = []): string | null {
+  if ([...password].length < MIN_PASSWORD_LENGTH)
+    return `Choose a password of at least ${MIN_PASSWORD_LENGTH} characters.`;
+  if (password.length > MAX_PASSWORD_LENGTH)
+    return `Choose a password of at most ${MAX_PASSWORD_LENGTH} characters.`;
+  const words = personal
+    .flatMap((w) => w.toLowerCase().split(/[^\p{L}\p{N}]+/u))
+    .filter((w) => w.length >= 3);
+  const result = zxcvbn(password, words);
+  if (result.score < 3)
+    return "That password is commonly used or easy to guess. Choose a longer or less predictable one, such as a few unrelated words.";
+  return null;
+}

@@ -1,0 +1,105 @@
+// SQL of people (migration 0023): users, their one-time links and failed sign-ins.
+import { sql } from "kysely";
+import type { Executor } from "../db/executor.ts";
+import type { Realm } from "./roles.ts";
+
+export type UserRow = {
+  user_id: string;
+  realm: Realm;
+  partner_id: string | null;
+  email: string;
+  name: string;
+  role: string;
+  status: "invited" | "active" | "disabled";
+  password_hash: string | null;
+  totp_secret_sealed: Buffer | null;
+  totp_last_step: string | null;
+  created_at: Date;
+  last_sign_in_at: Date | null;
+  /** Whether the person holds a passkey (read with the row: the sign-in needs it). */
+  has_passkey: boolean;
+};
+
+const USER_COLUMNS = sql`
+  u.user_id, u.realm, u.partner_id, u.email, u.name, u.role, u.status, u.password_hash,
+  u.totp_secret_sealed, u.totp_last_step, u.created_at, u.last_sign_in_at,
+  exists (select 1 from passkeys k where k.user_id = u.user_id) as has_passkey`;
+
+export async function insertUser(
+  db: Executor,
+  row: {
+    user_id: string;
+    realm: Realm;
+    partner_id: string | null;
+    email: string;
+    name: string;
+    role: string;
+  },
+): Promise<UserRow | null> {
+  const result = await sql<UserRow>`
+    with inserted as (
+      insert into users (user_id, realm, partner_id, email, name, role)
+      values (${row.user_id}, ${row.realm}, ${row.partner_id}, ${row.email}, ${row.name}, ${row.role})
+      on conflict (realm, lower(email)) do nothing
+      returning *)
+    select ${USER_COLUMNS} from inserted u`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+export async function selectUserByEmail(db: Executor, realm: Realm, email: string): Promise<UserRow | null> {
+  const result = await sql<UserRow>`
+    select ${USER_COLUMNS} from users u where u.realm = ${realm} and lower(u.email) = lower(${email})`.execute(
+    db,
+  );
+  return result.rows[0] ?? null;
+}
+
+export async function selectUser(db: Executor, user_id: string, lock = false): Promise<UserRow | null> {
+  const result = await sql<UserRow>`
+    select ${USER_COLUMNS} from users u where u.user_id = ${user_id}
+    ${lock ? sql`for update of u` : sql``}`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+export async function markSignedIn(db: Executor, user_id: string): Promise<void> {
+  await sql`update users set last_sign_in_at = now() where user_id = ${user_id}`.execute(db);
+}
+
+export async function setPasswordHash(db: Executor, user_id: string, password_hash: string): Promise<void> {
+  await sql`update users set password_hash = ${password_hash} where user_id = ${user_id}`.execute(db);
+}
+
+/** Failures of `subject` in the window, and when the oldest of them leaves it. */
+export async function countFailures(
+  db: Executor,
+  subjects: string[],
+  window_minutes: number,
+): Promise<Array<{ subject: string; failures: number; oldest: Date | null }>> {
+  const result = await sql<{ subject: string; failures: number; oldest: Date | null }>`
+    select s.subject, count(f.failed_at)::int as failures, min(f.failed_at) as oldest
+    from unnest(${subjects}::text[]) as s (subject)
+    left join sign_in_failures f
+      on f.subject = s.subject and f.failed_at > now() - make_interval(mins => ${window_minutes})
+    group by s.subject`.execute(db);
+  return result.rows;
+}
+
+export async function insertFailures(db: Executor, subjects: string[]): Promise<void> {
+  await sql`insert into sign_in_failures (subject) select unnest(${subjects}::text[])`.execute(db);
+}
+
+/** Removes up to `limit` failures older than the window (run at each sign-in: no timer needed). */
+export async function deleteOldFailures(db: Executor, window_minutes: number, limit: number): Promise<void> {
+  await sql`
+    delete from sign_in_failures where ctid in (
+      select ctid from sign_in_failures
+      where failed_at <= now() - make_interval(mins => ${window_minutes}) limit ${limit})`.execute(db);
+}
+
+/** An invited person chooses a password: active from now on. False when not (or no longer) invited. */
+export async function activateUser(db: Executor, user_id: string, password_hash: string): Promise<boolean> {
+  const result = await sql`
+    update users set password_hash = ${password_hash}, status = 'active'
+    where user_id = ${user_id} and status = 'invited'`.execute(db);
+  return Number(result.numAffectedRows ?? 0n) === 1;
+}

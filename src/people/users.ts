@@ -1,0 +1,76 @@
+// People's records, for the other domains and the console: read a person, add one. Their SQL is
+// users.sql.ts; who may do what is roles.ts.
+import type { Executor } from "../db/executor.ts";
+import { newId } from "../shared/ids.ts";
+import { hashPassword } from "./passwords.ts";
+import { isRole, type Realm } from "./roles.ts";
+import { activateUser, insertUser, selectUser, selectUserByEmail, type UserRow } from "./users.sql.ts";
+
+export type { UserRow };
+
+/** What a page or an API answer shows of a person: never a hash or a secret. */
+export type User = {
+  user_id: string;
+  email: string;
+  name: string;
+  role: string;
+  status: "invited" | "active" | "disabled";
+  created_at: string;
+  last_sign_in_at: string | null;
+  two_factor: "none" | "totp" | "passkey";
+};
+
+export function renderUser(row: UserRow): User {
+  return {
+    user_id: row.user_id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+    last_sign_in_at: row.last_sign_in_at?.toISOString() ?? null,
+    two_factor: row.has_passkey ? "passkey" : row.totp_secret_sealed !== null ? "totp" : "none",
+  };
+}
+
+export function findUser(db: Executor, user_id: string): Promise<UserRow | null> {
+  return selectUser(db, user_id);
+}
+
+export function findUserByEmail(db: Executor, realm: Realm, email: string): Promise<UserRow | null> {
+  return selectUserByEmail(db, realm, email.trim());
+}
+
+/**
+ * A new person, `invited` (no password yet): null when the realm already has someone with that
+ * email (compared case-insensitively). The role must be one of the realm's.
+ */
+export async function addUser(
+  db: Executor,
+  input: { realm: Realm; partner_id: string | null; email: string; name?: string; role: string },
+): Promise<UserRow | null> {
+  if (!isRole(input.realm, input.role)) throw new Error(`role ${input.role} is not a ${input.realm} role`);
+  if ((input.realm === "partner") !== (input.partner_id !== null))
+    throw new Error("a partner user names its partner; an operator user none");
+  return insertUser(db, {
+    user_id: newId("user"),
+    realm: input.realm,
+    partner_id: input.partner_id,
+    email: input.email.trim(),
+    name: (input.name ?? "").trim(),
+    role: input.role,
+  });
+}
+
+/**
+ * An invited person becomes active with this password (already checked by passwordProblem, or a
+ * hash made once for many, as tests do). False when the person is no longer `invited`.
+ */
+export async function activateWithPassword(
+  db: Executor,
+  user_id: string,
+  password: { plain: string } | { hash: string },
+): Promise<boolean> {
+  const hash = "hash" in password ? password.hash : await hashPassword(password.plain);
+  return activateUser(db, user_id, hash);
+}
