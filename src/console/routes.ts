@@ -1,8 +1,8 @@
 // The web console under /console (issue 17): server-rendered pages, plain HTML forms, no script.
 // Beside the API on the top floor: every page calls the same use cases as the API routes and the
 // CLI, and a change made here is exactly as exactly-once as through the API (the top-up form
-// carries an Idempotency-Key, a credit its reference). Two areas: the partner's (/console, signed in
-// with an API key) and the operator's (/console/admin, signed in with ADMIN_TOKEN).
+// carries an Idempotency-Key, a credit its reference). Two areas: the partner's (/console) and the
+// operator's (/console/admin), each signed in to by its own people (issue 31).
 import { readFileSync } from "node:fs";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { csrfToken, csrfTokenMatches, findSession, type SessionKind } from "../people/sessions.ts";
