@@ -11,7 +11,7 @@ import { type Html, html } from "./html.ts";
 import { issuedKey, keysTable } from "./keys-table.ts";
 import { csrfField, notice, page } from "./layout.ts";
 import type { ConsolePages } from "./pages.ts";
-import { partnerOf, queryValue, seeOther, sessionOf } from "./request.ts";
+import { partnerOf, queryValue, seeOther } from "./request.ts";
 import { partnerShell } from "./shells.ts";
 
 async function keysPage(request: FastifyRequest, ctx: AppContext, top: Html): Promise<string> {

@@ -5,6 +5,7 @@
 // operator's (/console/admin), each signed in to by its own people (issue 31).
 import { readFileSync } from "node:fs";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { warmDecoy } from "../people/passwords.ts";
 import { csrfToken, csrfTokenMatches, findSession, type SessionKind } from "../people/sessions.ts";
 import type { AppContext } from "../shared/context.ts";
 import {
@@ -166,11 +167,12 @@ function requireSession(ctx: AppContext, kind: SessionKind, budget: KeyBudget) {
 /** The pages a session that owes a second factor may open: giving it, enrolling one, signing out. */
 function finishesSignIn(url: string, home: string): boolean {
   const path = url.split("?")[0]!;
+  const under = (prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
   return (
-    path.startsWith(`${home}/sign-in/second-factor`) ||
-    path.startsWith(`${home}/account/two-factor`) ||
+    under(`${home}/sign-in/second-factor`) ||
+    under(`${home}/account/two-factor`) ||
     path === `${home}/sign-out` ||
-    path.startsWith(`${home}/assets/`)
+    under(`${home}/assets`)
   );
 }
 
@@ -233,6 +235,7 @@ export async function consoleRoutes(
   failures: SignInFailures,
   budget: KeyBudget,
 ): Promise<void> {
+  warmDecoy();
   await app.register(
     async (scope) => {
       scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, parseForm);

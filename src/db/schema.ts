@@ -306,7 +306,7 @@ export type Database = {
     updated_at: Timestamp;
   };
   sso_domains: { domain: string; partner_id: string };
-  sign_in_failures: { subject: string; failed_at: Timestamp };
+  sign_in_failures: { failure_id: Generated<string>; subject: string; failed_at: Timestamp };
   /** The audit log (migration 0023): one row per change, in the transaction that made it. */
   audit_log: {
     audit_seq: Generated<string>;
