@@ -1,0 +1,60 @@
+// What the authentication hook enforces of a key beyond its being valid (issue 31): a read-only
+// key writes nothing (403 insufficient_scope) and a key with an allowlist is refused from any
+// other address (403 ip_not_allowed). Built once per key when it is looked up and kept in the
+// per-key cache beside its partner, so a cached request pays no query and no allocation for it;
+// a key with neither restriction carries none (null) and pays one comparison.
+import { BlockList } from "node:net";
+import type { KeyScope } from "../partners/key-access.ts";
+import { ApiError } from "../shared/errors.ts";
+
+export type KeyRestrictions = {
+  read_only: boolean;
+  /** The allowlist as a BlockList (node:net: subnet matching, IPv4-mapped IPv6 included); null: any address. */
+  allowed: BlockList | null;
+};
+
+/** Null when the key may do anything from anywhere: the common case costs nothing per request. */
+export function keyRestrictions(scope: KeyScope, allowed_ips: readonly string[]): KeyRestrictions | null {
+  const read_only = scope === "read_only";
+  if (!read_only && allowed_ips.length === 0) return null;
+  return { read_only, allowed: allowed_ips.length === 0 ? null : blockListOf(allowed_ips) };
+}
+
+function blockListOf(allowed_ips: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const cidr of allowed_ips) {
+    // As PostgreSQL writes a cidr: always "address/prefix".
+    const [address = "", prefix = ""] = cidr.split("/");
+    list.addSubnet(address, Number(prefix), address.includes(":") ? "ipv6" : "ipv4");
+  }
+  return list;
+}
+
+export type KeyRefusal = "ip_not_allowed" | "insufficient_scope";
+
+/**
+ * Why this request may not use the key, or null. The address first: a stranger holding a stolen
+ * key learns nothing about it (not even its scope). `ip` is request.ip, TRUSTED_PROXIES applied;
+ * an IPv4 client on an IPv6 listener (`::ffff:a.b.c.d`) matches the IPv4 CIDRs (BlockList does).
+ */
+export function keyRefusal(restrictions: KeyRestrictions, method: string, ip: string): KeyRefusal | null {
+  if (restrictions.allowed !== null && !restrictions.allowed.check(ip, ip.includes(":") ? "ipv6" : "ipv4")) {
+    return "ip_not_allowed";
+  }
+  if (restrictions.read_only && method !== "GET" && method !== "HEAD" && method !== "OPTIONS") {
+    return "insufficient_scope";
+  }
+  return null;
+}
+
+export function keyRefusalError(refusal: KeyRefusal, ip: string): ApiError {
+  return refusal === "ip_not_allowed"
+    ? new ApiError(
+        "ip_not_allowed",
+        `This API key may not be used from ${ip}: its allowed_ips do not include this address.`,
+      )
+    : new ApiError(
+        "insufficient_scope",
+        "This API key is read_only: it may only read (GET). Nothing was changed; use a full key to write.",
+      );
+}
