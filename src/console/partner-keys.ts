@@ -4,14 +4,15 @@ import type { FastifyRequest } from "fastify";
 import { issueApiKey } from "../partners/issue-api-key.ts";
 import { partnerKeys } from "../partners/list-partners.ts";
 import { revokeApiKey } from "../partners/revoke-api-key.ts";
+import { type Actor, apiKeyActor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { type Html, html } from "./html.ts";
-import { issuedKey, keysTable } from "./keys-table.ts";
-import { csrfField, notice, page } from "./layout.ts";
+import { issuedKey, issueKeyForm, keyAccessFromForm, keysTable } from "./keys-table.ts";
+import { notice, page } from "./layout.ts";
 import type { ConsolePages } from "./pages.ts";
-import { partnerOf, queryValue, seeOther, sessionOf } from "./request.ts";
+import { formOf, partnerOf, queryValue, seeOther, sessionOf } from "./request.ts";
 import { partnerShell } from "./shells.ts";
 
 async function keysPage(request: FastifyRequest, ctx: AppContext, top: Html): Promise<string> {
@@ -22,8 +23,19 @@ async function keysPage(request: FastifyRequest, ctx: AppContext, top: Html): Pr
   const body = html`${top}
     <p>Rotate a key by issuing a new one, switching your systems to it, then revoking the old one.</p>
     ${keysTable(keys, (key_id) => `/console/keys/${key_id}/revoke`, csrf, sessionOf(request).key_id)}
-    <form method="post" action="/console/keys" class="actions">${csrfField(csrf)}<button type="submit">Issue a new key</button></form>`;
+    <h2>Issue a key</h2>
+    ${issueKeyForm("/console/keys", csrf)}`;
   return page("API keys", shell, body);
+}
+
+/**
+ * Who the audit log says acted: for now the key the session signed in with (issue 31's people
+ * work replaces it with the signed-in user).
+ */
+function sessionActor(request: FastifyRequest): Actor {
+  const { key_id } = sessionOf(request);
+  if (key_id === null) throw new ApiError("internal_error", "partner page without a key session");
+  return apiKeyActor(key_id, request.ip);
 }
 
 export const partnerKeyPages: ConsolePages = (scope, ctx) => {
@@ -35,7 +47,13 @@ export const partnerKeyPages: ConsolePages = (scope, ctx) => {
   });
   // The new key is in this response only (no redirect to a page that could show it again).
   scope.post("/keys", async (request, reply) => {
-    const issued = await issueApiKey(ctx.db, { partner_id: partnerOf(request), app_env: ctx.config.app_env });
+    // For now the actor is the session's key; people's sign-in will name the signed-in user here.
+    const issued = await issueApiKey(ctx.db, {
+      partner_id: partnerOf(request),
+      app_env: ctx.config.app_env,
+      actor: sessionActor(request),
+      options: keyAccessFromForm(formOf(request)),
+    });
     return reply
       .type("text/html; charset=utf-8")
       .send(await keysPage(request, ctx, issuedKey(issued.api_key, issued.key_id)));
@@ -45,7 +63,7 @@ export const partnerKeyPages: ConsolePages = (scope, ctx) => {
     const own = await partnerKeys(ctx.db, partnerOf(request));
     if (!own.some((k) => k.key_id === key_id))
       throw new ApiError("api_key_not_found", `No API key ${key_id} of yours.`);
-    await revokeApiKey(ctx.db, key_id);
+    await revokeApiKey(ctx.db, key_id, sessionActor(request));
     return seeOther(
       reply,
       key_id === sessionOf(request).key_id ? "/console/sign-in?ended=1" : "/console/keys?revoked=1",
