@@ -409,3 +409,34 @@ test("the CLI issues with --name, --scope and repeated --allow-ip, refuses bad v
   assert.notEqual(refused.code, 0);
   assert.match(refused.stdout + refused.stderr, /10\.0\.0\.0\/8/);
 });
+
+test("a read-only key, or a key from outside its allowed IPs, cannot sign in to the console (whose forms write); a full key can", async () => {
+  const partner = await app.createPartner("Console keys");
+  const signIn = (api_key: string, remoteAddress = "127.0.0.1") =>
+    app.app.inject({
+      method: "POST",
+      url: "/console/sign-in",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      payload: new URLSearchParams({ secret: api_key }).toString(),
+      remoteAddress,
+    });
+  const sessions = async () =>
+    (
+      await sql<{ n: number }>`
+        select count(*)::int as n from console_sessions where partner_id = ${partner.partner_id}`.execute(
+        app.db,
+      )
+    ).rows[0]!.n;
+  const reader = await issueKey(app, partner.partner_id, { scope: "read_only" });
+  const office = await issueKey(app, partner.partner_id, { allowed_ips: ["192.0.2.0/24"] });
+  const refusedReader = await signIn(reader.api_key);
+  assert.equal(refusedReader.statusCode, 403);
+  assert.match(refusedReader.body, /read_only/);
+  const refusedElsewhere = await signIn(office.api_key, "203.0.113.5");
+  assert.equal(refusedElsewhere.statusCode, 403);
+  assert.match(refusedElsewhere.body, /may not be used from 203\.0\.113\.5/);
+  assert.equal(await sessions(), 0, "no session was started");
+  assert.equal((await signIn(office.api_key, "192.0.2.9")).statusCode, 303, "from an allowed address");
+  assert.equal((await signIn(partner.api_key)).statusCode, 303);
+  assert.equal(await sessions(), 2);
+});

@@ -8,6 +8,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import { findApiKey, keyIsActive } from "../partners/api-key-lookup.ts";
 import { hashApiKey, keyEnvironment } from "../partners/api-keys.ts";
+import { keyRefusal, keyRefusalError, keyRestrictions } from "../partners/key-restrictions.ts";
 import { ApiError } from "../shared/errors.ts";
 import {
   deleteDeadSessions,
@@ -68,11 +69,17 @@ async function startSession(
   return { session_id, kind: owner.kind, partner_id: owner.partner_id, key_id: owner.key_id };
 }
 
-/** A partner signs in with one of its API keys: the same checks as the API's (format, environment, revoked). */
+/**
+ * A partner signs in with one of its API keys: the same checks as the API's (format, environment,
+ * revoked, and the key's restrictions). The console's forms change things, so signing in is judged
+ * as a write from `ip`: a read-only key, or a key from outside its allowed IPs, gets no session
+ * (else it would issue itself a full key). People's sign-in (issue 31) retires this.
+ */
 export async function signInPartner(
   db: Kysely<Database>,
   config: Config,
   api_key: string,
+  ip: string,
 ): Promise<ConsoleSession> {
   const key = api_key.trim();
   const env = key.length <= MAX_SECRET_LENGTH ? keyEnvironment(key) : null;
@@ -85,6 +92,9 @@ export async function signInPartner(
   }
   const record = await findApiKey(db, hashApiKey(key));
   if (!record || record.revoked) throw new ApiError("unauthorized", "The API key is unknown or revoked.");
+  const restrictions = keyRestrictions(record.scope, record.allowed_ips);
+  const refusal = restrictions === null ? null : keyRefusal(restrictions, "POST", ip);
+  if (refusal !== null) throw keyRefusalError(refusal, ip);
   return startSession(db, config, {
     kind: "partner",
     partner_id: record.partner_id,

@@ -59,10 +59,10 @@ function sendHtml(reply: FastifyReply, status: number, body: string): FastifyRep
   return reply.code(status).type("text/html; charset=utf-8").send(body);
 }
 
-async function signIn(ctx: AppContext, area: Area, secret: string): Promise<ConsoleSession> {
+async function signIn(ctx: AppContext, area: Area, secret: string, ip: string): Promise<ConsoleSession> {
   return area === "operator"
     ? signInOperator(ctx.db, ctx.config, secret)
-    : signInPartner(ctx.db, ctx.config, secret);
+    : signInPartner(ctx.db, ctx.config, secret, ip);
 }
 
 function postSignIn(ctx: AppContext, area: Area, failures: SignInFailures) {
@@ -71,7 +71,7 @@ function postSignIn(ctx: AppContext, area: Area, failures: SignInFailures) {
       return sendHtml(reply, 403, signInForm(area, "Sign in from this console's own page."));
     const secret = formOf(request).secret ?? "";
     try {
-      const session = await failures.attempt(request.ip, area, () => signIn(ctx, area, secret));
+      const session = await failures.attempt(request.ip, area, () => signIn(ctx, area, secret, request.ip));
       const max_age_s = ctx.config.console_session_hours * 3600;
       setSessionCookie(request, reply, ctx.config.app_env, {
         kind: area,
@@ -80,8 +80,9 @@ function postSignIn(ctx: AppContext, area: Area, failures: SignInFailures) {
       });
       return seeOther(reply, SIGN_IN[area].home);
     } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 401) throw error;
-      return sendHtml(reply, 401, signInForm(area, error.message));
+      // 401: not a key (or token); 403: a key that may not sign in (read-only, or from elsewhere).
+      if (!(error instanceof ApiError) || (error.status !== 401 && error.status !== 403)) throw error;
+      return sendHtml(reply, error.status, signInForm(area, error.message));
     }
   };
 }

@@ -15,10 +15,15 @@ import type { AppEnv } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import { findApiKey, recordKeysUsed } from "../partners/api-key-lookup.ts";
 import { apiKeySlot, hashApiKey, keyEnvironment } from "../partners/api-keys.ts";
+import {
+  type KeyRestrictions,
+  keyRefusal,
+  keyRefusalError,
+  keyRestrictions,
+} from "../partners/key-restrictions.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { AuthenticatedPartner } from "../shared/http-types.ts";
 import type { FailureBudget } from "./failure-budget.ts";
-import { type KeyRestrictions, keyRefusal, keyRefusalError, keyRestrictions } from "./key-restrictions.ts";
 
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX_ENTRIES = 10_000;

@@ -1,11 +1,12 @@
-// What the authentication hook enforces of a key beyond its being valid (issue 31): a read-only
+// What authentication enforces of a key beyond its being valid (issue 31), in the API's hook
+// (server/auth.ts) and at the console's sign-in with a key (console/sessions.ts): a read-only
 // key writes nothing (403 insufficient_scope) and a key with an allowlist is refused from any
 // other address (403 ip_not_allowed). Built once per key when it is looked up and kept in the
 // per-key cache beside its partner, so a cached request pays no query and no allocation for it;
 // a key with neither restriction carries none (null) and pays one comparison.
 import { BlockList } from "node:net";
-import type { KeyScope } from "../partners/key-access.ts";
 import { ApiError } from "../shared/errors.ts";
+import type { KeyScope } from "./key-access.ts";
 
 export type KeyRestrictions = {
   read_only: boolean;
