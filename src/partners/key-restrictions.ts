@@ -49,10 +49,12 @@ export function keyRefusal(restrictions: KeyRestrictions, method: string, ip: st
 }
 
 export function keyRefusalError(refusal: KeyRefusal, ip: string): ApiError {
+  // The address as seen (an address, or whatever a trusted proxy forwarded): shown, never long.
+  const seen = ip.slice(0, 64);
   return refusal === "ip_not_allowed"
     ? new ApiError(
         "ip_not_allowed",
-        `This API key may not be used from ${ip}: its allowed_ips do not include this address.`,
+        `This API key may not be used from ${seen}: its allowed_ips do not include this address.`,
       )
     : new ApiError(
         "insufficient_scope",
