@@ -2,8 +2,10 @@
 // (server/auth.ts) and at the console's sign-in with a key (console/sessions.ts): a read-only
 // key writes nothing (403 insufficient_scope) and a key with an allowlist is refused from any
 // other address (403 ip_not_allowed). Built once per key when it is looked up and kept in the
-// per-key cache beside its partner, so a cached request pays no query and no allocation for it;
-// a key with neither restriction carries none (null) and pays one comparison.
+// per-key cache beside its partner, so a cached request pays no query for them. A key with
+// neither restriction carries none (null) and pays one comparison; a read-only key's check is a
+// string comparison; an allowlisted key's is one BlockList.check (which makes a SocketAddress of
+// the request's address: a small allocation, on those keys' requests only).
 import { BlockList } from "node:net";
 import { ApiError } from "../shared/errors.ts";
 import type { KeyScope } from "./key-access.ts";
