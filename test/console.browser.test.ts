@@ -252,6 +252,17 @@ test("the partner issues a key (shown once) and revokes it: the API refuses it a
     200,
     "the first key works",
   );
+  // Audited once, in the name of the session's key (until people's sign-in names the user).
+  const { rows } = await world.database.pool.query<{ actor_type: string; actor_id: string }>(
+    `select a.actor_type, a.actor_id from audit_log a
+     where a.action = 'api_key.revoked' and a.partner_id = $1`,
+    [partner.partner_id],
+  );
+  const first = await world.database.pool.query<{ key_id: string }>(
+    "select key_id from api_keys where partner_id = $1 order by created_at limit 1",
+    [partner.partner_id],
+  );
+  assert.deepEqual(rows, [{ actor_type: "api_key", actor_id: first.rows[0]!.key_id }]);
 });
 
 test("the keys forms issue a named, read-only, allowlisted key, the tables show it, and each issue is audited with its actor", async () => {
