@@ -55,6 +55,7 @@ async function seed(base: string) {
   expectStatus(
     await request(base, "POST", `/admin/partners/${partner.partner_id}/api-keys`, {
       headers: bearer(ADMIN_TOKEN),
+      body: { name: "Reporting", scope: "read_only", allowed_ips: ["203.0.113.0/24", "2001:db8::/48"] },
     }),
     201,
     "second key",

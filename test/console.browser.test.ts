@@ -252,6 +252,73 @@ test("the partner issues a key (shown once) and revokes it: the API refuses it a
     200,
     "the first key works",
   );
+  // Audited once, in the name of the person signed in.
+  const { rows } = await world.database.pool.query<{
+    actor_type: string;
+    actor_id: string;
+    actor_email: string;
+  }>(
+    `select a.actor_type, a.actor_id, a.actor_email from audit_log a
+     where a.action = 'api_key.revoked' and a.partner_id = $1`,
+    [partner.partner_id],
+  );
+  assert.deepEqual(rows, [{ actor_type: "user", actor_id: owner.user_id, actor_email: owner.email }]);
+});
+
+test("the keys forms issue a named, read-only, allowlisted key, the tables show it, and each issue is audited with its actor", async () => {
+  const page = partnerPage;
+  await page.goto(`${base}/console/keys`);
+  await page.getByLabel("Name", { exact: true }).fill("Reporting");
+  await page.getByLabel("Scope").selectOption("read_only");
+  await page.getByLabel("Allowed IPs").fill("127.0.0.1/32\n::1/128");
+  await page.getByRole("button", { name: "Issue a new key" }).click();
+  const api_key = (await page.getByLabel("The new API key").textContent())?.trim() ?? "";
+  assert.match(api_key, /^sand_/);
+  const row = (await page.locator("tr", { hasText: "Reporting" }).textContent()) ?? "";
+  assert.match(row, /read only/);
+  assert.match(row, /127\.0\.0\.1\/32, ::1\/128/);
+  // This test's requests come from loopback: the key reads, and its writes are refused.
+  assert.equal((await call(base, "GET", "/v1/profile/wallet", { key: api_key })).status, 200);
+  const write = await call(base, "POST", "/v1/orders/cart", {
+    key: api_key,
+    body: { package_id: "fr-1gb-7d" },
+  });
+  assert.equal(write.status, 403);
+  assert.equal(write.body.code, "insufficient_scope");
+  // A CIDR with host bits set is refused with the network to write instead, and issues nothing.
+  await page.goto(`${base}/console/keys`);
+  const keysBefore = await page.locator("tbody tr").count();
+  await page.getByLabel("Allowed IPs").fill("10.0.0.1/8");
+  await page.getByRole("button", { name: "Issue a new key" }).click();
+  await page.getByText(/write the network 10\.0\.0\.0\/8/).waitFor();
+  await page.goto(`${base}/console/keys`);
+  assert.equal(await page.locator("tbody tr").count(), keysBefore);
+
+  const operatorContext = await browser.newContext({ viewport: DESKTOP });
+  const admin = await signIn(operatorContext, operatorAdmin);
+  await admin.goto(`${base}/console/admin/partners/${partner.partner_id}`);
+  await admin.getByLabel("Name", { exact: true }).fill("Operator issued");
+  await admin.getByLabel("Allowed IPs").fill("192.0.2.0/24");
+  await admin.getByRole("button", { name: "Issue a new key" }).click();
+  const operatorKey = (await admin.getByLabel("The new API key").textContent())?.trim() ?? "";
+  const operatorRow = (await admin.locator("tr", { hasText: "Operator issued" }).textContent()) ?? "";
+  assert.match(operatorRow, /full/);
+  assert.match(operatorRow, /192\.0\.2\.0\/24/);
+  const outside = await call(base, "GET", "/v1/profile/wallet", { key: operatorKey });
+  assert.equal(outside.status, 403, "loopback is outside 192.0.2.0/24");
+  assert.equal(outside.body.code, "ip_not_allowed");
+  await operatorContext.close();
+
+  const { rows } = await world.database.pool.query<{ actor_type: string; actor_id: string; name: string }>(
+    `select actor_type, actor_id, details->>'name' as name from audit_log
+     where action = 'api_key.created' and partner_id = $1 and details->>'name' <> '' order by audit_seq`,
+    [partner.partner_id],
+  );
+  // Each in the name of the person signed in: the partner's owner, then the operator's admin.
+  assert.deepEqual(rows, [
+    { actor_type: "user", actor_id: owner.user_id, name: "Reporting" },
+    { actor_type: "user", actor_id: operatorAdmin.user_id, name: "Operator issued" },
+  ]);
 });
 
 test("in the sandbox the simulate buttons install the eSIM and use data, as a carrier would signal", async () => {

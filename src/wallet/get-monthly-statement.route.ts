@@ -69,7 +69,13 @@ export const getMonthlyStatementRoute = endpoint({
     params: Type.Object({ month: MonthParam }),
     response: {
       ...responses,
-      ...errorResponses("invalid_request", "unauthorized", "wrong_environment", "statement_too_large"),
+      ...errorResponses(
+        "invalid_request",
+        "unauthorized",
+        "wrong_environment",
+        "ip_not_allowed",
+        "statement_too_large",
+      ),
     },
   },
   handler: (ctx) => async (request, reply) =>

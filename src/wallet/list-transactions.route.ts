@@ -46,7 +46,7 @@ export const listTransactionsRoute = endpoint({
           "text/csv": { schema: Type.String() },
         },
       },
-      ...errorResponses("unauthorized", "wrong_environment", "statement_too_large"),
+      ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed", "statement_too_large"),
     },
   },
   handler: (ctx) => async (request, reply) => {
