@@ -5,6 +5,7 @@
 // with an API key) and the operator's (/console/admin, signed in with ADMIN_TOKEN).
 import { readFileSync } from "node:fs";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { adminTokenActor, apiKeyActor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import {
   databaseBusy,
@@ -156,7 +157,11 @@ function requireSession(ctx: AppContext, kind: SessionKind, budget: KeyBudget) {
     rememberSession(request, session);
     if (session.partner_id !== null && session.key_id !== null) {
       request.partner = { partner_id: session.partner_id, key_id: session.key_id };
+      request.actor = apiKeyActor(session.key_id, request.ip);
       budget(session.key_id);
+    } else if (kind === "operator") {
+      // Until operator users sign in (issue 31), the operator console is the ADMIN_TOKEN's.
+      request.actor = adminTokenActor(request.ip);
     }
   };
 }

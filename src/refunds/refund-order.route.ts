@@ -5,6 +5,7 @@ import { Type } from "typebox";
 import { Order } from "../orders/render-order.ts";
 import { JSON_TYPE, PROBLEM_TYPE } from "../orders/stored-outcome.ts";
 import { endpoint } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY, Problem } from "../shared/schemas.ts";
 import type { StoredOutcome } from "../topups/idempotency.ts";
 import {
@@ -123,7 +124,14 @@ export const refundOrderRoute = endpoint({
             ...requestFingerprints(request.method, path, target, target),
             request_id: String(request.id),
           };
-    const answer = await refundOrder(ctx, request.partner!.partner_id, orderID, claim, String(request.id));
+    const answer = await refundOrder(
+      ctx,
+      request.partner!.partner_id,
+      orderID,
+      claim,
+      String(request.id),
+      actorOf(request),
+    );
     return sendAnswer(reply, answer);
   },
 });

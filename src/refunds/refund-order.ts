@@ -14,6 +14,7 @@ import { refundableState } from "../esims/cancel-for-refund.ts";
 import type { OrderRow } from "../orders/order.ts";
 import { lockOrderForRefund, markOrderRefundRequested } from "../orders/refunded-order.ts";
 import { inProgress, RETRY_AFTER_S } from "../orders/submit-order.ts";
+import type { Actor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
 import { ApiError } from "../shared/errors.ts";
@@ -57,6 +58,7 @@ async function startOnOrder(
   trx: Transaction<Database>,
   order: OrderRow,
   key: NewKey | null,
+  actor: Actor,
 ): Promise<Start> {
   const ttl_hours = ctx.config.idempotency_ttl_hours;
   const link = async () => {
@@ -86,7 +88,7 @@ async function startOnOrder(
     return { kind: "answer", answer: { ...answer, replayed: false } };
   }
   await checkRefundBudget(trx, order.partner_id, ctx.config.refunds_per_partner_per_hour);
-  const lease = await insertRefundIntent(trx, order, refundLeaseMs(ctx), holderOf(ctx.liveness));
+  const lease = await insertRefundIntent(trx, order, refundLeaseMs(ctx), holderOf(ctx.liveness), actor);
   // The Order says a refund is under way from now on, however long it waits (finish-refund.ts).
   await markOrderRefundRequested(trx, order.order_id);
   await link();
@@ -98,6 +100,7 @@ async function start(
   partner_id: string,
   order_id: string,
   claim: IdempotencyClaim | null,
+  actor: Actor,
 ): Promise<Start> {
   const key: (NewKey & IdempotencyClaim) | null =
     claim === null
@@ -113,7 +116,7 @@ async function start(
     }
     const order = await lockOrderForRefund(trx, order_id, partner_id);
     if (!order) throw orderNotFound();
-    return startOnOrder(ctx, trx, order, key);
+    return startOnOrder(ctx, trx, order, key, actor);
   });
 }
 
@@ -169,8 +172,10 @@ export async function refundOrder(
   order_id: string,
   claim: IdempotencyClaim | null,
   request_id: string,
+  actor: Actor,
 ): Promise<StoredOutcome> {
-  const started = await start(ctx, partner_id, order_id, claim);
+  // The actor is kept on the refund intent: the credit, whoever drives it, is audited as theirs.
+  const started = await start(ctx, partner_id, order_id, claim, actor);
   if (started.kind === "answer") return started.answer;
   if (started.kind === "running") {
     const key = { partner_id, idempotency_key: claim!.idempotency_key };

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
+import { type Actor, SYSTEM_ACTOR } from "../shared/actor.ts";
 import { holderGone } from "../shared/liveness.ts";
 
 export type RefundRow = {
@@ -41,14 +42,33 @@ export async function insertRefundIntent(
   order: { order_id: string; partner_id: string },
   lease_ms: number,
   lease_holder: string | null,
+  requested_by: Actor,
 ): Promise<RefundLease> {
   const lease_token = newLeaseToken();
   await sql`
-    insert into order_refunds (order_id, partner_id, state, lease_until, lease_token, lease_holder)
-    values (${order.order_id}, ${order.partner_id}, 'refunding', ${lease(lease_ms)}, ${lease_token}, ${lease_holder})`.execute(
+    insert into order_refunds (order_id, partner_id, state, lease_until, lease_token, lease_holder,
+                               requested_by_type, requested_by_id, requested_by_email, requested_by_ip)
+    values (${order.order_id}, ${order.partner_id}, 'refunding', ${lease(lease_ms)}, ${lease_token}, ${lease_holder},
+            ${requested_by.type}, ${requested_by.id}, ${requested_by.email ?? null}, ${requested_by.ip})`.execute(
     trx,
   );
   return { ...order, lease_token };
+}
+
+/** Who asked for the order's refund (the intent's), for its audit entry; the system's when unknown. */
+export async function refundRequester(trx: Transaction<Database>, order_id: string): Promise<Actor> {
+  const result = await sql<{
+    type: Actor["type"] | null;
+    id: string | null;
+    email: string | null;
+    ip: string | null;
+  }>`
+    select requested_by_type as type, requested_by_id as id, requested_by_email as email,
+           requested_by_ip as ip
+    from order_refunds where order_id = ${order_id}`.execute(trx);
+  const row = result.rows[0];
+  if (row === undefined || row.type === null) return SYSTEM_ACTOR;
+  return { type: row.type, id: row.id, email: row.email, ip: row.ip };
 }
 
 /**

@@ -24,6 +24,7 @@ import { pendingOrderIds, pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
 import { refundAdminRoutes, refundRoutes } from "../refunds/routes.ts";
+import { adminTokenActor, apiKeyActor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App, AuthenticatedPartner } from "../shared/http-types.ts";
@@ -220,6 +221,7 @@ function closeConnectionsAsTheyIdle(app: App): void {
 /** What every response shares: problem+json errors, security headers, the OpenAPI document, one log line. */
 async function registerConventions(app: App, metrics: Metrics): Promise<void> {
   app.decorateRequest("partner", null);
+  app.decorateRequest("actor", null);
   app.decorateRequest("wantsBodyBytes", false);
   app.decorateRequest("bodyBytes", null);
   // Only JSON bodies: Fastify's default text/plain parser would let a string reach schema validation.
@@ -297,6 +299,7 @@ function admit(
   limiter: RateLimiter,
 ): void {
   request.partner = partner;
+  request.actor = apiKeyActor(partner.key_id, request.ip);
   const decision = limiter.take(partner.key_id);
   reply.header("ratelimit-limit", String(decision.limit));
   reply.header("ratelimit-remaining", String(decision.remaining));
@@ -316,6 +319,8 @@ async function registerAdminApi(app: App, ctx: AppContext, failures: FailureBudg
           );
         }
         requireToken(request, ctx.config.admin_token, failures, "ADMIN_TOKEN");
+        // The contract: the operator token's calls are audited as {type: operator, id: admin_token}.
+        request.actor = adminTokenActor(request.ip);
       });
       for (const routes of ADMIN_ROUTES) await routes(admin as App, ctx);
     },
