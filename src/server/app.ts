@@ -12,6 +12,7 @@ import Fastify, {
   LogController,
 } from "fastify";
 import { sql } from "kysely";
+import { auditAdminRoutes, auditRoutes } from "../audit/routes.ts";
 import { inventoryLevels } from "../carrier/es2plus/inventory-alerts.ts";
 import { heldCancelCount } from "../carrier/es2plus/settle-cancel.ts";
 import { cartRoutes } from "../carts/routes.ts";
@@ -81,6 +82,7 @@ const PARTNER_ROUTES: DomainRoutes[] = [
   esimSignalRoutes,
   webhookRoutes,
   eventRoutes,
+  auditRoutes,
 ];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
@@ -89,6 +91,7 @@ const ADMIN_ROUTES: DomainRoutes[] = [
   walletAdminRoutes,
   catalogAdminRoutes,
   refundAdminRoutes,
+  auditAdminRoutes,
 ];
 
 export type BuiltApp = {
