@@ -251,7 +251,7 @@ export type Database = {
     last_error: string | null;
     created_at: Timestamp;
     refunded_at: Date | null;
-    /** Who asked for the refund, for its audit entry (migration 0024); null before it. */
+    /** Who asked for the refund, for its audit entry (migration 0027); null before it. */
     requested_by_type: "user" | "api_key" | "operator" | "system" | null;
     requested_by_id: string | null;
     requested_by_email: string | null;

@@ -1,4 +1,5 @@
--- The audit log's reads and the refund's actor (issue 31).
+-- The audit log's reads and the refund's actor (issue 31). Numbered 0027: 0024-0026 are taken by
+-- the people branches (user sessions, WebAuthn challenges, SSO attempts).
 --
 -- 1. GET /v1/audit-log and GET /admin/audit-log filter by action, newest first (audit_seq
 --    descending). 0023's (partner_id, audit_seq) serves a partner's log unfiltered and the primary
