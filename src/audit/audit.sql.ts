@@ -88,12 +88,14 @@ export async function pageOfAuditEntries(db: Executor, query: AuditQuery): Promi
 
 /**
  * Deletes up to `batch` entries created before `before`, oldest first, through the created_at
- * index; returns how many. The caller repeats while a batch comes back full.
+ * index; returns how many. The caller repeats while a batch comes back full. `= any(array(…))`, not
+ * `in (…)`: the ids are found first and deleted through the primary key, where `in` let the
+ * planner hash-join against a scan of the whole log.
  */
 export async function deleteAuditEntriesBefore(db: Executor, before: Date, batch: number): Promise<number> {
   const result = await sql`
-    delete from audit_log where audit_seq in (
+    delete from audit_log where audit_seq = any(array(
       select audit_seq from audit_log where created_at < ${before}
-      order by created_at limit ${batch})`.execute(db);
+      order by created_at limit ${batch}))`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
