@@ -369,6 +369,18 @@ test("the console's audit log pages list the entries, filtered and paged, on bot
   assert.match(text, /admin_token/);
   assert.match(text, /class="table-wrap"/, "the table scrolls on a phone");
 
+  // A change made in the partner's console is audited as the session's key.
+  const made = await fetch(`${base}/console/webhooks`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { cookie: own, "content-type": "application/x-www-form-urlencoded", origin: base },
+    body: new URLSearchParams({ _csrf: csrfOf(text), url: "http://127.0.0.1:9/console" }).toString(),
+  });
+  assert.equal(made.status, 200, (await made.text()).slice(0, 300));
+  const hook = one(await partnerLog(partner.api_key), "webhook_endpoint.created");
+  assert.deepEqual(hook.actor, { type: "api_key", id: partner.key_id });
+  assert.equal(hook.details.url, "http://127.0.0.1:9/console");
+
   const ops = await signIn("operator", ADMIN_TOKEN);
   const filtered = await fetch(
     `${base}/console/admin/audit-log?partner_id=${partner.partner_id}&action=wallet.credited`,
