@@ -166,6 +166,40 @@ test("a refund is one order.refunded entry as the key that asked, however often 
   assert.deepEqual(entry.details, { amount: { amount_minor: order.total.amount_minor, currency: "USD" } });
 });
 
+test("the operator's refund, past the partner's window, is one order.refunded entry as operator/admin_token with its reason", async () => {
+  const partner = await app.createPartner("Audit Operator Refund Travel", 100_00);
+  const order = await purchase(base, partner.api_key);
+  // Past REFUND_WINDOW_DAYS: the partner may no longer refund it; the operator may.
+  await sql`update orders set created_at = now() - interval '90 days' where order_id = ${order.orderID}`.execute(
+    app.db,
+  );
+  const own = await request(base, "POST", `/v1/orders/${order.orderID}/refund`, {
+    key: partner.api_key,
+    body: {},
+  });
+  assert.equal(own.status, 409);
+  assert.equal(own.body.reason, "window_passed");
+  const url = `/admin/orders/${order.orderID}/refund`;
+  const first = await request(base, "POST", url, { headers: admin, body: { reason: "ticket 4711" } });
+  assert.equal(first.status, 200, JSON.stringify(first.body));
+  assert.equal(first.body.status, "refunded");
+  const again = await request(base, "POST", url, { headers: admin, body: { reason: "ticket 4711" } });
+  assert.equal(again.status, 200);
+  const entry = one(
+    await partnerLog(partner.api_key, "action=order.refunded"),
+    "order.refunded",
+    order.orderID,
+  );
+  assert.deepEqual(entry.actor, OPERATOR);
+  assert.equal(entry.details.reason, "ticket 4711");
+  const unknown = await request(base, "POST", "/admin/orders/ord_AAAAAAAAAAAAAAAAAAAAAA/refund", {
+    headers: admin,
+    body: { reason: "x" },
+  });
+  assert.equal(unknown.status, 404);
+  assert.equal(unknown.body.code, "order_not_found");
+});
+
 test("the CLI's credit is one entry as operator/cli with no address; its replay none", async () => {
   const partner = await app.createPartner("Audit CLI Travel", 0);
   const env = { DATABASE_URL: database.url, APP_ENV: "sandbox", CURRENCY: "USD" };

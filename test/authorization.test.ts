@@ -664,6 +664,20 @@ const ADMIN_ROWS: AdminRow[] = [
     disabled: NOT_FOUND,
   },
   {
+    // An unknown order: the owner's order stays completed for the other rows (audit.log.test.ts refunds one).
+    operation: "POST /admin/orders/{orderID}/refund",
+    request: async () => ({
+      method: "POST",
+      url: "/admin/orders/ord_AAAAAAAAAAAAAAAAAAAAAA/refund",
+      payload: { reason: "matrix" },
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 404, code: "order_not_found" },
+    disabled: NOT_FOUND,
+  },
+  {
     // No refund of this order is held (orders.es2plus.processes.test.ts settles held ones).
     operation: "POST /admin/orders/{orderID}/refund/settle",
     request: async () => ({

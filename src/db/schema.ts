@@ -256,6 +256,7 @@ export type Database = {
     requested_by_id: string | null;
     requested_by_email: string | null;
     requested_by_ip: string | null;
+    requested_reason: string | null;
   };
   email_deliveries: { order_id: string; message_id: string; recipient: string; delivered_at: Timestamp };
   console_sessions: {

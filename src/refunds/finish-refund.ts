@@ -82,7 +82,7 @@ async function creditOrder(
   trx: Transaction<Database>,
   order: OrderRow,
   ttl_hours: number,
-  audit: { actor: Actor; refund_of: string | null },
+  audit: { actor: Actor; reason: string | null; refund_of: string | null },
 ): Promise<Answer> {
   const credited = await refundToWallet(trx, order.partner_id, order);
   // The refund transfer and the status move in one transaction: a completed order has none yet.
@@ -104,6 +104,7 @@ async function creditOrder(
     target: { type: "order", id: order.order_id },
     details: {
       amount: { amount_minor: order.total_minor, currency: order.currency },
+      ...(audit.reason === null ? {} : { reason: audit.reason }),
       ...(audit.refund_of === null ? {} : { with_refund_of: audit.refund_of }),
     },
   });
@@ -123,11 +124,11 @@ export async function finishRefund(ctx: AppContext, order_id: string): Promise<A
       return { answer: await refundedAnswer(trx, order, ttl_hours), iccid: null };
     const orders = await cancelForRefund(trx, order);
     if (orders === null) return null;
-    const actor = await refundRequester(trx, order.order_id);
+    const requested = await refundRequester(trx, order.order_id);
     const answers: Answer[] = [];
     for (const each of orders) {
       const refund_of = each.order_id === order.order_id ? null : order.order_id;
-      answers.push(await creditOrder(trx, each, ttl_hours, { actor, refund_of }));
+      answers.push(await creditOrder(trx, each, ttl_hours, { ...requested, refund_of }));
     }
     return { answer: answers[0]!, iccid: order.iccid };
   });

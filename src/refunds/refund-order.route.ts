@@ -63,7 +63,7 @@ export const RefundProblem = Type.Object(
 );
 
 /** The answer's bytes as they are (stored on a key too): the status says which content type they are. */
-function sendAnswer(reply: FastifyReply, answer: StoredOutcome): FastifyReply {
+export function sendAnswer(reply: FastifyReply, answer: StoredOutcome): FastifyReply {
   if (answer.replayed) reply.header("idempotent-replayed", "true");
   return reply
     .code(answer.status)
@@ -124,14 +124,11 @@ export const refundOrderRoute = endpoint({
             ...requestFingerprints(request.method, path, target, target),
             request_id: String(request.id),
           };
-    const answer = await refundOrder(
-      ctx,
-      request.partner!.partner_id,
-      orderID,
-      claim,
-      String(request.id),
-      actorOf(request),
-    );
+    const answer = await refundOrder(ctx, request.partner!.partner_id, orderID, claim, String(request.id), {
+      actor: actorOf(request),
+      reason: null,
+      window_applies: true,
+    });
     return sendAnswer(reply, answer);
   },
 });

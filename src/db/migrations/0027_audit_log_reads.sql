@@ -16,4 +16,6 @@ alter table order_refunds
   add column requested_by_type text check (requested_by_type in ('user', 'api_key', 'operator', 'system')),
   add column requested_by_id text,
   add column requested_by_email text,
-  add column requested_by_ip text;
+  add column requested_by_ip text,
+  -- The operator's reason (POST /admin/orders/{orderID}/refund); null for a partner's refund.
+  add column requested_reason text check (length(requested_reason) <= 500);
