@@ -37,7 +37,7 @@ function filtersOf(request: FastifyRequest, with_partner: boolean): AuditFilters
 function actorCell(entry: AuditRecord["entry"]): Html {
   const { type, id, email } = entry.actor;
   const who = email ?? id ?? "the service";
-  return html`<span class="who">${type === "api_key" ? "API key" : type}</span> <span class="mono">${who}</span>`;
+  return html`<span class="hint">${type === "api_key" ? "API key" : type}</span> <span class="mono">${who}</span>`;
 }
 
 function details(entry: AuditRecord["entry"]): string {
