@@ -151,11 +151,13 @@ async function main(): Promise<void> {
       { name: "api-keys", url: "/console/keys", area: "partner" },
       { name: "webhooks", url: "/console/webhooks", area: "partner" },
       { name: "webhook", url: `/console/webhooks/${endpoint_id}`, area: "partner" },
+      { name: "audit-log", url: "/console/audit-log", area: "partner" },
       { name: "admin-partners", url: "/console/admin", area: "operator" },
       { name: "admin-partner", url: `/console/admin/partners/${partner.partner_id}`, area: "operator" },
       { name: "admin-pending-orders", url: "/console/admin/orders?older_than_minutes=0", area: "operator" },
       { name: "admin-catalog", url: "/console/admin/catalog", area: "operator" },
       { name: "admin-ledger", url: "/console/admin/ledger", area: "operator" },
+      { name: "admin-audit-log", url: "/console/admin/audit-log", area: "operator" },
     ];
     const contexts = {
       none: await browser.newContext({ deviceScaleFactor: 1 }),

@@ -73,6 +73,11 @@ export type Config = {
   idempotency_ttl_hours: number;
   /** A completed order can be refunded this many days after its purchase (contract "Order additions"). */
   refund_window_days: number;
+  /**
+   * Audit log entries older than this are purged hourly (issue 31: "kept at least one year"); 365
+   * or more, refused below at start-up.
+   */
+  audit_retention_days: number;
   /** How often each worker sweeps refunds whose driver died or whose carrier did not answer. */
   refund_sweep_interval_ms: number;
   /** Refunds one partner may start per rolling hour; past it 429 `rate_limited` (refund-budget.ts). */
@@ -184,6 +189,23 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     return fallback;
   }
   return value;
+}
+
+/** The contract keeps the audit log at least a year: a shorter retention is a mistake, said plainly. */
+export const MIN_AUDIT_RETENTION_DAYS = 365;
+const DEFAULT_AUDIT_RETENTION_DAYS = 400;
+
+function auditRetentionDays(env: Env): number {
+  const raw = text(env, "AUDIT_RETENTION_DAYS");
+  if (raw !== null && /^\d+$/.test(raw) && Number(raw) < MIN_AUDIT_RETENTION_DAYS) {
+    report(
+      env,
+      "AUDIT_RETENTION_DAYS",
+      `the audit log is kept at least a year: expected ${MIN_AUDIT_RETENTION_DAYS} days or more, got ${raw}`,
+    );
+    return DEFAULT_AUDIT_RETENTION_DAYS;
+  }
+  return integer(env, "AUDIT_RETENTION_DAYS", DEFAULT_AUDIT_RETENTION_DAYS, MIN_AUDIT_RETENTION_DAYS, 36_500);
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -368,6 +390,7 @@ function readLimits(env: Env) {
     cart_ttl_minutes: integer(env, "CART_TTL_MINUTES", 30, 1, 24 * 60),
     idempotency_ttl_hours: integer(env, "IDEMPOTENCY_TTL_HOURS", 24, 24, 24 * 30),
     refund_window_days: integer(env, "REFUND_WINDOW_DAYS", 30, 0, 3650),
+    audit_retention_days: auditRetentionDays(env),
     refund_sweep_interval_ms: integer(env, "REFUND_SWEEP_INTERVAL_MS", 2_000, 100, 600_000),
     refunds_per_partner_per_hour: integer(env, "REFUNDS_PER_PARTNER_PER_HOUR", 30, 1, 100_000),
     profile_inventory_low_threshold: integer(env, "PROFILE_INVENTORY_LOW_THRESHOLD", 100, 0, 10_000_000),

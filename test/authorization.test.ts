@@ -232,6 +232,10 @@ const WEBHOOK_ROWS: PartnerRow[] = [
     { method: "GET", url: `/v1/events/${ownerHook.event_id}` },
     "event_not_found",
   ),
+  // The owner's endpoint was created with its key: an entry of the owner's log, never the intruder's.
+  ownRow("GET /v1/audit-log", { method: "GET", url: "/v1/audit-log?limit=100" }, 200, (body) =>
+    assert.ok(!JSON.stringify(body).includes(ownerHook.endpoint_id), "none of the owner's entries"),
+  ),
 ];
 
 const PARTNER_ROWS: PartnerRow[] = [
@@ -643,6 +647,15 @@ const NOT_FOUND: Expected = { status: 404, code: "not_found" };
 
 const ADMIN_ROWS: AdminRow[] = [
   {
+    operation: "GET /admin/audit-log",
+    request: async () => ({ method: "GET", url: `/admin/audit-log?partner_id=${owner.partner_id}` }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 200 },
+    disabled: NOT_FOUND,
+  },
+  {
     operation: "GET /admin/partners/{partner_id}/pricing",
     request: async () => ({ method: "GET", url: `/admin/partners/${owner.partner_id}/pricing` }),
     no_token: UNAUTHORIZED,
@@ -720,6 +733,20 @@ const ADMIN_ROWS: AdminRow[] = [
     wrong_token: UNAUTHORIZED,
     partner_key: UNAUTHORIZED,
     right_token: { status: 200 },
+    disabled: NOT_FOUND,
+  },
+  {
+    // An unknown order: the owner's order stays completed for the other rows (audit.log.test.ts refunds one).
+    operation: "POST /admin/orders/{orderID}/refund",
+    request: async () => ({
+      method: "POST",
+      url: "/admin/orders/ord_AAAAAAAAAAAAAAAAAAAAAA/refund",
+      payload: { reason: "matrix" },
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 404, code: "order_not_found" },
     disabled: NOT_FOUND,
   },
   {

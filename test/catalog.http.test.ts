@@ -3,6 +3,7 @@ import { test } from "node:test";
 import { importCatalog } from "../src/catalog/import-catalog.ts";
 import { listDestinationPackages } from "../src/catalog/list-destination-packages.ts";
 import { seedDefaultCatalogIfEmpty } from "../src/catalog/seed-catalog.ts";
+import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { createTestApp, type TestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
 
@@ -68,7 +69,10 @@ test("after an import the ETag changes and the old one no longer revalidates", a
       headers: { ...own.auth(ownPartner.api_key), ...extra },
     });
   const before = await request();
-  await importCatalog(own.ctx.pool, "test/fixtures/catalog-sample.csv", { currency: "USD" });
+  await importCatalog(own.ctx.pool, "test/fixtures/catalog-sample.csv", {
+    currency: "USD",
+    actor: CLI_ACTOR,
+  });
   const after = await request({ "if-none-match": String(before.headers.etag) });
   assert.equal(after.statusCode, 200);
   assert.notEqual(after.headers.etag, before.headers.etag);

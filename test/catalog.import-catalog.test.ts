@@ -12,6 +12,7 @@ import {
   MAX_CATALOG_ROWS,
 } from "../src/catalog/import-catalog.ts";
 import { seedDefaultCatalogIfEmpty } from "../src/catalog/seed-catalog.ts";
+import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { createTestDatabase } from "./support/db.ts";
 
 const SAMPLE_CSV = "test/fixtures/catalog-sample.csv";
@@ -61,7 +62,7 @@ async function insertCart(pool: Pool, package_id: string): Promise<string> {
 
 test("importing the sample CSV reports each bad row with its line and reason", async () => {
   const { pool } = await seededDatabase();
-  const report = await importCatalogFile(pool, SAMPLE_CSV, { currency: "USD" });
+  const report = await importCatalogFile(pool, SAMPLE_CSV, { currency: "USD", actor: CLI_ACTOR });
   const reasons = new Map(report.rejected.map((r) => [r.line, r.reason]));
   assert.equal(report.rejected_total, 9);
   assert.match(reasons.get(8)!, /unknown destination codes: ZZ/);
@@ -81,7 +82,7 @@ test("importing the sample CSV reports each bad row with its line and reason", a
 
 test("an import replaces prices, fields and destinations, and adds new packages", async () => {
   const { pool } = await seededDatabase();
-  await importCatalog(pool, SAMPLE_CSV, { currency: "USD" });
+  await importCatalog(pool, SAMPLE_CSV, { currency: "USD", actor: CLI_ACTOR });
 
   const fr = await packageRow(pool, "fr-1gb-7d");
   assert.equal(fr.wholesale_minor, 300);
@@ -100,7 +101,7 @@ test("a package absent from the file is retired, and the cart referencing it sti
   const cart_key = await insertCart(pool, "fr-20gb-30d");
   const activeBefore = (await pool.query("select package_id from packages where active")).rowCount!;
 
-  const report = await importCatalog(pool, SAMPLE_CSV, { currency: "USD" });
+  const report = await importCatalog(pool, SAMPLE_CSV, { currency: "USD", actor: CLI_ACTOR });
 
   const retired = await packageRow(pool, "fr-20gb-30d");
   assert.equal(retired.active, false);
@@ -120,12 +121,12 @@ test("a package absent from the file is retired, and the cart referencing it sti
 
 test("importing the same file twice changes nothing the second time and keeps the version", async () => {
   const { pool } = await seededDatabase();
-  const first = await importCatalog(pool, SAMPLE_CSV, { currency: "USD" });
+  const first = await importCatalog(pool, SAMPLE_CSV, { currency: "USD", actor: CLI_ACTOR });
   const version = await catalogVersion(pool);
   assert.equal(first.version, version);
   const before = await packageRow(pool, "fr-1gb-7d");
 
-  const second = await importCatalog(pool, SAMPLE_CSV, { currency: "USD" });
+  const second = await importCatalog(pool, SAMPLE_CSV, { currency: "USD", actor: CLI_ACTOR });
 
   assert.equal(second.imported, 0);
   assert.equal(second.updated, 0);
@@ -147,7 +148,7 @@ test("an import bumps the catalog version and notifies catalog_changed with it, 
     await listener.query("listen catalog_changed");
     const before = await catalogVersion(pool);
 
-    const report = await importCatalog(pool, SAMPLE_CSV, { currency: "USD" });
+    const report = await importCatalog(pool, SAMPLE_CSV, { currency: "USD", actor: CLI_ACTOR });
 
     assert.equal(report.version, before + 1);
     assert.equal(await catalogVersion(pool), before + 1);
@@ -164,6 +165,7 @@ test("a JSON file imports too: arrays or strings of codes, numbers as strings, b
   const progress: Array<[number, number]> = [];
   const report = await importCatalog(pool, SAMPLE_JSON, {
     currency: "USD",
+    actor: CLI_ACTOR,
     onProgress: (done, total) => progress.push([done, total]),
   });
   assert.equal(report.imported, 1);
@@ -182,7 +184,7 @@ test("a JSON file imports too: arrays or strings of codes, numbers as strings, b
 
 test("a retired package named again in a later import is active again", async () => {
   const { pool } = await seededDatabase();
-  await importCatalog(pool, SAMPLE_CSV, { currency: "USD" });
+  await importCatalog(pool, SAMPLE_CSV, { currency: "USD", actor: CLI_ACTOR });
   assert.equal((await packageRow(pool, "fr-20gb-30d")).active, false);
   const row: CatalogImportRow = {
     package_id: "fr-20gb-30d",
@@ -194,7 +196,7 @@ test("a retired package named again in a later import is active again", async ()
     wholesale_minor: 3400,
     retail_minor: 4760,
   };
-  const report = await importCatalog(pool, [row], { currency: "USD" });
+  const report = await importCatalog(pool, [row], { currency: "USD", actor: CLI_ACTOR });
   assert.equal(report.updated, 1);
   assert.equal((await packageRow(pool, "fr-20gb-30d")).active, true);
 });
@@ -208,7 +210,7 @@ test("a file without one valid row changes nothing rather than retiring the whol
     "package_id,external_package_id,name,destination_codes,data_mb,validity_days,wholesale_minor,retail_minor\n" +
       "x-1,X-1,Bad,QQ,1,1,1,1\n",
   );
-  const report = await importCatalog(pool, file, { currency: "USD" });
+  const report = await importCatalog(pool, file, { currency: "USD", actor: CLI_ACTOR });
   assert.equal(report.rejected_total, 1);
   assert.equal(report.retired, 0);
   assert.equal(await catalogVersion(pool), version);
@@ -223,7 +225,7 @@ test("a file with an unknown column is refused as a whole, before anything is wr
     file,
     "package_id,external_package_id,name,destination_codes,data_mb,validity_days,wholesale,retail_minor\n",
   );
-  await assert.rejects(importCatalog(pool, file, { currency: "USD" }), (error: Error) => {
+  await assert.rejects(importCatalog(pool, file, { currency: "USD", actor: CLI_ACTOR }), (error: Error) => {
     assert.ok(error instanceof CatalogFileError);
     assert.match(error.message, /unknown columns: wholesale/);
     return true;
@@ -233,16 +235,19 @@ test("a file with an unknown column is refused as a whole, before anything is wr
 test("files and row lists over the limits are refused", async () => {
   const { pool } = await seededDatabase();
   const tooMany = Array.from({ length: MAX_CATALOG_ROWS + 1 }, () => ({}) as CatalogImportRow);
-  await assert.rejects(importCatalog(pool, tooMany, { currency: "USD" }), CatalogFileError);
+  await assert.rejects(importCatalog(pool, tooMany, { currency: "USD", actor: CLI_ACTOR }), CatalogFileError);
   const json = path.join(scratch, "too-many.json");
   await writeFile(json, JSON.stringify(tooMany));
-  await assert.rejects(importCatalog(pool, json, { currency: "USD" }), /at most 100000/);
+  await assert.rejects(importCatalog(pool, json, { currency: "USD", actor: CLI_ACTOR }), /at most 100000/);
   const big = path.join(scratch, "big.csv");
   await writeFile(big, Buffer.alloc(20 * 1024 * 1024 + 1, 0x41));
-  await assert.rejects(importCatalog(pool, big, { currency: "USD" }), /larger than 20971520 bytes/);
+  await assert.rejects(
+    importCatalog(pool, big, { currency: "USD", actor: CLI_ACTOR }),
+    /larger than 20971520 bytes/,
+  );
   const broken = path.join(scratch, "broken.json");
   await writeFile(broken, "[{");
-  await assert.rejects(importCatalog(pool, broken, { currency: "USD" }), /not valid JSON/);
+  await assert.rejects(importCatalog(pool, broken, { currency: "USD", actor: CLI_ACTOR }), /not valid JSON/);
 });
 
 test("an import does not wait on an open purchase of a package it leaves unchanged", async () => {
@@ -257,7 +262,10 @@ test("an import does not wait on an open purchase of a package it leaves unchang
        values ('cart_lock_test', 'ptr_lock_test', 'fr-3gb-15d', 'CARRIER-FR-3GB-15D', 15, 800, 'USD', now() + interval '30 minutes')`,
     );
     const timeout = new Promise<"waited">((resolve) => setTimeout(() => resolve("waited"), 5_000).unref());
-    const outcome = await Promise.race([importCatalog(pool, SAMPLE_CSV, { currency: "USD" }), timeout]);
+    const outcome = await Promise.race([
+      importCatalog(pool, SAMPLE_CSV, { currency: "USD", actor: CLI_ACTOR }),
+      timeout,
+    ]);
     assert.notEqual(outcome, "waited");
   } finally {
     await purchase.query("rollback");
@@ -268,13 +276,13 @@ test("an import does not wait on an open purchase of a package it leaves unchang
 test("an import into a database that was never seeded brings the destinations it needs", async () => {
   // Production does not seed the default catalog: its first catalog is the operator's import.
   const { pool } = await createTestDatabase();
-  const report = await importCatalog(pool, SAMPLE_CSV, { currency: "USD" });
+  const report = await importCatalog(pool, SAMPLE_CSV, { currency: "USD", actor: CLI_ACTOR });
   // Seven: nl-1gb-7d's external id is nobody's here, unlike in a seeded catalog.
   assert.equal(report.imported, 7);
   assert.equal(report.retired, 0);
   assert.equal(report.version, 2);
   const destinations = await pool.query("select name from destinations where destination_code = 'DE'");
   assert.deepEqual(destinations.rows, [{ name: "Germany" }]);
-  const again = await importCatalog(pool, SAMPLE_CSV, { currency: "USD" });
+  const again = await importCatalog(pool, SAMPLE_CSV, { currency: "USD", actor: CLI_ACTOR });
   assert.equal(again.version, null, "destinations already there: nothing changed");
 });

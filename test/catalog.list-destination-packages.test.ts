@@ -11,6 +11,7 @@ import {
 } from "../src/catalog/list-destination-packages.ts";
 import { LIST_PRICES } from "../src/catalog/price-list.ts";
 import { seedDefaultCatalogIfEmpty } from "../src/catalog/seed-catalog.ts";
+import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { ApiError } from "../src/shared/errors.ts";
 import { createTestDatabase } from "./support/db.ts";
 
@@ -95,7 +96,7 @@ test("codes are case-insensitive; malformed ones are invalid_request, unknown on
 
 test("retired packages are not offered", async () => {
   const { pool } = await seeded();
-  await importCatalog(pool, "test/fixtures/catalog-sample.csv", { currency: "USD" });
+  await importCatalog(pool, "test/fixtures/catalog-sample.csv", { currency: "USD", actor: CLI_ACTOR });
   const fr = await listDestinationPackages(pool, "FR");
   assert.deepEqual(
     fr.data.map((p) => p.package_id),
@@ -115,7 +116,7 @@ test("an import in this process replaces the cached body and its ETag at once", 
   const { pool } = await seeded();
   const before = await destinationPackagesBody(pool, "FR");
   const untouched = await destinationPackagesBody(pool, "JP");
-  await importCatalog(pool, "test/fixtures/catalog-sample.csv", { currency: "USD" });
+  await importCatalog(pool, "test/fixtures/catalog-sample.csv", { currency: "USD", actor: CLI_ACTOR });
   const after = await destinationPackagesBody(pool, "FR");
   assert.notEqual(after.etag, before.etag);
   assert.equal(JSON.parse(after.body.toString()).data[0].wholesale_price.amount_minor, 300);

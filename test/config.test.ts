@@ -27,6 +27,8 @@ test("a bad value stops start-up with a message naming the variable", () => {
     [{ RATE_LIMIT_PER_SECOND: "0" }, /^RATE_LIMIT_PER_SECOND: /],
     [{ RATE_LIMIT_PER_SECOND: "10", RATE_LIMIT_BURST: "5" }, /^RATE_LIMIT_BURST: /],
     [{ IDEMPOTENCY_TTL_HOURS: "1" }, /^IDEMPOTENCY_TTL_HOURS: /],
+    [{ AUDIT_RETENTION_DAYS: "30" }, /^AUDIT_RETENTION_DAYS: the audit log is kept at least a year/],
+    [{ AUDIT_RETENTION_DAYS: "a year" }, /^AUDIT_RETENTION_DAYS: expected a whole number/],
     [{ WORKER_CONCURRENCY: "11", DB_POOL_MAX: "20" }, /^WORKER_CONCURRENCY: /],
     [{ PENDING_GIVE_UP_HOURS: "0" }, /^PENDING_GIVE_UP_HOURS: /],
     [{ PENDING_GIVE_UP_HOURS: "721" }, /^PENDING_GIVE_UP_HOURS: /],

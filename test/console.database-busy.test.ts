@@ -4,10 +4,12 @@
 // went wrong" (src/shared/database-busy.ts; the API's side is http.cancelled-statement.test.ts).
 // Real HTTP on a real port; the page's statement is held by a lock the test takes, then cancelled
 // as statement_timeout would, without waiting 15 s.
+
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import pg from "pg";
 import { createPool } from "../src/db/pool.ts";
+import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { creditWallet } from "../src/wallet/credit-wallet.ts";
 import { createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
@@ -32,7 +34,11 @@ async function signIn(partner: { partner_id: string }): Promise<string> {
 
 test("a console page whose statement is cancelled is 503 with Retry-After, not 500; the reload is served", async () => {
   const partner = await app.createPartner("Console Busy Travel", 0);
-  await creditWallet(app.db, { partner_id: partner.partner_id, amount_minor: 500, reference: "first" });
+  await creditWallet(
+    app.db,
+    { partner_id: partner.partner_id, amount_minor: 500, reference: "first" },
+    CLI_ACTOR,
+  );
   const cookie = await signIn(partner);
   const holder = new pg.Client({ connectionString: database.url });
   await holder.connect();

@@ -4,10 +4,12 @@
 // answered 500). Real HTTP on a real port; the request's statement is held by a lock the test
 // takes, then cancelled as statement_timeout would, without waiting 15 s. A session PostgreSQL
 // terminates (57P01, what a fast shutdown sends every session; issue #37) is answered the same way.
+
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import pg from "pg";
 import { createPool } from "../src/db/pool.ts";
+import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { creditWallet } from "../src/wallet/credit-wallet.ts";
 import { createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
@@ -31,7 +33,7 @@ async function interruptedRead(
   end: "pg_cancel_backend" | "pg_terminate_backend",
 ): Promise<{ answer: Answer; again: Answer }> {
   const partner = await app.createPartner(name, 0);
-  await creditWallet(app.db, { partner_id: partner.partner_id, amount_minor, reference: "first" });
+  await creditWallet(app.db, { partner_id: partner.partner_id, amount_minor, reference: "first" }, CLI_ACTOR);
   const holder = new pg.Client({ connectionString: database.url });
   await holder.connect();
   await holder.query("begin");

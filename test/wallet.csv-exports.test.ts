@@ -6,12 +6,14 @@
 // ledger_transfers (taken by the test), so which ones run at once is the database's state, not
 // the machine's speed; a wallet balance reads ledger_accounts only, so another partner's read is
 // not held by that lock, only by a pool that exports would have exhausted.
+
 import assert from "node:assert/strict";
 import net from "node:net";
 import { after, test } from "node:test";
 import { parse } from "csv-parse/sync";
 import pg from "pg";
 import { createPool } from "../src/db/pool.ts";
+import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { creditWallet } from "../src/wallet/credit-wallet.ts";
 import { createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
@@ -34,11 +36,15 @@ type Partner = { partner_id: string; api_key: string };
 async function partnerWithStatement(name: string, credits: number): Promise<Partner> {
   const partner = await app.createPartner(name, 0);
   for (let i = 0; i < credits; i++) {
-    await creditWallet(app.db, {
-      partner_id: partner.partner_id,
-      amount_minor: 100 + i,
-      reference: `${partner.partner_id}-${i}`,
-    });
+    await creditWallet(
+      app.db,
+      {
+        partner_id: partner.partner_id,
+        amount_minor: 100 + i,
+        reference: `${partner.partner_id}-${i}`,
+      },
+      CLI_ACTOR,
+    );
   }
   return partner;
 }

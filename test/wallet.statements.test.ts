@@ -1,6 +1,7 @@
 // Wallet statements and low-balance alerts (issue 13): the statement is derived from the ledger in
 // posted order, so its balance_after chain must end at the settled balance whatever raced; the CSV
 // must be the JSON pages; pages must not shift while purchases post; balance_low fires per crossing.
+
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parse } from "csv-parse/sync";
@@ -9,6 +10,7 @@ import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { walletOf } from "../src/ledger/accounts.ts";
 import { resolvePendingPurchase } from "../src/ledger/ledger.sql.ts";
 import { holdFunds } from "../src/ledger/transfers.ts";
+import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { creditWallet as creditWalletInProcess } from "../src/wallet/credit-wallet.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
@@ -272,11 +274,15 @@ test("wallet.balance_low fires once per crossing below the threshold, and wallet
 test("a CSV longer than one read page is every JSON page, in order, once", async () => {
   const partner = await api.createPartner("Long statement", 0);
   await inParallel(520, 8, (i) =>
-    creditWalletInProcess(api.db, {
-      partner_id: partner.partner_id,
-      amount_minor: 1 + i,
-      reference: `bulk-${i}`,
-    }),
+    creditWalletInProcess(
+      api.db,
+      {
+        partner_id: partner.partner_id,
+        amount_minor: 1 + i,
+        reference: `bulk-${i}`,
+      },
+      CLI_ACTOR,
+    ),
   );
   const rows = await allPages(partner.api_key, "", 100);
   assert.equal(rows.length, 520);

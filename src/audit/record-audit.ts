@@ -2,9 +2,10 @@
 // if the change does. Every use case that changes something a person would ask "who did this?"
 // about calls this with the actor its route or page passed in.
 import type { Executor } from "../db/executor.ts";
+import type { PoolClient } from "../db/pool.ts";
 import type { Actor } from "../shared/actor.ts";
 import { newId } from "../shared/ids.ts";
-import { insertAuditEntry } from "./audit.sql.ts";
+import { type AuditRow, insertAuditEntry, insertAuditEntryOnClient } from "./audit.sql.ts";
 
 /** The actions the contract names, and ours beside them. */
 export type AuditAction =
@@ -56,11 +57,20 @@ export type AuditEntry = {
 const MAX_DETAILS_BYTES = 8_192;
 
 export async function recordAudit(db: Executor, entry: AuditEntry): Promise<void> {
+  await insertAuditEntry(db, auditRow(entry));
+}
+
+/** recordAudit for a change made through a pg client in a transaction (the catalog import). */
+export async function recordAuditOnClient(client: PoolClient, entry: AuditEntry): Promise<void> {
+  await insertAuditEntryOnClient(client, auditRow(entry));
+}
+
+function auditRow(entry: AuditEntry): AuditRow {
   const details = entry.details ?? {};
   if (JSON.stringify(details).length > MAX_DETAILS_BYTES) {
     throw new Error(`audit details of ${entry.action} exceed ${MAX_DETAILS_BYTES} bytes`);
   }
-  await insertAuditEntry(db, {
+  return {
     audit_id: newId("audit"),
     partner_id: entry.partner_id,
     actor_type: entry.actor.type,
@@ -71,5 +81,5 @@ export async function recordAudit(db: Executor, entry: AuditEntry): Promise<void
     target_id: entry.target.id,
     ip: entry.actor.ip,
     details,
-  });
+  };
 }

@@ -2,7 +2,9 @@
 // upserted (every field and the destinations replaced), packages absent from the file are retired,
 // bad rows are reported with a reason, all in one transaction that also bumps the catalog version
 // and notifies `catalog_changed`, so every process drops its cached discovery responses.
+import { recordAuditOnClient } from "../audit/record-audit.ts";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.ts";
+import type { Actor } from "../shared/actor.ts";
 import { catalogChanged } from "./catalog-cache.ts";
 import type { CatalogPackage } from "./catalog-package.ts";
 import { type CatalogImportRow, readablePackageId, validateCatalogRow } from "./catalog-rows.ts";
@@ -37,6 +39,8 @@ export const MAX_REJECTED_LISTED = 1_000;
 export type ImportCatalogOptions = {
   /** ISO 4217 code every imported price is in: the deployment's currency. */
   currency: string;
+  /** Who imports (the operator's console or CLI): named in the audit log's catalog.imported. */
+  actor: Actor;
   /** Called as rows are checked and written; `done` reaches `total` when the import commits. */
   onProgress?: (done: number, total: number) => void;
 };
@@ -249,7 +253,7 @@ async function importRows(
   const changed = destinationsWritten + applied.written + applied.retired > 0;
   const version = changed ? await bumpCatalogVersion(client) : null;
   advance(rows.length);
-  return {
+  const report = {
     imported: applied.imported,
     updated: applied.updated,
     unchanged: applied.unchanged,
@@ -258,6 +262,23 @@ async function importRows(
     rejected_total: checked.rejected.length,
     version,
   };
+  // An import that changed nothing changed nothing to audit. The catalog is the operator's, for
+  // every partner: the entry is in no partner's log.
+  if (changed) {
+    await recordAuditOnClient(client, {
+      actor: options.actor,
+      action: "catalog.imported",
+      partner_id: null,
+      target: { type: "catalog", id: version === null ? null : String(version) },
+      details: {
+        imported: report.imported,
+        updated: report.updated,
+        retired: report.retired,
+        rejected: report.rejected_total,
+      },
+    });
+  }
+  return report;
 }
 
 function givenRows(rows: readonly CatalogImportRow[]): SourceRow[] {

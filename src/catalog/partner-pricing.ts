@@ -4,9 +4,11 @@
 // A cart keeps the price it was made at: only carts made after the change see it.
 import type { Kysely } from "kysely";
 import { type Static, Type } from "typebox";
+import { recordAudit } from "../audit/record-audit.ts";
 import type { Database } from "../db/schema.ts";
 import { MAX_AMOUNT_MINOR } from "../ledger/accounts.ts";
 import { findPartner } from "../partners/list-partners.ts";
+import type { Actor } from "../shared/actor.ts";
 import { ApiError } from "../shared/errors.ts";
 import { existingPackages, replacePricing, selectPricing } from "./pricing.sql.ts";
 
@@ -66,6 +68,7 @@ export async function setPartnerPricing(
   db: Kysely<Database>,
   partner_id: string,
   pricing: Pricing,
+  actor: Actor,
 ): Promise<Pricing> {
   checkOverrides(pricing.overrides);
   await requirePartner(db, partner_id);
@@ -80,6 +83,14 @@ export async function setPartnerPricing(
       throw new ApiError("package_not_found", `No package ${unknown.package_id}.`, { alternate: true });
     }
     await replacePricing(trx, partner_id, pricing.discount_percent, pricing.overrides);
+    // Up to MAX_OVERRIDES overrides do not fit an entry (8 KiB): the entry says how many.
+    await recordAudit(trx, {
+      actor,
+      action: "pricing.updated",
+      partner_id,
+      target: { type: "pricing", id: partner_id },
+      details: { discount_percent: pricing.discount_percent, override_count: pricing.overrides.length },
+    });
   });
   return getPartnerPricing(db, partner_id);
 }

@@ -1,6 +1,7 @@
 // PUT /admin/partners/{partner_id}/pricing: replace a partner's discount and overrides.
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { ADMIN_ERRORS, ADMIN_SECURITY, alternate, errorResponses, PrefixedId } from "../shared/schemas.ts";
 import { Pricing, setPartnerPricing } from "./partner-pricing.ts";
 
@@ -23,5 +24,6 @@ export const setPartnerPricingRoute = endpoint({
       ...errorResponses(...ADMIN_ERRORS, "partner_not_found", alternate("package_not_found")),
     },
   },
-  handler: (ctx) => async (request) => setPartnerPricing(ctx.db, request.params.partner_id, request.body),
+  handler: (ctx) => async (request) =>
+    setPartnerPricing(ctx.db, request.params.partner_id, request.body, actorOf(request)),
 });

@@ -4,6 +4,7 @@
 // report and a redirected or --json run is never interleaved with bar redraws.
 import cliProgress from "cli-progress";
 import { CatalogFileError, type ImportReport, importCatalogFile } from "../catalog/import-catalog.ts";
+import { CLI_ACTOR } from "../shared/actor.ts";
 import type { CliContext, Command, CommandOutput } from "./command.ts";
 import { CliError } from "./command.ts";
 import { fields, table } from "./output.ts";
@@ -42,6 +43,7 @@ async function runImport(ctx: CliContext, file: string): Promise<ImportReport> {
   try {
     return await importCatalogFile(ctx.pool, file, {
       currency: ctx.config.currency,
+      actor: CLI_ACTOR,
       ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
     });
   } catch (error) {

@@ -3,6 +3,7 @@
 import { walletOf } from "../ledger/accounts.ts";
 import { createPartner } from "../partners/create-partner.ts";
 import { findPartner, type KeySummary, partnerKeys, recentPartners } from "../partners/list-partners.ts";
+import { CLI_ACTOR } from "../shared/actor.ts";
 import { ApiError } from "../shared/errors.ts";
 import { limit, partnerId, partnerName } from "./args.ts";
 import type { CliContext, Command, CommandOutput } from "./command.ts";
@@ -14,11 +15,15 @@ const SHOWN_ONCE = "The API key is shown once — store it now. Only its hash is
 
 async function create(ctx: CliContext, name: string): Promise<CommandOutput> {
   const { config, db } = ctx;
-  const created = await createPartner(db, {
-    name,
-    app_env: config.app_env,
-    currency: config.currency,
-  });
+  const created = await createPartner(
+    db,
+    {
+      name,
+      app_env: config.app_env,
+      currency: config.currency,
+    },
+    CLI_ACTOR,
+  );
   const text = [
     `Partner created (${config.app_env}).`,
     fields([

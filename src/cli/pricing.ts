@@ -8,6 +8,7 @@ import {
   setPartnerPricing,
 } from "../catalog/partner-pricing.ts";
 import { MAX_AMOUNT_MINOR } from "../ledger/accounts.ts";
+import { CLI_ACTOR } from "../shared/actor.ts";
 import { partnerId } from "./args.ts";
 import {
   type CliContext,
@@ -66,10 +67,15 @@ async function pricing(ctx: CliContext, partner_id: string, change: PricingChang
   if (change.discount_percent === undefined && change.overrides === undefined) {
     return render(partner_id, current, false);
   }
-  const next = await setPartnerPricing(ctx.db, partner_id, {
-    discount_percent: change.discount_percent ?? current.discount_percent,
-    overrides: change.overrides ?? current.overrides,
-  });
+  const next = await setPartnerPricing(
+    ctx.db,
+    partner_id,
+    {
+      discount_percent: change.discount_percent ?? current.discount_percent,
+      overrides: change.overrides ?? current.overrides,
+    },
+    CLI_ACTOR,
+  );
   return render(partner_id, next, true);
 }
 

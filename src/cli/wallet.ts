@@ -1,6 +1,7 @@
 // `wallet credit|balance|ledger`: a partner's prepaid wallet, from the double-entry ledger.
 import type { Config } from "../config.ts";
 import { ensureOperatorAccounts, type LedgerEntry, walletEntries, walletOf } from "../ledger/accounts.ts";
+import { CLI_ACTOR } from "../shared/actor.ts";
 import { ApiError } from "../shared/errors.ts";
 import { creditWallet } from "../wallet/credit-wallet.ts";
 import { amountMinor, creditReference, limit, partnerId } from "./args.ts";
@@ -34,7 +35,11 @@ async function credit(
   // A credit moves money from the operator's funding account, which the service creates at
   // start-up; the CLI may be the first process ever to touch this database.
   await ensureOperatorAccounts(ctx.db, ctx.config.currency);
-  const { balance, credited } = await creditWallet(ctx.db, { partner_id, amount_minor, reference });
+  const { balance, credited } = await creditWallet(
+    ctx.db,
+    { partner_id, amount_minor, reference },
+    CLI_ACTOR,
+  );
   const amount = formatMoney(amount_minor, balance.currency);
   const available = formatMoney(balance.available_minor, balance.currency);
   const text = credited

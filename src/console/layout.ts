@@ -20,12 +20,14 @@ const NAV: Record<Area, ReadonlyArray<readonly [string, string]>> = {
     ["/console/wallet", "Wallet"],
     ["/console/keys", "API keys"],
     ["/console/webhooks", "Webhooks"],
+    ["/console/audit-log", "Audit log"],
   ],
   operator: [
     ["/console/admin", "Partners"],
     ["/console/admin/orders", "Pending orders"],
     ["/console/admin/catalog", "Catalog"],
     ["/console/admin/ledger", "Ledger audit"],
+    ["/console/admin/audit-log", "Audit log"],
   ],
 };
 

@@ -3,6 +3,7 @@
 // was imported, updated, unchanged, retired and which rows were rejected and why.
 import { CatalogFileError, type ImportReport, importCatalogText } from "../catalog/import-catalog.ts";
 import { ApiError } from "../shared/errors.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { type Html, html } from "./html.ts";
 import { csrfField, notice, page, scrollTable } from "./layout.ts";
 import { CATALOG_FORM_LIMIT_BYTES, type ConsolePages } from "./pages.ts";
@@ -67,7 +68,10 @@ export const operatorCatalogPages: ConsolePages = (scope, ctx) => {
       const form = formOf(request);
       const text = form.catalog_file ?? form.catalog;
       if (text === undefined) throw new ApiError("invalid_request", "Choose a catalog file or paste one.");
-      result = await importCatalogText(ctx.pool, text, { currency: ctx.config.currency });
+      result = await importCatalogText(ctx.pool, text, {
+        currency: ctx.config.currency,
+        actor: actorOf(request),
+      });
     } catch (error) {
       if (error instanceof CatalogFileError)
         throw new ApiError("invalid_request", `Nothing imported: ${error.message}.`);

@@ -4,6 +4,7 @@ import type { Pricing } from "../catalog/partner-pricing.ts";
 import { Pricing as PricingSchema } from "../catalog/partner-pricing.ts";
 import { findPartner } from "../partners/list-partners.ts";
 import { ApiError } from "../shared/errors.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { CreditBody } from "../wallet/credit-wallet.route.ts";
 import { creditWallet } from "../wallet/credit-wallet.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
@@ -74,7 +75,7 @@ export const operatorMoneyPages: ConsolePages = (scope, ctx) => {
     if (amount_minor === null)
       throw new ApiError("invalid_request", `The amount is not a positive ${currency} amount.`);
     const body = checked(CreditBody, { amount_minor, reference: form.reference ?? "" });
-    const result = await creditWallet(ctx.db, { partner_id, ...body });
+    const result = await creditWallet(ctx.db, { partner_id, ...body }, actorOf(request));
     return seeOther(
       reply,
       `/console/admin/partners/${partner_id}?done=${result.credited ? "credited" : "already"}`,

@@ -9,6 +9,7 @@ import { findPartner, partnerKeys, recentPartners } from "../partners/list-partn
 import { revokeApiKey } from "../partners/revoke-api-key.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { renderWallet } from "../wallet/get-wallet.route.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
@@ -18,7 +19,7 @@ import { issuedKey, issueKeyForm, keyAccessFromForm, keysTable } from "./keys-ta
 import { csrfField, notice, page, scrollTable } from "./layout.ts";
 import { creditPage, parsePricingForm, pricingPanel } from "./operator-partner-money.ts";
 import type { ConsolePages } from "./pages.ts";
-import { actorOf, checked, formOf, queryValue, seeOther } from "./request.ts";
+import { checked, formOf, queryValue, seeOther } from "./request.ts";
 import { operatorShell } from "./shells.ts";
 
 const LISTED_PARTNERS = 100;
@@ -96,7 +97,7 @@ export const operatorPartnerPages: ConsolePages = (scope, ctx) => {
   scope.post("/partners", async (request, reply) => {
     const { name } = checked(CreatePartnerBody, { name: formOf(request).name ?? "" });
     const { app_env, currency } = ctx.config;
-    const created = await createPartner(ctx.db, { name: name.trim(), app_env, currency });
+    const created = await createPartner(ctx.db, { name: name.trim(), app_env, currency }, actorOf(request));
     const top = issuedKey(created.api_key, created.key_id);
     return reply
       .type("text/html; charset=utf-8")
@@ -129,7 +130,7 @@ export const operatorPartnerPages: ConsolePages = (scope, ctx) => {
   });
   scope.post("/partners/:partner_id/pricing", async (request, reply) => {
     const { partner_id } = request.params as { partner_id: string };
-    await setPartnerPricing(ctx.db, partner_id, parsePricingForm(formOf(request)));
+    await setPartnerPricing(ctx.db, partner_id, parsePricingForm(formOf(request)), actorOf(request));
     return seeOther(reply, `/console/admin/partners/${partner_id}?done=priced`);
   });
 };

@@ -6,12 +6,13 @@ import { partnerKeys } from "../partners/list-partners.ts";
 import { revokeApiKey } from "../partners/revoke-api-key.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { type Html, html } from "./html.ts";
 import { issuedKey, issueKeyForm, keyAccessFromForm, keysTable } from "./keys-table.ts";
 import { notice, page } from "./layout.ts";
 import type { ConsolePages } from "./pages.ts";
-import { actorOf, formOf, partnerOf, queryValue, seeOther } from "./request.ts";
+import { formOf, partnerOf, queryValue, seeOther } from "./request.ts";
 import { partnerShell } from "./shells.ts";
 
 async function keysPage(request: FastifyRequest, ctx: AppContext, top: Html): Promise<string> {

@@ -4,6 +4,7 @@
 // /v1/webhook-endpoints route does, scoped to the signed-in partner (another's endpoint is 404).
 import type { FastifyRequest } from "fastify";
 import type { AppContext } from "../shared/context.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { CreateEndpointBody } from "../webhooks/create-endpoint.route.ts";
 import { createEndpoint } from "../webhooks/create-endpoint.ts";
@@ -121,18 +122,18 @@ function endpointPages(scope: Parameters<ConsolePages>[0], ctx: AppContext): voi
   // The new secret is in this response only (no redirect to a page that could show it again).
   scope.post("/webhooks/:endpoint_id/rotate-secret", async (request, reply) => {
     const endpoint_id = endpointIdOf(request);
-    const { secret } = await rotateEndpointSecret(ctx, partnerOf(request), endpoint_id);
+    const { secret } = await rotateEndpointSecret(ctx, partnerOf(request), endpoint_id, actorOf(request));
     const top = shownSecret(endpoint_id, secret, true);
     return reply.type("text/html; charset=utf-8").send(await endpointPage(request, ctx, endpoint_id, top));
   });
   scope.post("/webhooks/:endpoint_id/status", async (request, reply) => {
     const endpoint_id = endpointIdOf(request);
     const status = checked(EndpointStatus, formOf(request).status);
-    await changeEndpoint(ctx, partnerOf(request), endpoint_id, { status });
+    await changeEndpoint(ctx, partnerOf(request), endpoint_id, { status }, actorOf(request));
     return seeOther(reply, `${HOME}/${endpoint_id}?status_changed=${status}`);
   });
   scope.post("/webhooks/:endpoint_id/delete", async (request, reply) => {
-    await removeEndpoint(ctx, partnerOf(request), endpointIdOf(request));
+    await removeEndpoint(ctx, partnerOf(request), endpointIdOf(request), actorOf(request));
     return seeOther(reply, `${HOME}?deleted=1`);
   });
   scope.post("/webhooks/:endpoint_id/deliveries/:delivery_id/retry", async (request, reply) => {
@@ -157,7 +158,7 @@ export const partnerWebhookPages: ConsolePages = (scope, ctx) => {
       description: form.description ?? null,
       event_types: checkedEventTypes(form),
     });
-    const created = await createEndpoint(ctx, partnerOf(request), input);
+    const created = await createEndpoint(ctx, partnerOf(request), input, actorOf(request));
     const top = shownSecret(created.endpoint_id, created.secret, false);
     return reply
       .type("text/html; charset=utf-8")

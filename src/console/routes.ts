@@ -18,12 +18,14 @@ import { ApiError, ERROR_CODES } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
 import { html } from "./html.ts";
 import { type Area, page } from "./layout.ts";
+import { operatorAuditLogPages } from "./operator-audit-log.ts";
 import { operatorCatalogPages } from "./operator-catalog.ts";
 import { operatorLedgerPages } from "./operator-ledger.ts";
 import { operatorOrderPages } from "./operator-orders.ts";
 import { operatorMoneyPages } from "./operator-partner-money.ts";
 import { operatorPartnerPages } from "./operator-partners.ts";
 import type { ConsolePages, SignInFailures } from "./pages.ts";
+import { partnerAuditLogPages } from "./partner-audit-log.ts";
 import { partnerEsimPages } from "./partner-esims.ts";
 import { partnerKeyPages } from "./partner-keys.ts";
 import { partnerOrderPages } from "./partner-orders.ts";
@@ -69,6 +71,7 @@ const PARTNER_PAGES: ConsolePages[] = [
   partnerWalletPages,
   partnerKeyPages,
   partnerWebhookPages,
+  partnerAuditLogPages,
   partnerSignOut,
 ];
 const OPERATOR_PAGES: ConsolePages[] = [
@@ -77,6 +80,7 @@ const OPERATOR_PAGES: ConsolePages[] = [
   operatorOrderPages,
   operatorCatalogPages,
   operatorLedgerPages,
+  operatorAuditLogPages,
   operatorSignOut,
 ];
 

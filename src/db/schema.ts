@@ -251,6 +251,12 @@ export type Database = {
     last_error: string | null;
     created_at: Timestamp;
     refunded_at: Date | null;
+    /** Who asked for the refund, for its audit entry (migration 0027); null before it. */
+    requested_by_type: "user" | "api_key" | "operator" | "system" | null;
+    requested_by_id: string | null;
+    requested_by_email: string | null;
+    requested_by_ip: string | null;
+    requested_reason: string | null;
   };
   email_deliveries: { order_id: string; message_id: string; recipient: string; delivered_at: Timestamp };
   console_sessions: {

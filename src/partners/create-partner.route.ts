@@ -1,6 +1,7 @@
 // POST /admin/partners: a new partner, its wallet and its first API key.
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses } from "../shared/schemas.ts";
 import { CreatedPartner, createPartner } from "./create-partner.ts";
 
@@ -22,7 +23,11 @@ export const createPartnerRoute = endpoint({
   },
   handler: (ctx) => async (request, reply) => {
     const { app_env, currency } = ctx.config;
-    const created = await createPartner(ctx.db, { name: request.body.name.trim(), app_env, currency });
+    const created = await createPartner(
+      ctx.db,
+      { name: request.body.name.trim(), app_env, currency },
+      actorOf(request),
+    );
     return reply.code(201).send(created);
   },
 });

@@ -15,6 +15,7 @@
 // profile and must be refunded once completed here) or refuses it (the profile is cancelled).
 import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
+import { recordAudit } from "../audit/record-audit.ts";
 import type { Database } from "../db/schema.ts";
 import {
   cancelBundleForRefund,
@@ -32,12 +33,13 @@ import {
   markOrderRefunded,
   orderBody,
 } from "../orders/refunded-order.ts";
+import type { Actor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
 import { problemBody } from "../shared/problem.ts";
 import { completeRefundKeys } from "../topups/idempotency.ts";
 import { carrierRefusalReason, refundNotAllowed } from "./refund-rules.ts";
-import { deleteRefundIntent, markRefundDone } from "./refunds.sql.ts";
+import { deleteRefundIntent, markRefundDone, refundRequester } from "./refunds.sql.ts";
 
 export type Answer = { status: number; body: string };
 
@@ -71,8 +73,17 @@ async function cancelForRefund(trx: Transaction<Database>, order: OrderRow): Pro
   return [order, ...topups.completed];
 }
 
-/** One locked completed order, cancelled here already: credited once, refunded, answered, announced. */
-async function creditOrder(trx: Transaction<Database>, order: OrderRow, ttl_hours: number): Promise<Answer> {
+/**
+ * One locked completed order, cancelled here already: credited once, refunded, answered, announced,
+ * and audited as the change of whoever asked for the refund (`refund_of`: the order whose refund
+ * took this top-up with it, or null).
+ */
+async function creditOrder(
+  trx: Transaction<Database>,
+  order: OrderRow,
+  ttl_hours: number,
+  audit: { actor: Actor; reason: string | null; refund_of: string | null },
+): Promise<Answer> {
   const credited = await refundToWallet(trx, order.partner_id, order);
   // The refund transfer and the status move in one transaction: a completed order has none yet.
   assert.equal(credited.kind, "refunded", "a completed order has no refund transfer");
@@ -85,6 +96,17 @@ async function creditOrder(trx: Transaction<Database>, order: OrderRow, ttl_hour
     type: "order.refunded",
     data: JSON.parse(answer.body),
     dedup_key: `refunded:${order.order_id}`,
+  });
+  await recordAudit(trx, {
+    actor: audit.actor,
+    action: "order.refunded",
+    partner_id: order.partner_id,
+    target: { type: "order", id: order.order_id },
+    details: {
+      amount: { amount_minor: order.total_minor, currency: order.currency },
+      ...(audit.reason === null ? {} : { reason: audit.reason }),
+      ...(audit.refund_of === null ? {} : { with_refund_of: audit.refund_of }),
+    },
   });
   return answer;
 }
@@ -102,8 +124,12 @@ export async function finishRefund(ctx: AppContext, order_id: string): Promise<A
       return { answer: await refundedAnswer(trx, order, ttl_hours), iccid: null };
     const orders = await cancelForRefund(trx, order);
     if (orders === null) return null;
+    const requested = await refundRequester(trx, order.order_id);
     const answers: Answer[] = [];
-    for (const each of orders) answers.push(await creditOrder(trx, each, ttl_hours));
+    for (const each of orders) {
+      const refund_of = each.order_id === order.order_id ? null : order.order_id;
+      answers.push(await creditOrder(trx, each, ttl_hours, { ...requested, refund_of }));
+    }
     return { answer: answers[0]!, iccid: order.iccid };
   });
   if (done === null) return null;

@@ -5,6 +5,7 @@ import { Type } from "typebox";
 import { Order } from "../orders/render-order.ts";
 import { JSON_TYPE, PROBLEM_TYPE } from "../orders/stored-outcome.ts";
 import { endpoint } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY, Problem } from "../shared/schemas.ts";
 import type { StoredOutcome } from "../topups/idempotency.ts";
 import {
@@ -62,7 +63,7 @@ export const RefundProblem = Type.Object(
 );
 
 /** The answer's bytes as they are (stored on a key too): the status says which content type they are. */
-function sendAnswer(reply: FastifyReply, answer: StoredOutcome): FastifyReply {
+export function sendAnswer(reply: FastifyReply, answer: StoredOutcome): FastifyReply {
   if (answer.replayed) reply.header("idempotent-replayed", "true");
   return reply
     .code(answer.status)
@@ -125,7 +126,11 @@ export const refundOrderRoute = endpoint({
             ...requestFingerprints(request.method, path, target, target),
             request_id: String(request.id),
           };
-    const answer = await refundOrder(ctx, request.partner!.partner_id, orderID, claim, String(request.id));
+    const answer = await refundOrder(ctx, request.partner!.partner_id, orderID, claim, String(request.id), {
+      actor: actorOf(request),
+      reason: null,
+      window_applies: true,
+    });
     return sendAnswer(reply, answer);
   },
 });

@@ -14,6 +14,7 @@ import { refundableState } from "../esims/cancel-for-refund.ts";
 import type { OrderRow } from "../orders/order.ts";
 import { lockOrderForRefund, markOrderRefundRequested } from "../orders/refunded-order.ts";
 import { inProgress, RETRY_AFTER_S } from "../orders/submit-order.ts";
+import type { Actor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { crashPoint } from "../shared/crash-points.ts";
 import { ApiError } from "../shared/errors.ts";
@@ -36,6 +37,13 @@ import { checkRefundBudget } from "./refund-budget.ts";
 import { refundNotAllowed, refusalReason } from "./refund-rules.ts";
 import { insertRefundIntent, type RefundLease, selectRefund, takeExpiredLease } from "./refunds.sql.ts";
 
+/**
+ * Who asks for a refund: the partner (its key; the window applies) or the operator on its behalf
+ * (POST /admin/orders/{orderID}/refund: a reason, and the window does not apply). Kept on the
+ * intent, so the credit, whoever finishes it, is audited as theirs, once.
+ */
+export type RefundRequester = { actor: Actor; reason: string | null; window_applies: boolean };
+
 type Start =
   | { kind: "answer"; answer: StoredOutcome }
   | { kind: "drive"; lease: RefundLease }
@@ -57,6 +65,7 @@ async function startOnOrder(
   trx: Transaction<Database>,
   order: OrderRow,
   key: NewKey | null,
+  requester: RefundRequester,
 ): Promise<Start> {
   const ttl_hours = ctx.config.idempotency_ttl_hours;
   const link = async () => {
@@ -75,7 +84,8 @@ async function startOnOrder(
     return { kind: "drive", lease };
   }
   const esim = order.iccid === null ? null : await refundableState(trx, order.iccid, order.order_id);
-  const reason = refusalReason(order, esim, ctx.config.refund_window_days, new Date());
+  const window_days = requester.window_applies ? ctx.config.refund_window_days : Number.POSITIVE_INFINITY;
+  const reason = refusalReason(order, esim, window_days, new Date());
   if (reason !== null) {
     const error = refundNotAllowed(order.order_id, reason, ctx.config.refund_window_days);
     if (key === null) throw error;
@@ -86,7 +96,7 @@ async function startOnOrder(
     return { kind: "answer", answer: { ...answer, replayed: false } };
   }
   await checkRefundBudget(trx, order.partner_id, ctx.config.refunds_per_partner_per_hour);
-  const lease = await insertRefundIntent(trx, order, refundLeaseMs(ctx), holderOf(ctx.liveness));
+  const lease = await insertRefundIntent(trx, order, refundLeaseMs(ctx), holderOf(ctx.liveness), requester);
   // The Order says a refund is under way from now on, however long it waits (finish-refund.ts).
   await markOrderRefundRequested(trx, order.order_id);
   await link();
@@ -98,6 +108,7 @@ async function start(
   partner_id: string,
   order_id: string,
   claim: IdempotencyClaim | null,
+  requester: RefundRequester,
 ): Promise<Start> {
   const key: (NewKey & IdempotencyClaim) | null =
     claim === null
@@ -113,7 +124,7 @@ async function start(
     }
     const order = await lockOrderForRefund(trx, order_id, partner_id);
     if (!order) throw orderNotFound();
-    return startOnOrder(ctx, trx, order, key);
+    return startOnOrder(ctx, trx, order, key, requester);
   });
 }
 
@@ -169,8 +180,9 @@ export async function refundOrder(
   order_id: string,
   claim: IdempotencyClaim | null,
   request_id: string,
+  requester: RefundRequester,
 ): Promise<StoredOutcome> {
-  const started = await start(ctx, partner_id, order_id, claim);
+  const started = await start(ctx, partner_id, order_id, claim, requester);
   if (started.kind === "answer") return started.answer;
   if (started.kind === "running") {
     const key = { partner_id, idempotency_key: claim!.idempotency_key };

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
+import { type Actor, SYSTEM_ACTOR } from "../shared/actor.ts";
 import { holderGone } from "../shared/liveness.ts";
 
 export type RefundRow = {
@@ -41,14 +42,41 @@ export async function insertRefundIntent(
   order: { order_id: string; partner_id: string },
   lease_ms: number,
   lease_holder: string | null,
+  requested: { actor: Actor; reason: string | null },
 ): Promise<RefundLease> {
+  const requested_by = requested.actor;
   const lease_token = newLeaseToken();
   await sql`
-    insert into order_refunds (order_id, partner_id, state, lease_until, lease_token, lease_holder)
-    values (${order.order_id}, ${order.partner_id}, 'refunding', ${lease(lease_ms)}, ${lease_token}, ${lease_holder})`.execute(
-    trx,
-  );
+    insert into order_refunds (order_id, partner_id, state, lease_until, lease_token, lease_holder,
+                               requested_by_type, requested_by_id, requested_by_email, requested_by_ip,
+                               requested_reason)
+    values (${order.order_id}, ${order.partner_id}, 'refunding', ${lease(lease_ms)}, ${lease_token}, ${lease_holder},
+            ${requested_by.type}, ${requested_by.id}, ${requested_by.email ?? null}, ${requested_by.ip},
+            ${requested.reason})`.execute(trx);
   return { ...order, lease_token };
+}
+
+/**
+ * Who asked for the order's refund and why (the intent's), for its audit entry; the system, with
+ * no reason, for an intent written before migration 0027.
+ */
+export async function refundRequester(
+  trx: Transaction<Database>,
+  order_id: string,
+): Promise<{ actor: Actor; reason: string | null }> {
+  const result = await sql<{
+    type: Actor["type"] | null;
+    id: string | null;
+    email: string | null;
+    ip: string | null;
+    reason: string | null;
+  }>`
+    select requested_by_type as type, requested_by_id as id, requested_by_email as email,
+           requested_by_ip as ip, requested_reason as reason
+    from order_refunds where order_id = ${order_id}`.execute(trx);
+  const row = result.rows[0];
+  if (row === undefined || row.type === null) return { actor: SYSTEM_ACTOR, reason: null };
+  return { actor: { type: row.type, id: row.id, email: row.email, ip: row.ip }, reason: row.reason };
 }
 
 /**

@@ -12,6 +12,7 @@ import Fastify, {
   LogController,
 } from "fastify";
 import { sql } from "kysely";
+import { auditAdminRoutes, auditRoutes } from "../audit/routes.ts";
 import { inventoryLevels } from "../carrier/es2plus/inventory-alerts.ts";
 import { heldCancelCount } from "../carrier/es2plus/settle-cancel.ts";
 import { cartRoutes } from "../carts/routes.ts";
@@ -24,6 +25,7 @@ import { pendingOrderIds, pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
 import { refundAdminRoutes, refundRoutes } from "../refunds/routes.ts";
+import { adminTokenActor, apiKeyActor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App, AuthenticatedPartner } from "../shared/http-types.ts";
@@ -80,6 +82,7 @@ const PARTNER_ROUTES: DomainRoutes[] = [
   esimSignalRoutes,
   webhookRoutes,
   eventRoutes,
+  auditRoutes,
 ];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
@@ -88,6 +91,7 @@ const ADMIN_ROUTES: DomainRoutes[] = [
   walletAdminRoutes,
   catalogAdminRoutes,
   refundAdminRoutes,
+  auditAdminRoutes,
 ];
 
 export type BuiltApp = {
@@ -298,6 +302,7 @@ function admit(
   limiter: RateLimiter,
 ): void {
   request.partner = partner;
+  request.actor = apiKeyActor(partner.key_id, request.ip);
   const decision = limiter.take(partner.key_id);
   reply.header("ratelimit-limit", String(decision.limit));
   reply.header("ratelimit-remaining", String(decision.remaining));
@@ -317,6 +322,8 @@ async function registerAdminApi(app: App, ctx: AppContext, failures: FailureBudg
           );
         }
         requireToken(request, ctx.config.admin_token, failures, "ADMIN_TOKEN");
+        // The contract: the operator token's calls are audited as {type: operator, id: admin_token}.
+        request.actor = adminTokenActor(request.ip);
       });
       for (const routes of ADMIN_ROUTES) await routes(admin as App, ctx);
     },

@@ -67,6 +67,10 @@ export function openapiOptions(): SwaggerOptions {
             "Endpoints that receive signed events (Standard Webhooks), their delivery logs, and the events of " +
             "the last 30 days. The `webhooks` section documents each event's payload.",
         },
+        {
+          name: "Audit log",
+          description: "Who changed what in your account, and when: kept at least a year.",
+        },
         { name: "Service", description: "Health, readiness, metrics and documentation." },
       ],
       // Plain JSON built from the route schemas (src/webhooks/openapi-webhooks.ts).

@@ -10,6 +10,11 @@ import { Logger, type Runner, run, type TaskList } from "graphile-worker";
 import { sql } from "kysely";
 import type { Logger as Pino } from "pino";
 import {
+  PURGE_AUDIT_LOG_CRONTAB,
+  PURGE_AUDIT_LOG_TASK,
+  purgeAuditLogTask,
+} from "../audit/purge-audit-log.ts";
+import {
   PURGE_EXPIRED_CARTS_CRONTAB,
   PURGE_EXPIRED_CARTS_TASK,
   purgeExpiredCartsTask,
@@ -73,6 +78,7 @@ export function taskList(deps: WorkerDeps): TaskList {
     [PURGE_EXPIRED_CARTS_TASK]: purgeExpiredCartsTask(deps.ctx.db, cartHasOrder),
     [PURGE_IDEMPOTENCY_KEYS_TASK]: purgeIdempotencyKeysTask(deps.ctx),
     [PURGE_OLD_EVENTS_TASK]: purgeOldEventsTask(deps.ctx),
+    [PURGE_AUDIT_LOG_TASK]: purgeAuditLogTask(deps.ctx),
     ...deps.extraTasks,
   };
 }
@@ -95,6 +101,7 @@ export const CRONTAB = [
   FLAG_GIVEN_UP_ORDERS_CRONTAB,
   PURGE_EXPIRED_CARTS_CRONTAB,
   PURGE_OLD_EVENTS_CRONTAB,
+  PURGE_AUDIT_LOG_CRONTAB,
 ].join("\n");
 
 /** This process's graphile-worker, kept running (startWorker). */

@@ -22,3 +22,6 @@ export function apiKeyActor(key_id: string, ip: string): Actor {
 export function adminTokenActor(ip: string): Actor {
   return { type: "operator", id: "admin_token", ip };
 }
+
+/** The operator's command line (`npm run cli`): a person at the server, with no address. */
+export const CLI_ACTOR: Actor = { type: "operator", id: "cli", ip: null };

@@ -2,7 +2,8 @@
 // partner the authentication hook sets on a request.
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from "fastify";
+import type { Actor } from "./actor.ts";
 
 export type App = FastifyInstance<
   Server,
@@ -12,19 +13,26 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-import type { Actor } from "./actor.ts";
-
 export type AuthenticatedPartner = { partner_id: string; key_id: string };
 
 declare module "fastify" {
   interface FastifyRequest {
     /** Set by the authentication hook on every /v1 route; null elsewhere. */
     partner: AuthenticatedPartner | null;
-    /** Who is making this request, for the audit log: set by the API key, ADMIN_TOKEN and console session hooks. */
+    /**
+     * Who is making this request, for the audit log (issue 31): the API key on /v1, the operator
+     * token on /admin, the person of a console session; null on routes that change nothing.
+     */
     actor: Actor | null;
     /** Set on a route that answers from bytes (endpoint.ts): the JSON parser hands the body over unparsed. */
     wantsBodyBytes: boolean;
     /** The exact JSON body, on a route that answers from bytes (endpoint.ts): null elsewhere. */
     bodyBytes: Buffer | null;
   }
+}
+
+/** The request's actor: a handler behind an authentication hook always has one. */
+export function actorOf(request: FastifyRequest): Actor {
+  if (request.actor === null) throw new Error("a change reached a handler without an actor");
+  return request.actor;
 }

@@ -2,6 +2,7 @@
 import { Type } from "typebox";
 import { MAX_AMOUNT_MINOR } from "../ledger/accounts.ts";
 import { endpoint } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, Money, money, PrefixedId } from "../shared/schemas.ts";
 import { creditWallet } from "./credit-wallet.ts";
 
@@ -41,7 +42,11 @@ export const creditWalletRoute = endpoint({
     },
   },
   handler: (ctx) => async (request, reply) => {
-    const result = await creditWallet(ctx.db, { partner_id: request.params.partner_id, ...request.body });
+    const result = await creditWallet(
+      ctx.db,
+      { partner_id: request.params.partner_id, ...request.body },
+      actorOf(request),
+    );
     return reply.code(201).send({
       balance: money(result.balance.available_minor, result.balance.currency),
       credited: result.credited,

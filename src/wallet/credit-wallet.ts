@@ -1,21 +1,32 @@
 // Operator use case: credit a partner's prepaid wallet (a bank transfer arrived).
 import type { Kysely } from "kysely";
+import { recordAudit } from "../audit/record-audit.ts";
 import type { Database } from "../db/schema.ts";
 import { recordEvent } from "../events/record-event.ts";
 import type { WalletBalance } from "../ledger/accounts.ts";
 import { creditWallet as creditLedger } from "../ledger/transfers.ts";
+import type { Actor } from "../shared/actor.ts";
 import { ApiError } from "../shared/errors.ts";
 import { money } from "../shared/schemas.ts";
 
 export async function creditWallet(
   db: Kysely<Database>,
   input: { partner_id: string; amount_minor: number; reference: string },
+  actor: Actor,
 ): Promise<{ balance: WalletBalance; credited: boolean }> {
   const outcome = await db.transaction().execute(async (trx) => {
     const credit = await creditLedger(trx, input.partner_id, input.amount_minor, input.reference);
-    // The event in the credit's transaction; a repeated reference credits nothing and says nothing.
+    // The event and the audit entry in the credit's transaction; a repeated reference credits
+    // nothing and says nothing, so a replayed credit is in the audit log once.
     if (credit?.kind === "credited") {
       const currency = credit.balance.currency;
+      await recordAudit(trx, {
+        actor,
+        action: "wallet.credited",
+        partner_id: input.partner_id,
+        target: { type: "wallet", id: input.partner_id },
+        details: { amount: money(input.amount_minor, currency), reference: input.reference },
+      });
       await recordEvent(trx, {
         partner_id: input.partner_id,
         type: "wallet.credited",

@@ -2,6 +2,7 @@
 import { Type } from "typebox";
 import { MAX_AMOUNT_MINOR } from "../ledger/accounts.ts";
 import { endpoint } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { renderWallet, WalletResponse } from "./get-wallet.route.ts";
 import { setLowBalanceAlert } from "./set-low-balance-alert.ts";
@@ -39,5 +40,12 @@ export const setLowBalanceAlertRoute = endpoint({
     },
   },
   handler: (ctx) => async (request) =>
-    renderWallet(await setLowBalanceAlert(ctx.db, request.partner!.partner_id, request.body.threshold_minor)),
+    renderWallet(
+      await setLowBalanceAlert(
+        ctx.db,
+        request.partner!.partner_id,
+        request.body.threshold_minor,
+        actorOf(request),
+      ),
+    ),
 });

@@ -1,6 +1,7 @@
 // POST /v1/webhook-endpoints: add an endpoint; its signing secret is in this answer only.
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { createEndpoint } from "./create-endpoint.ts";
 import { Description, EventTypes, WebhookEndpointWithSecret, WebhookUrl } from "./render-webhooks.ts";
@@ -41,5 +42,7 @@ export const createEndpointRoute = endpoint({
     },
   },
   handler: (ctx) => async (request, reply) =>
-    reply.code(201).send(await createEndpoint(ctx, request.partner!.partner_id, request.body)),
+    reply
+      .code(201)
+      .send(await createEndpoint(ctx, request.partner!.partner_id, request.body, actorOf(request))),
 });

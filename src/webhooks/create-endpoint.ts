@@ -1,5 +1,7 @@
 // Partner use case: add a webhook endpoint (at most 10 per partner). The signing secret is made
 // here, stored sealed, and returned this once.
+import { recordAudit } from "../audit/record-audit.ts";
+import type { Actor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
@@ -15,6 +17,7 @@ export async function createEndpoint(
   ctx: AppContext,
   partner_id: string,
   input: NewEndpoint,
+  actor: Actor,
 ): Promise<WebhookEndpointBody & { secret: string }> {
   const url = await checkWebhookUrl(ctx.config, input.url);
   const endpoint_id = newId("webhook_endpoint");
@@ -27,7 +30,7 @@ export async function createEndpoint(
         `A partner has at most ${MAX_ENDPOINTS_PER_PARTNER} webhook endpoints; delete one first.`,
       );
     }
-    return insertEndpoint(trx, {
+    const inserted = await insertEndpoint(trx, {
       endpoint_id,
       partner_id,
       url,
@@ -35,6 +38,14 @@ export async function createEndpoint(
       event_types: input.event_types ?? [],
       secret_sealed,
     });
+    await recordAudit(trx, {
+      actor,
+      action: "webhook_endpoint.created",
+      partner_id,
+      target: { type: "webhook_endpoint", id: endpoint_id },
+      details: { url, event_types: inserted.event_types },
+    });
+    return inserted;
   });
   return { ...renderEndpoint(row), secret };
 }

@@ -1,6 +1,7 @@
 // DELETE /v1/webhook-endpoints/{endpoint_id}: nothing more is sent to it; its delivery log goes too.
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { EndpointParams } from "./endpoint-params.ts";
 import { removeEndpoint } from "./manage-endpoint.ts";
@@ -26,7 +27,7 @@ export const deleteEndpointRoute = endpoint({
     },
   },
   handler: (ctx) => async (request, reply) => {
-    await removeEndpoint(ctx, request.partner!.partner_id, request.params.endpoint_id);
+    await removeEndpoint(ctx, request.partner!.partner_id, request.params.endpoint_id, actorOf(request));
     return reply.code(204).send(null);
   },
 });

@@ -1,5 +1,7 @@
 // Partner use cases on one existing endpoint: read, list, change, delete, rotate its secret. Every one
 // names the partner, so another partner's endpoint is 404 webhook_endpoint_not_found like an unknown one.
+import { recordAudit } from "../audit/record-audit.ts";
+import type { Actor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import { checkWebhookUrl } from "./check-webhook-url.ts";
@@ -46,11 +48,23 @@ export async function changeEndpoint(
   partner_id: string,
   endpoint_id: string,
   patch: EndpointPatch,
+  actor: Actor,
 ): Promise<WebhookEndpointBody> {
   const checked =
     patch.url === undefined ? patch : { ...patch, url: await checkWebhookUrl(ctx.config, patch.url) };
-  const row = await updateEndpoint(ctx.db, partner_id, endpoint_id, checked);
-  if (row === null) throw endpointNotFound();
+  const row = await ctx.db.transaction().execute(async (trx) => {
+    const updated = await updateEndpoint(trx, partner_id, endpoint_id, checked);
+    if (updated === null) throw endpointNotFound();
+    // The fields the change named, as given: what a person asks about ("who disabled it?").
+    await recordAudit(trx, {
+      actor,
+      action: "webhook_endpoint.updated",
+      partner_id,
+      target: { type: "webhook_endpoint", id: endpoint_id },
+      details: { changed: checked },
+    });
+    return updated;
+  });
   return renderEndpoint(row);
 }
 
@@ -59,19 +73,39 @@ export async function removeEndpoint(
   ctx: AppContext,
   partner_id: string,
   endpoint_id: string,
+  actor: Actor,
 ): Promise<void> {
-  if (!(await deleteEndpoint(ctx.db, partner_id, endpoint_id))) throw endpointNotFound();
+  await ctx.db.transaction().execute(async (trx) => {
+    if (!(await deleteEndpoint(trx, partner_id, endpoint_id))) throw endpointNotFound();
+    await recordAudit(trx, {
+      actor,
+      action: "webhook_endpoint.deleted",
+      partner_id,
+      target: { type: "webhook_endpoint", id: endpoint_id },
+    });
+  });
 }
 
 export async function rotateEndpointSecret(
   ctx: AppContext,
   partner_id: string,
   endpoint_id: string,
+  actor: Actor,
 ): Promise<{ secret: string }> {
   await requireEndpoint(ctx, partner_id, endpoint_id);
   const secret = newSigningSecret();
   const sealed = secretsOf(ctx.config).seal(endpoint_id, secret);
-  if (!(await rotateSecret(ctx.db, partner_id, endpoint_id, sealed, ROTATION_OVERLAP_S)))
-    throw endpointNotFound();
+  await ctx.db.transaction().execute(async (trx) => {
+    if (!(await rotateSecret(trx, partner_id, endpoint_id, sealed, ROTATION_OVERLAP_S)))
+      throw endpointNotFound();
+    // Never the secret: the entry says a rotation happened and when the previous one stops signing.
+    await recordAudit(trx, {
+      actor,
+      action: "webhook_endpoint.secret_rotated",
+      partner_id,
+      target: { type: "webhook_endpoint", id: endpoint_id },
+      details: { previous_secret_signs_for_s: ROTATION_OVERLAP_S },
+    });
+  });
   return { secret };
 }

@@ -1,6 +1,7 @@
 // POST /v1/webhook-endpoints/{endpoint_id}/rotate-secret: a new signing secret, shown once.
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { EndpointParams } from "./endpoint-params.ts";
 import { rotateEndpointSecret } from "./manage-endpoint.ts";
@@ -32,5 +33,5 @@ export const rotateSecretRoute = endpoint({
     },
   },
   handler: (ctx) => async (request) =>
-    rotateEndpointSecret(ctx, request.partner!.partner_id, request.params.endpoint_id),
+    rotateEndpointSecret(ctx, request.partner!.partner_id, request.params.endpoint_id, actorOf(request)),
 });

@@ -1,6 +1,7 @@
 // PATCH /v1/webhook-endpoints/{endpoint_id}: change the URL, description, event types or status.
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { errorResponses, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { EndpointParams } from "./endpoint-params.ts";
 import { changeEndpoint } from "./manage-endpoint.ts";
@@ -40,5 +41,11 @@ export const updateEndpointRoute = endpoint({
     },
   },
   handler: (ctx) => async (request) =>
-    changeEndpoint(ctx, request.partner!.partner_id, request.params.endpoint_id, request.body),
+    changeEndpoint(
+      ctx,
+      request.partner!.partner_id,
+      request.params.endpoint_id,
+      request.body,
+      actorOf(request),
+    ),
 });
