@@ -29,6 +29,7 @@ import { partnerOrderPages } from "./partner-orders.ts";
 import { partnerOverviewPages } from "./partner-overview.ts";
 import { partnerWalletPages } from "./partner-wallet.ts";
 import { partnerWebhookPages } from "./partner-webhooks.ts";
+import { assertRouteHasPermission, mayUseRoute } from "./permissions.ts";
 import {
   cookie,
   formOf,
@@ -94,6 +95,7 @@ function refusal(request: FastifyRequest, ctx: AppContext, title: string, detail
   const session = knownSession(request);
   const signed_in = session && {
     csrf: csrfToken(session.session_id),
+    role: session.role,
     who: area === "operator" ? "Operator" : "",
     sandbox: ctx.config.app_env === "sandbox",
   };
@@ -160,6 +162,10 @@ function requireSession(ctx: AppContext, kind: SessionKind, budget: KeyBudget) {
       return seeOther(reply, secondFactorPath(kind, session.stage));
     }
     if (session.partner_id !== null) budget(`console:${session.partner_id}`);
+    if (!mayUseRoute(kind, session.role, request)) {
+      const detail = `Your role (${session.role}) does not allow this page or form. Nothing was changed.`;
+      return sendPage(reply, 403, refusal(request, ctx, ERROR_CODES.forbidden.title, detail));
+    }
   };
 }
 
@@ -263,12 +269,16 @@ export async function consoleRoutes(
       );
       signInPages(scope as App, ctx, failures);
       await scope.register(async (partner) => {
+        partner.addHook("onRoute", (route) => assertRouteHasPermission("partner", route.method, route.url));
         partner.addHook("onRequest", requireSession(ctx, "partner", budget));
         partner.addHook("preValidation", requireCsrf(ctx));
         for (const pages of PARTNER_PAGES) pages(partner as App, ctx, failures);
       });
       await scope.register(
         async (operator) => {
+          operator.addHook("onRoute", (route) =>
+            assertRouteHasPermission("operator", route.method, route.url),
+          );
           operator.addHook("onRequest", requireSession(ctx, "operator", budget));
           operator.addHook("preValidation", requireCsrf(ctx));
           for (const pages of OPERATOR_PAGES) pages(operator as App, ctx, failures);
