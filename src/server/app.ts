@@ -23,6 +23,7 @@ import { eventRoutes } from "../events/routes.ts";
 import { pendingOrderIds, pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
+import { peopleAdminRoutes } from "../people/admin-routes.ts";
 import { refundAdminRoutes, refundRoutes } from "../refunds/routes.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
@@ -88,6 +89,7 @@ const ADMIN_ROUTES: DomainRoutes[] = [
   walletAdminRoutes,
   catalogAdminRoutes,
   refundAdminRoutes,
+  peopleAdminRoutes,
 ];
 
 export type BuiltApp = {
