@@ -26,7 +26,8 @@ export type OptionName =
   | "to"
   | "csv"
   | "cancelled"
-  | "installed";
+  | "installed"
+  | "role";
 
 /** Options given more than once (`--override a=1 --override b=2`) arrive joined by newlines. */
 export const REPEATABLE_SEPARATOR = "\n";

@@ -36,6 +36,7 @@ const OPTIONS = {
   csv: { type: "boolean" },
   cancelled: { type: "boolean" },
   installed: { type: "boolean" },
+  role: { type: "string" },
 } as const;
 
 function parseCommandLine(argv: string[]): Parsed {
@@ -85,6 +86,7 @@ function commandArgs(
     "csv",
     "cancelled",
     "installed",
+    "role",
   ] as const;
   for (const option of names) {
     const value = values[option];

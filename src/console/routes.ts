@@ -17,6 +17,7 @@ import { ApiError, ERROR_CODES } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
 import { html } from "./html.ts";
 import { type Area, page } from "./layout.ts";
+import { linkPages } from "./link-pages.ts";
 import { operatorCatalogPages } from "./operator-catalog.ts";
 import { operatorLedgerPages } from "./operator-ledger.ts";
 import { operatorOrderPages } from "./operator-orders.ts";
@@ -40,6 +41,7 @@ import {
   sessionCookieName,
 } from "./request.ts";
 import { operatorSignOut, partnerSignOut, secondFactorPath, signInPages } from "./sign-in-pages.ts";
+import { operatorPeoplePages, partnerTeamPages } from "./team-pages.ts";
 
 /** Pages: this origin's stylesheet and images (the QR code), forms posting here, nothing else. */
 const CONSOLE_CSP = [
@@ -69,6 +71,7 @@ const PARTNER_PAGES: ConsolePages[] = [
   partnerWalletPages,
   partnerKeyPages,
   partnerWebhookPages,
+  partnerTeamPages,
   partnerSignOut,
 ];
 const OPERATOR_PAGES: ConsolePages[] = [
@@ -77,6 +80,7 @@ const OPERATOR_PAGES: ConsolePages[] = [
   operatorOrderPages,
   operatorCatalogPages,
   operatorLedgerPages,
+  operatorPeoplePages,
   operatorSignOut,
 ];
 
@@ -268,6 +272,7 @@ export async function consoleRoutes(
           .send(STYLESHEET),
       );
       signInPages(scope as App, ctx, failures);
+      linkPages(scope as App, ctx);
       await scope.register(async (partner) => {
         partner.addHook("onRoute", (route) => assertRouteHasPermission("partner", route.method, route.url));
         partner.addHook("onRequest", requireSession(ctx, "partner", budget));

@@ -27,6 +27,8 @@ export type Invitation = {
   email: string;
   role: string;
   actor: Actor;
+  /** False for the CLI, which prints the link: the first operator needs no mail relay. */
+  send_email?: boolean;
 };
 
 export function emailProblem(email: string): string | null {
@@ -78,14 +80,15 @@ export async function inviteUser(
       target: { type: "user", id: added.user_id },
       details: { email, role: input.role, realm: input.realm },
     });
-    await sendLinkEmail(config, {
-      kind: "invitation",
-      realm: input.realm,
-      to: email,
-      link,
-      team,
-      role: input.role,
-    });
+    if (input.send_email !== false)
+      await sendLinkEmail(config, {
+        kind: "invitation",
+        realm: input.realm,
+        to: email,
+        link,
+        team,
+        role: input.role,
+      });
     return added;
   });
   return { user, link };
