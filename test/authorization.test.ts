@@ -651,6 +651,28 @@ const ADMIN_ROWS: AdminRow[] = [
     disabled: NOT_FOUND,
   },
   {
+    operation: "POST /admin/partners/{partner_id}/users",
+    request: async () => ({
+      method: "POST",
+      url: `/admin/partners/${owner.partner_id}/users`,
+      payload: { email: `matrix-${Math.random().toString(36).slice(2)}@team.test`, role: "viewer" },
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 201 },
+    disabled: NOT_FOUND,
+  },
+  {
+    operation: "GET /admin/partners/{partner_id}/users",
+    request: async () => ({ method: "GET", url: `/admin/partners/${owner.partner_id}/users` }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 200 },
+    disabled: NOT_FOUND,
+  },
+  {
     // No refund of this order is held (orders.es2plus.processes.test.ts settles held ones).
     operation: "POST /admin/orders/{orderID}/refund/settle",
     request: async () => ({
