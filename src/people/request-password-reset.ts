@@ -42,7 +42,7 @@ export async function requestPasswordReset(
     await insertFailures(tx, [address]);
     if ((counted?.failures ?? 0) >= RESETS_PER_ADDRESS) return null;
     const user = email.length > 0 ? await selectUserByEmail(tx, input.realm, email) : null;
-    if (!user || user.status !== "active") return null;
+    if (user?.status !== "active") return null;
     if ((await countRecentTokens(tx, user.user_id, "password_reset", 60)) >= RESETS_PER_ACCOUNT_PER_HOUR)
       return null;
     await retireUserTokens(tx, user.user_id, "password_reset");
