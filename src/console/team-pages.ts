@@ -40,11 +40,12 @@ type TeamView = {
   self: string | null;
 };
 
-function roleSelect(view: TeamView, id: string, current: string | null): Html {
+/** `label`: an aria-label, for a picker in a table row whose column header names it to the eye. */
+function roleSelect(view: TeamView, id: string, current: string | null, label?: string): Html {
   const roles = (view.realm === "partner" ? PARTNER_ROLES : OPERATOR_ROLES).filter(
     (role) => role !== "owner" || view.may_change_owners,
   );
-  return html`<select id="${id}" name="role">${roles.map(
+  return html`<select id="${id}" name="role"${label ? html` aria-label="${label}"` : ""}>${roles.map(
     (role) => html`<option value="${role}"${role === current ? html` selected` : ""}>${role}</option>`,
   )}</select>`;
 }
@@ -53,7 +54,7 @@ function actions(view: TeamView, user: User): Html {
   if (!view.may_change || (user.role === "owner" && !view.may_change_owners)) return html``;
   const id = `role-${user.user_id}`;
   const role = html`<form method="post" action="${view.base}/${user.user_id}/role" class="inline">${csrfField(view.csrf)}
-    <label for="${id}" class="visually-hidden">Role of ${user.email}</label>${roleSelect(view, id, user.role)}
+    ${roleSelect(view, id, user.role, `Role of ${user.email}`)}
     <button type="submit" class="quiet">Change role</button></form>`;
   const next = user.status === "disabled" ? "active" : "disabled";
   const status =
@@ -77,7 +78,7 @@ export function peopleTable(view: TeamView, people: readonly User[]): Html {
           u,
         ) => html`<tr data-user="${u.user_id}"><td>${u.email}</td><td>${u.name || "—"}</td><td>${u.role}</td>
           <td>${statusPill(u.status)}</td><td>${u.two_factor === "none" ? "—" : u.two_factor}</td>
-          <td>${formatInstant(u.last_sign_in_at)}</td><td>${actions(view, u)}</td></tr>`,
+          <td>${formatInstant(u.last_sign_in_at)}</td><td class="row-actions">${actions(view, u)}</td></tr>`,
       )}</tbody></table>`,
   );
 }
