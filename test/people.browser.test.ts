@@ -52,7 +52,10 @@ test("invited from the Team page, a developer follows the emailed link, chooses 
   await devPage.getByLabel("New password").fill("password1234");
   await devPage.getByLabel("The same password again").fill("password1234");
   await devPage.getByRole("button", { name: "Join" }).click();
-  await devPage.getByRole("alert").getByText(/easy to guess/).waitFor();
+  await devPage
+    .getByRole("alert")
+    .getByText(/easy to guess/)
+    .waitFor();
   await devPage.getByLabel("New password").fill(TEST_PASSWORD);
   await devPage.getByLabel("The same password again").fill(TEST_PASSWORD);
   await devPage.getByRole("button", { name: "Join" }).click();
