@@ -299,3 +299,21 @@ test("the CLI invites the first operator user and prints a link that works", asy
   assert.equal(bad.code, 1, bad.stdout);
   assert.match(bad.stderr, /--role must be one of admin, finance, support, viewer/);
 });
+
+test("when the relay refuses the invitation email, nobody is invited (503) and inviting again works", async () => {
+  const partner = await t.createPartner("Relay Down Travel");
+  smtp.failNext(1);
+  const refused = await invite(partner.partner_id, { email: "retry@invite.test", role: "viewer" });
+  assert.equal(refused.status, 503, JSON.stringify(refused.body));
+  assert.equal(refused.body.code, "service_unavailable");
+  const none = await sql<{
+    n: number;
+  }>`select count(*)::int as n from users where email = 'retry@invite.test'`.execute(t.db);
+  assert.equal(none.rows[0]!.n, 0);
+  const before = smtp.messages.length;
+  assert.equal(
+    (await invite(partner.partner_id, { email: "retry@invite.test", role: "viewer" })).status,
+    201,
+  );
+  assert.ok(await linkMailedTo("retry@invite.test", before));
+});

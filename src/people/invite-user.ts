@@ -80,15 +80,26 @@ export async function inviteUser(
       target: { type: "user", id: added.user_id },
       details: { email, role: input.role, realm: input.realm },
     });
-    if (input.send_email !== false)
-      await sendLinkEmail(config, {
-        kind: "invitation",
+    if (input.send_email !== false) {
+      const message = {
+        kind: "invitation" as const,
         realm: input.realm,
         to: email,
         link,
         team,
         role: input.role,
+      };
+      await sendLinkEmail(config, message).catch((error: unknown) => {
+        // Thrown inside the transaction: the invitation rolls back, nobody is left invited without a link.
+        throw Object.assign(
+          new ApiError(
+            "service_unavailable",
+            "The invitation email could not be sent, so nobody was invited; try again in a moment.",
+          ),
+          { cause: error },
+        );
       });
+    }
     return added;
   });
   return { user, link };

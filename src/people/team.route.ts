@@ -61,14 +61,21 @@ export const inviteUserRoute = endpoint({
     summary: "Invite a person to a partner's team",
     description:
       "The person is added `invited` and receives an email with a one-time link (valid 72 hours) to " +
-      "choose a password. An email that is already a person of the partners' realm is 409 `user_exists`.",
+      "choose a password. An email that is already a person of the partners' realm is 409 `user_exists`. " +
+      "When the email cannot be sent, nobody is invited (503 `service_unavailable`): invite again.",
     tags: ["Operator"],
     security: ADMIN_SECURITY,
     params: Type.Object({ partner_id: PrefixedId("ptr") }),
     body: InviteBody,
     response: {
       201: UserSchema,
-      ...errorResponses(...ADMIN_ERRORS, "invalid_request", "partner_not_found", "user_exists"),
+      ...errorResponses(
+        ...ADMIN_ERRORS,
+        "invalid_request",
+        "partner_not_found",
+        "user_exists",
+        "service_unavailable",
+      ),
     },
   },
   handler: (ctx) => async (request, reply) => {

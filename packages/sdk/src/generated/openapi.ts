@@ -638,7 +638,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a person to a partner's team
-         * @description The person is added `invited` and receives an email with a one-time link (valid 72 hours) to choose a password. An email that is already a person of the partners' realm is 409 `user_exists`.
+         * @description The person is added `invited` and receives an email with a one-time link (valid 72 hours) to choose a password. An email that is already a person of the partners' realm is 409 `user_exists`. When the email cannot be sent, nobody is invited (503 `service_unavailable`): invite again.
          */
         post: operations["adminInviteUser"];
         delete?: never;
