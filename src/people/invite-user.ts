@@ -10,6 +10,7 @@ import type { Database } from "../db/schema.ts";
 import { findPartner } from "../partners/list-partners.ts";
 import type { Actor } from "../shared/actor.ts";
 import { ApiError } from "../shared/errors.ts";
+import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
 import { linkUrl, newLinkToken } from "./one-time-links.ts";
 import { sendLinkEmail } from "./people-email.ts";
 import { isRole, type Realm } from "./roles.ts";
@@ -20,6 +21,11 @@ export const INVITATION_VALID_MINUTES = 72 * 60;
 export const MAX_EMAIL_LENGTH = 254;
 /** One address, no spaces or angle brackets: enough to refuse typos; the mailbox proves the rest. */
 const EMAIL = /^[^\s@<>(),;:"[\]\\]+@[^\s@<>(),;:"[\]\\]+\.[^\s@<>(),;:"[\]\\]+$/;
+/** Control characters (NUL among them, which PostgreSQL's text refuses) are never part of an address or a name. */
+const WITHOUT_CONTROL_CHARACTERS = new RegExp(NO_CONTROL_CHARACTERS);
+export function hasControlCharacters(text: string): boolean {
+  return text.length > 0 && !WITHOUT_CONTROL_CHARACTERS.test(text);
+}
 
 export type Invitation = {
   realm: Realm;
@@ -32,7 +38,12 @@ export type Invitation = {
 };
 
 export function emailProblem(email: string): string | null {
-  if (email.length === 0 || email.length > MAX_EMAIL_LENGTH || !EMAIL.test(email))
+  if (
+    email.length === 0 ||
+    email.length > MAX_EMAIL_LENGTH ||
+    !EMAIL.test(email) ||
+    hasControlCharacters(email)
+  )
     return "email: must be an email address of at most 254 characters.";
   return null;
 }

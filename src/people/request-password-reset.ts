@@ -7,7 +7,7 @@ import type { Kysely } from "kysely";
 import { recordAudit } from "../audit/record-audit.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/schema.ts";
-import { MAX_EMAIL_LENGTH } from "./invite-user.ts";
+import { hasControlCharacters, MAX_EMAIL_LENGTH } from "./invite-user.ts";
 import { linkUrl, newLinkToken } from "./one-time-links.ts";
 import type { LinkEmail } from "./people-email.ts";
 import type { Realm } from "./roles.ts";
@@ -41,7 +41,10 @@ export async function requestPasswordReset(
     const [counted] = await countFailures(tx, [address], FAILURE_WINDOW_MINUTES);
     await insertFailures(tx, [address]);
     if ((counted?.failures ?? 0) >= RESETS_PER_ADDRESS) return null;
-    const user = email.length > 0 ? await selectUserByEmail(tx, input.realm, email) : null;
+    const user =
+      email.length > 0 && !hasControlCharacters(email)
+        ? await selectUserByEmail(tx, input.realm, email)
+        : null;
     if (user?.status !== "active") return null;
     if ((await countRecentTokens(tx, user.user_id, "password_reset", 60)) >= RESETS_PER_ACCOUNT_PER_HOUR)
       return null;

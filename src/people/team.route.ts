@@ -9,6 +9,7 @@ import {
   ADMIN_ERRORS,
   ADMIN_SECURITY,
   errorResponses,
+  NO_CONTROL_CHARACTERS,
   PrefixedId,
   pageParameters,
   pageSize,
@@ -35,7 +36,7 @@ export const UserSchema = Type.Object(
 
 const InviteBody = Type.Object(
   {
-    email: Type.String({ minLength: 3, maxLength: 254 }),
+    email: Type.String({ minLength: 3, maxLength: 254, pattern: NO_CONTROL_CHARACTERS }),
     role: Type.Union(PARTNER_ROLES.map((role) => Type.Literal(role))),
   },
   { additionalProperties: false },

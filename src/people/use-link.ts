@@ -6,6 +6,7 @@ import type { Kysely } from "kysely";
 import { recordAudit } from "../audit/record-audit.ts";
 import type { Database } from "../db/schema.ts";
 import { ApiError } from "../shared/errors.ts";
+import { hasControlCharacters } from "./invite-user.ts";
 import { isLinkToken, linkTokenHash } from "./one-time-links.ts";
 import { hashPassword, passwordProblem } from "./passwords.ts";
 import type { Realm } from "./roles.ts";
@@ -92,7 +93,7 @@ export async function acceptInvitation(
   input: { realm: Realm; token: string; name: string; password: string; confirm: string; ip: string },
 ): Promise<UserRow> {
   const name = input.name.trim();
-  if (name.length === 0 || name.length > MAX_NAME_LENGTH)
+  if (name.length === 0 || name.length > MAX_NAME_LENGTH || hasControlCharacters(name))
     throw new ApiError("invalid_request", `Give your name (1 to ${MAX_NAME_LENGTH} characters).`);
   return useLink(db, "invitation", input.realm, input.token, async (tx, user) => {
     checkedPassword(input.password, input.confirm, { ...user, name });
