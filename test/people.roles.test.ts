@@ -227,6 +227,13 @@ test("a viewer sees keys by name but no form to change anything, and the nav lis
   const keys = await (await fetch(`${base}/console/keys`, { headers: { cookie: viewer.cookie } })).text();
   assert.match(keys, new RegExp(partner.key_id));
   assert.ok(!/action="\/console\/keys/.test(keys), "no issue or revoke form");
+  const hooks = await (
+    await fetch(`${base}/console/webhooks`, { headers: { cookie: viewer.cookie } })
+  ).text();
+  assert.ok(
+    !/<form method="post" action="\/console\/webhooks/.test(hooks) && !/Add an endpoint/.test(hooks),
+    "no add form, nor its heading",
+  );
   const team = await (await fetch(`${base}/console/team`, { headers: { cookie: viewer.cookie } })).text();
   assert.ok(!/action="\/console\/team\//.test(team), "no team form");
   assert.ok(!/Send invitation/.test(team));

@@ -140,7 +140,8 @@ export function mayPost(area: Realm, role: string, path: string): boolean {
   return permission === "signed_in" || can(area, role, permission);
 }
 
-const POST_FORM = /<form method="post" action="([^"]*)"[^>]*>[\s\S]*?<\/form>/g;
+/** A POST form, with the heading right before it (its title: "Add an endpoint"), if any. */
+const POST_FORM = /(?:<h2>[^<]*<\/h2>\s*)?<form method="post" action="([^"]*)"[^>]*>[\s\S]*?<\/form>/g;
 
 /**
  * A page's body without the forms this role may not use: the one place that hides them, from the
