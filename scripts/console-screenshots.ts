@@ -1,17 +1,17 @@
 // `npm run console:screenshots`: every page of the web console at desktop and phone width, as PNGs
 // under docs/console/ (the README shows them). A throw-away sandbox: its own embedded PostgreSQL,
 // the service with its built-in carrier simulator, a partner with a few orders made through the API
-// and a webhook endpoint on a local receiver. Names as arguments shoot only those pages
+// and a webhook endpoint on a local receiver, and people of the partner and of the operator who sign
+// in with their passwords (issue 31). Names as arguments shoot only those pages
 // (`npm run console:screenshots -- webhooks webhook`); none: every page.
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import type pg from "pg";
+import pg from "pg";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { createPool } from "../src/db/pool.ts";
 import { DESKTOP, launchBrowser, PHONE } from "../test/support/browser.ts";
 import { createPartner, purchase, topUpBody } from "../test/support/fixtures.ts";
 import { bearer, expectStatus, request } from "../test/support/http.ts";
-import { addPerson, type Person, signInPage } from "../test/support/people.ts";
+import { addPerson, type Person } from "../test/support/people.ts";
 import { startOwnPostgres } from "../test/support/postgres.ts";
 import { startServiceProcess } from "../test/support/service.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../test/support/webhook-receiver.ts";
@@ -91,10 +91,57 @@ async function seedWebhooks(base: string, key: string, receiver: WebhookReceiver
   return endpoints[1]!;
 }
 
-async function signedIn(browser: Browser, base: string, person: Person): Promise<BrowserContext> {
+/** The people the Team and People pages show: an owner and a few colleagues, and the operator's staff. */
+async function seedPeople(
+  database_url: string,
+  partner_id: string,
+): Promise<{ owner: Person; operator: Person }> {
+  const pool = new pg.Pool({ connectionString: database_url, max: 2 });
+  try {
+    const owner = await addPerson(pool, {
+      realm: "partner",
+      role: "owner",
+      partner_id,
+      email: "olivia@acme-travel.example",
+      name: "Olivia Owner",
+    });
+    for (const [role, email, name] of [
+      ["developer", "dev@acme-travel.example", "Dev Patel"],
+      ["support", "sam@acme-travel.example", "Sam Support"],
+      ["finance", "fiona@acme-travel.example", "Fiona Finance"],
+    ] as const)
+      await addPerson(pool, { realm: "partner", role, partner_id, email, name });
+    const operator = await addPerson(pool, {
+      realm: "operator",
+      role: "admin",
+      email: "ops@esim.example",
+      name: "Ops Admin",
+    });
+    await addPerson(pool, {
+      realm: "operator",
+      role: "finance",
+      email: "money@esim.example",
+      name: "Finance Desk",
+    });
+    return { owner, operator };
+  } finally {
+    await pool.end();
+  }
+}
+
+async function signedIn(
+  browser: Browser,
+  base: string,
+  area: "partner" | "operator",
+  person: Person,
+): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: DESKTOP, deviceScaleFactor: 1 });
   const page = await context.newPage();
-  await signInPage(page, base, person);
+  await page.goto(`${base}/console${area === "operator" ? "/admin" : ""}/sign-in`);
+  await page.getByLabel("Email").fill(person.email);
+  await page.getByLabel("Password").fill(person.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(`${base}/console${area === "operator" ? "/admin" : ""}`);
   await page.close();
   return context;
 }
@@ -122,24 +169,10 @@ async function main(): Promise<void> {
   });
   const only = process.argv.slice(2);
   const browser = await launchBrowser();
-  let pool: pg.Pool | null = null;
   try {
     const base = service.url;
     const { partner, order_id, iccid, endpoint_id, receiver } = await seed(base);
-    pool = createPool(postgres.url, 2, "esim-screenshots");
-    const owner = await addPerson(pool, {
-      realm: "partner",
-      role: "owner",
-      partner_id: partner.partner_id,
-      email: "maria.lopez@acme-travel.example",
-      name: "María López",
-    });
-    const operatorAdmin = await addPerson(pool, {
-      realm: "operator",
-      role: "admin",
-      email: "ops@esim-operator.example",
-      name: "Operations",
-    });
+    const people = await seedPeople(postgres.url, partner.partner_id);
     const shots: Shot[] = [
       { name: "sign-in", url: "/console/sign-in", area: "none" },
       { name: "overview", url: "/console", area: "partner" },
@@ -151,18 +184,19 @@ async function main(): Promise<void> {
       { name: "api-keys", url: "/console/keys", area: "partner" },
       { name: "webhooks", url: "/console/webhooks", area: "partner" },
       { name: "webhook", url: `/console/webhooks/${endpoint_id}`, area: "partner" },
-      { name: "audit-log", url: "/console/audit-log", area: "partner" },
+      { name: "team", url: "/console/team", area: "partner" },
+      { name: "password-reset", url: "/console/password-reset", area: "none" },
       { name: "admin-partners", url: "/console/admin", area: "operator" },
       { name: "admin-partner", url: `/console/admin/partners/${partner.partner_id}`, area: "operator" },
       { name: "admin-pending-orders", url: "/console/admin/orders?older_than_minutes=0", area: "operator" },
       { name: "admin-catalog", url: "/console/admin/catalog", area: "operator" },
       { name: "admin-ledger", url: "/console/admin/ledger", area: "operator" },
-      { name: "admin-audit-log", url: "/console/admin/audit-log", area: "operator" },
+      { name: "admin-people", url: "/console/admin/people", area: "operator" },
     ];
     const contexts = {
       none: await browser.newContext({ deviceScaleFactor: 1 }),
-      partner: await signedIn(browser, base, owner),
-      operator: await signedIn(browser, base, operatorAdmin),
+      partner: await signedIn(browser, base, "partner", people.owner),
+      operator: await signedIn(browser, base, "operator", people.operator),
     };
     for (const shot of shots.filter((s) => only.length === 0 || only.includes(s.name))) {
       const page = await contexts[shot.area].newPage();
@@ -171,7 +205,6 @@ async function main(): Promise<void> {
     }
     await receiver.close();
   } finally {
-    await pool?.end();
     await browser.close();
     await service.stop();
     await postgres.stop();

@@ -34,6 +34,11 @@ export type Config = {
   /** Absent: confirmation emails are written as .eml files under `<data_dir>/mail/`. */
   smtp_url: string | null;
   mail_from: string;
+  /**
+   * PUBLIC_BASE_URL: where people reach this service, for the links in invitation and password
+   * reset emails (default `http://localhost:PORT`).
+   */
+  public_base_url: string;
   /** Absent in sandbox: the built-in carrier simulator is started beside the API. */
   carrier_url: string | null;
   carrier_api_key: string | null;
@@ -294,8 +299,9 @@ const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"
 /** Where the service runs and what it talks to (database, mail). */
 function readServer(env: Env, app_env: AppEnv) {
   const admin_token = bearerToken(env, "ADMIN_TOKEN");
+  const port = integer(env, "PORT", 3000, 0, 65535);
   return {
-    port: integer(env, "PORT", 3000, 0, 65535),
+    port,
     host: text(env, "HOST") ?? "0.0.0.0",
     app_env,
     database_url: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
@@ -307,6 +313,10 @@ function readServer(env: Env, app_env: AppEnv) {
     trusted_proxies: cidrList(env, "TRUSTED_PROXIES"),
     smtp_url: url(env, "SMTP_URL", ["smtp:", "smtps:"]),
     mail_from: text(env, "MAIL_FROM") ?? "eSIM Orders <orders@esim.example>",
+    public_base_url: (url(env, "PUBLIC_BASE_URL", ["http:", "https:"]) ?? `http://localhost:${port}`).replace(
+      /\/+$/,
+      "",
+    ),
   };
 }
 

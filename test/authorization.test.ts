@@ -736,6 +736,28 @@ const ADMIN_ROWS: AdminRow[] = [
     disabled: NOT_FOUND,
   },
   {
+    operation: "POST /admin/partners/{partner_id}/users",
+    request: async () => ({
+      method: "POST",
+      url: `/admin/partners/${owner.partner_id}/users`,
+      payload: { email: `matrix-${Math.random().toString(36).slice(2)}@team.test`, role: "viewer" },
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 201 },
+    disabled: NOT_FOUND,
+  },
+  {
+    operation: "GET /admin/partners/{partner_id}/users",
+    request: async () => ({ method: "GET", url: `/admin/partners/${owner.partner_id}/users` }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 200 },
+    disabled: NOT_FOUND,
+  },
+  {
     // An unknown order: the owner's order stays completed for the other rows (audit.log.test.ts refunds one).
     operation: "POST /admin/orders/{orderID}/refund",
     request: async () => ({

@@ -29,7 +29,8 @@ export type OptionName =
   | "installed"
   | "name"
   | "scope"
-  | "allow-ip";
+  | "allow-ip"
+  | "role";
 
 /** Options given more than once (`--override a=1 --override b=2`) arrive joined by newlines. */
 export const REPEATABLE_SEPARATOR = "\n";

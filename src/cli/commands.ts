@@ -5,6 +5,7 @@ import { configCommands } from "./config.ts";
 import { esimCommands } from "./esims.ts";
 import { keyCommands } from "./keys.ts";
 import { ledgerCommands } from "./ledger.ts";
+import { operatorCommands } from "./operators.ts";
 import { orderCommands } from "./orders.ts";
 import { partnerCommands } from "./partners.ts";
 import { pricingCommands } from "./pricing.ts";
@@ -25,6 +26,7 @@ export const COMMANDS: readonly Command[] = [
   ...refundCommands,
   ...esimCommands,
   ...profileCommands,
+  ...operatorCommands,
   ...configCommands,
 ];
 

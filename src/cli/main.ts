@@ -39,6 +39,7 @@ const OPTIONS = {
   name: { type: "string" },
   scope: { type: "string" },
   "allow-ip": { type: "string", multiple: true },
+  role: { type: "string" },
 } as const;
 
 function parseCommandLine(argv: string[]): Parsed {
@@ -91,6 +92,7 @@ function commandArgs(
     "name",
     "scope",
     "allow-ip",
+    "role",
   ] as const;
   for (const option of names) {
     const value = values[option];

@@ -1,44 +1,52 @@
 // The console's page shell: one stylesheet from this service, no script, a skip link, a nav that
 // marks the current page, and sign-out as a POST form carrying the session's CSRF token.
-import { type Html, html } from "./html.ts";
+import { can, type OperatorPermission, type PartnerPermission } from "../people/roles.ts";
+import { Html, html } from "./html.ts";
+import { withoutForbiddenForms } from "./permissions.ts";
 
 export type Area = "partner" | "operator";
 
 export type Shell = {
   area: Area;
   /** The signed-in user's session: nav and sign-out; absent on the sign-in pages. */
-  signed_in?: { csrf: string; who: string; sandbox: boolean };
+  signed_in?: { csrf: string; who: string; sandbox: boolean; role: string };
   /** The nav entry to mark as the current page. */
   current?: string;
 };
 
-const NAV: Record<Area, ReadonlyArray<readonly [string, string]>> = {
+/** Each entry with the permission its page takes (permissions.ts): a role sees only what it may open. */
+const NAV: Record<Area, ReadonlyArray<readonly [string, string, PartnerPermission | OperatorPermission]>> = {
   partner: [
-    ["/console", "Overview"],
-    ["/console/orders", "Orders"],
-    ["/console/esims", "eSIMs"],
-    ["/console/wallet", "Wallet"],
-    ["/console/keys", "API keys"],
-    ["/console/webhooks", "Webhooks"],
-    ["/console/audit-log", "Audit log"],
+    ["/console", "Overview", "orders.read"],
+    ["/console/orders", "Orders", "orders.read"],
+    ["/console/esims", "eSIMs", "orders.read"],
+    ["/console/wallet", "Wallet", "wallet.read"],
+    ["/console/keys", "API keys", "api_keys.read"],
+    ["/console/webhooks", "Webhooks", "webhooks.read"],
+    ["/console/team", "Team", "team.read"],
+    ["/console/audit-log", "Audit log", "audit.read"],
   ],
   operator: [
-    ["/console/admin", "Partners"],
-    ["/console/admin/orders", "Pending orders"],
-    ["/console/admin/catalog", "Catalog"],
-    ["/console/admin/ledger", "Ledger audit"],
-    ["/console/admin/audit-log", "Audit log"],
+    ["/console/admin", "Partners", "partners.read"],
+    ["/console/admin/orders", "Pending orders", "partners.read"],
+    ["/console/admin/catalog", "Catalog", "catalog.write"],
+    ["/console/admin/ledger", "Ledger audit", "money.read"],
+    ["/console/admin/people", "People", "partners.read"],
+    ["/console/admin/audit-log", "Audit log", "audit.read"],
   ],
 };
 
 function nav(shell: Shell): Html {
   if (!shell.signed_in) return html``;
   const sign_out = shell.area === "operator" ? "/console/admin/sign-out" : "/console/sign-out";
+  const role = shell.signed_in.role;
   return html`<nav aria-label="Console">
-    <ul class="nav">${NAV[shell.area].map(
-      ([href, label]) =>
-        html`<li><a href="${href}"${shell.current === href ? html` aria-current="page"` : ""}>${label}</a></li>`,
-    )}</ul>
+    <ul class="nav">${NAV[shell.area]
+      .filter(([, , permission]) => can(shell.area, role, permission))
+      .map(
+        ([href, label]) =>
+          html`<li><a href="${href}"${shell.current === href ? html` aria-current="page"` : ""}>${label}</a></li>`,
+      )}</ul>
   </nav>
   <form method="post" action="${sign_out}" class="sign-out">
     <input type="hidden" name="_csrf" value="${shell.signed_in.csrf}">
@@ -47,7 +55,11 @@ function nav(shell: Shell): Html {
   </form>`;
 }
 
-export function page(title: string, shell: Shell, body: Html): string {
+export function page(title: string, shell: Shell, content: Html): string {
+  // Forms the role may not use are left out of the page (permissions.ts refuses them anyway).
+  const body = shell.signed_in
+    ? new Html(withoutForbiddenForms(shell.area, shell.signed_in.role, content.text))
+    : content;
   const brand = shell.area === "operator" ? "eSIM console · operator" : "eSIM console";
   const sandbox = shell.signed_in?.sandbox ?? false;
   return html`<!doctype html>

@@ -21,6 +21,7 @@ import { creditPage, parsePricingForm, pricingPanel } from "./operator-partner-m
 import type { ConsolePages } from "./pages.ts";
 import { checked, formOf, queryValue, seeOther } from "./request.ts";
 import { operatorShell } from "./shells.ts";
+import { partnerPeoplePanel } from "./team-pages.ts";
 
 const LISTED_PARTNERS = 100;
 const PARTNER_ID = /^ptr_[A-Za-z0-9_-]{16,64}$/;
@@ -57,6 +58,7 @@ const FLASH: Record<string, string> = {
   already: "That reference was credited before: nothing was added.",
   revoked: "The key is revoked.",
   priced: "The price list is saved.",
+  invited: "The invitation is sent: its link works once, for 72 hours.",
 };
 
 export async function partnerPage(
@@ -86,7 +88,8 @@ export async function partnerPage(
     <h2>API keys</h2>
     ${keysTable(keys, (key_id) => `${base}/keys/${key_id}/revoke`, csrf, null)}
     ${issueKeyForm(`${base}/keys`, csrf)}
-    ${pricingPanel(base, csrf, pricing)}`;
+    ${pricingPanel(base, csrf, pricing)}
+    ${await partnerPeoplePanel(request, ctx, partner_id, csrf)}`;
   return page(partner.name, shell, body);
 }
 

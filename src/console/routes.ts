@@ -18,6 +18,7 @@ import { ApiError, ERROR_CODES } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
 import { html } from "./html.ts";
 import { type Area, page } from "./layout.ts";
+import { linkPages } from "./link-pages.ts";
 import { operatorAuditLogPages } from "./operator-audit-log.ts";
 import { operatorCatalogPages } from "./operator-catalog.ts";
 import { operatorLedgerPages } from "./operator-ledger.ts";
@@ -32,6 +33,7 @@ import { partnerOrderPages } from "./partner-orders.ts";
 import { partnerOverviewPages } from "./partner-overview.ts";
 import { partnerWalletPages } from "./partner-wallet.ts";
 import { partnerWebhookPages } from "./partner-webhooks.ts";
+import { assertRouteHasPermission, mayUseRoute } from "./permissions.ts";
 import {
   cookie,
   formOf,
@@ -42,6 +44,7 @@ import {
   sessionCookieName,
 } from "./request.ts";
 import { operatorSignOut, partnerSignOut, secondFactorPath, signInPages } from "./sign-in-pages.ts";
+import { operatorPeoplePages, partnerTeamPages } from "./team-pages.ts";
 
 /** Pages: this origin's stylesheet and images (the QR code), forms posting here, nothing else. */
 const CONSOLE_CSP = [
@@ -72,6 +75,7 @@ const PARTNER_PAGES: ConsolePages[] = [
   partnerKeyPages,
   partnerWebhookPages,
   partnerAuditLogPages,
+  partnerTeamPages,
   partnerSignOut,
 ];
 const OPERATOR_PAGES: ConsolePages[] = [
@@ -81,6 +85,7 @@ const OPERATOR_PAGES: ConsolePages[] = [
   operatorCatalogPages,
   operatorLedgerPages,
   operatorAuditLogPages,
+  operatorPeoplePages,
   operatorSignOut,
 ];
 
@@ -99,6 +104,7 @@ function refusal(request: FastifyRequest, ctx: AppContext, title: string, detail
   const session = knownSession(request);
   const signed_in = session && {
     csrf: csrfToken(session.session_id),
+    role: session.role,
     who: area === "operator" ? "Operator" : "",
     sandbox: ctx.config.app_env === "sandbox",
   };
@@ -165,6 +171,10 @@ function requireSession(ctx: AppContext, kind: SessionKind, budget: KeyBudget) {
       return seeOther(reply, secondFactorPath(kind, session.stage));
     }
     if (session.partner_id !== null) budget(`console:${session.partner_id}`);
+    if (!mayUseRoute(kind, session.role, request)) {
+      const detail = `Your role (${session.role}) does not allow this page or form. Nothing was changed.`;
+      return sendPage(reply, 403, refusal(request, ctx, ERROR_CODES.forbidden.title, detail));
+    }
   };
 }
 
@@ -269,13 +279,18 @@ export async function consoleRoutes(
           .send(STYLESHEET),
       );
       signInPages(scope as App, ctx, failures);
+      linkPages(scope as App, ctx);
       await scope.register(async (partner) => {
+        partner.addHook("onRoute", (route) => assertRouteHasPermission("partner", route.method, route.url));
         partner.addHook("onRequest", requireSession(ctx, "partner", budget));
         partner.addHook("preValidation", requireCsrf(ctx));
         for (const pages of PARTNER_PAGES) pages(partner as App, ctx, failures);
       });
       await scope.register(
         async (operator) => {
+          operator.addHook("onRoute", (route) =>
+            assertRouteHasPermission("operator", route.method, route.url),
+          );
           operator.addHook("onRequest", requireSession(ctx, "operator", budget));
           operator.addHook("preValidation", requireCsrf(ctx));
           for (const pages of OPERATOR_PAGES) pages(operator as App, ctx, failures);

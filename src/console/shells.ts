@@ -1,6 +1,7 @@
 // The page shell of a signed-in user: the nav, the CSRF token for its forms, and who is signed in.
 import type { FastifyRequest } from "fastify";
 import { findPartner } from "../partners/list-partners.ts";
+import { can, type OperatorPermission, type PartnerPermission } from "../people/roles.ts";
 import { csrfToken } from "../people/sessions.ts";
 import type { AppContext } from "../shared/context.ts";
 import type { Shell } from "./layout.ts";
@@ -18,6 +19,7 @@ export async function partnerShell(
     current,
     signed_in: {
       csrf: csrfToken(session.session_id),
+      role: session.role,
       who: `${partner?.name ?? ""} · ${session.email} (${session.role})`,
       sandbox: ctx.config.app_env === "sandbox",
     },
@@ -30,8 +32,15 @@ export function operatorShell(request: FastifyRequest, ctx: AppContext, current:
     current,
     signed_in: {
       csrf: csrfToken(sessionOf(request).session_id),
+      role: sessionOf(request).role,
       who: `Operator · ${sessionOf(request).email} (${sessionOf(request).role})`,
       sandbox: ctx.config.app_env === "sandbox",
     },
   };
+}
+
+/** Whether the signed-in person's role holds this permission: pages hide the forms it does not. */
+export function allows(request: FastifyRequest, permission: PartnerPermission | OperatorPermission): boolean {
+  const session = sessionOf(request);
+  return can(session.kind, session.role, permission);
 }

@@ -15,6 +15,8 @@ export type UserRow = {
   totp_secret_sealed: Buffer | null;
   totp_last_step: string | null;
   created_at: Date;
+  /** created_at as PostgreSQL writes it (microseconds kept): a list's cursor. */
+  created_at_text: string;
   last_sign_in_at: Date | null;
   /** Whether the person holds a passkey (read with the row: the sign-in needs it). */
   has_passkey: boolean;
@@ -22,7 +24,7 @@ export type UserRow = {
 
 const USER_COLUMNS = sql`
   u.user_id, u.realm, u.partner_id, u.email, u.name, u.role, u.status, u.password_hash,
-  u.totp_secret_sealed, u.totp_last_step, u.created_at, u.last_sign_in_at,
+  u.totp_secret_sealed, u.totp_last_step, u.created_at, u.created_at::text as created_at_text, u.last_sign_in_at,
   exists (select 1 from passkeys k where k.user_id = u.user_id) as has_passkey`;
 
 export async function insertUser(
@@ -126,4 +128,114 @@ export async function activateUser(db: Executor, user_id: string, password_hash:
     update users set password_hash = ${password_hash}, status = 'active'
     where user_id = ${user_id} and status = 'invited'`.execute(db);
   return Number(result.numAffectedRows ?? 0n) === 1;
+}
+
+export type TokenKind = "invitation" | "password_reset";
+
+export async function insertUserToken(
+  db: Executor,
+  row: { token_hash: Buffer; user_id: string; kind: TokenKind; valid_minutes: number },
+): Promise<void> {
+  await sql`
+    insert into user_tokens (token_hash, user_id, kind, expires_at)
+    values (${row.token_hash}, ${row.user_id}, ${row.kind},
+            now() + make_interval(mins => ${row.valid_minutes}))`.execute(db);
+}
+
+export type UserTokenRow = {
+  user_id: string;
+  kind: TokenKind;
+  expired: boolean;
+  used: boolean;
+};
+
+/** The token's row, locked until the transaction ends (a link is used by one request at a time). */
+export async function lockUserToken(
+  db: Executor,
+  token_hash: Buffer,
+  kind: TokenKind,
+): Promise<UserTokenRow | null> {
+  const result = await sql<UserTokenRow>`
+    select user_id, kind, expires_at <= now() as expired, used_at is not null as used
+    from user_tokens where token_hash = ${token_hash} and kind = ${kind}
+    for update`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+export async function markUserTokenUsed(db: Executor, token_hash: Buffer): Promise<void> {
+  await sql`update user_tokens set used_at = now() where token_hash = ${token_hash}`.execute(db);
+}
+
+/** Links of this kind not yet used: a new one replaces them (the newest link is the only one that works). */
+export async function retireUserTokens(db: Executor, user_id: string, kind: TokenKind): Promise<void> {
+  await sql`
+    update user_tokens set used_at = now()
+    where user_id = ${user_id} and kind = ${kind} and used_at is null`.execute(db);
+}
+
+/** Links of this kind asked for the person since `minutes` ago (the reset form's budget). */
+export async function countRecentTokens(
+  db: Executor,
+  user_id: string,
+  kind: TokenKind,
+  minutes: number,
+): Promise<number> {
+  const result = await sql<{ n: number }>`
+    select count(*)::int as n from user_tokens
+    where user_id = ${user_id} and kind = ${kind}
+      and created_at > now() - make_interval(mins => ${minutes})`.execute(db);
+  return result.rows[0]?.n ?? 0;
+}
+
+/**
+ * A page of a realm's people (of one partner, or the operator's), oldest first by (created_at,
+ * user_id); `after` is the last row of the page before.
+ */
+export async function selectUsers(
+  db: Executor,
+  input: {
+    realm: Realm;
+    partner_id: string | null;
+    limit: number;
+    after: { created_at: string; user_id: string } | null;
+  },
+): Promise<UserRow[]> {
+  const after = input.after;
+  const result = await sql<UserRow>`
+    select ${USER_COLUMNS} from users u
+    where u.realm = ${input.realm}
+      and u.partner_id is not distinct from ${input.partner_id}
+      ${after ? sql`and (u.created_at, u.user_id) > (${after.created_at}::timestamptz, ${after.user_id})` : sql``}
+    order by u.created_at, u.user_id
+    limit ${input.limit}`.execute(db);
+  return result.rows;
+}
+
+/**
+ * The partner's active owners, locked (in user_id order, so two transactions take them in the
+ * same order): a change that could leave the partner without one holds them until it commits.
+ */
+export async function lockActiveOwners(db: Executor, partner_id: string): Promise<string[]> {
+  const result = await sql<{ user_id: string }>`
+    select user_id from users
+    where partner_id = ${partner_id} and role = 'owner' and status = 'active'
+    order by user_id
+    for update`.execute(db);
+  return result.rows.map((row) => row.user_id);
+}
+
+export async function updateUserRole(db: Executor, user_id: string, role: string): Promise<void> {
+  await sql`update users set role = ${role} where user_id = ${user_id}`.execute(db);
+}
+
+export async function updateUserStatus(
+  db: Executor,
+  user_id: string,
+  status: "active" | "disabled",
+): Promise<void> {
+  await sql`update users set status = ${status} where user_id = ${user_id}`.execute(db);
+}
+
+export async function updateUserName(db: Executor, user_id: string, name: string): Promise<void> {
+  await sql`update users set name = ${name} where user_id = ${user_id}`.execute(db);
 }

@@ -1,10 +1,18 @@
 // People's records, for the other domains and the console: read a person, add one. Their SQL is
 // users.sql.ts; who may do what is roles.ts.
 import type { Executor } from "../db/executor.ts";
+import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { hashPassword } from "./passwords.ts";
 import { isRole, type Realm } from "./roles.ts";
-import { activateUser, insertUser, selectUser, selectUserByEmail, type UserRow } from "./users.sql.ts";
+import {
+  activateUser,
+  insertUser,
+  selectUser,
+  selectUserByEmail,
+  selectUsers,
+  type UserRow,
+} from "./users.sql.ts";
 
 export type { UserRow };
 
@@ -73,4 +81,40 @@ export async function activateWithPassword(
 ): Promise<boolean> {
   const hash = "hash" in password ? password.hash : await hashPassword(password.plain);
   return activateUser(db, user_id, hash);
+}
+
+/** A page of a team's people, oldest first (cursor-paged like every list of partner objects). */
+export async function listUsers(
+  db: Executor,
+  input: { realm: Realm; partner_id: string | null; limit: number; cursor: string | null },
+): Promise<{ data: UserRow[]; has_more: boolean; next_cursor: string | null }> {
+  const after = input.cursor === null ? null : decodeUserCursor(input.cursor);
+  const rows = await selectUsers(db, { ...input, limit: input.limit + 1, after });
+  const data = rows.slice(0, input.limit);
+  const last = data.at(-1);
+  const has_more = rows.length > input.limit;
+  return {
+    data,
+    has_more,
+    next_cursor: has_more && last ? encodeUserCursor(last) : null,
+  };
+}
+
+/** The people a page shows at most (a team is small; the API pages through any size). */
+export const MAX_TEAM_PAGE = 100;
+
+function encodeUserCursor(row: UserRow): string {
+  // Microseconds matter: PostgreSQL keeps them, a Date keeps milliseconds; the text keeps both.
+  return Buffer.from(`us:${row.created_at_text}|${row.user_id}`).toString("base64url");
+}
+
+function decodeUserCursor(cursor: string): { created_at: string; user_id: string } {
+  const match = /^us:([0-9T:.+\- ]{10,40})\|(usr_[A-Za-z0-9_-]{16,64})$/.exec(
+    Buffer.from(cursor, "base64url").toString("utf8"),
+  );
+  if (!match)
+    throw new ApiError("invalid_request", "The cursor is not one this API returned.", {
+      errors: [{ field: "cursor", message: "is not a valid cursor" }],
+    });
+  return { created_at: match[1]!, user_id: match[2]! };
 }

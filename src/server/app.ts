@@ -24,6 +24,7 @@ import { eventRoutes } from "../events/routes.ts";
 import { pendingOrderIds, pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
+import { peopleAdminRoutes } from "../people/admin-routes.ts";
 import { refundAdminRoutes, refundRoutes } from "../refunds/routes.ts";
 import { adminTokenActor, apiKeyActor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
@@ -92,6 +93,7 @@ const ADMIN_ROUTES: DomainRoutes[] = [
   catalogAdminRoutes,
   refundAdminRoutes,
   auditAdminRoutes,
+  peopleAdminRoutes,
 ];
 
 export type BuiltApp = {

@@ -56,6 +56,9 @@ export const ERROR_CODES = {
   forbidden: { status: 403, title: "Your role does not allow this." },
   insufficient_scope: { status: 403, title: "This API key is read-only; the request changes something." },
   ip_not_allowed: { status: 403, title: "This API key may not be used from this address." },
+  user_not_found: { status: 404, title: "No such person." },
+  user_exists: { status: 409, title: "This email already belongs to a person of this team." },
+  last_owner: { status: 409, title: "A partner keeps at least one active owner." },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

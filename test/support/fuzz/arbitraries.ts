@@ -113,9 +113,17 @@ export function schemaArbitrary(schema: JsonSchema): fc.Arbitrary<unknown> {
 }
 
 /** A field: mostly a live fixture value when the field names one, else from its schema. */
+/** A month of the last two years (a statement's `month`): the pattern alone mostly makes months not begun. */
+const RECENT_MONTH = fc.integer({ min: 0, max: 24 }).map((back) => {
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1)).toISOString().slice(0, 7);
+});
+
 export function fieldArbitrary(name: string, schema: JsonSchema): fc.Arbitrary<unknown> {
   const kind = FIELD_REFS[name];
   const generated = schemaArbitrary(schema);
+  if (name === "month")
+    return fc.oneof({ weight: 6, arbitrary: RECENT_MONTH }, { weight: 1, arbitrary: generated });
   if (!kind) return generated;
   // A nullable field stays nullable: null is valid and must be exercised too.
   const nullable = (schema.anyOf ?? []).some((s: JsonSchema) => s.type === "null");

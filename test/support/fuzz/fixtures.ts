@@ -103,6 +103,10 @@ export async function prepareFixtures(env: FuzzEnvironment, admin_token: string)
     if (!pools.holdings.main.orders.includes(order.orderID)) pools.holdings.main.orders.push(order.orderID);
   }
 
+  // An eSIM kept for top-ups: its iccid is first among main's, its order in no pool, so no refund
+  // (the partner's or the operator's, which name orders) takes it out of reach of the top-up route.
+  const kept = await purchase(env.url, main.api_key, country.package_id);
+  pools.holdings.main.iccids.unshift(kept.purchases[0].iccid);
   pools.topup_choices = await topupChoices(env, main.api_key, pools.holdings.main.iccids[0]!);
   if (env.operations.some((op) => op.path === "/v1/orders/submit-topup")) {
     // A stored Idempotency-Key outcome, so replays and reuse are exercised from the first request.
