@@ -25,15 +25,21 @@ const PURGE_PER_ATTEMPT = 100;
 const MAX_EMAIL_LENGTH = 254;
 
 export type SignInAttempt = { realm: Realm; email: string; password: string; ip: string };
+/** Who is trying, for the throttle: the account (realm and email) and the address. */
+type Attempter = Pick<SignInAttempt, "realm" | "email" | "ip">;
 
-function subjects(input: SignInAttempt): { account: string; address: string } {
+function subjects(input: Attempter): { account: string; address: string } {
   return {
     account: `account:${input.realm}:${input.email.trim().toLowerCase().slice(0, MAX_EMAIL_LENGTH)}`,
     address: `address:${input.realm}:${input.ip.slice(0, 64)}`,
   };
 }
 
-async function refuseWhenThrottled(db: Kysely<Database>, input: SignInAttempt): Promise<void> {
+/**
+ * 429 `rate_limited` with Retry-After when the account or the address has failed too often in the
+ * window (the password step and the second-factor step count together).
+ */
+export async function refuseWhenThrottled(db: Kysely<Database>, input: Attempter): Promise<void> {
   const { account, address } = subjects(input);
   const counts = await countFailures(db, [account, address], FAILURE_WINDOW_MINUTES);
   for (const { subject, failures, oldest } of counts) {
@@ -49,11 +55,15 @@ async function refuseWhenThrottled(db: Kysely<Database>, input: SignInAttempt): 
   }
 }
 
-/** Counts the failure and audits it: the actor is the person the email named (id null when none). */
-async function recordFailure(
+/**
+ * Counts the failure and audits it: the actor is the person the email named (id null when none).
+ * `step`: which step failed, in the entry's details (a wrong second factor says the password was right).
+ */
+export async function recordFailure(
   db: Kysely<Database>,
-  input: SignInAttempt,
-  user: UserRow | null,
+  input: Attempter,
+  user: Pick<UserRow, "user_id" | "partner_id"> | null,
+  step: "password" | "second_factor" = "password",
 ): Promise<void> {
   const { account, address } = subjects(input);
   await db.transaction().execute(async (tx) => {
@@ -68,7 +78,7 @@ async function recordFailure(
       action: "user.sign_in_failed",
       partner_id: user?.partner_id ?? null,
       target: { type: "user", id: user?.user_id ?? null },
-      details: { realm: input.realm },
+      details: step === "password" ? { realm: input.realm } : { realm: input.realm, step },
     });
   });
 }
