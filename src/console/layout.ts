@@ -1,4 +1,5 @@
-// The console's page shell: one stylesheet from this service, no script, a skip link, a nav that
+// The console's page shell: one stylesheet from this service, no script (but this service's own
+// script files on the few pages that need one), a skip link, a nav that
 // marks the current page, and sign-out as a POST form carrying the session's CSRF token.
 import { type Html, html } from "./html.ts";
 
@@ -10,6 +11,8 @@ export type Shell = {
   signed_in?: { csrf: string; who: string; sandbox: boolean };
   /** The nav entry to mark as the current page. */
   current?: string;
+  /** This origin's script files the page loads (deferred; the page's CSP must allow 'self'). */
+  scripts?: readonly string[];
 };
 
 const NAV: Record<Area, ReadonlyArray<readonly [string, string]>> = {
@@ -20,12 +23,14 @@ const NAV: Record<Area, ReadonlyArray<readonly [string, string]>> = {
     ["/console/wallet", "Wallet"],
     ["/console/keys", "API keys"],
     ["/console/webhooks", "Webhooks"],
+    ["/console/account/two-factor", "Two-factor"],
   ],
   operator: [
     ["/console/admin", "Partners"],
     ["/console/admin/orders", "Pending orders"],
     ["/console/admin/catalog", "Catalog"],
     ["/console/admin/ledger", "Ledger audit"],
+    ["/console/admin/account/two-factor", "Two-factor"],
   ],
 };
 
@@ -55,7 +60,7 @@ export function page(title: string, shell: Shell, body: Html): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · ${brand}</title>
 <link rel="stylesheet" href="/console/assets/console.css">
-</head>
+${(shell.scripts ?? []).map((src) => html`<script src="${src}" defer></script>\n`)}</head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
