@@ -83,7 +83,10 @@ async function enrolTotpInBrowser(page: Page, person: Person): Promise<{ seed: s
   await page.getByRole("button", { name: "Set up an authenticator app" }).click();
   const qr = page.getByAltText("QR code for your authenticator app");
   await qr.waitFor();
-  const loaded = await qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0);
+  type Img = { complete: boolean; naturalWidth: number };
+  const loaded = await qr.evaluate(
+    (img) => (img as unknown as Img).complete && (img as unknown as Img).naturalWidth > 0,
+  );
   assert.ok(loaded, "the QR code is an image served from this origin");
   const seed = (await page.locator("#totp-secret").innerText()).replaceAll(" ", "");
   assert.match(seed, /^[A-Z2-7]{32}$/);
