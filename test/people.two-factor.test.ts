@@ -328,3 +328,32 @@ test("an operator person signs in with TOTP at /console/admin", async () => {
   assert.equal(accepted.location, "/console/admin");
   assert.equal((await call(session, "GET", "/console/admin/orders")).status, 200);
 });
+
+test("removing the authenticator app takes a current code: a wrong one changes nothing; then no factor, no recovery codes", async () => {
+  const person = await owner();
+  const session = await signIn(person);
+  const { seed } = await enrolTotp(session);
+  const wrong = await call(session, "POST", "/console/account/two-factor/totp/remove", {
+    code: "ABCDE-ABCDE",
+  });
+  assert.equal(wrong.status, 401);
+  const still = await app.database.pool.query("select totp_secret_sealed from users where user_id = $1", [
+    person.user_id,
+  ]);
+  assert.ok(still.rows[0].totp_secret_sealed, "still set up");
+  const removed = await call(session, "POST", "/console/account/two-factor/totp/remove", {
+    code: codeAt(seed, 1),
+  });
+  assert.equal(removed.status, 303, removed.body);
+  assert.equal(removed.location, "/console/account/two-factor?totp_removed=1");
+  const { rows } = await app.database.pool.query(
+    `select u.totp_secret_sealed, u.totp_last_step,
+            (select count(*)::int from recovery_codes r where r.user_id = u.user_id) as codes
+     from users u where u.user_id = $1`,
+    [person.user_id],
+  );
+  assert.deepEqual(rows[0], { totp_secret_sealed: null, totp_last_step: null, codes: 0 });
+  assert.equal(await auditCount(person.user_id, "user.two_factor_disabled"), 1);
+  const next = await signIn(person);
+  assert.equal((await call(next, "GET", "/console/orders")).status, 200, "the password alone signs in again");
+});

@@ -116,8 +116,10 @@ async function totpPanel(c: Ctx, csrf: string): Promise<Html> {
   const home = AREA_HOME[c.area];
   if (c.user.totp_secret_sealed !== null) {
     return html`<p>An authenticator app is set up: at sign-in, you give the 6-digit code it shows.</p>
-      <form method="post" action="${home}/account/two-factor/totp/remove" class="actions">${csrfField(csrf)}
-        <button type="submit" class="danger">Remove the authenticator app</button></form>`;
+      <form method="post" action="${home}/account/two-factor/totp/remove">${csrfField(csrf)}
+        <label for="remove-code">Code from the app (or a recovery code), to remove it</label>
+        <input id="remove-code" name="code" autocomplete="one-time-code" maxlength="40" required>
+        <div class="actions"><button type="submit" class="danger">Remove the authenticator app</button></div></form>`;
   }
   const pending = await pendingTotpEnrolment(c.ctx.db, c.ctx.config, {
     session_id: c.session.session_id,
@@ -231,7 +233,7 @@ async function lastRequiredFactor(c: Ctx, removing: "totp" | "passkey"): Promise
 }
 
 function accountPages(area: Area): ConsolePages {
-  return (scope, ctx) => {
+  return (scope, ctx, failures) => {
     const home = AREA_HOME[area];
     /** The account's pages are for people signed in, or enrolling; one who owes a second factor gives it first. */
     const person = async (request: FastifyRequest, reply: FastifyReply): Promise<Ctx | null> => {
@@ -299,6 +301,22 @@ function accountPages(area: Area): ConsolePages {
           400,
           notice("error", "Your team requires a second factor: add a passkey before removing the app."),
         );
+      // Whoever holds the session must also hold the app (or a recovery code): a session left open
+      // on a shared computer is not enough to turn the second factor off. A wrong code is a failure
+      // like one at sign-in, throttled alike.
+      try {
+        await failures.attempt(request.ip, area, () =>
+          checkSecondFactorCode(ctx.db, ctx.config, {
+            user: c.user,
+            code: formOf(request).code ?? "",
+            ip: request.ip,
+          }),
+        );
+      } catch (error) {
+        if (!(error instanceof ApiError) || (error.status !== 401 && error.status !== 429)) throw error;
+        for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+        return show(c, reply, error.status, notice("error", error.message));
+      }
       await disableTotp(ctx.db, { user: c.user, actor: request.actor! });
       return seeOther(reply, `${home}/account/two-factor?totp_removed=1`);
     });

@@ -187,10 +187,10 @@ export async function regenerateRecoveryCodes(
     await replaceRecoveryCodes(tx, input.user.user_id, codes.map(recoveryCodeHash));
     await recordAudit(tx, {
       actor: input.actor,
-      action: "user.two_factor_enabled",
+      action: "user.recovery_codes_regenerated",
       partner_id: input.user.partner_id,
       target: { type: "user", id: input.user.user_id },
-      details: { method: "recovery_codes_regenerated" },
+      details: { count: RECOVERY_CODE_COUNT },
     });
     return codes;
   });
