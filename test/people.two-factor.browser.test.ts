@@ -8,8 +8,9 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { Secret, TOTP } from "otpauth";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { csrfToken } from "../src/people/sessions.ts";
 import { createTestApp } from "./support/app.ts";
-import { CHROMIUM, DESKTOP, seriousViolations } from "./support/browser.ts";
+import { CHROMIUM, DESKTOP, PHONE, seriousViolations } from "./support/browser.ts";
 import { addPerson, type Person } from "./support/people.ts";
 
 const app = await createTestApp();
@@ -222,5 +223,71 @@ test("an operator person sets up TOTP and signs in with it in the browser", asyn
   assert.equal(page.url(), `${base}/console/admin/sign-in/second-factor`);
   assert.equal(await giveCode(page, codeAt(seed, 1)), 303);
   assert.equal(page.url(), `${base}/console/admin`);
+  await context.close();
+});
+
+test("a team that requires a second factor: the person adds a passkey on the only page open to them, is signed in, and a captured passkey answer does not sign in again", async () => {
+  const strict = await app.createPartner("Strict Passkeys");
+  await app.database.pool.query("update partners set require_two_factor = true where partner_id = $1", [
+    strict.partner_id,
+  ]);
+  const person = await addPerson(app.database.pool, {
+    realm: "partner",
+    role: "finance",
+    partner_id: strict.partner_id,
+  });
+  const context = await browser.newContext({ viewport: PHONE });
+  const { page, csp } = await newPage(context);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("WebAuthn.enable");
+  await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+    },
+  });
+  await passwordStep(page, person);
+  assert.equal(page.url(), `${base}/console/account/two-factor`);
+  assert.match(await page.getByRole("alert").first().innerText(), /Your team requires a second factor/);
+  await page.goto(`${base}/console/wallet`);
+  assert.equal(page.url(), `${base}/console/account/two-factor`, "every other page sends them back");
+  assert.deepEqual(await seriousViolations(page), [], "phone width");
+  await page.getByLabel("Name of the new passkey").fill("Phone");
+  await page.getByRole("button", { name: "Add a passkey" }).click();
+  await page.getByText("The passkey is added.").waitFor();
+  await page.getByRole("link", { name: "Continue to the console" }).click();
+  await page.waitForURL(`${base}/console`);
+  await signOut(page);
+
+  // Signing in with it; the browser's answer is kept to be sent again from a new session.
+  await passwordStep(page, person);
+  let captured = "";
+  page.on("request", (request) => {
+    if (request.url().endsWith("/sign-in/second-factor/passkey")) captured = request.postData() ?? "";
+  });
+  assert.deepEqual(await seriousViolations(page), [], "the second-factor page at phone width");
+  await page.getByRole("button", { name: "Use a passkey" }).click();
+  await page.waitForURL(`${base}/console`);
+  const response = new URLSearchParams(captured).get("response");
+  assert.ok(response, "the passkey's answer travelled in the form");
+  await signOut(page);
+
+  await passwordStep(page, person);
+  const cookie = (await context.cookies(`${base}/console`)).find((c) => c.name === "console_partner")!.value;
+  const replayed = await fetch(`${base}/console/sign-in/second-factor/passkey`, {
+    method: "POST",
+    redirect: "manual",
+    headers: {
+      cookie: `console_partner=${cookie}`,
+      origin: base,
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({ _csrf: csrfToken(cookie), response }).toString(),
+  });
+  assert.equal(replayed.status, 401, "an answer to another session's challenge signs nobody in");
+  assert.deepEqual(csp, [], "nothing was refused by the CSP");
   await context.close();
 });
