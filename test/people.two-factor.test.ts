@@ -59,8 +59,15 @@ function codeAt(seed: string, steps_ahead = 0): string {
   return totpOf(seed).generate({ timestamp: Date.now() + steps_ahead * 30_000 });
 }
 
+/** The code of one time step (tests name steps, not instants: a step may end between two requests). */
+function codeOfStep(seed: string, step: number): string {
+  return totpOf(seed).generate({ timestamp: step * 30_000 });
+}
+
 /** Sets up TOTP through the Two-factor page: the seed as shown on it, and the recovery codes shown once. */
-async function enrolTotp(session: Session): Promise<{ seed: string; codes: string[]; page: string }> {
+async function enrolTotp(
+  session: Session,
+): Promise<{ seed: string; codes: string[]; page: string; step: number }> {
   const home = HOME[session.person.realm];
   const started = await call(session, "POST", `${home}/account/two-factor/totp`);
   assert.equal(started.status, 303, started.body);
@@ -73,12 +80,13 @@ async function enrolTotp(session: Session): Promise<{ seed: string; codes: strin
   });
   assert.equal(qr.status, 200);
   assert.equal(qr.headers.get("content-type"), "image/png");
+  const step = Math.floor(Date.now() / 30_000);
   const confirmed = await call(session, "POST", `${home}/account/two-factor/totp/confirm`, {
-    code: codeAt(seed),
+    code: codeOfStep(seed, step),
   });
   assert.equal(confirmed.status, 200, confirmed.body);
   const codes = [...confirmed.body.matchAll(/<li>([A-Z2-7]{5}-[A-Z2-7]{5})<\/li>/g)].map((m) => m[1]!);
-  return { seed, codes, page: confirmed.body };
+  return { seed, codes, page: confirmed.body, step };
 }
 
 async function auditCount(user_id: string, action: string): Promise<number> {
@@ -98,7 +106,7 @@ test("TOTP enrolment: the seed is kept sealed only once a first code confirms it
   const session = await signIn(person);
   const wrong = await call(session, "POST", "/console/account/two-factor/totp/confirm", { code: "123456" });
   assert.equal(wrong.status, 400, "nothing to confirm yet");
-  const { seed, codes } = await enrolTotp(session);
+  const { seed, codes, step } = await enrolTotp(session);
   assert.equal(codes.length, 10);
   assert.equal(new Set(codes).size, 10);
   const { rows } = await app.database.pool.query(
@@ -107,7 +115,7 @@ test("TOTP enrolment: the seed is kept sealed only once a first code confirms it
   );
   assert.ok(rows[0].totp_secret_sealed, "sealed seed stored");
   assert.ok(!rows[0].totp_secret_sealed.toString("utf8").includes(seed), "never in clear");
-  assert.equal(Number(rows[0].totp_last_step), Math.floor(Date.now() / 30_000));
+  assert.equal(Number(rows[0].totp_last_step), step, "the confirming code's step is taken");
   const stored = await app.database.pool.query(
     "select count(*)::int as n from recovery_codes where user_id = $1 and used_at is null",
     [person.user_id],
@@ -121,7 +129,7 @@ test("TOTP enrolment: the seed is kept sealed only once a first code confirms it
 
 test("a TOTP sign-in: a wrong code is refused (401), the right one signs in once and not twice (replay)", async () => {
   const person = await owner();
-  const { seed } = await enrolTotp(await signIn(person));
+  const { seed, step: enrolled } = await enrolTotp(await signIn(person));
 
   const session = await signIn(person);
   const home = await call(session, "GET", "/console/orders");
@@ -136,13 +144,13 @@ test("a TOTP sign-in: a wrong code is refused (401), the right one signs in once
   const wrong = await call(session, "POST", "/console/sign-in/second-factor", { code: wrong_code });
   assert.equal(wrong.status, 401);
   assert.match(wrong.body, /That code is not right/);
-  const enrolment_code = codeAt(seed);
+  const enrolment_code = codeOfStep(seed, enrolled);
   const replayed_enrolment = await call(session, "POST", "/console/sign-in/second-factor", {
     code: enrolment_code,
   });
   assert.equal(replayed_enrolment.status, 401, "the code that confirmed the enrolment is taken already");
 
-  const next = codeAt(seed, 1);
+  const next = codeOfStep(seed, enrolled + 1);
   const accepted = await call(session, "POST", "/console/sign-in/second-factor", { code: next });
   assert.equal(accepted.status, 303, accepted.body);
   assert.equal(accepted.location, "/console");
