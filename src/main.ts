@@ -33,8 +33,8 @@ import {
 import type { AppContext } from "./shared/context.ts";
 import { armCrashPoint } from "./shared/crash-points.ts";
 import { KeyedSlots } from "./shared/keyed-slots.ts";
+import { loadOrCreateSecretKey } from "./shared/secret-box.ts";
 import { startWebhookDelivery } from "./webhooks/delivery-loop.ts";
-import { loadOrCreateSecretKey } from "./webhooks/secret-box.ts";
 
 type Closer = { name: string; close: () => Promise<unknown> };
 

@@ -21,6 +21,7 @@ export type AuditAction =
   | "user.two_factor_enabled"
   | "user.two_factor_disabled"
   | "user.recovery_code_used"
+  | "user.recovery_codes_regenerated"
   | "user.passkey_added"
   | "user.passkey_removed"
   | "team.two_factor_required"

@@ -1,4 +1,5 @@
-// The console's page shell: one stylesheet from this service, no script, a skip link, a nav that
+// The console's page shell: one stylesheet from this service, no script (but this service's own
+// script files on the few pages that need one), a skip link, a nav that
 // marks the current page, and sign-out as a POST form carrying the session's CSRF token.
 import { can, type OperatorPermission, type PartnerPermission } from "../people/roles.ts";
 import { Html, html } from "./html.ts";
@@ -12,10 +13,15 @@ export type Shell = {
   signed_in?: { csrf: string; who: string; sandbox: boolean; role: string };
   /** The nav entry to mark as the current page. */
   current?: string;
+  /** This origin's script files the page loads (deferred; the page's CSP must allow 'self'). */
+  scripts?: readonly string[];
 };
 
 /** Each entry with the permission its page takes (permissions.ts): a role sees only what it may open. */
-const NAV: Record<Area, ReadonlyArray<readonly [string, string, PartnerPermission | OperatorPermission]>> = {
+const NAV: Record<
+  Area,
+  ReadonlyArray<readonly [string, string, PartnerPermission | OperatorPermission | "signed_in"]>
+> = {
   partner: [
     ["/console", "Overview", "orders.read"],
     ["/console/orders", "Orders", "orders.read"],
@@ -25,6 +31,7 @@ const NAV: Record<Area, ReadonlyArray<readonly [string, string, PartnerPermissio
     ["/console/webhooks", "Webhooks", "webhooks.read"],
     ["/console/team", "Team", "team.read"],
     ["/console/audit-log", "Audit log", "audit.read"],
+    ["/console/account/two-factor", "Two-factor", "signed_in"],
   ],
   operator: [
     ["/console/admin", "Partners", "partners.read"],
@@ -33,6 +40,7 @@ const NAV: Record<Area, ReadonlyArray<readonly [string, string, PartnerPermissio
     ["/console/admin/ledger", "Ledger audit", "money.read"],
     ["/console/admin/people", "People", "partners.read"],
     ["/console/admin/audit-log", "Audit log", "audit.read"],
+    ["/console/admin/account/two-factor", "Two-factor", "signed_in"],
   ],
 };
 
@@ -42,7 +50,7 @@ function nav(shell: Shell): Html {
   const role = shell.signed_in.role;
   return html`<nav aria-label="Console">
     <ul class="nav">${NAV[shell.area]
-      .filter(([, , permission]) => can(shell.area, role, permission))
+      .filter(([, , permission]) => permission === "signed_in" || can(shell.area, role, permission))
       .map(
         ([href, label]) =>
           html`<li><a href="${href}"${shell.current === href ? html` aria-current="page"` : ""}>${label}</a></li>`,
@@ -69,7 +77,7 @@ export function page(title: string, shell: Shell, content: Html): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · ${brand}</title>
 <link rel="stylesheet" href="/console/assets/console.css">
-</head>
+${(shell.scripts ?? []).map((src) => html`<script src="${src}" defer></script>\n`)}</head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">

@@ -4,6 +4,7 @@
 // carries an Idempotency-Key, a credit its reference). Two areas: the partner's (/console) and the
 // operator's (/console/admin), each signed in to by its own people (issue 31).
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { warmDecoy } from "../people/passwords.ts";
 import { csrfToken, csrfTokenMatches, findSession, type SessionKind } from "../people/sessions.ts";
@@ -16,6 +17,7 @@ import {
 } from "../shared/database-busy.ts";
 import { ApiError, ERROR_CODES } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
+import { CONSOLE_CSP } from "./csp.ts";
 import { html } from "./html.ts";
 import { type Area, page } from "./layout.ts";
 import { linkPages } from "./link-pages.ts";
@@ -45,16 +47,7 @@ import {
 } from "./request.ts";
 import { operatorSignOut, partnerSignOut, secondFactorPath, signInPages } from "./sign-in-pages.ts";
 import { operatorPeoplePages, partnerTeamPages } from "./team-pages.ts";
-
-/** Pages: this origin's stylesheet and images (the QR code), forms posting here, nothing else. */
-const CONSOLE_CSP = [
-  "default-src 'none'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join("; ");
+import { operatorTwoFactorPages, partnerTwoFactorPages } from "./two-factor-pages.ts";
 
 /**
  * Takes one request from an API key's rate limit, or throws 429 `rate_limited` with Retry-After:
@@ -66,6 +59,18 @@ export type KeyBudget = (key_id: string) => void;
 const MAX_FORM_FIELDS = 50;
 
 const STYLESHEET = readFileSync(new URL("./console.css", import.meta.url));
+/**
+ * The passkey pages' scripts, served from this origin: @simplewebauthn/browser's single-file bundle
+ * (its UMD build: the package ships no one-file ESM bundle; loaded as a classic script it defines
+ * `SimpleWebAuthnBrowser`) and the console's own passkeys.js, which uses it.
+ */
+const WEBAUTHN_SCRIPT = readFileSync(
+  new URL(
+    "../dist/bundle/index.umd.min.js",
+    `file://${createRequire(import.meta.url).resolve("@simplewebauthn/browser")}`,
+  ),
+);
+const PASSKEYS_SCRIPT = readFileSync(new URL("./passkeys.js", import.meta.url));
 
 const PARTNER_PAGES: ConsolePages[] = [
   partnerOverviewPages,
@@ -76,6 +81,7 @@ const PARTNER_PAGES: ConsolePages[] = [
   partnerWebhookPages,
   partnerAuditLogPages,
   partnerTeamPages,
+  partnerTwoFactorPages,
   partnerSignOut,
 ];
 const OPERATOR_PAGES: ConsolePages[] = [
@@ -86,6 +92,7 @@ const OPERATOR_PAGES: ConsolePages[] = [
   operatorLedgerPages,
   operatorAuditLogPages,
   operatorPeoplePages,
+  operatorTwoFactorPages,
   operatorSignOut,
 ];
 
@@ -278,6 +285,17 @@ export async function consoleRoutes(
           .header("cache-control", "public, max-age=3600")
           .send(STYLESHEET),
       );
+      for (const [name, body] of [
+        ["webauthn.js", WEBAUTHN_SCRIPT],
+        ["passkeys.js", PASSKEYS_SCRIPT],
+      ] as const) {
+        scope.get(`/assets/${name}`, async (_request, reply) =>
+          reply
+            .type("text/javascript; charset=utf-8")
+            .header("cache-control", "public, max-age=3600")
+            .send(body),
+        );
+      }
       signInPages(scope as App, ctx, failures);
       linkPages(scope as App, ctx);
       await scope.register(async (partner) => {

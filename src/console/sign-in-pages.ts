@@ -27,6 +27,7 @@ import {
   cookie,
   formOf,
   queryValue,
+  rememberSession,
   sameOrigin,
   seeOther,
   sessionCookieName,
@@ -115,15 +116,16 @@ export async function beginSession(
 
 /**
  * The second factor is given or enrolled: the session is replaced by a signed-in one under a new id
- * (its cookie set here), the sign-in recorded, and the area's home is where to go.
+ * (its cookie set here, and this request's session updated, so a page drawn now carries its CSRF
+ * token), and the sign-in recorded. Answers the new session.
  */
 export async function completeSignIn(
   request: FastifyRequest,
   reply: FastifyReply,
   ctx: AppContext,
-  session: ConsoleSession,
   method: "totp" | "recovery_code" | "passkey",
-): Promise<string> {
+): Promise<ConsoleSession> {
+  const session = sessionOf(request);
   const session_id = await finishSignIn(ctx.db, ctx.config, session);
   await recordSignIn(
     ctx.db,
@@ -135,7 +137,9 @@ export async function completeSignIn(
     value: session_id,
     max_age_s: ctx.config.console_session_hours * 3600,
   });
-  return AREA_HOME[session.kind];
+  const signed_in: ConsoleSession = { ...session, session_id, stage: "signed_in" };
+  rememberSession(request, signed_in);
+  return signed_in;
 }
 
 function postSignIn(ctx: AppContext, area: Area, failures: SignInFailures) {

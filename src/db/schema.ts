@@ -303,6 +303,14 @@ export type Database = {
     created_at: Timestamp;
     last_used_at: Date | null;
   };
+  /** The second factor's short-lived state (migration 0025), tied to a console session. */
+  webauthn_challenges: {
+    session_hash: Buffer;
+    ceremony: "registration" | "authentication";
+    challenge: string;
+    expires_at: Date;
+  };
+  totp_enrolments: { session_hash: Buffer; user_id: string; secret_sealed: Buffer; expires_at: Date };
   sso_connections: {
     partner_id: string;
     issuer: string;

@@ -8,8 +8,7 @@ import { newId } from "../shared/ids.ts";
 import { checkWebhookUrl } from "./check-webhook-url.ts";
 import { insertEndpoint, lockAndCountEndpoints } from "./endpoints.sql.ts";
 import { MAX_ENDPOINTS_PER_PARTNER, renderEndpoint, type WebhookEndpointBody } from "./render-webhooks.ts";
-import { newSigningSecret } from "./secret-box.ts";
-import { secretsOf } from "./secrets.ts";
+import { newSigningSecret, secretsOf } from "./secrets.ts";
 
 export type NewEndpoint = { url: string; description?: string | null; event_types?: string[] };
 

@@ -15,8 +15,7 @@ import {
   updateEndpoint,
 } from "./endpoints.sql.ts";
 import { renderEndpoint, type WebhookEndpointBody } from "./render-webhooks.ts";
-import { newSigningSecret } from "./secret-box.ts";
-import { secretsOf } from "./secrets.ts";
+import { newSigningSecret, secretsOf } from "./secrets.ts";
 
 /** The previous secret signs beside the new one this long after a rotation (contract: 24 hours). */
 export const ROTATION_OVERLAP_S = 24 * 3600;

@@ -1,7 +1,8 @@
-// Webhook signing secrets at rest: AES-256-GCM under a key derived from WEBHOOK_SECRET_KEY, with the
-// endpoint id as associated data (a sealed secret copied onto another endpoint's row does not open).
-// The plain secret exists only in the create and rotate answers and in memory while signing; it is
-// never logged. The sandbox keeps a generated key in DATA_DIR (loadOrCreateSecretKey).
+// Secrets at rest that the service must read back (webhook signing secrets, TOTP seeds): AES-256-GCM
+// under a key derived from the service's key (WEBHOOK_SECRET_KEY) for one purpose (HKDF info: a
+// webhook secret's box does not open a TOTP seed), with the owner's id as associated data (a sealed
+// secret copied onto another row does not open). The sandbox keeps a generated key in DATA_DIR
+// (loadOrCreateSecretKey).
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -10,30 +11,34 @@ const VERSION = "v1";
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
+/** `owner_id`: the id of the row the secret belongs to (an endpoint, a person). */
 export type SecretBox = {
-  seal(endpoint_id: string, secret: string): string;
-  open(endpoint_id: string, sealed: string): string;
+  seal(owner_id: string, secret: string): string;
+  open(owner_id: string, sealed: string): string;
 };
 
-/** `key_base64`: base64 of at least 32 random bytes (config.ts checked it). */
-export function secretBox(key_base64: string): SecretBox {
+/**
+ * `key_base64`: base64 of at least 32 random bytes (config.ts checked it); `purpose`: the HKDF info
+ * naming what this box seals (`webhook-secrets-v1`, `totp-seeds-v1`), one derived key per purpose.
+ */
+export function secretBox(key_base64: string, purpose: string): SecretBox {
   const material = Buffer.from(key_base64, "base64");
   if (material.length < 32) throw new Error("WEBHOOK_SECRET_KEY must hold at least 32 bytes");
-  const key = Buffer.from(hkdfSync("sha256", material, Buffer.alloc(0), "webhook-secrets-v1", 32));
+  const key = Buffer.from(hkdfSync("sha256", material, Buffer.alloc(0), purpose, 32));
   return {
-    seal(endpoint_id, secret) {
+    seal(owner_id, secret) {
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv("aes-256-gcm", key, iv);
-      cipher.setAAD(Buffer.from(endpoint_id));
+      cipher.setAAD(Buffer.from(owner_id));
       const sealed = Buffer.concat([cipher.update(secret, "utf8"), cipher.final()]);
       return `${VERSION}:${Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString("base64")}`;
     },
-    open(endpoint_id, sealed) {
+    open(owner_id, sealed) {
       const [version, body] = sealed.split(":");
       if (version !== VERSION || body === undefined) throw new Error("unknown sealed secret format");
       const bytes = Buffer.from(body, "base64");
       const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(0, IV_BYTES));
-      decipher.setAAD(Buffer.from(endpoint_id));
+      decipher.setAAD(Buffer.from(owner_id));
       decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
       return Buffer.concat([
         decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)),
@@ -41,11 +46,6 @@ export function secretBox(key_base64: string): SecretBox {
       ]).toString("utf8");
     },
   };
-}
-
-/** A new signing secret: `whsec_` + base64 of 32 random bytes (Standard Webhooks). */
-export function newSigningSecret(): string {
-  return `whsec_${randomBytes(32).toString("base64")}`;
 }
 
 /**
