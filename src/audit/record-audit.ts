@@ -10,6 +10,7 @@ import { insertAuditEntry } from "./audit.sql.ts";
 export type AuditAction =
   | "user.invited"
   | "user.invitation_accepted"
+  | "user.joined_via_sso"
   | "user.role_changed"
   | "user.disabled"
   | "user.enabled"

@@ -39,6 +39,7 @@ import {
   sessionCookieName,
 } from "./request.ts";
 import { operatorSignOut, partnerSignOut, secondFactorPath, signInPages } from "./sign-in-pages.ts";
+import { partnerSsoPages, ssoSignInPages } from "./sso-pages.ts";
 
 /** Pages: this origin's stylesheet and images (the QR code), forms posting here, nothing else. */
 const CONSOLE_CSP = [
@@ -68,6 +69,7 @@ const PARTNER_PAGES: ConsolePages[] = [
   partnerWalletPages,
   partnerKeyPages,
   partnerWebhookPages,
+  partnerSsoPages,
   partnerSignOut,
 ];
 const OPERATOR_PAGES: ConsolePages[] = [
@@ -262,6 +264,7 @@ export async function consoleRoutes(
           .send(STYLESHEET),
       );
       signInPages(scope as App, ctx, failures);
+      ssoSignInPages(scope as App, ctx);
       await scope.register(async (partner) => {
         partner.addHook("onRequest", requireSession(ctx, "partner", budget));
         partner.addHook("preValidation", requireCsrf(ctx));

@@ -4,7 +4,14 @@ import type { Executor } from "../db/executor.ts";
 import { newId } from "../shared/ids.ts";
 import { hashPassword } from "./passwords.ts";
 import { isRole, type Realm } from "./roles.ts";
-import { activateUser, insertUser, selectUser, selectUserByEmail, type UserRow } from "./users.sql.ts";
+import {
+  activateUser,
+  activateUserWithoutPassword,
+  insertUser,
+  selectUser,
+  selectUserByEmail,
+  type UserRow,
+} from "./users.sql.ts";
 
 export type { UserRow };
 
@@ -73,4 +80,12 @@ export async function activateWithPassword(
 ): Promise<boolean> {
   const hash = "hash" in password ? password.hash : await hashPassword(password.plain);
   return activateUser(db, user_id, hash);
+}
+
+/**
+ * An invited person becomes active without a password: single sign-on vouched for them (they may
+ * set a password later through a reset). False when the person is no longer `invited`.
+ */
+export function activateWithoutPassword(db: Executor, user_id: string): Promise<boolean> {
+  return activateUserWithoutPassword(db, user_id);
 }
