@@ -102,10 +102,7 @@ export async function saveSsoSettings(
   try {
     await discoverProvider({ issuer, client_id, client_secret }, allow_private);
   } catch (error) {
-    return refuse(
-      "issuer",
-      `The issuer's discovery document could not be read: ${(error as Error).message.slice(0, 300)}`,
-    );
+    return refuse("issuer", `The issuer's discovery document could not be read: ${reasonOf(error)}`);
   }
   return ctx.db
     .transaction()
@@ -149,6 +146,18 @@ export async function saveSsoSettings(
         message: `Another partner's single sign-on already vouches for ${names}.`,
       };
     });
+}
+
+/** The innermost cause's message: openid-client wraps a refused address in "something went wrong". */
+function reasonOf(error: unknown): string {
+  let reason = error instanceof Error ? error.message : String(error);
+  for (
+    let cause = (error as Error)?.cause, depth = 0;
+    cause instanceof Error && depth < 5;
+    cause = cause.cause, depth++
+  )
+    reason = cause.message;
+  return reason.slice(0, 300);
 }
 
 class DomainsHeld extends Error {
