@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { readSsoSettings, saveSsoSettings, ssoSecrets } from "../src/people/configure-sso.ts";
 import { csrfToken } from "../src/people/sessions.ts";
-import { attemptHash } from "../src/people/sign-in-with-sso.ts";
+import { attemptHash, MAX_ATTEMPTS_PER_ADDRESS } from "../src/people/sign-in-with-sso.ts";
 import { createTestApp } from "./support/app.ts";
 import { startOidcProvider } from "./support/oidc-provider.ts";
 import { addPerson, signInCookie } from "./support/people.ts";
@@ -234,6 +234,25 @@ test("Sign in with SSO sends the browser to the provider with PKCE S256, state a
     body: new URLSearchParams({ email: "someone@acme-sso.test" }).toString(),
   });
   assert.equal(cross_site.status, 403, "a form from another site starts nothing");
+});
+
+test("an address has at most 20 sign-ins with SSO under way: the next start is 429 and keeps nothing", async () => {
+  const live = async () =>
+    (await app.database.pool.query("select count(*)::int as n from sso_attempts where expires_at > now()"))
+      .rows[0].n;
+  const start = () =>
+    fetch(`${base}/console/sso/start`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: base },
+      body: new URLSearchParams({ email: "someone@acme-sso.test" }).toString(),
+    });
+  while ((await live()) < MAX_ATTEMPTS_PER_ADDRESS) assert.equal((await start()).status, 200);
+  const refused = await start();
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get("retry-after"), "600");
+  assert.match(await refused.text(), /Too many sign-ins with SSO were started from your address/);
+  assert.equal(await live(), MAX_ATTEMPTS_PER_ADDRESS);
 });
 
 test("once removed, the domains are free and Sign in with SSO says it is not set up", async () => {

@@ -18,7 +18,12 @@ import {
   saveSsoSettings,
 } from "../people/configure-sso.ts";
 import { can } from "../people/roles.ts";
-import { ATTEMPT_MINUTES, finishSsoSignIn, startSsoSignIn } from "../people/sign-in-with-sso.ts";
+import {
+  ATTEMPT_MINUTES,
+  finishSsoSignIn,
+  type SsoRefusal,
+  startSsoSignIn,
+} from "../people/sign-in-with-sso.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
@@ -87,15 +92,28 @@ function refusalPage(title: string, detail: string): string {
   );
 }
 
+/** A refusal with a cause (the provider's or openid-client's words) is logged for the operator. */
+function logRefusal(request: FastifyRequest, refusal: SsoRefusal): void {
+  if (refusal.cause !== undefined)
+    request.log.warn({ sso: refusal.title, cause: refusal.cause }, "single sign-on refused");
+}
+
 /** POST /console/sso/start and GET /console/sso/callback: outside the area's session check. */
 export function ssoSignInPages(scope: App, ctx: AppContext): void {
   scope.post("/sso/start", async (request, reply) => {
     if (!sameOrigin(request))
       return sendHtml(reply, 403, partnerSignInPage("Sign in from this console's own page.", "error"));
     const email = (formOf(request).email ?? "").slice(0, 254);
-    const started = await startSsoSignIn(ctx, { email, redirect_uri: redirectUri(request, ctx) });
-    if (started.kind === "refused")
-      return sendHtml(reply, 400, partnerSignInPage(started.detail, "error", email));
+    const started = await startSsoSignIn(ctx, {
+      email,
+      redirect_uri: redirectUri(request, ctx),
+      ip: request.ip,
+    });
+    if (started.kind === "refused") {
+      logRefusal(request, started);
+      if (started.status === 429) reply.header("retry-after", String(ATTEMPT_MINUTES * 60));
+      return sendHtml(reply, started.status, partnerSignInPage(started.detail, "error", email));
+    }
     setAttemptCookie(request, reply, ctx, started.attempt_id, ATTEMPT_MINUTES * 60);
     const target = started.authorization_url;
     const body = page(
@@ -115,8 +133,10 @@ export function ssoSignInPages(scope: App, ctx: AppContext): void {
       ip: request.ip,
     });
     setAttemptCookie(request, reply, ctx, "", 0);
-    if (finished.kind === "refused")
-      return sendHtml(reply, 403, refusalPage(finished.title, finished.detail));
+    if (finished.kind === "refused") {
+      logRefusal(request, finished);
+      return sendHtml(reply, finished.status, refusalPage(finished.title, finished.detail));
+    }
     return seeOther(reply, await beginSession(request, reply, ctx, finished.user, "sso"));
   });
 }

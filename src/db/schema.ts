@@ -314,6 +314,7 @@ export type Database = {
     state: string;
     nonce: string;
     redirect_uri: string;
+    ip: string;
     created_at: Timestamp;
     expires_at: Date;
   };

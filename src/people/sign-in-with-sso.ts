@@ -12,6 +12,7 @@ import { recordAudit } from "../audit/record-audit.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ssoSecrets } from "./configure-sso.ts";
 import {
+  countLiveAttempts,
   deleteExpiredAttempts,
   insertAttempt,
   selectConnection,
@@ -26,15 +27,56 @@ export const ATTEMPT_MINUTES = 10;
 /** The role of a person SSO brings in whom no owner invited. */
 export const SSO_JOIN_ROLE = "viewer";
 const PURGE_PER_START = 100;
+/**
+ * Sign-ins an address may have under way at once: each start reads the provider and keeps a row,
+ * so without a bound anyone could fill the table and have us call a partner's provider at will.
+ */
+export const MAX_ATTEMPTS_PER_ADDRESS = 20;
 const MAX_EMAIL_LENGTH = 254;
 const MAX_NAME_LENGTH = 200;
 const ATTEMPT_ID = /^[A-Za-z0-9_-]{43}$/;
 
 /** A sign-in that cannot go on: a title and a sentence for the person, never a secret. */
-export type SsoRefusal = { kind: "refused"; title: string; detail: string };
+export type SsoRefusal = {
+  kind: "refused";
+  /** 400 the input, 403 a refusal, 429 too many starts, 502 the provider could not be read. */
+  status: 400 | 403 | 429 | 502;
+  title: string;
+  detail: string;
+  /** For the log only, never shown: what the provider or openid-client said. */
+  cause?: string;
+};
 
-function refused(title: string, detail: string): SsoRefusal {
-  return { kind: "refused", title, detail };
+function refused(
+  title: string,
+  detail: string,
+  status: SsoRefusal["status"] = 403,
+  cause?: unknown,
+): SsoRefusal {
+  return {
+    kind: "refused",
+    status,
+    title,
+    detail,
+    ...(cause === undefined ? {} : { cause: causeOf(cause) }),
+  };
+}
+
+/** An error and its causes, one line (openid-client wraps the cause in "something went wrong"). */
+function causeOf(error: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++)
+    parts.push(`${e.name}: ${e.message}`);
+  return parts.join(" <- ").slice(0, 1000) || String(error).slice(0, 1000);
+}
+
+function unreachable(cause: unknown): SsoRefusal {
+  return refused(
+    "Your identity provider did not answer",
+    "Try again in a moment, or sign in with your password.",
+    502,
+    cause,
+  );
 }
 
 export function attemptHash(attempt_id: string): Buffer {
@@ -65,30 +107,35 @@ async function providerOf(ctx: Pick<AppContext, "db" | "config">, partner_id: st
  */
 export async function startSsoSignIn(
   ctx: Pick<AppContext, "db" | "config">,
-  input: { email: string; redirect_uri: string },
+  input: { email: string; redirect_uri: string; ip: string },
 ): Promise<{ kind: "redirect"; authorization_url: string; attempt_id: string } | SsoRefusal> {
   const email = input.email.trim();
   const domain = emailDomain(email);
-  if (domain === null) return refused("Sign in with SSO", "Enter your work email address.");
+  if (domain === null) return refused("Sign in with SSO", "Enter your work email address.", 400);
   const partner_id = await selectDomainPartner(ctx.db, domain);
   if (partner_id === null)
     return refused(
       "Sign in with SSO",
       `Single sign-on is not set up for ${domain}. Sign in with your password.`,
+      400,
+    );
+  if ((await countLiveAttempts(ctx.db, input.ip)) >= MAX_ATTEMPTS_PER_ADDRESS)
+    return refused(
+      "Too many sign-ins started",
+      `Too many sign-ins with SSO were started from your address; try again in ${ATTEMPT_MINUTES} minutes.`,
+      429,
     );
   let found: Awaited<ReturnType<typeof providerOf>>;
   try {
     found = await providerOf(ctx, partner_id);
-  } catch {
-    return refused(
-      "Your identity provider did not answer",
-      "Try again in a moment, or sign in with your password.",
-    );
+  } catch (error) {
+    return unreachable(error);
   }
   if (found === null)
     return refused(
       "Sign in with SSO",
       `Single sign-on is not set up for ${domain}. Sign in with your password.`,
+      400,
     );
   const code_verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
@@ -111,6 +158,7 @@ export async function startSsoSignIn(
     state,
     nonce,
     redirect_uri: input.redirect_uri,
+    ip: input.ip,
     lifetime_minutes: ATTEMPT_MINUTES,
   });
   return { kind: "redirect", authorization_url: authorization_url.href, attempt_id };
@@ -133,13 +181,15 @@ async function identityFrom(
       idTokenExpected: true,
     });
     claims = { ...tokens.claims() };
+    // An ID token without the email or its verification: both from userinfo (whose subject
+    // openid-client checks against the ID token's), never one from each.
     if (typeof claims.email !== "string" || claims.email_verified === undefined) {
       const info = await oidc.fetchUserInfo(provider, tokens.access_token, String(claims.sub));
       claims = {
-        ...info,
         ...claims,
-        email: claims.email ?? info.email,
-        email_verified: claims.email_verified ?? info.email_verified,
+        email: info.email,
+        email_verified: info.email_verified,
+        name: claims.name ?? info.name,
       };
     }
   } catch (error) {
@@ -147,10 +197,14 @@ async function identityFrom(
       return refused(
         "Your identity provider did not sign you in",
         `It answered: ${error.error.slice(0, 100)}.`,
+        403,
+        error,
       );
     return refused(
       "Your identity provider's answer was refused",
       "It could not be checked (an expired or altered sign-in, or a provider set up wrongly). Start again.",
+      403,
+      error,
     );
   }
   if (typeof claims.email !== "string" || claims.email.length > MAX_EMAIL_LENGTH)
@@ -182,11 +236,8 @@ export async function finishSsoSignIn(
   let found: Awaited<ReturnType<typeof providerOf>>;
   try {
     found = await providerOf(ctx, attempt.partner_id);
-  } catch {
-    return refused(
-      "Your identity provider did not answer",
-      "Try again in a moment, or sign in with your password.",
-    );
+  } catch (error) {
+    return unreachable(error);
   }
   if (found === null)
     return refused(

@@ -73,12 +73,23 @@ export type SsoAttemptRow = {
 
 export async function insertAttempt(
   db: Executor,
-  row: SsoAttemptRow & { attempt_hash: Buffer; lifetime_minutes: number },
+  row: SsoAttemptRow & { attempt_hash: Buffer; ip: string; lifetime_minutes: number },
 ): Promise<void> {
   await sql`
-    insert into sso_attempts (attempt_hash, partner_id, code_verifier, state, nonce, redirect_uri, expires_at)
+    insert into sso_attempts (attempt_hash, partner_id, code_verifier, state, nonce, redirect_uri, ip, expires_at)
     values (${row.attempt_hash}, ${row.partner_id}, ${row.code_verifier}, ${row.state}, ${row.nonce},
-            ${row.redirect_uri}, now() + make_interval(mins => ${row.lifetime_minutes}))`.execute(db);
+            ${row.redirect_uri}, ${row.ip.slice(0, 64)}, now() + make_interval(mins => ${row.lifetime_minutes}))`.execute(
+    db,
+  );
+}
+
+/** Attempts started from `ip` and still live. */
+export async function countLiveAttempts(db: Executor, ip: string): Promise<number> {
+  const result = await sql<{ n: number }>`
+    select count(*)::int as n from sso_attempts where ip = ${ip.slice(0, 64)} and expires_at > now()`.execute(
+    db,
+  );
+  return result.rows[0]?.n ?? 0;
 }
 
 /** Takes an attempt (it is gone after this, whatever follows); null when unknown or expired. */

@@ -11,7 +11,10 @@ create table sso_attempts (
   nonce text not null check (length(nonce) <= 200),
   -- The redirect URI sent with the authorization request: the token request must send the same.
   redirect_uri text not null check (length(redirect_uri) <= 2000),
+  -- Where it was started from: an address may have only so many under way (people/sign-in-with-sso.ts).
+  ip text not null check (length(ip) <= 64),
   created_at timestamptz not null default now(),
   expires_at timestamptz not null
 );
 create index sso_attempts_expires_idx on sso_attempts (expires_at);
+create index sso_attempts_ip_idx on sso_attempts (ip, expires_at);
