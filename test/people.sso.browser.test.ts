@@ -8,9 +8,9 @@ import type { Page } from "playwright-core";
 import { csrfToken } from "../src/people/sessions.ts";
 import { addUser, findUserByEmail } from "../src/people/users.ts";
 import { createTestApp } from "./support/app.ts";
-import { browserForFile, DESKTOP } from "./support/browser.ts";
+import { browserForFile, DESKTOP, PHONE, seriousViolations } from "./support/browser.ts";
 import { startOidcProvider } from "./support/oidc-provider.ts";
-import { addPerson, signInCookie } from "./support/people.ts";
+import { addPerson, signInCookie, signInPage } from "./support/people.ts";
 
 const app = await createTestApp({ sso_allow_private_networks: true });
 const base = await app.app.listen({ port: 0, host: "127.0.0.1" });
@@ -82,8 +82,9 @@ async function signInWithSso(
     });
   }
   await page.goto(`${base}/console/sign-in`);
+  await page.getByRole("link", { name: "Sign in with SSO" }).click();
   await page.getByLabel("Work email").fill(email);
-  await page.getByRole("button", { name: "Sign in with SSO" }).click();
+  await page.getByRole("button", { name: "Continue" }).click();
   await page.waitForURL(`${provider.issuer}/**`);
   await page.locator('input[name="login"]').fill(login);
   await page.locator('input[name="password"]').fill("anything");
@@ -182,9 +183,9 @@ test("an email of a domain the partner does not vouch for is refused, and nobody
   assert.match(await page.locator("main").innerText(), /elsewhere\.test/);
   assert.equal(await findUserByEmail(app.db, "partner", "someone@elsewhere.test"), null);
   // And the console's own form refuses a domain without SSO before any provider is asked.
-  await page.goto(`${base}/console/sign-in`);
+  await page.goto(`${base}/console/sso`);
   await page.getByLabel("Work email").fill("someone@elsewhere.test");
-  await page.getByRole("button", { name: "Sign in with SSO" }).click();
+  await page.getByRole("button", { name: "Continue" }).click();
   assert.match(await page.locator(".notice.error").innerText(), /not set up for elsewhere\.test/);
   await context.close();
 });
@@ -235,6 +236,24 @@ test("a tampered state is refused, and so is a callback replayed after a sign-in
   assert.equal(replayed.status, 403);
   assert.match(await replayed.text(), /This sign-in has expired/, "an attempt completes once");
   await again.close();
+});
+
+test("the sign-in page keeps one Email field and one Sign in button; the SSO pages pass axe at desktop and phone width", async () => {
+  for (const viewport of [DESKTOP, PHONE]) {
+    const context = await browser.newContext({ viewport });
+    const page = await context.newPage();
+    await page.goto(`${base}/console/sign-in`);
+    assert.equal(await page.getByLabel("Email").count(), 1, "the password form's helpers stay unambiguous");
+    assert.equal(await page.getByRole("button", { name: "Sign in" }).count(), 1);
+    await page.getByRole("link", { name: "Sign in with SSO" }).click();
+    await page.waitForURL(`${base}/console/sso`);
+    assert.deepEqual(await seriousViolations(page), [], "/console/sso");
+    await signInPage(page, base, owner);
+    await page.goto(`${base}/console/team/sso`);
+    assert.match(await page.locator("main").innerText(), /Single sign-on is on for sso-travel\.test/);
+    assert.deepEqual(await seriousViolations(page), [], "/console/team/sso");
+    await context.close();
+  }
 });
 
 test("a disabled person is refused", async () => {

@@ -61,25 +61,9 @@ function signInForm(area: Area, message: string | null, status: "ok" | "error", 
         <div class="actions"><button type="submit">Sign in</button></div>
       </form>
       <p><a href="${reset}">Forgot your password?</a></p>
-    </div>${area === "partner" ? ssoForm(email) : ""}`,
+      ${area === "partner" ? html`<p><a href="/console/sso">Sign in with SSO</a></p>` : ""}
+    </div>`,
   );
-}
-
-/** Single sign-on (issue 31): the work email names the team, whose provider then signs the person in. */
-function ssoForm(email: string) {
-  return html`<div class="panel">
-      <h2>Sign in with SSO</h2>
-      <form method="post" action="/console/sso/start">
-        <label for="sso-email">Work email</label>
-        <input id="sso-email" name="email" type="email" autocomplete="username" required maxlength="254" value="${email}">
-        <div class="actions"><button type="submit">Sign in with SSO</button></div>
-      </form>
-    </div>`;
-}
-
-/** The partner sign-in page with a message (the SSO start's refusals). */
-export function partnerSignInPage(message: string, status: "ok" | "error", email = ""): string {
-  return signInForm("partner", message, status, email);
 }
 
 function sendHtml(reply: FastifyReply, status: number, body: string): FastifyReply {

@@ -1,7 +1,7 @@
 // Single sign-on in the partner console (issue 31). An owner sets the team's OpenID provider at
 // /console/team/sso (permission `security.write`: 403 for every other role, nothing changed).
-// Anyone signs in from /console/sign-in with "Sign in with SSO": /console/sso/start finds the team
-// by the email's domain and sends the browser to the provider; the provider sends it back to
+// Anyone signs in from /console/sign-in with the "Sign in with SSO" link: /console/sso asks the work
+// email, /console/sso/start finds the team by its domain and sends the browser to the provider; the provider sends it back to
 // /console/sso/callback, which finishes the sign-in (people/sign-in-with-sso.ts) and starts the
 // session as the password sign-in does (beginSession: a second factor is still asked when owed).
 //
@@ -33,7 +33,7 @@ import { csrfField, notice, page } from "./layout.ts";
 import type { ConsolePages } from "./pages.ts";
 import { cookie, formOf, partnerOf, queryValue, sameOrigin, secure, seeOther, sessionOf } from "./request.ts";
 import { partnerShell } from "./shells.ts";
-import { beginSession, partnerSignInPage } from "./sign-in-pages.ts";
+import { beginSession } from "./sign-in-pages.ts";
 
 const HOME = "/console/team/sso";
 const CALLBACK = "/console/sso/callback";
@@ -98,11 +98,30 @@ function logRefusal(request: FastifyRequest, refusal: SsoRefusal): void {
     request.log.warn({ sso: refusal.title, cause: refusal.cause }, "single sign-on refused");
 }
 
-/** POST /console/sso/start and GET /console/sso/callback: outside the area's session check. */
+/** The work email asked first: its domain names the team, and so the provider. */
+function ssoStartPage(message: string | null, email = ""): string {
+  return page(
+    "Sign in with SSO",
+    { area: "partner" },
+    html`<div class="panel">
+      ${message === null ? "" : notice("error", message)}
+      <form method="post" action="/console/sso/start">
+        <label for="sso-email">Work email</label>
+        <input id="sso-email" name="email" type="email" autocomplete="username" required maxlength="254" value="${email}">
+        <div class="actions"><button type="submit">Continue</button></div>
+      </form>
+      <p><a href="/console/sign-in">Sign in with a password</a></p>
+    </div>`,
+  );
+}
+
+/** /console/sso, its start and the callback: outside the area's session check. */
 export function ssoSignInPages(scope: App, ctx: AppContext): void {
+  scope.get("/sso", async (_request, reply) => sendHtml(reply, 200, ssoStartPage(null)));
+
   scope.post("/sso/start", async (request, reply) => {
     if (!sameOrigin(request))
-      return sendHtml(reply, 403, partnerSignInPage("Sign in from this console's own page.", "error"));
+      return sendHtml(reply, 403, ssoStartPage("Sign in from this console's own page."));
     const email = (formOf(request).email ?? "").slice(0, 254);
     const started = await startSsoSignIn(ctx, {
       email,
@@ -112,7 +131,7 @@ export function ssoSignInPages(scope: App, ctx: AppContext): void {
     if (started.kind === "refused") {
       logRefusal(request, started);
       if (started.status === 429) reply.header("retry-after", String(ATTEMPT_MINUTES * 60));
-      return sendHtml(reply, started.status, partnerSignInPage(started.detail, "error", email));
+      return sendHtml(reply, started.status, ssoStartPage(started.detail, email));
     }
     setAttemptCookie(request, reply, ctx, started.attempt_id, ATTEMPT_MINUTES * 60);
     const target = started.authorization_url;
