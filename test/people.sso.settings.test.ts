@@ -5,7 +5,9 @@
 // one set; and the start sends the browser to the provider with PKCE (S256), state and nonce kept
 // server-side under a short-lived SameSite=Lax cookie.
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, test } from "node:test";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { readSsoSettings, saveSsoSettings, ssoSecrets } from "../src/people/configure-sso.ts";
 import { csrfToken } from "../src/people/sessions.ts";
@@ -253,6 +255,44 @@ test("an address has at most 20 sign-ins with SSO under way: the next start is 4
   assert.equal(refused.headers.get("retry-after"), "600");
   assert.match(await refused.text(), /Too many sign-ins with SSO were started from your address/);
   assert.equal(await live(), MAX_ATTEMPTS_PER_ADDRESS);
+});
+
+test("a provider whose metadata sends the browser to a javascript: URL is refused (502), and no attempt is kept", async () => {
+  const fake = createServer((request, response) => {
+    const issuer = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+    if (request.url !== "/.well-known/openid-configuration") return void response.writeHead(404).end();
+    response.writeHead(200, { "content-type": "application/json" }).end(
+      JSON.stringify({
+        issuer,
+        authorization_endpoint: "javascript:alert(document.domain)",
+        token_endpoint: `${issuer}/token`,
+        jwks_uri: `${issuer}/jwks`,
+        response_types_supported: ["code"],
+        subject_types_supported: ["public"],
+        id_token_signing_alg_values_supported: ["RS256"],
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve));
+  after(() => fake.close());
+  const team = await teamWithOwner("Fake IdP");
+  const saved = await send(team.session, "POST", "/console/team/sso", {
+    ...settings("fake-idp.test"),
+    issuer: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`,
+  });
+  assert.equal(saved.status, 303, saved.body);
+  await app.database.pool.query("delete from sso_attempts");
+  const start = await fetch(`${base}/console/sso/start`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: base },
+    body: new URLSearchParams({ email: "someone@fake-idp.test" }).toString(),
+  });
+  assert.equal(start.status, 502);
+  const body = await start.text();
+  assert.match(body, /authorization endpoint is not an https address/);
+  assert.ok(!body.includes("javascript:"));
+  assert.equal((await app.database.pool.query("select count(*)::int as n from sso_attempts")).rows[0].n, 0);
 });
 
 test("once removed, the domains are free and Sign in with SSO says it is not set up", async () => {

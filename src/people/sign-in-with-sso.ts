@@ -140,15 +140,32 @@ export async function startSsoSignIn(
   const code_verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
-  const authorization_url = oidc.buildAuthorizationUrl(found.provider, {
-    redirect_uri: input.redirect_uri,
-    scope: "openid email profile",
-    code_challenge: await oidc.calculatePKCECodeChallenge(code_verifier),
-    code_challenge_method: "S256",
-    state,
-    nonce,
-    login_hint: email,
-  });
+  const wrongly_set_up = (cause: unknown) =>
+    refused(
+      "Your identity provider is set up wrongly",
+      "Its authorization endpoint is not an https address. Ask your team's owner.",
+      502,
+      cause,
+    );
+  let authorization_url: URL;
+  try {
+    authorization_url = oidc.buildAuthorizationUrl(found.provider, {
+      redirect_uri: input.redirect_uri,
+      scope: "openid email profile",
+      code_challenge: await oidc.calculatePKCECodeChallenge(code_verifier),
+      code_challenge_method: "S256",
+      state,
+      nonce,
+      login_hint: email,
+    });
+  } catch (error) {
+    return wrongly_set_up(error);
+  }
+  // The provider's own metadata names this endpoint: the browser goes there, so it must be a web
+  // address (never `javascript:` or `data:`) under the same scheme rule as the issuer.
+  const scheme_allowed = ["https:", ...(ctx.config.sso_allow_private_networks ? ["http:"] : [])];
+  if (!scheme_allowed.includes(authorization_url.protocol))
+    return wrongly_set_up(`authorization_endpoint scheme ${authorization_url.protocol}`);
   const attempt_id = randomBytes(32).toString("base64url");
   await deleteExpiredAttempts(ctx.db, PURGE_PER_START);
   await insertAttempt(ctx.db, {
