@@ -173,6 +173,32 @@ test("an invited person keeps the role the owner gave (support) and becomes acti
   await context.close();
 });
 
+test("an active person with a password signs in with SSO as themselves: same role, password kept, no second account", async () => {
+  const email = `active.dev@${DOMAIN}`;
+  const person = await addPerson(app.database.pool, {
+    realm: "partner",
+    role: "developer",
+    partner_id: partner.partner_id,
+    email,
+  });
+  const before = await findUserByEmail(app.db, "partner", email);
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  await signInWithSso(page, email);
+  assert.equal(page.url(), `${base}/console`);
+  assert.match(await page.locator("header").innerText(), /\(developer\)/);
+  const after_sign_in = await findUserByEmail(app.db, "partner", email);
+  assert.equal(after_sign_in?.user_id, person.user_id);
+  assert.equal(after_sign_in?.password_hash, before?.password_hash);
+  assert.ok(after_sign_in?.last_sign_in_at, "the sign-in is recorded");
+  const count = await app.database.pool.query(
+    "select count(*)::int as n from users where lower(email) = $1",
+    [email],
+  );
+  assert.equal(count.rows[0].n, 1);
+  await context.close();
+});
+
 test("an email of a domain the partner does not vouch for is refused, and nobody is created", async () => {
   const context = await browser.newContext({ viewport: DESKTOP });
   const page = await context.newPage();
