@@ -208,6 +208,12 @@ test("an email of a domain the partner does not vouch for is refused, and nobody
   assert.match(await page.locator("h1").innerText(), /domain is not vouched for/);
   assert.match(await page.locator("main").innerText(), /elsewhere\.test/);
   assert.equal(await findUserByEmail(app.db, "partner", "someone@elsewhere.test"), null);
+  const failed = (await auditActions(partner.partner_id)).filter((a) => a.action === "user.sign_in_failed");
+  assert.deepEqual(failed.at(-1)?.details, {
+    realm: "partner",
+    method: "sso",
+    reason: "domain_not_vouched_for",
+  });
   // And the console's own form refuses a domain without SSO before any provider is asked.
   await page.goto(`${base}/console/sso`);
   await page.getByLabel("Work email").fill("someone@elsewhere.test");
@@ -295,6 +301,11 @@ test("a disabled person is refused", async () => {
   const page = await context.newPage();
   await signInWithSso(page, email);
   assert.match(await page.locator("h1").innerText(), /disabled/);
+  const failed = (await auditActions(partner.partner_id)).filter(
+    (a) => a.action === "user.sign_in_failed" && a.target_id === person.user_id,
+  );
+  assert.equal(failed.length, 1);
+  assert.equal(failed[0]!.details.reason, "user_disabled");
   assert.equal(
     (await context.cookies(base)).some((c) => c.name === "console_partner"),
     false,
@@ -317,5 +328,12 @@ test("a person of another partner with that email is refused", async () => {
   assert.match(await page.locator("h1").innerText(), /belongs to another team/);
   const user = await findUserByEmail(app.db, "partner", email);
   assert.equal(user?.partner_id, other.partner_id);
+  const failed = (await auditActions(partner.partner_id)).filter((a) => a.action === "user.sign_in_failed");
+  assert.equal(failed.at(-1)?.details.reason, "user_of_another_team");
+  assert.equal(failed.at(-1)?.target_id, null, "another team's person is not named in this team's log");
+  assert.equal(
+    (await auditActions(other.partner_id)).filter((a) => a.action === "user.sign_in_failed").length,
+    0,
+  );
   await context.close();
 });

@@ -9,6 +9,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import * as oidc from "openid-client";
 import { recordAudit } from "../audit/record-audit.ts";
+import type { Executor } from "../db/executor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ssoSecrets } from "./configure-sso.ts";
 import {
@@ -266,12 +267,35 @@ export async function finishSsoSignIn(
   const identity = await identityFrom(found.provider, callback_url, attempt);
   if ("kind" in identity) return identity;
   const domain = emailDomain(identity.email);
-  if (domain === null || !found.connection.domains.includes(domain))
+  if (domain === null || !found.connection.domains.includes(domain)) {
+    await auditRefusal(ctx.db, attempt.partner_id, identity.email, null, input.ip, "domain_not_vouched_for");
     return refused(
       "This email's domain is not vouched for",
       `Your team's single sign-on does not vouch for ${domain ?? "this address"}.`,
     );
+  }
   return personFor(ctx, attempt.partner_id, identity, input.ip);
+}
+
+/**
+ * A refused sign-in of someone the provider did sign in, in the team's audit log as a failed
+ * sign-in: the person's id when they are of this team (another team's is not named here).
+ */
+async function auditRefusal(
+  db: Executor,
+  partner_id: string,
+  email: string,
+  user_id: string | null,
+  ip: string,
+  reason: "domain_not_vouched_for" | "user_disabled" | "user_of_another_team",
+): Promise<void> {
+  await recordAudit(db, {
+    actor: { type: "user", id: user_id, email: email.slice(0, MAX_EMAIL_LENGTH), ip },
+    action: "user.sign_in_failed",
+    partner_id,
+    target: { type: "user", id: user_id },
+    details: { realm: "partner", method: "sso", reason },
+  });
 }
 
 /** The partner's person with this email, made active or brought in as a viewer; audited. */
@@ -287,9 +311,14 @@ async function personFor(
   );
   return ctx.db.transaction().execute(async (tx) => {
     let user = await findUserByEmail(tx, "partner", identity.email);
-    if (user !== null && user.partner_id !== partner_id) return elsewhere;
-    if (user?.status === "disabled")
+    if (user !== null && user.partner_id !== partner_id) {
+      await auditRefusal(tx, partner_id, identity.email, null, ip, "user_of_another_team");
+      return elsewhere;
+    }
+    if (user?.status === "disabled") {
+      await auditRefusal(tx, partner_id, identity.email, user.user_id, ip, "user_disabled");
       return refused("Your access is disabled", "An owner or admin of your team disabled your account.");
+    }
     const actor = { type: "user" as const, id: user?.user_id ?? null, email: identity.email, ip };
     if (user === null) {
       user = await addUser(tx, {
