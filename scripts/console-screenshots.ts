@@ -5,10 +5,13 @@
 // (`npm run console:screenshots -- webhooks webhook`); none: every page.
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import type pg from "pg";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { createPool } from "../src/db/pool.ts";
 import { DESKTOP, launchBrowser, PHONE } from "../test/support/browser.ts";
 import { createPartner, purchase, topUpBody } from "../test/support/fixtures.ts";
 import { bearer, expectStatus, request } from "../test/support/http.ts";
+import { addPerson, type Person, signInPage } from "../test/support/people.ts";
 import { startOwnPostgres } from "../test/support/postgres.ts";
 import { startServiceProcess } from "../test/support/service.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../test/support/webhook-receiver.ts";
@@ -52,6 +55,7 @@ async function seed(base: string) {
   expectStatus(
     await request(base, "POST", `/admin/partners/${partner.partner_id}/api-keys`, {
       headers: bearer(ADMIN_TOKEN),
+      body: { name: "Reporting", scope: "read_only", allowed_ips: ["203.0.113.0/24", "2001:db8::/48"] },
     }),
     201,
     "second key",
@@ -87,18 +91,10 @@ async function seedWebhooks(base: string, key: string, receiver: WebhookReceiver
   return endpoints[1]!;
 }
 
-async function signedIn(
-  browser: Browser,
-  base: string,
-  area: "partner" | "operator",
-  secret: string,
-): Promise<BrowserContext> {
+async function signedIn(browser: Browser, base: string, person: Person): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: DESKTOP, deviceScaleFactor: 1 });
   const page = await context.newPage();
-  await page.goto(`${base}/console${area === "operator" ? "/admin" : ""}/sign-in`);
-  await page.locator("#secret").fill(secret);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(`${base}/console${area === "operator" ? "/admin" : ""}`);
+  await signInPage(page, base, person);
   await page.close();
   return context;
 }
@@ -126,9 +122,24 @@ async function main(): Promise<void> {
   });
   const only = process.argv.slice(2);
   const browser = await launchBrowser();
+  let pool: pg.Pool | null = null;
   try {
     const base = service.url;
     const { partner, order_id, iccid, endpoint_id, receiver } = await seed(base);
+    pool = createPool(postgres.url, 2, "esim-screenshots");
+    const owner = await addPerson(pool, {
+      realm: "partner",
+      role: "owner",
+      partner_id: partner.partner_id,
+      email: "maria.lopez@acme-travel.example",
+      name: "María López",
+    });
+    const operatorAdmin = await addPerson(pool, {
+      realm: "operator",
+      role: "admin",
+      email: "ops@esim-operator.example",
+      name: "Operations",
+    });
     const shots: Shot[] = [
       { name: "sign-in", url: "/console/sign-in", area: "none" },
       { name: "overview", url: "/console", area: "partner" },
@@ -148,8 +159,8 @@ async function main(): Promise<void> {
     ];
     const contexts = {
       none: await browser.newContext({ deviceScaleFactor: 1 }),
-      partner: await signedIn(browser, base, "partner", partner.api_key),
-      operator: await signedIn(browser, base, "operator", ADMIN_TOKEN),
+      partner: await signedIn(browser, base, owner),
+      operator: await signedIn(browser, base, operatorAdmin),
     };
     for (const shot of shots.filter((s) => only.length === 0 || only.includes(s.name))) {
       const page = await contexts[shot.area].newPage();
@@ -158,6 +169,7 @@ async function main(): Promise<void> {
     }
     await receiver.close();
   } finally {
+    await pool?.end();
     await browser.close();
     await service.stop();
     await postgres.stop();

@@ -2,7 +2,9 @@
 // crossed with every way of presenting the wrong credentials, and with another partner's valid key
 // on this partner's objects; every operator operation with no, a wrong and the right token, and
 // with the operator API disabled. Expected answers are written in the tables, cell by cell; a
-// route added to the document without a row here fails the coverage assertions.
+// route added to the document without a row here fails the coverage assertions. Two more columns
+// (issue 31) follow from the method alone: the owner's read-only key (reads answer, writes 403
+// insufficient_scope) and the owner's key allowlisted elsewhere (403 ip_not_allowed on every route).
 //
 // Real objects throughout: carts, an order and an ICCID bought from the carrier simulator (its own
 // process), and a top-up stored under an Idempotency-Key.
@@ -121,6 +123,12 @@ assert.equal(
   (await call(sandbox, "DELETE", `/admin/api-keys/${revoked.key_id}`, { headers: admin })).status,
   204,
 );
+/** The owner's keys restricted by issue 31: read-only, and allowed only from an address tests never use. */
+const ownerKey = async (payload: Json) =>
+  (await call(sandbox, "POST", `/admin/partners/${owner.partner_id}/api-keys`, { headers: admin, payload }))
+    .body as { api_key: string };
+const readOnly = await ownerKey({ name: "matrix read-only", scope: "read_only" });
+const elsewhere = await ownerKey({ name: "matrix allowlisted", allowed_ips: ["192.0.2.0/24"] });
 
 // ---------------------------------------------------------------------------------------------
 // Partner operations
@@ -413,6 +421,20 @@ const PARTNER_ROWS: PartnerRow[] = [
     },
   },
   {
+    operation: "GET /v1/profile/wallet/statements/{month}",
+    request: { method: "GET", url: `/v1/profile/wallet/statements/${new Date().toISOString().slice(0, 7)}` },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    // Nothing of the owner's is named: the intruder reads its own month.
+    other_partner: {
+      status: 200,
+      check: (body) => assert.ok(body.closing_balance.amount_minor > 1_000_000, "the intruder's own wallet"),
+    },
+  },
+  {
     operation: "PUT /v1/profile/wallet/low-balance-alert",
     request: {
       method: "PUT",
@@ -447,6 +469,28 @@ const COLUMNS: Array<{ column: Column; app: TestApp; headers: Record<string, str
   { column: "other_partner", app: sandbox, headers: bearer(intruder.api_key) },
 ];
 
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** Columns whose answer follows from the row's method: the owner's own, restricted keys (issue 31). */
+const RESTRICTED_COLUMNS: Array<{
+  column: string;
+  headers: Record<string, string>;
+  expected: (row: PartnerRow) => Expected;
+}> = [
+  {
+    column: "read_only_key",
+    headers: bearer(readOnly.api_key),
+    expected: (row) =>
+      READS.has(row.request.method) ? { status: 200 } : { status: 403, code: "insufficient_scope" },
+  },
+  {
+    // The sandbox app sees every injected request from 127.0.0.1, outside 192.0.2.0/24.
+    column: "key_from_outside_its_allowed_ips",
+    headers: bearer(elsewhere.api_key),
+    expected: () => ({ status: 403, code: "ip_not_allowed" }),
+  },
+];
+
 function assertAnswer(answer: Answer, expected: Expected, cell: string): void {
   assert.equal(answer.status, expected.status, `${cell}: ${JSON.stringify(answer.body)}`);
   if (expected.code) {
@@ -464,16 +508,20 @@ test("the partner table covers every /v1 operation of the OpenAPI document", () 
   assert.deepEqual(rows, documented, "add a row to PARTNER_ROWS for every partner operation");
 });
 
-test("every partner operation refuses missing, malformed, revoked and other-environment keys, and hides other partners' objects", async () => {
+test("every partner operation refuses missing, malformed, revoked and other-environment keys, a read-only key's writes and a key from outside its allowed IPs, and hides other partners' objects", async () => {
+  const columns = [
+    ...COLUMNS.map((c) => ({ ...c, expected: (row: PartnerRow): Expected => row[c.column] })),
+    ...RESTRICTED_COLUMNS.map((c) => ({ ...c, app: sandbox })),
+  ];
   for (const row of PARTNER_ROWS) {
-    for (const { column, app, headers } of COLUMNS) {
+    for (const { column, app, headers, expected: expectedOf } of columns) {
       const cell = `${row.operation} × ${column}`;
       const before = await snapshotTables(sandbox.db);
       const answer = await call(app, row.request.method, row.request.url, {
         headers: { ...headers, ...row.request.headers },
         payload: row.request.payload,
       });
-      const expected = row[column];
+      const expected = expectedOf(row);
       assertAnswer(answer, expected, cell);
       if (expected.status >= 400) {
         assert.deepEqual(
@@ -488,12 +536,24 @@ test("every partner operation refuses missing, malformed, revoked and other-envi
         }
       }
       if (column === "other_partner" && "check" in expected) row.other_partner.check?.(answer.body);
+      if (column === "key_from_outside_its_allowed_ips") {
+        assert.ok(!JSON.stringify(answer.body).includes("192.0.2."), `${cell} does not tell the allowlist`);
+      }
     }
   }
   // The owner's objects are all still the owner's, untouched.
   const ownerWallet = await call(sandbox, "GET", "/v1/profile/wallet", { headers: bearer(owner.api_key) });
   assert.ok(ownerWallet.body.balance.amount_minor < 1_000_000);
   assert.ok((await ownerOrderIds()).includes(owner.order_id));
+});
+
+test("every partner operation documents 403 ip_not_allowed, and every write 403 insufficient_scope", () => {
+  for (const op of operations.filter((o) => o.area === "partner")) {
+    const problem = (op.responses as Record<string, Json>)["403"]?.content?.["application/problem+json"];
+    const codes: string[] = problem?.schema?.["x-error-codes"] ?? [];
+    assert.ok(codes.includes("ip_not_allowed"), `${op.id} lists ip_not_allowed`);
+    assert.equal(codes.includes("insufficient_scope"), !READS.has(op.method), `${op.id}: insufficient_scope`);
+  }
 });
 
 test("unknown objects answer exactly as other partners' objects do", async () => {
@@ -648,6 +708,18 @@ const ADMIN_ROWS: AdminRow[] = [
     wrong_token: UNAUTHORIZED,
     partner_key: UNAUTHORIZED,
     right_token: { status: 201 },
+    disabled: NOT_FOUND,
+  },
+  {
+    operation: "GET /admin/partners/{partner_id}/wallet/statements/{month}",
+    request: async () => ({
+      method: "GET",
+      url: `/admin/partners/${owner.partner_id}/wallet/statements/${new Date().toISOString().slice(0, 7)}`,
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 200 },
     disabled: NOT_FOUND,
   },
   {

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Page } from "playwright-core";
 import { browserForFile, DESKTOP, PHONE, seriousViolations } from "./support/browser.ts";
+import { addPerson, signInPage } from "./support/people.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
 import { call, createWorld, newPartner, waitFor } from "./support/world.ts";
 
@@ -28,10 +29,12 @@ const partner = await newPartner(base, 10_000, "Hook Travel");
 
 const context = await browser.newContext({ viewport: DESKTOP });
 const page = await context.newPage();
-await page.goto(`${base}/console/sign-in`);
-await page.getByLabel("API key").fill(partner.api_key);
-await page.getByRole("button", { name: "Sign in" }).click();
-await page.waitForURL(`${base}/console`);
+const owner = await addPerson(world.database.pool, {
+  realm: "partner",
+  role: "owner",
+  partner_id: partner.partner_id,
+});
+await signInPage(page, base, owner);
 
 /** The page's axe-core serious violations and phone-width overflow, at both widths, as text. */
 async function accessibilityProblems(p: Page, what: string, reload = true): Promise<string[]> {

@@ -1,5 +1,5 @@
 // The web console (issue 17) in headless Chromium against the real service process, the carrier
-// simulator process and a real PostgreSQL: a partner signs in with its API key, finds an order made
+// simulator process and a real PostgreSQL: a partner's owner signs in, finds an order made
 // through the API, reads the eSIM's QR code off the page, tops up (a double click buys once),
 // downloads the statement; the operator credits the partner and the partner sees it; changes
 // without the CSRF token or from another origin are refused, so are idle, expired and signed-out
@@ -15,6 +15,7 @@ import { after, test } from "node:test";
 import { promisify } from "node:util";
 import type { BrowserContext, Page } from "playwright-core";
 import { browserForFile, DESKTOP, PHONE, seriousViolations } from "./support/browser.ts";
+import { addPerson, type Person, signInPage } from "./support/people.ts";
 import { ADMIN_TOKEN, balance, call, createWorld, newCart, newPartner, submit } from "./support/world.ts";
 
 const world = await createWorld();
@@ -32,18 +33,23 @@ const order_id: string = bought.body.orderID;
 const iccid: string = bought.body.esim_iccid;
 const lpa: string = bought.body.purchases[0].qr_code;
 
-async function signIn(context: BrowserContext, area: "partner" | "operator", secret: string): Promise<Page> {
+const owner = await addPerson(world.database.pool, {
+  realm: "partner",
+  role: "owner",
+  partner_id: partner.partner_id,
+});
+const operatorAdmin = await addPerson(world.database.pool, { realm: "operator", role: "admin" });
+
+async function signIn(context: BrowserContext, person: Person): Promise<Page> {
   const page = await context.newPage();
-  await page.goto(`${base}/console${area === "operator" ? "/admin" : ""}`);
+  await page.goto(`${base}/console${person.realm === "operator" ? "/admin" : ""}`);
   assert.match(page.url(), /\/sign-in\?ended=1$/, "no session: the sign-in page");
-  await page.getByLabel(area === "operator" ? "Operator token (ADMIN_TOKEN)" : "API key").fill(secret);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(area === "operator" ? `${base}/console/admin` : `${base}/console`);
+  await signInPage(page, base, person);
   return page;
 }
 
 const partnerContext = await browser.newContext({ viewport: DESKTOP });
-const partnerPage = await signIn(partnerContext, "partner", partner.api_key);
+const partnerPage = await signIn(partnerContext, owner);
 
 /** The stored hash of a session id (src/console/sessions.ts): to age one session, not all. */
 function stored(session_id: string): Buffer {
@@ -169,7 +175,7 @@ test("the statement CSV downloads with the purchase, the top-up and the credit",
 
 test("the operator credits the partner and the partner's console shows the new balance", async () => {
   const operatorContext = await browser.newContext({ viewport: DESKTOP });
-  const admin = await signIn(operatorContext, "operator", ADMIN_TOKEN);
+  const admin = await signIn(operatorContext, operatorAdmin);
   await admin.getByRole("link", { name: "Acme Travel" }).click();
   await admin.getByLabel("Amount (USD)").fill("250.50");
   await admin.getByLabel("Payment reference").fill("bank-transfer-77");
@@ -237,21 +243,82 @@ test("the partner issues a key (shown once) and revokes it: the API refuses it a
   assert.equal((await call(base, "GET", "/v1/profile/wallet", { key: api_key })).status, 200);
   await page.goto(`${base}/console/keys`);
   assert.doesNotMatch(await page.content(), new RegExp(api_key), "never shown again");
-  // A session signed in with that key ends with it.
-  const other = await browser.newContext({ viewport: DESKTOP });
-  const second = await signIn(other, "partner", api_key);
   const revoke = page.getByRole("button", { name: /^Revoke key_/ }).last();
   await revoke.click();
   await page.getByText("The key is revoked").waitFor();
   assert.equal((await call(base, "GET", "/v1/profile/wallet", { key: api_key })).status, 401);
-  await second.goto(`${base}/console`);
-  assert.equal(second.url(), `${base}/console/sign-in?ended=1`, "its session ended with it");
-  await other.close();
   assert.equal(
     (await call(base, "GET", "/v1/profile/wallet", { key: partner.api_key })).status,
     200,
     "the first key works",
   );
+  // Audited once, in the name of the person signed in.
+  const { rows } = await world.database.pool.query<{
+    actor_type: string;
+    actor_id: string;
+    actor_email: string;
+  }>(
+    `select a.actor_type, a.actor_id, a.actor_email from audit_log a
+     where a.action = 'api_key.revoked' and a.partner_id = $1`,
+    [partner.partner_id],
+  );
+  assert.deepEqual(rows, [{ actor_type: "user", actor_id: owner.user_id, actor_email: owner.email }]);
+});
+
+test("the keys forms issue a named, read-only, allowlisted key, the tables show it, and each issue is audited with its actor", async () => {
+  const page = partnerPage;
+  await page.goto(`${base}/console/keys`);
+  await page.getByLabel("Name", { exact: true }).fill("Reporting");
+  await page.getByLabel("Scope").selectOption("read_only");
+  await page.getByLabel("Allowed IPs").fill("127.0.0.1/32\n::1/128");
+  await page.getByRole("button", { name: "Issue a new key" }).click();
+  const api_key = (await page.getByLabel("The new API key").textContent())?.trim() ?? "";
+  assert.match(api_key, /^sand_/);
+  const row = (await page.locator("tr", { hasText: "Reporting" }).textContent()) ?? "";
+  assert.match(row, /read only/);
+  assert.match(row, /127\.0\.0\.1\/32, ::1\/128/);
+  // This test's requests come from loopback: the key reads, and its writes are refused.
+  assert.equal((await call(base, "GET", "/v1/profile/wallet", { key: api_key })).status, 200);
+  const write = await call(base, "POST", "/v1/orders/cart", {
+    key: api_key,
+    body: { package_id: "fr-1gb-7d" },
+  });
+  assert.equal(write.status, 403);
+  assert.equal(write.body.code, "insufficient_scope");
+  // A CIDR with host bits set is refused with the network to write instead, and issues nothing.
+  await page.goto(`${base}/console/keys`);
+  const keysBefore = await page.locator("tbody tr").count();
+  await page.getByLabel("Allowed IPs").fill("10.0.0.1/8");
+  await page.getByRole("button", { name: "Issue a new key" }).click();
+  await page.getByText(/write the network 10\.0\.0\.0\/8/).waitFor();
+  await page.goto(`${base}/console/keys`);
+  assert.equal(await page.locator("tbody tr").count(), keysBefore);
+
+  const operatorContext = await browser.newContext({ viewport: DESKTOP });
+  const admin = await signIn(operatorContext, operatorAdmin);
+  await admin.goto(`${base}/console/admin/partners/${partner.partner_id}`);
+  await admin.getByLabel("Name", { exact: true }).fill("Operator issued");
+  await admin.getByLabel("Allowed IPs").fill("192.0.2.0/24");
+  await admin.getByRole("button", { name: "Issue a new key" }).click();
+  const operatorKey = (await admin.getByLabel("The new API key").textContent())?.trim() ?? "";
+  const operatorRow = (await admin.locator("tr", { hasText: "Operator issued" }).textContent()) ?? "";
+  assert.match(operatorRow, /full/);
+  assert.match(operatorRow, /192\.0\.2\.0\/24/);
+  const outside = await call(base, "GET", "/v1/profile/wallet", { key: operatorKey });
+  assert.equal(outside.status, 403, "loopback is outside 192.0.2.0/24");
+  assert.equal(outside.body.code, "ip_not_allowed");
+  await operatorContext.close();
+
+  const { rows } = await world.database.pool.query<{ actor_type: string; actor_id: string; name: string }>(
+    `select actor_type, actor_id, details->>'name' as name from audit_log
+     where action = 'api_key.created' and partner_id = $1 and details->>'name' <> '' order by audit_seq`,
+    [partner.partner_id],
+  );
+  // Each in the name of the person signed in: the partner's owner, then the operator's admin.
+  assert.deepEqual(rows, [
+    { actor_type: "user", actor_id: owner.user_id, name: "Reporting" },
+    { actor_type: "user", actor_id: operatorAdmin.user_id, name: "Operator issued" },
+  ]);
 });
 
 test("in the sandbox the simulate buttons install the eSIM and use data, as a carrier would signal", async () => {
@@ -269,7 +336,7 @@ test("in the sandbox the simulate buttons install the eSIM and use data, as a ca
 
 test("the operator's catalog import reports rejected rows and changes nothing; pending orders and the ledger audit show", async () => {
   const context = await browser.newContext({ viewport: DESKTOP });
-  const admin = await signIn(context, "operator", ADMIN_TOKEN);
+  const admin = await signIn(context, operatorAdmin);
   const before = await call(base, "GET", "/v1/esim/destination/FR/packages", { key: partner.api_key });
   assert.equal(before.status, 200);
   await admin.getByRole("link", { name: "Catalog" }).click();
@@ -297,7 +364,7 @@ test("the operator's catalog import reports rejected rows and changes nothing; p
 
 test("every console page passes axe-core with no serious violation, at desktop and phone width", async () => {
   const operatorContext = await browser.newContext({ viewport: DESKTOP });
-  const admin = await signIn(operatorContext, "operator", ADMIN_TOKEN);
+  const admin = await signIn(operatorContext, operatorAdmin);
   const pages: Array<[Page, string]> = [
     [partnerPage, "/console"],
     [partnerPage, "/console/orders"],
@@ -312,12 +379,12 @@ test("every console page passes axe-core with no serious violation, at desktop a
     [admin, "/console/admin/catalog"],
     [admin, "/console/admin/ledger"],
   ];
-  const signInPage = await browser.newPage();
+  const signInTab = await browser.newPage();
   const found: string[] = [];
   for (const viewport of [DESKTOP, PHONE]) {
-    await signInPage.setViewportSize(viewport);
-    await signInPage.goto(`${base}/console/sign-in`);
-    for (const v of await seriousViolations(signInPage))
+    await signInTab.setViewportSize(viewport);
+    await signInTab.goto(`${base}/console/sign-in`);
+    for (const v of await seriousViolations(signInTab))
       found.push(`sign-in ${viewport.width}px: ${v.id} ${v.help}`);
     for (const [page, url] of pages) {
       await page.setViewportSize(viewport);
@@ -336,14 +403,14 @@ test("every console page passes axe-core with no serious violation, at desktop a
     }
   }
   await partnerPage.setViewportSize(DESKTOP);
-  await signInPage.close();
+  await signInTab.close();
   await operatorContext.close();
   assert.deepEqual(found, []);
 });
 
-test("idle, expired, signed-out sessions are refused, and operator sessions end with a new ADMIN_TOKEN", async () => {
+test("idle, expired, signed-out sessions are refused; an operator person's session does not hang on ADMIN_TOKEN", async () => {
   const context = await browser.newContext({ viewport: DESKTOP });
-  const page = await signIn(context, "partner", partner.api_key);
+  const page = await signIn(context, owner);
   const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.content())?.[1];
   assert.ok(csrf);
   const age = (column: string, interval: string, session_id: string) =>
@@ -362,13 +429,13 @@ test("idle, expired, signed-out sessions are refused, and operator sessions end 
   assert.equal(refused.status(), 401, "a change on an ended session is refused");
 
   // Absolute: past CONSOLE_SESSION_HOURS since sign-in however busy.
-  const again = await signIn(context, "partner", partner.api_key);
+  const again = await signIn(context, owner);
   await age("expires_at", "1 second", await sessionCookie(context, "console_partner"));
   await again.goto(`${base}/console`);
   assert.equal(again.url(), `${base}/console/sign-in?ended=1`);
 
   // Sign-out deletes the session: the old cookie is worth nothing afterwards.
-  const third = await signIn(context, "partner", partner.api_key);
+  const third = await signIn(context, owner);
   const value = await sessionCookie(context, "console_partner");
   await third.getByRole("button", { name: "Sign out" }).click();
   await third.getByText("You are signed out.").waitFor();
@@ -381,22 +448,24 @@ test("idle, expired, signed-out sessions are refused, and operator sessions end 
   assert.equal(rows.length, 0, "sign-out deleted the session's row");
   await context.close();
 
-  // The operator's session holds while ADMIN_TOKEN does: a process started with a new token (the
-  // same database; cookies do not depend on the port) does not take it.
+  // ADMIN_TOKEN is for the operator API only: an operator person's session is theirs, and a process
+  // started with another token (the same database; cookies do not depend on the port) takes it.
   const rotated = await world.startService({ ADMIN_TOKEN: "rotated-admin-token-0123456789" });
   const operator = await browser.newContext({ viewport: DESKTOP });
-  const admin = await signIn(operator, "operator", ADMIN_TOKEN);
+  const admin = await signIn(operator, operatorAdmin);
   await admin.goto(`${rotated.url}/console/admin`);
-  assert.equal(admin.url(), `${rotated.url}/console/admin/sign-in?ended=1`);
-  await admin.goto(`${base}/console/admin`);
-  assert.equal(admin.url(), `${base}/console/admin`, "the old token's process still takes it");
+  assert.equal(
+    admin.url(),
+    `${rotated.url}/console/admin`,
+    "another token's process takes the person's session",
+  );
   await operator.close();
 });
 
 test("the session cookie is Secure and __Host- when the console is reached by a name other than localhost", async () => {
   const { port } = new URL(base);
   const answer = await new Promise<{ status: number; cookie: string }>((resolve, reject) => {
-    const body = new URLSearchParams({ secret: partner.api_key }).toString();
+    const body = new URLSearchParams({ email: owner.email, password: owner.password }).toString();
     const sent = httpRequest(
       {
         host: "127.0.0.1",

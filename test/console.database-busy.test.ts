@@ -11,6 +11,7 @@ import { createPool } from "../src/db/pool.ts";
 import { creditWallet } from "../src/wallet/credit-wallet.ts";
 import { createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
+import { addPerson, signInCookie } from "./support/people.ts";
 import { waitFor } from "./support/world.ts";
 
 const database = await createTestDatabase({ catalog: true });
@@ -19,24 +20,20 @@ after(() => pool.end());
 const app = await createTestApp({}, { database: { url: database.url, pool } });
 const base = await app.app.listen({ port: 0, host: "127.0.0.1" });
 
-/** Signs in to the partner console through its form and returns the Cookie header. */
-async function signIn(api_key: string): Promise<string> {
-  const answer = await fetch(`${base}/console/sign-in`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", origin: base },
-    body: new URLSearchParams({ secret: api_key }).toString(),
+/** A partner's owner signs in to the console through its form: the Cookie header. */
+async function signIn(partner: { partner_id: string }): Promise<string> {
+  const owner = await addPerson(database.pool, {
+    realm: "partner",
+    role: "owner",
+    partner_id: partner.partner_id,
   });
-  assert.equal(answer.status, 303);
-  const value = /^console_partner=([A-Za-z0-9_-]{43});/.exec(answer.headers.get("set-cookie") ?? "")?.[1];
-  assert.ok(value, "a session cookie");
-  return `console_partner=${value}`;
+  return `console_partner=${await signInCookie(base, owner)}`;
 }
 
 test("a console page whose statement is cancelled is 503 with Retry-After, not 500; the reload is served", async () => {
   const partner = await app.createPartner("Console Busy Travel", 0);
   await creditWallet(app.db, { partner_id: partner.partner_id, amount_minor: 500, reference: "first" });
-  const cookie = await signIn(partner.api_key);
+  const cookie = await signIn(partner);
   const holder = new pg.Client({ connectionString: database.url });
   await holder.connect();
   await holder.query("begin");

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { hashApiKey } from "../src/partners/api-keys.ts";
-import { addressKey } from "../src/server/rate-limit.ts";
+import { addressKey } from "../src/shared/address-key.ts";
 import { createTestApp } from "./support/app.ts";
 
 const app = await createTestApp();

@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { sql } from "kysely";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 import { request } from "./support/http.ts";
+import { addPerson, signInCookie } from "./support/people.ts";
 
 const app = await createTestApp({ webhook_allow_private_networks: true, metrics_token: null });
 const base = await app.app.listen({ port: 0, host: "127.0.0.1" });
@@ -32,18 +33,14 @@ const rowsOfPartner = async (table: "events" | "api_keys") =>
     )
   ).rows[0]!.n;
 
-/** Signs in to the partner console through its form and returns the Cookie header. */
-async function signIn(api_key: string): Promise<string> {
-  const answer = await fetch(`${base}/console/sign-in`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", origin: base },
-    body: new URLSearchParams({ secret: api_key }).toString(),
+/** A partner's owner signs in to the console through its form: the Cookie header. */
+async function signIn(partner: { partner_id: string }): Promise<string> {
+  const owner = await addPerson(app.database.pool, {
+    realm: "partner",
+    role: "owner",
+    partner_id: partner.partner_id,
   });
-  assert.equal(answer.status, 303);
-  const value = /^console_partner=([A-Za-z0-9_-]{43});/.exec(answer.headers.get("set-cookie") ?? "")?.[1];
-  assert.ok(value, "a session cookie");
-  return `console_partner=${value}`;
+  return `console_partner=${await signInCookie(base, owner)}`;
 }
 
 test("a change with an unknown query parameter is refused and does nothing; without it, it is done", async () => {
@@ -92,7 +89,7 @@ test("the service routes refuse one too (HEAD included), and answer without it",
 });
 
 test("the console refuses an unknown query parameter with a page, on pages and forms; its own names work", async () => {
-  const cookie = await signIn(partner.api_key);
+  const cookie = await signIn(partner);
   const page = await fetch(`${base}/console/wallet?from=2026-01-01&to=&cursor=&utm_source=mail`, {
     headers: { cookie },
   });

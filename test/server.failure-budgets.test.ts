@@ -6,6 +6,7 @@ import { test } from "node:test";
 import { FailureBudget, LookupLane } from "../src/server/failure-budget.ts";
 import { ApiError } from "../src/shared/errors.ts";
 import { ADMIN_TOKEN, createTestApp, type TestApp } from "./support/app.ts";
+import { addPerson } from "./support/people.ts";
 
 const BUDGET = 5;
 
@@ -35,7 +36,13 @@ function assertSpent(statuses: number[], what: string): void {
   assert.ok(statuses.filter((s) => s === 429).length >= statuses.length - BUDGET - 1, `${what}: ${statuses}`);
 }
 
-async function consoleSignIn(base: string, secret: string, forwarded_for: string, area = "") {
+/** A console sign-in with `who`'s email and password (a person, or a made-up email: junk). */
+async function consoleSignIn(
+  base: string,
+  who: { email: string; password: string; realm?: "partner" | "operator" },
+  forwarded_for: string,
+) {
+  const area = who.realm === "operator" ? "/admin" : "";
   return fetch(`${base}/console${area}/sign-in`, {
     method: "POST",
     redirect: "manual",
@@ -44,15 +51,33 @@ async function consoleSignIn(base: string, secret: string, forwarded_for: string
       origin: base,
       "x-forwarded-for": forwarded_for,
     },
-    body: new URLSearchParams({ secret }).toString(),
+    body: new URLSearchParams({ email: who.email, password: who.password }).toString(),
   });
 }
+
+const junkPerson = (realm: "partner" | "operator" = "partner") => ({
+  email: `${randomBytes(6).toString("hex")}@junk.test`,
+  password: randomBytes(12).toString("base64url"),
+  realm,
+});
 
 test("behind a trusted proxy, one client's junk keys get it 429 while new keys, the operator and console sign-in still work", async () => {
   const app = await createTestApp({ auth_failures_per_minute: BUDGET, trusted_proxies: ["127.0.0.1/32"] });
   // Keys this process has never seen, as after a restart: each is looked up in the database.
   const others = await app.createPartner("Other Travel");
   const neighbour = await app.createPartner("Same Office Travel");
+  const pool = app.database.pool;
+  const other_owner = await addPerson(pool, {
+    realm: "partner",
+    role: "owner",
+    partner_id: others.partner_id,
+  });
+  const neighbour_owner = await addPerson(pool, {
+    realm: "partner",
+    role: "owner",
+    partner_id: neighbour.partner_id,
+  });
+  const operator_admin = await addPerson(pool, { realm: "operator", role: "admin" });
   const base = await listening(app);
   const attacker = "203.0.113.66";
   const [junk, fresh, admin, console_partner, console_operator] = await Promise.all([
@@ -61,8 +86,8 @@ test("behind a trusted proxy, one client's junk keys get it 429 while new keys, 
     fetch(`${base}/admin/partners/${others.partner_id}/pricing`, {
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "x-forwarded-for": "198.51.100.20" },
     }),
-    consoleSignIn(base, others.api_key, "198.51.100.30"),
-    consoleSignIn(base, ADMIN_TOKEN, "198.51.100.31", "/admin"),
+    consoleSignIn(base, other_owner, "198.51.100.30"),
+    consoleSignIn(base, operator_admin, "198.51.100.31"),
   ]);
   assertSpent(junk, "the junk sender");
   assert.equal(fresh.status, 200, "a new key from another client");
@@ -72,11 +97,11 @@ test("behind a trusted proxy, one client's junk keys get it 429 while new keys, 
   const own = await wallet(base, neighbour.api_key, attacker);
   assert.equal(own.status, 200, "a valid key from the junk sender's address: never refused by its failures");
   assert.equal(admin.status, 200, "the operator's /admin token");
-  assert.equal(console_partner.status, 303, "console sign-in with a key");
-  assert.equal(console_operator.status, 303, "console sign-in with ADMIN_TOKEN");
+  assert.equal(console_partner.status, 303, "a partner's person signs in to the console");
+  assert.equal(console_operator.status, 303, "an operator's person signs in to the console");
   // The junk sender's own address is out of API-key failures only: its other surfaces are untouched.
   assert.equal((await wallet(base, junkKey(), attacker)).status, 429);
-  assert.equal((await consoleSignIn(base, neighbour.api_key, attacker)).status, 303);
+  assert.equal((await consoleSignIn(base, neighbour_owner, attacker)).status, 303);
   const operator = await fetch(`${base}/admin/partners/${others.partner_id}/pricing`, {
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "x-forwarded-for": attacker },
   });
@@ -112,10 +137,16 @@ test("without TRUSTED_PROXIES X-Forwarded-For is ignored: rotating it does not b
 test("each surface has its own budget: wrong console sign-ins from an address leave its /admin token working", async () => {
   const app = await createTestApp({ auth_failures_per_minute: BUDGET, trusted_proxies: ["127.0.0.1/32"] });
   const partner = await app.createPartner();
+  const owner = await addPerson(app.database.pool, {
+    realm: "partner",
+    role: "owner",
+    partner_id: partner.partner_id,
+  });
   const base = await listening(app);
   const address = "203.0.113.77";
   const statuses: number[] = [];
-  for (let i = 0; i < BUDGET + 2; i++) statuses.push((await consoleSignIn(base, junkKey(), address)).status);
+  for (let i = 0; i < BUDGET + 2; i++)
+    statuses.push((await consoleSignIn(base, junkPerson(), address)).status);
   assert.deepEqual(statuses.slice(0, BUDGET), Array(BUDGET).fill(401));
   assert.equal(statuses.at(-1), 429, "the console's sign-in budget is spent");
   const operator = await fetch(`${base}/admin/partners/${partner.partner_id}/pricing`, {
@@ -124,10 +155,11 @@ test("each surface has its own budget: wrong console sign-ins from an address le
   assert.equal(operator.status, 200, "the /admin budget is another one");
   assert.equal((await wallet(base, partner.api_key, address)).status, 200, "and the API keys' too");
   assert.equal(
-    (await consoleSignIn(base, partner.api_key, address)).status,
-    303,
-    "a valid key signs in even past the sign-in budget",
+    (await consoleSignIn(base, owner, address)).status,
+    429,
+    "past the sign-in budget even the right password is 429: guessing learns nothing",
   );
+  assert.equal((await consoleSignIn(base, owner, "198.51.100.77")).status, 303, "from elsewhere it signs in");
 });
 
 test("the lane of over-budget lookups runs two at once, queues a bounded few in order and refuses the rest", async () => {
@@ -181,25 +213,27 @@ test("past its budget, a valid key waits in the lane's queue; with the queue ful
   assert.deepEqual(await Promise.all(junk), [429, 429], "the junk itself: 429");
 });
 
-test("junk partner keys at the console's sign-in leave the operator's console sign-in from that address working", async () => {
+test("wrong partner sign-ins at the console leave the operator's console sign-in from that address working", async () => {
   const app = await createTestApp({ auth_failures_per_minute: BUDGET, trusted_proxies: ["127.0.0.1/32"] });
   const base = await listening(app);
+  const operator_admin = await addPerson(app.database.pool, { realm: "operator", role: "admin" });
   const address = "203.0.113.78";
   const statuses: number[] = [];
-  for (let i = 0; i < BUDGET + 2; i++) statuses.push((await consoleSignIn(base, junkKey(), address)).status);
+  for (let i = 0; i < BUDGET + 2; i++)
+    statuses.push((await consoleSignIn(base, junkPerson(), address)).status);
   assert.equal(statuses.at(-1), 429, "the partner sign-in's budget is spent");
-  const operator = await consoleSignIn(base, ADMIN_TOKEN, address, "/admin");
+  const operator = await consoleSignIn(base, operator_admin, address);
   assert.equal(
     operator.status,
     303,
-    "the operator signs in: made-up partner keys are not guesses at ADMIN_TOKEN",
+    "the operator's person signs in: partner guesses are not operator guesses",
   );
-  // Wrong ADMIN_TOKENs have their own budget, spent before the comparison (past it, even the right one is 429).
+  // Wrong operator passwords have their own budget, spent before the comparison (past it, even the right one is 429).
   const guesses: number[] = [];
   for (let i = 0; i < BUDGET + 1; i++)
-    guesses.push((await consoleSignIn(base, junkKey(), address, "/admin")).status);
+    guesses.push((await consoleSignIn(base, junkPerson("operator"), address)).status);
   assert.equal(guesses.at(-1), 429);
-  assert.equal((await consoleSignIn(base, ADMIN_TOKEN, address, "/admin")).status, 429);
+  assert.equal((await consoleSignIn(base, operator_admin, address)).status, 429);
 });
 
 test("wrong METRICS_TOKENs from an address leave the carrier's callbacks from that address working", async () => {

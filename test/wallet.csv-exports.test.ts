@@ -16,6 +16,7 @@ import { creditWallet } from "../src/wallet/credit-wallet.ts";
 import { createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { type Json, request } from "./support/http.ts";
+import { addPerson, signInCookie } from "./support/people.ts";
 
 const PER_PROCESS = 4;
 const database = await createTestDatabase({ catalog: true });
@@ -143,13 +144,12 @@ test("40 exports at once: 4 run, the other 36 are 429 at once; another partner's
 test("a partner's second export waits for its first (the console's download too); another partner's runs", async () => {
   const first = await partnerWithStatement("One at a time", 2);
   const second = await partnerWithStatement("Someone else", 2);
-  const signed_in = await fetch(`${base}/console/sign-in`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", origin: base },
-    body: new URLSearchParams({ secret: first.api_key }).toString(),
+  const owner = await addPerson(app.database.pool, {
+    realm: "partner",
+    role: "owner",
+    partner_id: first.partner_id,
   });
-  const cookie = (signed_in.headers.get("set-cookie") ?? "").split(";")[0]!;
+  const cookie = `console_partner=${await signInCookie(base, owner)}`;
   const unlock = await lockStatements();
   let running: Promise<Response>[] = [];
   try {

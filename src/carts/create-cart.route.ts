@@ -51,7 +51,14 @@ export const createCartRoute = endpoint({
     body: CreateCartBody,
     response: {
       201: Cart,
-      ...errorResponses("unauthorized", "wrong_environment", "package_not_found", "invalid_start_date"),
+      ...errorResponses(
+        "unauthorized",
+        "wrong_environment",
+        "insufficient_scope",
+        "ip_not_allowed",
+        "package_not_found",
+        "invalid_start_date",
+      ),
     },
   },
   handler: (ctx) => async (request, reply) => {

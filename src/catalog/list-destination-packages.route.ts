@@ -81,7 +81,7 @@ export const listDestinationPackagesRoute = endpoint({
     response: {
       200: DestinationPackagesResponse,
       304: NotModified,
-      ...errorResponses("destination_not_found", "unauthorized", "wrong_environment"),
+      ...errorResponses("destination_not_found", "unauthorized", "wrong_environment", "ip_not_allowed"),
     },
   },
   handler: (ctx) => {

@@ -26,7 +26,10 @@ export type OptionName =
   | "to"
   | "csv"
   | "cancelled"
-  | "installed";
+  | "installed"
+  | "name"
+  | "scope"
+  | "allow-ip";
 
 /** Options given more than once (`--override a=1 --override b=2`) arrive joined by newlines. */
 export const REPEATABLE_SEPARATOR = "\n";

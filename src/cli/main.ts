@@ -36,6 +36,9 @@ const OPTIONS = {
   csv: { type: "boolean" },
   cancelled: { type: "boolean" },
   installed: { type: "boolean" },
+  name: { type: "string" },
+  scope: { type: "string" },
+  "allow-ip": { type: "string", multiple: true },
 } as const;
 
 function parseCommandLine(argv: string[]): Parsed {
@@ -85,6 +88,9 @@ function commandArgs(
     "csv",
     "cancelled",
     "installed",
+    "name",
+    "scope",
+    "allow-ip",
   ] as const;
   for (const option of names) {
     const value = values[option];

@@ -50,6 +50,9 @@ function keyRows(keys: KeySummary[]) {
   return keys.map((key) => ({
     key_id: key.key_id,
     key_hint: key.key_hint,
+    name: key.name,
+    scope: key.scope,
+    allowed_ips: key.allowed_ips,
     created_at: timestamp(key.created_at),
     revoked_at: timestamp(key.revoked_at),
     last_used_at: timestamp(key.last_used_at),
@@ -83,6 +86,9 @@ async function show(ctx: CliContext, partner_id: string): Promise<CommandOutput>
       [
         { header: "KEY_ID" },
         { header: "HINT" },
+        { header: "NAME" },
+        { header: "SCOPE" },
+        { header: "ALLOWED IPS" },
         { header: "CREATED" },
         { header: "REVOKED" },
         { header: "LAST USED" },
@@ -90,6 +96,9 @@ async function show(ctx: CliContext, partner_id: string): Promise<CommandOutput>
       keys.map((k) => [
         k.key_id,
         `${k.key_hint}…`,
+        k.name || "-",
+        k.scope,
+        k.allowed_ips.length === 0 ? "any" : k.allowed_ips.join(","),
         k.created_at ?? "",
         k.revoked_at ?? "-",
         k.last_used_at ?? "-",
@@ -128,7 +137,8 @@ export const partnerCommands: readonly Command[] = [
     group: "partners",
     name: "show",
     args: ["<partner_id>"],
-    summary: "A partner's name, API keys (hint, created, revoked, last used) and balance",
+    summary:
+      "A partner's name, API keys (hint, name, scope, allowed IPs, created, revoked, last used) and balance",
     example: "npm run cli -- partners show ptr_3x7Qm2VJk1Hn8sLw0aYdEe",
     prepare: ({ positionals }) => {
       const partner_id = partnerId(positionals[0] ?? "");

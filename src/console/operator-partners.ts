@@ -14,11 +14,11 @@ import { renderWallet } from "../wallet/get-wallet.route.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
 import { formatInstant, formatMoney } from "./format.ts";
 import { type Html, html } from "./html.ts";
-import { issuedKey, keysTable } from "./keys-table.ts";
+import { issuedKey, issueKeyForm, keyAccessFromForm, keysTable } from "./keys-table.ts";
 import { csrfField, notice, page, scrollTable } from "./layout.ts";
 import { creditPage, parsePricingForm, pricingPanel } from "./operator-partner-money.ts";
 import type { ConsolePages } from "./pages.ts";
-import { checked, formOf, queryValue, seeOther } from "./request.ts";
+import { actorOf, checked, formOf, queryValue, seeOther } from "./request.ts";
 import { operatorShell } from "./shells.ts";
 
 const LISTED_PARTNERS = 100;
@@ -84,7 +84,7 @@ export async function partnerPage(
     ${creditPage(base, csrf, wallet.balance.currency)}
     <h2>API keys</h2>
     ${keysTable(keys, (key_id) => `${base}/keys/${key_id}/revoke`, csrf, null)}
-    <form method="post" action="${base}/keys" class="actions">${csrfField(csrf)}<button type="submit">Issue a new key</button></form>
+    ${issueKeyForm(`${base}/keys`, csrf)}
     ${pricingPanel(base, csrf, pricing)}`;
   return page(partner.name, shell, body);
 }
@@ -108,7 +108,13 @@ export const operatorPartnerPages: ConsolePages = (scope, ctx) => {
   });
   scope.post("/partners/:partner_id/keys", async (request, reply) => {
     const { partner_id } = request.params as { partner_id: string };
-    const issued = await issueApiKey(ctx.db, { partner_id, app_env: ctx.config.app_env });
+    // For now the operator console acts as the operator token; people's sign-in will name the user.
+    const issued = await issueApiKey(ctx.db, {
+      partner_id,
+      app_env: ctx.config.app_env,
+      actor: actorOf(request),
+      options: keyAccessFromForm(formOf(request)),
+    });
     return reply
       .type("text/html; charset=utf-8")
       .send(await partnerPage(request, ctx, partner_id, issuedKey(issued.api_key, issued.key_id)));
@@ -118,7 +124,7 @@ export const operatorPartnerPages: ConsolePages = (scope, ctx) => {
     if (!(await partnerKeys(ctx.db, partner_id)).some((k) => k.key_id === key_id)) {
       throw new ApiError("api_key_not_found", `No API key ${key_id} of ${partner_id}.`);
     }
-    await revokeApiKey(ctx.db, key_id);
+    await revokeApiKey(ctx.db, key_id, actorOf(request));
     return seeOther(reply, `/console/admin/partners/${partner_id}?done=revoked`);
   });
   scope.post("/partners/:partner_id/pricing", async (request, reply) => {

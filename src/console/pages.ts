@@ -4,9 +4,8 @@ import type { App } from "../shared/http-types.ts";
 
 /**
  * The sign-in's failure budget per client address (the server's, passed in): runs a sign-in attempt
- * and counts it when its secret is refused (401). A partner's valid key is looked up past it (429 only
- * while the lane of over-budget lookups is full, failure-budget.ts); the
- * operator's token past the budget is 429 even when right, so guessing learns nothing.
+ * holding a token of the address's budget, kept when the password is refused (401); past the budget
+ * even the right password is 429, so guessing learns nothing.
  */
 export type SignInFailures = {
   attempt<T>(ip: string, area: "partner" | "operator", work: () => Promise<T>): Promise<T>;

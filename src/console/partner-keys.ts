@@ -8,10 +8,10 @@ import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { type Html, html } from "./html.ts";
-import { issuedKey, keysTable } from "./keys-table.ts";
-import { csrfField, notice, page } from "./layout.ts";
+import { issuedKey, issueKeyForm, keyAccessFromForm, keysTable } from "./keys-table.ts";
+import { notice, page } from "./layout.ts";
 import type { ConsolePages } from "./pages.ts";
-import { partnerOf, queryValue, seeOther, sessionOf } from "./request.ts";
+import { actorOf, formOf, partnerOf, queryValue, seeOther } from "./request.ts";
 import { partnerShell } from "./shells.ts";
 
 async function keysPage(request: FastifyRequest, ctx: AppContext, top: Html): Promise<string> {
@@ -22,10 +22,15 @@ async function keysPage(request: FastifyRequest, ctx: AppContext, top: Html): Pr
   const body = html`${top}
     <p>Rotate a key by issuing a new one, switching your systems to it, then revoking the old one.</p>
     ${keysTable(keys, (key_id) => `/console/keys/${key_id}/revoke`, csrf, null)}
-    <form method="post" action="/console/keys" class="actions">${csrfField(csrf)}<button type="submit">Issue a new key</button></form>`;
+    <h2>Issue a key</h2>
+    ${issueKeyForm("/console/keys", csrf)}`;
   return page("API keys", shell, body);
 }
 
+/**
+ * Who the audit log says acted: for now the key the session signed in with (issue 31's people
+ * work replaces it with the signed-in user).
+ */
 export const partnerKeyPages: ConsolePages = (scope, ctx) => {
   scope.get("/keys", readsQuery("revoked"), async (request, reply) => {
     const top = queryValue(request, "revoked")
@@ -35,7 +40,13 @@ export const partnerKeyPages: ConsolePages = (scope, ctx) => {
   });
   // The new key is in this response only (no redirect to a page that could show it again).
   scope.post("/keys", async (request, reply) => {
-    const issued = await issueApiKey(ctx.db, { partner_id: partnerOf(request), app_env: ctx.config.app_env });
+    // For now the actor is the session's key; people's sign-in will name the signed-in user here.
+    const issued = await issueApiKey(ctx.db, {
+      partner_id: partnerOf(request),
+      app_env: ctx.config.app_env,
+      actor: actorOf(request),
+      options: keyAccessFromForm(formOf(request)),
+    });
     return reply
       .type("text/html; charset=utf-8")
       .send(await keysPage(request, ctx, issuedKey(issued.api_key, issued.key_id)));
@@ -45,7 +56,7 @@ export const partnerKeyPages: ConsolePages = (scope, ctx) => {
     const own = await partnerKeys(ctx.db, partnerOf(request));
     if (!own.some((k) => k.key_id === key_id))
       throw new ApiError("api_key_not_found", `No API key ${key_id} of yours.`);
-    await revokeApiKey(ctx.db, key_id);
+    await revokeApiKey(ctx.db, key_id, actorOf(request));
     return seeOther(reply, "/console/keys?revoked=1");
   });
 };

@@ -6,6 +6,7 @@ import type { Static, TSchema } from "typebox";
 import { Value } from "typebox/value";
 import type { AppEnv } from "../config.ts";
 import type { ConsoleSession, SessionKind } from "../people/sessions.ts";
+import type { Actor } from "../shared/actor.ts";
 import { ApiError } from "../shared/errors.ts";
 
 const COOKIE: Record<SessionKind, string> = {
@@ -90,6 +91,12 @@ export function sessionOf(request: FastifyRequest): ConsoleSession {
   const session = sessions.get(request);
   if (!session) throw new ApiError("internal_error", "console handler reached without a session");
   return session;
+}
+
+/** Who is acting, for the audit log: the signed-in person (set by the area's session hook). */
+export function actorOf(request: FastifyRequest): Actor {
+  if (!request.actor) throw new ApiError("internal_error", "console handler reached without an actor");
+  return request.actor;
 }
 
 export function partnerOf(request: FastifyRequest): string {

@@ -1,10 +1,11 @@
 // The web console under /console (issue 17): server-rendered pages, plain HTML forms, no script.
 // Beside the API on the top floor: every page calls the same use cases as the API routes and the
 // CLI, and a change made here is exactly as exactly-once as through the API (the top-up form
-// carries an Idempotency-Key, a credit its reference). Two areas: the partner's (/console, signed in
-// with an API key) and the operator's (/console/admin, signed in with ADMIN_TOKEN).
+// carries an Idempotency-Key, a credit its reference). Two areas: the partner's (/console) and the
+// operator's (/console/admin), each signed in to by its own people (issue 31).
 import { readFileSync } from "node:fs";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { warmDecoy } from "../people/passwords.ts";
 import { csrfToken, csrfTokenMatches, findSession, type SessionKind } from "../people/sessions.ts";
 import type { AppContext } from "../shared/context.ts";
 import {
@@ -168,11 +169,12 @@ function requireSession(ctx: AppContext, kind: SessionKind, budget: KeyBudget) {
 /** The pages a session that owes a second factor may open: giving it, enrolling one, signing out. */
 function finishesSignIn(url: string, home: string): boolean {
   const path = url.split("?")[0]!;
+  const under = (prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
   return (
-    path.startsWith(`${home}/sign-in/second-factor`) ||
-    path.startsWith(`${home}/account/two-factor`) ||
+    under(`${home}/sign-in/second-factor`) ||
+    under(`${home}/account/two-factor`) ||
     path === `${home}/sign-out` ||
-    path.startsWith(`${home}/assets/`)
+    under(`${home}/assets`)
   );
 }
 
@@ -235,6 +237,7 @@ export async function consoleRoutes(
   failures: SignInFailures,
   budget: KeyBudget,
 ): Promise<void> {
+  warmDecoy();
   await app.register(
     async (scope) => {
       scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, parseForm);

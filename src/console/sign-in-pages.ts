@@ -6,7 +6,13 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { requiresTwoFactor } from "../partners/two-factor-policy.ts";
 import { MAX_PASSWORD_LENGTH } from "../people/passwords.ts";
-import { type ConsoleSession, type SessionStage, signOut, startSession } from "../people/sessions.ts";
+import {
+  type ConsoleSession,
+  finishSignIn,
+  type SessionStage,
+  signOut,
+  startSession,
+} from "../people/sessions.ts";
 import { checkPassword, recordSignIn } from "../people/sign-in.ts";
 import type { UserRow } from "../people/users.ts";
 import type { AppContext } from "../shared/context.ts";
@@ -18,13 +24,17 @@ import { type Area, notice, page } from "./layout.ts";
 import type { ConsolePages, SignInFailures } from "./pages.ts";
 import {
   clearSessionCookie,
+  cookie,
   formOf,
   queryValue,
   sameOrigin,
   seeOther,
+  sessionCookieName,
   sessionOf,
   setSessionCookie,
 } from "./request.ts";
+
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
 export const AREA_HOME = { partner: "/console", operator: "/console/admin" } as const;
 
@@ -90,6 +100,9 @@ export async function beginSession(
   method: "password" | "sso",
 ): Promise<string> {
   const area: Area = user.realm;
+  // A session the browser already holds ends here: one person, one browser, one live session.
+  const held = cookie(request, sessionCookieName(request, ctx.config.app_env, area));
+  if (held !== undefined && SESSION_ID.test(held)) await signOut(ctx.db, held);
   const stage = await firstStage(ctx, user);
   const session_id = await startSession(ctx.db, ctx.config, user, stage);
   if (stage === "signed_in") await recordSignIn(ctx.db, user, { ip: request.ip, method });
@@ -99,6 +112,31 @@ export async function beginSession(
     max_age_s: ctx.config.console_session_hours * 3600,
   });
   return stage === "signed_in" ? AREA_HOME[area] : secondFactorPath(area, stage);
+}
+
+/**
+ * The second factor is given or enrolled: the session is replaced by a signed-in one under a new id
+ * (its cookie set here), the sign-in recorded, and the area's home is where to go.
+ */
+export async function completeSignIn(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ctx: AppContext,
+  session: ConsoleSession,
+  method: "totp" | "recovery_code" | "passkey",
+): Promise<string> {
+  const session_id = await finishSignIn(ctx.db, ctx.config, session);
+  await recordSignIn(
+    ctx.db,
+    { user_id: session.user_id, email: session.email, partner_id: session.partner_id, realm: session.kind },
+    { ip: request.ip, method },
+  );
+  setSessionCookie(request, reply, ctx.config.app_env, {
+    kind: session.kind,
+    value: session_id,
+    max_age_s: ctx.config.console_session_hours * 3600,
+  });
+  return AREA_HOME[session.kind];
 }
 
 function postSignIn(ctx: AppContext, area: Area, failures: SignInFailures) {

@@ -318,7 +318,7 @@ export type Database = {
     created_at: Timestamp;
     expires_at: Date;
   };
-  sign_in_failures: { subject: string; failed_at: Timestamp };
+  sign_in_failures: { failure_id: Generated<string>; subject: string; failed_at: Timestamp };
   /** The audit log (migration 0023): one row per change, in the transaction that made it. */
   audit_log: {
     audit_seq: Generated<string>;

@@ -40,7 +40,13 @@ export const getEsimQrPngRoute = endpoint({
         // Bytes: Fastify sends a Buffer as it is, without a serializer.
         content: { "image/png": { schema: Type.Unsafe<Buffer>({ type: "string", format: "binary" }) } },
       },
-      ...errorResponses("unauthorized", "wrong_environment", "invalid_iccid", "esim_not_found"),
+      ...errorResponses(
+        "unauthorized",
+        "wrong_environment",
+        "ip_not_allowed",
+        "invalid_iccid",
+        "esim_not_found",
+      ),
     },
   },
   handler: (ctx) => {

@@ -31,7 +31,13 @@ export const getEsimRoute = endpoint({
     params: IccidParams,
     response: {
       200: Esim,
-      ...errorResponses("unauthorized", "wrong_environment", "invalid_iccid", "esim_not_found"),
+      ...errorResponses(
+        "unauthorized",
+        "wrong_environment",
+        "ip_not_allowed",
+        "invalid_iccid",
+        "esim_not_found",
+      ),
     },
   },
   // The pool, not ctx.db: the read runs as a prepared statement (esims.sql.ts); the cache is per pool.

@@ -30,7 +30,7 @@ export const listEsimsRoute = endpoint({
       },
       { additionalProperties: false },
     ),
-    response: { 200: EsimPage, ...errorResponses("unauthorized", "wrong_environment") },
+    response: { 200: EsimPage, ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed") },
   },
   handler: (ctx) => async (request) => {
     const query = request.query;

@@ -46,6 +46,8 @@ export const simulateEsimRoute = endpoint({
         "invalid_iccid",
         "unauthorized",
         "wrong_environment",
+        "insufficient_scope",
+        "ip_not_allowed",
         "not_found",
         "esim_not_found",
         "carrier_error",

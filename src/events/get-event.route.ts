@@ -17,7 +17,10 @@ export const getEventRoute = endpoint({
     params: Type.Object({
       event_id: Type.String({ minLength: 1, maxLength: 100, pattern: NO_CONTROL_CHARACTERS }),
     }),
-    response: { 200: Event, ...errorResponses("unauthorized", "wrong_environment", "event_not_found") },
+    response: {
+      200: Event,
+      ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed", "event_not_found"),
+    },
   },
   handler: (ctx) => async (request) => getEvent(ctx.db, request.partner!.partner_id, request.params.event_id),
 });

@@ -21,7 +21,7 @@ export const listEventsRoute = endpoint({
       { type: Type.Optional(EventTypeSchema), ...pageParameters(DEFAULT_PAGE_SIZE) },
       { additionalProperties: false },
     ),
-    response: { 200: EventPage, ...errorResponses("unauthorized", "wrong_environment") },
+    response: { 200: EventPage, ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed") },
   },
   handler: (ctx) => async (request) =>
     listEvents(ctx.db, {

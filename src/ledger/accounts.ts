@@ -20,6 +20,7 @@ import {
   countStatementRows,
   type StatementQuery,
   type StatementRow,
+  selectSettledBalanceBefore,
   selectStatementPage,
 } from "./statements.sql.ts";
 
@@ -109,4 +110,11 @@ export async function walletStatementSize(
   cap: number,
 ): Promise<number> {
   return countStatementRows(db, query, cap);
+}
+
+/** The wallet's settled balance (credits minus confirmed debits) just before `instant`. */
+export async function walletBalanceBefore(db: Executor, account_id: string, instant: Date): Promise<number> {
+  const balance = await selectSettledBalanceBefore(db, account_id, instant);
+  assert.ok(Number.isSafeInteger(balance), "a balance in minor units");
+  return balance;
 }

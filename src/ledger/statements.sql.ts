@@ -73,3 +73,23 @@ export async function countStatementRows(
     ) bounded`.execute(db);
   return result.rows[0]?.n ?? 0;
 }
+
+/**
+ * The wallet's settled balance at an instant: the signed sum of its transfers posted before it. A
+ * sum over the wallet's history, read once per monthly statement (migration 0006's indexes on
+ * (account, posted_seq) serve it; a month's statement is read far less often than a page).
+ */
+export async function selectSettledBalanceBefore(
+  db: Executor,
+  account_id: string,
+  before: Date,
+): Promise<number> {
+  const result = await sql<{ balance: string }>`
+    select (coalesce((select sum(amount_minor) from ledger_transfers
+                      where credit_account_id = ${account_id} and posted_seq is not null
+                        and resolved_at < ${before}::timestamptz), 0)
+          - coalesce((select sum(amount_minor) from ledger_transfers
+                      where debit_account_id = ${account_id} and posted_seq is not null
+                        and resolved_at < ${before}::timestamptz), 0))::text as balance`.execute(db);
+  return Number(result.rows[0]!.balance);
+}

@@ -17,7 +17,10 @@ export const getOrderRoute = endpoint({
     params: Type.Object({
       orderID: Type.String({ minLength: 1, maxLength: 100, pattern: NO_CONTROL_CHARACTERS }),
     }),
-    response: { 200: Order, ...errorResponses("unauthorized", "wrong_environment", "order_not_found") },
+    response: {
+      200: Order,
+      ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed", "order_not_found"),
+    },
   },
   handler: (ctx) => async (request, reply) => {
     const order = await orderById(ctx.db, request.params.orderID, request.partner!.partner_id);

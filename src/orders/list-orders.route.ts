@@ -26,7 +26,7 @@ export const listOrdersRoute = endpoint({
       },
       { additionalProperties: false },
     ),
-    response: { 200: OrderPage, ...errorResponses("unauthorized", "wrong_environment") },
+    response: { 200: OrderPage, ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed") },
   },
   handler: (ctx) => async (request) => {
     const query = request.query;

@@ -40,6 +40,8 @@ const schema = {
     ...errorResponses(
       "unauthorized",
       "wrong_environment",
+      "insufficient_scope",
+      "ip_not_allowed",
       "insufficient_balance",
       "cart_not_found",
       "request_in_progress",

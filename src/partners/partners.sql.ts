@@ -2,18 +2,30 @@
 import { type Selectable, sql } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
+import type { KeyAccess, KeyScope } from "./key-access.ts";
 
 export async function insertPartner(db: Executor, partner_id: string, name: string): Promise<void> {
   await sql`insert into partners (partner_id, name) values (${partner_id}, ${name})`.execute(db);
 }
 
-export async function insertApiKey(
-  db: Executor,
-  key: { key_id: string; partner_id: string; key_hash: Buffer; key_hint: string },
-): Promise<void> {
-  await sql`
-    insert into api_keys (key_id, partner_id, key_hash, key_hint)
-    values (${key.key_id}, ${key.partner_id}, ${key.key_hash}, ${key.key_hint})`.execute(db);
+export type NewApiKey = {
+  key_id: string;
+  partner_id: string;
+  key_hash: Buffer;
+  key_hint: string;
+  /** Checked by checkKeyAccess (key-access.ts); absent: no name, full scope, any address. */
+  access?: KeyAccess;
+};
+
+/** Inserts a key; answers its access as stored (the CIDRs in PostgreSQL's own text form). */
+export async function insertApiKey(db: Executor, key: NewApiKey): Promise<KeyAccess> {
+  const access = key.access ?? { name: "", scope: "full", allowed_ips: [] };
+  const result = await sql<KeyAccess>`
+    insert into api_keys (key_id, partner_id, key_hash, key_hint, name, scope, allowed_ips)
+    values (${key.key_id}, ${key.partner_id}, ${key.key_hash}, ${key.key_hint}, ${access.name},
+      ${access.scope}, ${access.allowed_ips}::cidr[])
+    returning name, scope, allowed_ips::text[] as allowed_ips`.execute(db);
+  return result.rows[0]!;
 }
 
 /**
@@ -35,24 +47,36 @@ export async function countKeys(db: Executor, partner_id: string): Promise<numbe
 
 type ApiKeyRow = Selectable<Database["api_keys"]>;
 
-export type KeyRecord = Pick<ApiKeyRow, "key_id" | "partner_id"> & { revoked: boolean };
+export type KeyRecord = Pick<ApiKeyRow, "key_id" | "partner_id"> & {
+  revoked: boolean;
+  scope: KeyScope;
+  allowed_ips: string[];
+};
 
 export async function findKeyByHash(db: Executor, key_hash: Buffer): Promise<KeyRecord | null> {
   const result = await sql<KeyRecord>`
-    select key_id, partner_id, revoked_at is not null as revoked
+    select key_id, partner_id, revoked_at is not null as revoked, scope, allowed_ips::text[] as allowed_ips
     from api_keys where key_hash = ${key_hash}`.execute(db);
   return result.rows[0] ?? null;
 }
 
-/** Revokes and tells every process to drop the key from its cache, in one transaction. */
-export async function revokeKey(db: Executor, key_id: string): Promise<boolean> {
-  const result = await sql<{ key_id: string }>`
+/** A key's partner and whether it was already revoked, its row locked until the transaction ends. */
+export async function lockKey(
+  db: Executor,
+  key_id: string,
+): Promise<{ partner_id: string; revoked: boolean } | null> {
+  const result = await sql<{ partner_id: string; revoked: boolean }>`
+    select partner_id, revoked_at is not null as revoked
+    from api_keys where key_id = ${key_id} for update`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+/** Revokes (once: a revoked key keeps its time) and tells every process to drop the key from its cache. */
+export async function revokeKey(db: Executor, key_id: string): Promise<void> {
+  await sql`
     update api_keys set revoked_at = coalesce(revoked_at, now())
-    where key_id = ${key_id}
-    returning key_id`.execute(db);
-  if (result.rows.length === 0) return false;
+    where key_id = ${key_id}`.execute(db);
   await sql`select pg_notify('api_key_revoked', ${key_id})`.execute(db);
-  return true;
 }
 
 export async function touchKeys(db: Executor, key_ids: string[]): Promise<void> {
@@ -79,11 +103,13 @@ export async function partnerById(db: Executor, partner_id: string): Promise<Par
 export type KeySummary = Pick<
   ApiKeyRow,
   "key_id" | "key_hint" | "created_at" | "revoked_at" | "last_used_at"
->;
+> &
+  KeyAccess;
 
 export async function listKeys(db: Executor, partner_id: string): Promise<KeySummary[]> {
   const result = await sql<KeySummary>`
-    select key_id, key_hint, created_at, revoked_at, last_used_at
+    select key_id, key_hint, created_at, revoked_at, last_used_at, name, scope,
+      allowed_ips::text[] as allowed_ips
     from api_keys where partner_id = ${partner_id} order by created_at limit 1000`.execute(db);
   return result.rows;
 }

@@ -1,5 +1,6 @@
 // DELETE /admin/api-keys/{key_id}: revoke a key, at once, in every process.
 import { Type } from "typebox";
+import { adminTokenActor } from "../shared/actor.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, PrefixedId } from "../shared/schemas.ts";
 import { revokeApiKey } from "./revoke-api-key.ts";
@@ -19,7 +20,7 @@ export const revokeApiKeyRoute = endpoint({
     },
   },
   handler: (ctx) => async (request, reply) => {
-    await revokeApiKey(ctx.db, request.params.key_id);
+    await revokeApiKey(ctx.db, request.params.key_id, adminTokenActor(request.ip));
     return reply.code(204).send(null);
   },
 });

@@ -24,13 +24,13 @@ export async function insertSession(
     user_id: string;
     partner_id: string | null;
     stage: SessionStage;
-    lifetime_hours: number;
+    lifetime_minutes: number;
   },
 ): Promise<void> {
   await sql`
     insert into console_sessions (session_hash, kind, user_id, partner_id, stage, expires_at)
     values (${row.session_hash}, ${row.kind}, ${row.user_id}, ${row.partner_id}, ${row.stage},
-            now() + make_interval(hours => ${row.lifetime_hours}))`.execute(db);
+            now() + make_interval(mins => ${row.lifetime_minutes}))`.execute(db);
 }
 
 /**
@@ -51,14 +51,6 @@ export async function touchSession(
       and u.user_id = s.user_id and u.status = 'active'
     returning s.kind, s.user_id, s.partner_id, s.stage, u.email, u.name, u.role`.execute(db);
   return result.rows[0] ?? null;
-}
-
-export async function setSessionStage(
-  db: Executor,
-  session_hash: Buffer,
-  stage: SessionStage,
-): Promise<void> {
-  await sql`update console_sessions set stage = ${stage} where session_hash = ${session_hash}`.execute(db);
 }
 
 export async function deleteSession(db: Executor, session_hash: Buffer): Promise<void> {

@@ -14,7 +14,6 @@ import {
   insertSession,
   type SessionKind,
   type SessionStage,
-  setSessionStage,
   touchSession,
 } from "./sessions.sql.ts";
 
@@ -36,6 +35,8 @@ const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 const MAX_SECRET_LENGTH = 200;
 /** Dead sessions removed per sign-in: the table stays small without a timer of its own. */
 const PURGE_PER_SIGN_IN = 100;
+/** A session that still owes a second factor lives this long; the signed-in one that replaces it, the full time. */
+export const SECOND_FACTOR_MINUTES = 10;
 
 export function sessionHash(session_id: string): Buffer {
   return createHash("sha256").update(`session\0${session_id}`, "utf8").digest();
@@ -70,7 +71,7 @@ export async function startSession(
     user_id: user.user_id,
     partner_id: user.partner_id,
     stage,
-    lifetime_hours: config.console_session_hours,
+    lifetime_minutes: stage === "signed_in" ? config.console_session_hours * 60 : SECOND_FACTOR_MINUTES,
   });
   return session_id;
 }
@@ -91,9 +92,22 @@ export async function findSession(
   return row && { session_id, ...row };
 }
 
-/** The second factor is given (or enrolled): the session opens every page its role allows. */
-export async function finishSignIn(db: Executor, session_id: string): Promise<void> {
-  await setSessionStage(db, sessionHash(session_id), "signed_in");
+/**
+ * The second factor is given (or enrolled): the half-signed-in session is replaced by a signed-in
+ * one under a new id (whoever saw the old id has nothing), which the caller sets as the cookie.
+ */
+export async function finishSignIn(
+  db: Executor,
+  config: Pick<Config, "console_idle_minutes" | "console_session_hours">,
+  session: Pick<ConsoleSession, "session_id" | "kind" | "user_id" | "partner_id">,
+): Promise<string> {
+  await deleteSession(db, sessionHash(session.session_id));
+  return startSession(
+    db,
+    config,
+    { user_id: session.user_id, realm: session.kind, partner_id: session.partner_id },
+    "signed_in",
+  );
 }
 
 export async function signOut(db: Executor, session_id: string): Promise<void> {

@@ -69,30 +69,54 @@ export async function setPasswordHash(db: Executor, user_id: string, password_ha
   await sql`update users set password_hash = ${password_hash} where user_id = ${user_id}`.execute(db);
 }
 
-/** Failures of `subject` in the window, and when the oldest of them leaves it. */
+/**
+ * Serializes the attempts on one account (a transaction-scoped advisory lock on the subject's hash),
+ * so that counting and reserving a failure is one step for parallel attempts.
+ */
+export async function lockSubject(db: Executor, subject: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${subject}, 31))`.execute(db);
+}
+
+/**
+ * Failures of each subject in the window, and when the one that must leave it for the subject to be
+ * under `limit` again does (the (count - limit + 1)-th oldest), null while under it.
+ */
 export async function countFailures(
   db: Executor,
-  subjects: string[],
+  subjects: Array<{ subject: string; limit: number }>,
   window_minutes: number,
-): Promise<Array<{ subject: string; failures: number; oldest: Date | null }>> {
-  const result = await sql<{ subject: string; failures: number; oldest: Date | null }>`
-    select s.subject, count(f.failed_at)::int as failures, min(f.failed_at) as oldest
-    from unnest(${subjects}::text[]) as s (subject)
-    left join sign_in_failures f
-      on f.subject = s.subject and f.failed_at > now() - make_interval(mins => ${window_minutes})
-    group by s.subject`.execute(db);
+): Promise<Array<{ subject: string; failures: number; frees_at: Date | null }>> {
+  const result = await sql<{ subject: string; failures: number; frees_at: Date | null }>`
+    select s.subject,
+           (select count(*)::int from sign_in_failures f
+             where f.subject = s.subject and f.failed_at > now() - make_interval(mins => ${window_minutes})) as failures,
+           (select f.failed_at + make_interval(mins => ${window_minutes}) from sign_in_failures f
+             where f.subject = s.subject and f.failed_at > now() - make_interval(mins => ${window_minutes})
+             order by f.failed_at desc offset s.lim - 1 limit 1) as frees_at
+    from unnest(${subjects.map((s) => s.subject)}::text[], ${subjects.map((s) => s.limit)}::int[]) as s (subject, lim)`.execute(
+    db,
+  );
   return result.rows;
 }
 
-export async function insertFailures(db: Executor, subjects: string[]): Promise<void> {
-  await sql`insert into sign_in_failures (subject) select unnest(${subjects}::text[])`.execute(db);
+/** Reserves one failure per subject: the ids, to delete when the attempt turns out right. */
+export async function insertFailures(db: Executor, subjects: string[]): Promise<string[]> {
+  const result = await sql<{ failure_id: string }>`
+    insert into sign_in_failures (subject) select unnest(${subjects}::text[]) returning failure_id`.execute(
+    db,
+  );
+  return result.rows.map((r) => r.failure_id);
+}
+
+export async function deleteFailures(db: Executor, failure_ids: string[]): Promise<void> {
+  await sql`delete from sign_in_failures where failure_id = any(${failure_ids}::bigint[])`.execute(db);
 }
 
 /** Removes up to `limit` failures older than the window (run at each sign-in: no timer needed). */
 export async function deleteOldFailures(db: Executor, window_minutes: number, limit: number): Promise<void> {
   await sql`
-    delete from sign_in_failures where ctid in (
-      select ctid from sign_in_failures
+    delete from sign_in_failures where failure_id in (
+      select failure_id from sign_in_failures
       where failed_at <= now() - make_interval(mins => ${window_minutes}) limit ${limit})`.execute(db);
 }
 

@@ -98,6 +98,8 @@ export const refundOrderRoute = endpoint({
       ...errorResponses(
         "unauthorized",
         "wrong_environment",
+        "insufficient_scope",
+        "ip_not_allowed",
         "order_not_found",
         "idempotency_key_reused",
         "carrier_unavailable",

@@ -5,6 +5,9 @@
 // process, which drops the key here (see onKeyRevoked, and its generation counter for a lookup
 // racing the revocation); a lost LISTEN connection clears the whole cache (onNoticesMissed), and
 // the short TTL bounds the damage of a notification missed any other way.
+// A key's scope and allowlist (issue 31) are read with it and cached with it, prepared once
+// (key-restrictions.ts), so a cached request is checked against them without a query. They are
+// set when the key is issued and never change, so caching them is as safe as caching the key.
 import { timingSafeEqual as cryptoTimingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
@@ -12,6 +15,12 @@ import type { AppEnv } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import { findApiKey, recordKeysUsed } from "../partners/api-key-lookup.ts";
 import { apiKeySlot, hashApiKey, keyEnvironment } from "../partners/api-keys.ts";
+import {
+  type KeyRestrictions,
+  keyRefusal,
+  keyRefusalError,
+  keyRestrictions,
+} from "../partners/key-restrictions.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { AuthenticatedPartner } from "../shared/http-types.ts";
 import type { FailureBudget } from "./failure-budget.ts";
@@ -21,15 +30,20 @@ const CACHE_MAX_ENTRIES = 10_000;
 const MAX_KEY_LENGTH = 200;
 const TOUCH_INTERVAL_MS = 10_000;
 
-type CacheEntry = { partner: AuthenticatedPartner; expires_at_ms: number };
+/** A key that authenticated: its partner and what it may not do (null: nothing restricted). */
+type CacheEntry = {
+  partner: AuthenticatedPartner;
+  restrictions: KeyRestrictions | null;
+  expires_at_ms: number;
+};
 
 export type AuthenticatorOptions = {
   /** Failed API keys per client address (failure-budget.ts says when a valid key can be refused by it). */
   failures: FailureBudget;
 };
 
-/** The client as the authenticator sees it: its headers and its address. */
-export type AuthRequest = Pick<FastifyRequest, "headers" | "ip">;
+/** The client as the authenticator sees it: its headers, its address and the method (read or write). */
+export type AuthRequest = Pick<FastifyRequest, "headers" | "ip" | "method">;
 
 export class Authenticator {
   readonly #db: Kysely<Database>;
@@ -99,14 +113,22 @@ export class Authenticator {
   /**
    * The partner of a key this process holds fresh in its cache, with no promise: the hot path of
    * every cached read. Null when authenticate must run: no key, a key not cached here (unknown,
-   * revoked, refused or never seen) or an entry past its TTL. A cached key passed authenticate's
-   * checks (its environment included) when it was cached, so a hit needs none of them again.
+   * revoked, refused or never seen), an entry past its TTL, or a request the key's scope or
+   * allowlist refuses (authenticate answers it with the 403: refusals need no fast path). A cached
+   * key passed authenticate's checks (its environment included) when it was cached, so a hit
+   * needs none of them again; only its restrictions depend on the request.
    */
   cachedPartner(request: AuthRequest): AuthenticatedPartner | null {
     const api_key = presentedKey(request);
     if (api_key === null) return null;
     const cached = this.#cache.get(apiKeySlot(api_key));
     if (cached === undefined || cached.expires_at_ms <= Date.now()) return null;
+    if (
+      cached.restrictions !== null &&
+      keyRefusal(cached.restrictions, request.method, request.ip) !== null
+    ) {
+      return null;
+    }
     this.#used.add(cached.partner.key_id);
     return cached.partner;
   }
@@ -133,9 +155,15 @@ export class Authenticator {
         ),
       );
     }
-    const partner = await this.#lookup(api_key, request);
-    this.#used.add(partner.key_id);
-    return partner;
+    const key = await this.#lookup(api_key, request);
+    // A valid key used where it may not be: 403, outside the failure budget (nothing was guessed),
+    // before the rate limit (a stolen key used from elsewhere spends none of the partner's tokens).
+    if (key.restrictions !== null) {
+      const refusal = keyRefusal(key.restrictions, request.method, request.ip);
+      if (refusal !== null) throw keyRefusalError(refusal, request.ip);
+    }
+    this.#used.add(key.partner.key_id);
+    return key.partner;
   }
 
   /** Counts a failure against the client's address: 429 instead when its budget is spent. */
@@ -143,41 +171,45 @@ export class Authenticator {
     return this.#failures.refuse(request.ip, error);
   }
 
-  async #lookup(api_key: string, request: AuthRequest): Promise<AuthenticatedPartner> {
+  async #lookup(api_key: string, request: AuthRequest): Promise<CacheEntry> {
     // Keyed by the key's hash: a heap dump of this process holds no usable keys. A hit costs one
     // one-shot SHA-256 to a string; only a miss turns it into the bytes the database indexes.
     const slot = apiKeySlot(api_key);
     const now = Date.now();
     const cached = this.#cache.get(slot);
-    if (cached && cached.expires_at_ms > now) return cached.partner;
+    if (cached && cached.expires_at_ms > now) return cached;
     // A key never seen to work here is looked up under its address's failure budget.
     const find = () => this.#find(slot, now);
     return cached ? find() : this.#failures.verifyKey(request.ip, find);
   }
 
-  /** The key's partner from the database (cached when no revocation raced it), or 401. */
-  async #find(slot: string, now: number): Promise<AuthenticatedPartner> {
+  /** The key's partner and restrictions from the database (cached when no revocation raced it), or 401. */
+  async #find(slot: string, now: number): Promise<CacheEntry> {
     const generation = this.#generation;
     const record = await findApiKey(this.#db, Buffer.from(slot, "base64url"));
     if (!record || record.revoked) {
       this.#cache.delete(slot);
       throw new ApiError("unauthorized", "The API key is unknown or revoked.");
     }
-    const partner = { partner_id: record.partner_id, key_id: record.key_id };
+    const entry: CacheEntry = {
+      partner: { partner_id: record.partner_id, key_id: record.key_id },
+      restrictions: keyRestrictions(record.scope, record.allowed_ips),
+      expires_at_ms: now + CACHE_TTL_MS,
+    };
     // A revocation noticed since the read may be this key's: answer this request (it read the key
     // before the revocation committed) but do not cache what may now be stale.
-    if (generation === this.#generation) this.#remember(slot, partner, now);
-    return partner;
+    if (generation === this.#generation) this.#remember(slot, entry);
+    return entry;
   }
 
-  #remember(slot: string, partner: AuthenticatedPartner, now: number): void {
+  #remember(slot: string, entry: CacheEntry): void {
     // Full: forget the oldest entry (Map keeps insertion order).
     if (this.#cache.size >= CACHE_MAX_ENTRIES) {
       const oldest = this.#cache.keys().next().value;
       if (oldest !== undefined) this.#cache.delete(oldest);
     }
     this.#cache.delete(slot);
-    this.#cache.set(slot, { partner, expires_at_ms: now + CACHE_TTL_MS });
+    this.#cache.set(slot, entry);
   }
 }
 

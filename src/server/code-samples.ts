@@ -165,7 +165,10 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
     sdk: `const event = await client.events.get("${WEBHOOK.event_id}");\nconsole.log(event.type, event.data);`,
   },
   adminCreatePartner: { body: { name: "Acme Travel" } },
-  adminIssueApiKey: { path: { partner_id: EXAMPLE.partner_id } },
+  adminIssueApiKey: {
+    path: { partner_id: EXAMPLE.partner_id },
+    body: { name: "Reporting", scope: "read_only", allowed_ips: ["203.0.113.0/24"] },
+  },
   adminRevokeApiKey: { path: { key_id: EXAMPLE.key_id } },
   adminCreditWallet: {
     path: { partner_id: EXAMPLE.partner_id },

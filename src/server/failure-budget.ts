@@ -16,8 +16,10 @@
 // - A token is chosen by an operator, may be guessable, and costs nothing to compare. Its budget is
 //   spent before the comparison and given back when the token was right: past the budget even the
 //   right token is 429, so a guesser learns nothing from the answers.
+
+import { addressKey } from "../shared/address-key.ts";
 import { ApiError } from "../shared/errors.ts";
-import { addressKey, RateLimiter } from "./rate-limit.ts";
+import { RateLimiter } from "./rate-limit.ts";
 
 /**
  * Lookups of keys presented by addresses past their budget: in flight at once, and waiting for a

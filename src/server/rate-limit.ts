@@ -5,7 +5,6 @@
 // request. It assumes the load balancer spreads a key's requests over the processes (round robin,
 // least connections); a key pinned to one process gets its share only. Headers follow the IETF
 // RateLimit header fields draft and give this process's share.
-import { isIP } from "node:net";
 import { ApiError } from "../shared/errors.ts";
 
 /** Buckets kept per limiter: a key or address seen after this many makes room first (makeRoom). */
@@ -16,26 +15,6 @@ type Bucket = { tokens: number; updated_ms: number };
 export type RateDecision = { limit: number; remaining: number; reset_s: number };
 
 /** The one bucket of every client address that is not an IP address (see addressKey). */
-export const UNPARSEABLE_ADDRESS = "unparseable";
-
-/**
- * The bucket of a client address. An IPv6 client usually holds a whole /64, so the /64 is the
- * client: per single address, it would have 2^64 budgets. Behind a trusted proxy the address comes
- * from X-Forwarded-For, which may hold anything (a proxy that passes the client's header on as it
- * is): whatever is not an IP address shares one bucket, so no bucket's name is longer than an
- * address and junk in the header cannot make new budgets.
- */
-export function addressKey(ip: string): string {
-  if (isIP(ip) === 0) return UNPARSEABLE_ADDRESS;
-  if (!ip.includes(":") || ip.startsWith("::ffff:")) return ip;
-  const [head = "", tail = ""] = ip.split("::");
-  const left = head === "" ? [] : head.split(":");
-  const right = tail === "" ? [] : tail.split(":");
-  const groups = ip.includes("::")
-    ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right]
-    : left;
-  return `${groups.slice(0, 4).join(":")}::/64`;
-}
 
 export class RateLimiter {
   readonly #configured_rate_per_s: number;

@@ -2,6 +2,7 @@
 import type { SwaggerOptions } from "@fastify/swagger";
 import { Type } from "typebox";
 import type { AppContext } from "../shared/context.ts";
+import { OPTIONAL_BODY } from "../shared/endpoint.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
 import { errorResponses } from "../shared/schemas.ts";
@@ -16,10 +17,29 @@ import { DOCUMENT_SECURITY_HEADERS } from "./security-headers.ts";
 
 const API_TITLE = "Partner eSIM Ordering API";
 
+/**
+ * @fastify/swagger marks every body required; a route marked OPTIONAL_BODY (endpoint.ts) takes
+ * none as `{}`, so its document says so. The marker itself is not part of the document.
+ */
+function withOptionalBodies<T>(document: T): T {
+  type Operation = { [OPTIONAL_BODY]?: boolean; requestBody?: { required?: boolean } };
+  const paths = ((document as { paths?: unknown }).paths ?? {}) as Record<string, Record<string, Operation>>;
+  for (const methods of Object.values(paths)) {
+    for (const op of Object.values(methods)) {
+      if (op[OPTIONAL_BODY] !== true) continue;
+      delete op[OPTIONAL_BODY];
+      if (op.requestBody) op.requestBody.required = false;
+    }
+  }
+  return document;
+}
+
 export function openapiOptions(): SwaggerOptions {
   return {
     transformObject: (built) =>
-      withCodeSamples("openapiObject" in built ? built.openapiObject : built.swaggerObject),
+      withOptionalBodies(
+        withCodeSamples("openapiObject" in built ? built.openapiObject : built.swaggerObject),
+      ),
     openapi: {
       openapi: "3.1.0",
       info: {

@@ -90,12 +90,17 @@ export function endpoint<S extends FastifySchema>(definition: Endpoint<S>): Endp
       if (typeof made !== "function") assert.ok(schema.body !== undefined, `${url}: a body schema`);
       if (typeof made === "function") {
         const takes_no_body = method !== "GET" && schema.body === undefined && definition.own_body !== true;
+        const body_optional = (schema as { [OPTIONAL_BODY]?: boolean })[OPTIONAL_BODY] === true;
         app.route({
           method,
           url,
           schema,
           handler: made as unknown as RouteHandler,
-          ...(takes_no_body ? { preValidation: refuseBody } : {}),
+          ...(takes_no_body
+            ? { preValidation: refuseBody }
+            : body_optional
+              ? { preValidation: noBodyAsEmpty }
+              : {}),
         });
         return;
       }
@@ -110,6 +115,18 @@ export function endpoint<S extends FastifySchema>(definition: Endpoint<S>): Endp
       });
     },
   };
+}
+
+/**
+ * Set to true in a route's schema whose body may be left out (every field of it optional): no
+ * body, or JSON null, is validated and handled as `{}`, and the OpenAPI document says the body is
+ * not required (service-routes.ts).
+ */
+export const OPTIONAL_BODY = "x-body-optional";
+
+function noBodyAsEmpty(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  if (request.body === undefined || request.body === null) request.body = {};
+  done();
 }
 
 /**

@@ -55,6 +55,11 @@ export const Problem = Type.Object(
 /** The problem+json responses of a route, keyed by status, each listing the codes it can carry. */
 /** What a partner may rely on for some codes, written into the OpenAPI description of their status. */
 const CODE_NOTES: Partial<Record<ErrorCode, string>> = {
+  // Issue 31: what an API key may do is set when it is issued (POST /admin/partners/{partner_id}/api-keys).
+  insufficient_scope:
+    "`insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed.",
+  ip_not_allowed:
+    "`ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed.",
   carrier_error:
     "`carrier_error`: final for this cart or Idempotency-Key, nothing charged; `detail` is always " +
     '"The carrier declined order <orderID>. Nothing was charged." (the carrier\'s own words are never shown).',

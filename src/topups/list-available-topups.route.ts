@@ -24,7 +24,13 @@ export const listAvailableTopUpsRoute = endpoint({
     }),
     response: {
       200: AvailableTopUps,
-      ...errorResponses("unauthorized", "wrong_environment", "invalid_iccid", "esim_not_found"),
+      ...errorResponses(
+        "unauthorized",
+        "wrong_environment",
+        "ip_not_allowed",
+        "invalid_iccid",
+        "esim_not_found",
+      ),
     },
   },
   handler: (ctx) => async (request) =>

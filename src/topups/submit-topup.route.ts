@@ -115,6 +115,8 @@ export const submitTopUpRoute = endpoint({
       ...errorResponses(
         "unauthorized",
         "wrong_environment",
+        "insufficient_scope",
+        "ip_not_allowed",
         "invalid_iccid",
         "insufficient_balance",
         "esim_not_found",

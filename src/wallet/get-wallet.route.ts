@@ -38,7 +38,10 @@ export const getWalletRoute = endpoint({
     description: "`balance` is what you can spend now: credits minus completed purchases and holds.",
     tags: ["Wallet"],
     security: PARTNER_SECURITY,
-    response: { 200: WalletResponse, ...errorResponses("unauthorized", "wrong_environment") },
+    response: {
+      200: WalletResponse,
+      ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed"),
+    },
   },
   handler: (ctx) => async (request) =>
     renderWallet(await getWalletBalance(ctx.db, request.partner!.partner_id)),

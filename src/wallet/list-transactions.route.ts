@@ -1,51 +1,13 @@
 // GET /v1/profile/wallet/transactions: the wallet's statement, by pages as JSON or whole as CSV.
 import { Readable } from "node:stream";
 import { Type } from "typebox";
+import { prefersOverJson } from "../shared/accept.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { errorResponses, PARTNER_SECURITY, pageParameters, pageSize } from "../shared/schemas.ts";
 import { CSV_COLUMNS, exportSlot, exportTransactions, MAX_CSV_ROWS } from "./export-transactions.ts";
 import { DEFAULT_PAGE_SIZE, listTransactions, TransactionPage } from "./list-transactions.ts";
 
 const DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
-
-type MediaRange = { type: string; q: number; index: number };
-
-/** The Accept header's media ranges with their q-values (RFC 9110 12.5.1); at most 20 read. */
-function mediaRanges(accept: string): MediaRange[] {
-  return accept
-    .split(",")
-    .slice(0, 20)
-    .map((part, index) => {
-      const [type = "", ...params] = part.split(";");
-      const q_param = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith("q="));
-      const q = q_param === undefined ? 1 : Number(q_param.slice(2));
-      return {
-        type: type.trim().toLowerCase(),
-        q: Number.isFinite(q) ? Math.min(Math.max(q, 0), 1) : 0,
-        index,
-      };
-    });
-}
-
-/** How much the client wants `media`: its most specific range (exact, then any subtype, then any type). */
-function preference(ranges: MediaRange[], media: string): { q: number; index: number } {
-  const [kind] = media.split("/");
-  for (const candidate of [media, `${kind}/*`, "*/*"]) {
-    const range = ranges.find((r) => r.type === candidate);
-    if (range) return range;
-  }
-  return { q: 0, index: Number.MAX_SAFE_INTEGER };
-}
-
-// CSV when the client prefers text/csv by q-value, or on a tie lists it first; JSON otherwise (no
-// Accept, any type, application/json).
-function wantsCsv(accept: string | undefined): boolean {
-  const ranges = mediaRanges(accept ?? "");
-  const csv = preference(ranges, "text/csv");
-  const json = preference(ranges, "application/json");
-  if (csv.q === 0) return false;
-  return csv.q !== json.q ? csv.q > json.q : csv.index < json.index;
-}
 
 export const listTransactionsRoute = endpoint({
   method: "GET",
@@ -84,7 +46,7 @@ export const listTransactionsRoute = endpoint({
           "text/csv": { schema: Type.String() },
         },
       },
-      ...errorResponses("unauthorized", "wrong_environment", "statement_too_large"),
+      ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed", "statement_too_large"),
     },
   },
   handler: (ctx) => async (request, reply) => {
@@ -92,7 +54,7 @@ export const listTransactionsRoute = endpoint({
     const range = { partner_id: request.partner!.partner_id, from: query.from ?? null, to: query.to ?? null };
     // The answer's type depends on Accept: a cache must not serve one type for the other.
     reply.header("vary", "Accept");
-    if (wantsCsv(request.headers.accept)) {
+    if (prefersOverJson(request.headers.accept, "text/csv")) {
       // Given back when the response closes, whether sent, refused (a bad range) or dropped.
       exportSlot(ctx.csv_exports, range.partner_id, reply.raw);
       const chunks = await exportTransactions(ctx.db, range);

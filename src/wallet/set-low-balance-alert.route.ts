@@ -29,7 +29,13 @@ export const setLowBalanceAlertRoute = endpoint({
     body: AlertBody,
     response: {
       200: WalletResponse,
-      ...errorResponses("unauthorized", "wrong_environment", "invalid_request"),
+      ...errorResponses(
+        "unauthorized",
+        "wrong_environment",
+        "insufficient_scope",
+        "ip_not_allowed",
+        "invalid_request",
+      ),
     },
   },
   handler: (ctx) => async (request) =>

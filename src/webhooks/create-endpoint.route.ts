@@ -33,6 +33,8 @@ export const createEndpointRoute = endpoint({
       ...errorResponses(
         "unauthorized",
         "wrong_environment",
+        "insufficient_scope",
+        "ip_not_allowed",
         "invalid_webhook_url",
         "webhook_endpoint_limit_reached",
       ),

@@ -16,7 +16,13 @@ export const deleteEndpointRoute = endpoint({
     params: EndpointParams,
     response: {
       204: Type.Null({ description: "Deleted." }),
-      ...errorResponses("unauthorized", "wrong_environment", "webhook_endpoint_not_found"),
+      ...errorResponses(
+        "unauthorized",
+        "wrong_environment",
+        "insufficient_scope",
+        "ip_not_allowed",
+        "webhook_endpoint_not_found",
+      ),
     },
   },
   handler: (ctx) => async (request, reply) => {

@@ -16,7 +16,7 @@ export const getEndpointRoute = endpoint({
     params: EndpointParams,
     response: {
       200: WebhookEndpoint,
-      ...errorResponses("unauthorized", "wrong_environment", "webhook_endpoint_not_found"),
+      ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed", "webhook_endpoint_not_found"),
     },
   },
   handler: (ctx) => async (request) =>

@@ -28,7 +28,7 @@ export const listDeliveriesRoute = endpoint({
     ),
     response: {
       200: DeliveryPage,
-      ...errorResponses("unauthorized", "wrong_environment", "webhook_endpoint_not_found"),
+      ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed", "webhook_endpoint_not_found"),
     },
   },
   handler: (ctx) => async (request) =>

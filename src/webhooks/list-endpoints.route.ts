@@ -21,7 +21,7 @@ export const listEndpointsRoute = endpoint({
           description: "All of them at once (at most 10): never a second page.",
         },
       ),
-      ...errorResponses("unauthorized", "wrong_environment"),
+      ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed"),
     },
   },
   handler: (ctx) => async (request) => ({

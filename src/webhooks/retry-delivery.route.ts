@@ -24,6 +24,8 @@ export const retryDeliveryRoute = endpoint({
       ...errorResponses(
         "unauthorized",
         "wrong_environment",
+        "insufficient_scope",
+        "ip_not_allowed",
         "webhook_endpoint_not_found",
         "delivery_not_found",
       ),

@@ -22,7 +22,13 @@ export const rotateSecretRoute = endpoint({
     params: EndpointParams,
     response: {
       200: Type.Object({ secret: Type.String() }, { additionalProperties: false }),
-      ...errorResponses("unauthorized", "wrong_environment", "webhook_endpoint_not_found"),
+      ...errorResponses(
+        "unauthorized",
+        "wrong_environment",
+        "insufficient_scope",
+        "ip_not_allowed",
+        "webhook_endpoint_not_found",
+      ),
     },
   },
   handler: (ctx) => async (request) =>

@@ -18,7 +18,13 @@ export const sendTestEventRoute = endpoint({
     params: EndpointParams,
     response: {
       202: Type.Object({ event_id: Type.String() }, { additionalProperties: false }),
-      ...errorResponses("unauthorized", "wrong_environment", "webhook_endpoint_not_found"),
+      ...errorResponses(
+        "unauthorized",
+        "wrong_environment",
+        "insufficient_scope",
+        "ip_not_allowed",
+        "webhook_endpoint_not_found",
+      ),
     },
   },
   handler: (ctx) => async (request, reply) =>

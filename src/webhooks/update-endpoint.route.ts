@@ -32,6 +32,8 @@ export const updateEndpointRoute = endpoint({
       ...errorResponses(
         "unauthorized",
         "wrong_environment",
+        "insufficient_scope",
+        "ip_not_allowed",
         "webhook_endpoint_not_found",
         "invalid_webhook_url",
       ),

@@ -81,12 +81,16 @@ create table sso_domains (
 
 alter table partners add column require_two_factor boolean not null default false;
 
--- Failed sign-ins, per account and per address, for the throttle (never before 5 in 15 minutes).
+-- Failed sign-ins, for the throttle (never before 5 in 15 minutes). A row is written before the
+-- password is checked (a reservation, deleted when the password was right), so parallel attempts
+-- cannot all pass one count. subject: an account, an account from one address, or an address.
 create table sign_in_failures (
+  failure_id bigint generated always as identity primary key,
   subject text not null check (length(subject) <= 300),
   failed_at timestamptz not null default now()
 );
 create index sign_in_failures_idx on sign_in_failures (subject, failed_at);
+create index sign_in_failures_age_idx on sign_in_failures (failed_at);
 
 -- API keys gain a name, a scope and an address allowlist.
 alter table api_keys add column name text not null default '' check (length(name) <= 100);

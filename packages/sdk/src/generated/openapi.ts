@@ -314,6 +314,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/profile/wallet/statements/{month}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A month of your wallet: opening and closing balance and totals (JSON or PDF)
+         * @description A transaction belongs to the month it was posted in (UTC). `opening_balance` is the settled balance at the month's first instant; the totals are signed as they move the wallet (purchases and top-ups negative); `closing_balance` = opening + the five totals, the settled balance at the next month's first instant (now, for the month under way). With `Accept: application/pdf` (preferred over application/json) the same month as a PDF statement listing every transaction, oldest first. A month not begun yet, or not YYYY-MM: 400. More than 100000 transactions in the month: 422 `statement_too_large`.
+         */
+        get: operations["getMonthlyStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/profile/wallet/low-balance-alert": {
         parameters: {
             query?: never;
@@ -543,7 +563,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue another API key for a partner */
+        /**
+         * Issue another API key for a partner
+         * @description The body is optional: without one (or with `{}`) the key is unnamed, `full` and usable from any address.
+         */
         post: operations["adminIssueApiKey"];
         delete?: never;
         options?: never;
@@ -579,6 +602,26 @@ export interface paths {
         put?: never;
         /** Credit a partner's wallet (idempotent by reference) */
         post: operations["adminCreditWallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/partners/{partner_id}/wallet/statements/{month}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A month of a partner's wallet (JSON or PDF)
+         * @description A transaction belongs to the month it was posted in (UTC). `opening_balance` is the settled balance at the month's first instant; the totals are signed as they move the wallet (purchases and top-ups negative); `closing_balance` = opening + the five totals, the settled balance at the next month's first instant (now, for the month under way). With `Accept: application/pdf` (preferred over application/json) the same month as a PDF statement listing every transaction, oldest first. A month not begun yet, or not YYYY-MM: 400. More than 100000 transactions in the month: 422 `statement_too_large`.
+         */
+        get: operations["adminGetMonthlyStatement"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1264,6 +1307,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `destination_not_found`. */
             404: {
                 headers: {
@@ -1515,6 +1587,35 @@ export interface operations {
             };
             /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1878,6 +1979,35 @@ export interface operations {
             };
             /** @description Problem details. Codes: `insufficient_balance`. */
             402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2310,6 +2440,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `order_not_found`. */
             404: {
                 headers: {
@@ -2607,6 +2766,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `payload_too_large`. */
             413: {
                 headers: {
@@ -2843,6 +3031,35 @@ export interface operations {
             };
             /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3215,6 +3432,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `esim_not_found`. */
             404: {
                 headers: {
@@ -3529,6 +3775,35 @@ export interface operations {
             };
             /** @description Problem details. Codes: `insufficient_balance`. */
             402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3954,6 +4229,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `payload_too_large`. */
             413: {
                 headers: {
@@ -4228,6 +4532,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `esim_not_found`. */
             404: {
                 headers: {
@@ -4459,6 +4792,35 @@ export interface operations {
             };
             /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4760,6 +5122,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `payload_too_large`. */
             413: {
                 headers: {
@@ -4996,6 +5387,372 @@ export interface operations {
             };
             /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `statement_too_large`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getMonthlyStatement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The month, YYYY-MM (UTC). */
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The month's totals, or with `Accept: application/pdf` the PDF statement. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The month, YYYY-MM (UTC). */
+                        month: string;
+                        /** @description The settled balance at the month's first instant (UTC). */
+                        opening_balance: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description The settled balance at the next month's first instant, or now for the month under way: opening plus the five totals. */
+                        closing_balance: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description Credits into the wallet (positive). */
+                        credits: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description Confirmed eSIM purchases (negative). */
+                        purchases: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description Confirmed top-ups (negative). */
+                        topups: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description Refunds back into the wallet (positive). */
+                        refunds: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description The operator's corrections, both signs. */
+                        adjustments: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                    };
+                    "application/pdf": string;
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5304,6 +6061,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `payload_too_large`. */
             413: {
                 headers: {
@@ -5560,6 +6346,35 @@ export interface operations {
             };
             /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5882,6 +6697,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `payload_too_large`. */
             413: {
                 headers: {
@@ -6100,6 +6944,35 @@ export interface operations {
             };
             /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6420,6 +7293,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `webhook_endpoint_not_found`. */
             404: {
                 headers: {
@@ -6645,6 +7547,35 @@ export interface operations {
             };
             /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6920,6 +7851,35 @@ export interface operations {
             };
             /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7232,6 +8192,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `webhook_endpoint_not_found`. */
             404: {
                 headers: {
@@ -7461,6 +8450,35 @@ export interface operations {
             };
             /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7768,6 +8786,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `webhook_endpoint_not_found`. */
             404: {
                 headers: {
@@ -8012,6 +9059,35 @@ export interface operations {
             };
             /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8313,6 +9389,35 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
             /** @description Problem details. Codes: `payload_too_large`. */
             413: {
                 headers: {
@@ -8522,6 +9627,35 @@ export interface operations {
             };
             /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8998,7 +10132,18 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description What the key is for ("Production servers"), at most 100 characters. Default: none (""). */
+                    name?: string;
+                    /** @description `full` (the default) or `read_only`: a read-only key may read everything, and any other method than GET, HEAD or OPTIONS answers 403 `insufficient_scope`, changing nothing. */
+                    scope?: "full" | "read_only";
+                    /** @description The addresses the key may be used from, as CIDRs (`203.0.113.0/24`, `2001:db8::/32`; a bare address is one host: /32 or /128), at most 20. Empty or absent: any address. A CIDR with bits set past its prefix (`10.0.0.1/8`) is refused: write the network (`10.0.0.0/8`). An IPv4 client reaching an IPv6 listener (`::ffff:203.0.113.7`) matches the IPv4 CIDRs. A request from elsewhere answers 403 `ip_not_allowed`, changing nothing. */
+                    allowed_ips?: string[];
+                };
+            };
+        };
         responses: {
             /** @description Default Response */
             201: {
@@ -9010,6 +10155,11 @@ export interface operations {
                         /** @description Shown once. */
                         api_key: string;
                         key_id: string;
+                        /** @description What the key is for; "" when it was given no name. */
+                        name: string;
+                        scope: "full" | "read_only";
+                        /** @description CIDRs the key may be used from; empty: any address. */
+                        allowed_ips: string[];
                     };
                 };
             };
@@ -9713,6 +10863,344 @@ export interface operations {
             };
             /** @description Problem details. Codes: `unsupported_media_type`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    adminGetMonthlyStatement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                partner_id: string;
+                /** @description The month, YYYY-MM (UTC). */
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The month's totals, or with `Accept: application/pdf` the PDF statement. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The month, YYYY-MM (UTC). */
+                        month: string;
+                        /** @description The settled balance at the month's first instant (UTC). */
+                        opening_balance: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description The settled balance at the next month's first instant, or now for the month under way: opening plus the five totals. */
+                        closing_balance: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description Credits into the wallet (positive). */
+                        credits: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description Confirmed eSIM purchases (negative). */
+                        purchases: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description Confirmed top-ups (negative). */
+                        topups: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description Refunds back into the wallet (positive). */
+                        refunds: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                        /** @description The operator's corrections, both signs. */
+                        adjustments: {
+                            /** @description Integer amount in the currency's minor unit (cents for USD). */
+                            amount_minor: number;
+                            /** @description ISO 4217 currency code. */
+                            currency: string;
+                        };
+                    };
+                    "application/pdf": string;
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `not_found`, `partner_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `statement_too_large`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,65 @@
+// What authentication enforces of a key beyond its being valid (issue 31), in the API's hook
+// (server/auth.ts) and at the console's sign-in with a key (console/sessions.ts): a read-only
+// key writes nothing (403 insufficient_scope) and a key with an allowlist is refused from any
+// other address (403 ip_not_allowed). Built once per key when it is looked up and kept in the
+// per-key cache beside its partner, so a cached request pays no query for them. A key with
+// neither restriction carries none (null) and pays one comparison; a read-only key's check is a
+// string comparison; an allowlisted key's is one BlockList.check (which makes a SocketAddress of
+// the request's address: a small allocation, on those keys' requests only).
+import { BlockList } from "node:net";
+import { ApiError } from "../shared/errors.ts";
+import type { KeyScope } from "./key-access.ts";
+
+export type KeyRestrictions = {
+  read_only: boolean;
+  /** The allowlist as a BlockList (node:net: subnet matching, IPv4-mapped IPv6 included); null: any address. */
+  allowed: BlockList | null;
+};
+
+/** Null when the key may do anything from anywhere: the common case costs nothing per request. */
+export function keyRestrictions(scope: KeyScope, allowed_ips: readonly string[]): KeyRestrictions | null {
+  const read_only = scope === "read_only";
+  if (!read_only && allowed_ips.length === 0) return null;
+  return { read_only, allowed: allowed_ips.length === 0 ? null : blockListOf(allowed_ips) };
+}
+
+function blockListOf(allowed_ips: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const cidr of allowed_ips) {
+    // As PostgreSQL writes a cidr: always "address/prefix".
+    const [address = "", prefix = ""] = cidr.split("/");
+    list.addSubnet(address, Number(prefix), address.includes(":") ? "ipv6" : "ipv4");
+  }
+  return list;
+}
+
+export type KeyRefusal = "ip_not_allowed" | "insufficient_scope";
+
+/**
+ * Why this request may not use the key, or null. The address first: a stranger holding a stolen
+ * key learns nothing about it (not even its scope). `ip` is request.ip, TRUSTED_PROXIES applied;
+ * an IPv4 client on an IPv6 listener (`::ffff:a.b.c.d`) matches the IPv4 CIDRs (BlockList does).
+ */
+export function keyRefusal(restrictions: KeyRestrictions, method: string, ip: string): KeyRefusal | null {
+  if (restrictions.allowed !== null && !restrictions.allowed.check(ip, ip.includes(":") ? "ipv6" : "ipv4")) {
+    return "ip_not_allowed";
+  }
+  if (restrictions.read_only && method !== "GET" && method !== "HEAD" && method !== "OPTIONS") {
+    return "insufficient_scope";
+  }
+  return null;
+}
+
+export function keyRefusalError(refusal: KeyRefusal, ip: string): ApiError {
+  // The address as seen (an address, or whatever a trusted proxy forwarded): shown, never long.
+  const seen = ip.slice(0, 64);
+  return refusal === "ip_not_allowed"
+    ? new ApiError(
+        "ip_not_allowed",
+        `This API key may not be used from ${seen}: its allowed_ips do not include this address.`,
+      )
+    : new ApiError(
+        "insufficient_scope",
+        "This API key is read_only: it may only read (GET). Nothing was changed; use a full key to write.",
+      );
+}
