@@ -175,6 +175,8 @@ async function main(): Promise<void> {
     const people = await seedPeople(postgres.url, partner.partner_id);
     const shots: Shot[] = [
       { name: "sign-in", url: "/console/sign-in", area: "none" },
+      { name: "sso", url: "/console/sso", area: "none" },
+      { name: "team-sso", url: "/console/team/sso", area: "partner" },
       { name: "overview", url: "/console", area: "partner" },
       { name: "orders", url: "/console/orders", area: "partner" },
       { name: "order", url: `/console/orders/${order_id}`, area: "partner" },

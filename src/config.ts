@@ -109,6 +109,11 @@ export type Config = {
    * `npm_lifecycle_event`), so a killed `npm start` never leaves the service running orphaned.
    */
   stop_with_parent: boolean;
+  /**
+   * SSO_ALLOW_PRIVATE_NETWORKS: lets a partner's single sign-on issuer use http:// and loopback,
+   * private or link-local addresses (development, tests); refused outside the sandbox.
+   */
+  sso_allow_private_networks: boolean;
 } & WebhookConfig;
 
 /** Webhook delivery (README "Webhooks"). */
@@ -482,6 +487,14 @@ const RULES: readonly Rule[] = [
     problem: "is a development and test setting and is refused outside the sandbox",
   },
   {
+    // The same door as the webhook flag: the service fetches an issuer's discovery document,
+    // keys and tokens, so a partner could point it at the internal network (SSRF).
+    variable: "SSO_ALLOW_PRIVATE_NETWORKS",
+    involves: ["APP_ENV"],
+    broken: (c) => c.sso_allow_private_networks && c.app_env !== "sandbox",
+    problem: "is a development and test setting and is refused outside the sandbox",
+  },
+  {
     // A live job (a carrier call, an SMTP send) must never look stale in production.
     variable: "STALE_JOB_AFTER_MS",
     involves: ["CARRIER_TIMEOUT_MS", "APP_ENV"],
@@ -593,6 +606,8 @@ export function loadConfig(vars: Record<string, string | undefined> = process.en
     ...readLimits(env),
     crash_at: text(env, "CRASH_AT") === null ? null : oneOf(env, "CRASH_AT", CRASH_POINTS, CRASH_POINTS[0]),
     ...readWebhooks(env),
+    sso_allow_private_networks:
+      oneOf(env, "SSO_ALLOW_PRIVATE_NETWORKS", ["true", "false"] as const, "false") === "true",
     // npm sets npm_lifecycle_event for the scripts it runs: under `npm start` the service also
     // stops when npm goes away (server/stop-requests.ts), so it is never left running orphaned.
     stop_with_parent: text(env, "npm_lifecycle_event") !== null,

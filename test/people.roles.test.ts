@@ -61,6 +61,9 @@ const PARTNER_MATRIX: Array<[method: string, route: string, path: string, cells:
   ["POST", "/console/team/:user_id/role", `/console/team/${USER}/role`, "YYNNNN"],
   ["POST", "/console/team/:user_id/status", `/console/team/${USER}/status`, "YYNNNN"],
   ["POST", "/console/team/two-factor", "/console/team/two-factor", "YNNNNN"],
+  ["GET", "/console/team/sso", "/console/team/sso", "YNNNNN"],
+  ["POST", "/console/team/sso", "/console/team/sso", "YNNNNN"],
+  ["POST", "/console/team/sso/remove", "/console/team/sso/remove", "YNNNNN"],
   ["GET", "/console/audit-log", "/console/audit-log", "YYYNNY"],
 ];
 

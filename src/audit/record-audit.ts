@@ -11,6 +11,7 @@ import { type AuditRow, insertAuditEntry, insertAuditEntryOnClient } from "./aud
 export type AuditAction =
   | "user.invited"
   | "user.invitation_accepted"
+  | "user.joined_via_sso"
   | "user.role_changed"
   | "user.disabled"
   | "user.enabled"

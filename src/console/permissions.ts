@@ -37,6 +37,9 @@ const PARTNER_ROUTES: Record<string, PagePermission<PartnerPermission>> = {
   "POST /console/team/:user_id/role": "team.write",
   "POST /console/team/:user_id/status": "team.write",
   "POST /console/team/two-factor": "security.write",
+  "GET /console/team/sso": "security.write",
+  "POST /console/team/sso": "security.write",
+  "POST /console/team/sso/remove": "security.write",
   "GET /console/audit-log": "audit.read",
   "POST /console/sign-out": "signed_in",
 };

@@ -39,7 +39,7 @@ export function cookie(request: FastifyRequest, name: string): string | undefine
  * Secure always in production (a proxy may well call us `localhost`), elsewhere everywhere but a
  * browser on this machine over plain HTTP (local development and tests).
  */
-function secure(request: FastifyRequest, app_env: AppEnv): boolean {
+export function secure(request: FastifyRequest, app_env: AppEnv): boolean {
   return app_env === "production" || !LOCAL_HOSTS.has(request.hostname.replace(/:\d+$/, ""));
 }
 

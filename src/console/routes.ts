@@ -46,6 +46,7 @@ import {
   sessionCookieName,
 } from "./request.ts";
 import { operatorSignOut, partnerSignOut, secondFactorPath, signInPages } from "./sign-in-pages.ts";
+import { partnerSsoPages, ssoSignInPages } from "./sso-pages.ts";
 import { operatorPeoplePages, partnerTeamPages } from "./team-pages.ts";
 import { operatorTwoFactorPages, partnerTwoFactorPages } from "./two-factor-pages.ts";
 
@@ -82,6 +83,7 @@ const PARTNER_PAGES: ConsolePages[] = [
   partnerAuditLogPages,
   partnerTeamPages,
   partnerTwoFactorPages,
+  partnerSsoPages,
   partnerSignOut,
 ];
 const OPERATOR_PAGES: ConsolePages[] = [
@@ -298,6 +300,7 @@ export async function consoleRoutes(
       }
       signInPages(scope as App, ctx, failures);
       linkPages(scope as App, ctx);
+      ssoSignInPages(scope as App, ctx);
       await scope.register(async (partner) => {
         partner.addHook("onRoute", (route) => assertRouteHasPermission("partner", route.method, route.url));
         partner.addHook("onRequest", requireSession(ctx, "partner", budget));

@@ -72,6 +72,7 @@ function signInForm(area: Area, message: string | null, status: "ok" | "error", 
         <div class="actions"><button type="submit">Sign in</button></div>
       </form>
       <p><a href="${reset}">Forgot your password?</a></p>
+      ${area === "partner" ? html`<p><a href="/console/sso">Sign in with SSO</a></p>` : ""}
     </div>`,
   );
 }

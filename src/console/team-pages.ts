@@ -137,7 +137,8 @@ async function teamPage(request: FastifyRequest, ctx: AppContext): Promise<strin
     <p>A second factor (an authenticator app or a passkey) is ${required ? html`<strong>required</strong>` : "optional"} for this team.</p>
     <form method="post" action="/console/team/two-factor" class="inline">${csrfField(view.csrf)}
       <input type="hidden" name="required" value="${required ? "false" : "true"}">
-      <button type="submit" class="quiet">${required ? "Stop requiring a second factor" : "Require a second factor for the team"}</button></form></div>`;
+      <button type="submit" class="quiet">${required ? "Stop requiring a second factor" : "Require a second factor for the team"}</button></form>
+    ${allows(request, "security.write") ? html`<p><a href="/console/team/sso">Single sign-on (OpenID Connect) settings</a></p>` : ""}</div>`;
   const body = html`${doneNotice(request)}${peopleTable(view, people)}
     <p class="hint">The first ${MAX_TEAM_PAGE} people. Changing someone's role or disabling them signs them out at once.</p>
     ${inviteForm(view, "/console/team/invitations")}${security}`;

@@ -320,6 +320,18 @@ export type Database = {
     updated_at: Timestamp;
   };
   sso_domains: { domain: string; partner_id: string };
+  /** A sign-in with SSO under way (migration 0026): taken once by the callback, within 10 minutes. */
+  sso_attempts: {
+    attempt_hash: Buffer;
+    partner_id: string;
+    code_verifier: string;
+    state: string;
+    nonce: string;
+    redirect_uri: string;
+    ip: string;
+    created_at: Timestamp;
+    expires_at: Date;
+  };
   sign_in_failures: { failure_id: Generated<string>; subject: string; failed_at: Timestamp };
   /** The audit log (migration 0023): one row per change, in the transaction that made it. */
   audit_log: {

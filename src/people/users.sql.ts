@@ -239,3 +239,10 @@ export async function updateUserStatus(
 export async function updateUserName(db: Executor, user_id: string, name: string): Promise<void> {
   await sql`update users set name = ${name} where user_id = ${user_id}`.execute(db);
 }
+
+/** An invited person who signs in with SSO: active from now on, without a password. False when not invited. */
+export async function activateUserWithoutPassword(db: Executor, user_id: string): Promise<boolean> {
+  const result = await sql`
+    update users set status = 'active' where user_id = ${user_id} and status = 'invited'`.execute(db);
+  return Number(result.numAffectedRows ?? 0n) === 1;
+}

@@ -7,6 +7,7 @@ import { hashPassword } from "./passwords.ts";
 import { isRole, type Realm } from "./roles.ts";
 import {
   activateUser,
+  activateUserWithoutPassword,
   insertUser,
   selectUser,
   selectUserByEmail,
@@ -117,4 +118,12 @@ function decodeUserCursor(cursor: string): { created_at: string; user_id: string
       errors: [{ field: "cursor", message: "is not a valid cursor" }],
     });
   return { created_at: match[1]!, user_id: match[2]! };
+}
+
+/**
+ * An invited person becomes active without a password: single sign-on vouched for them (they may
+ * set a password later through a reset). False when the person is no longer `invited`.
+ */
+export function activateWithoutPassword(db: Executor, user_id: string): Promise<boolean> {
+  return activateUserWithoutPassword(db, user_id);
 }

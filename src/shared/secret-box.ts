@@ -62,3 +62,18 @@ export async function loadOrCreateSecretKey(data_dir: string): Promise<string> {
   }
   return (await readFile(file, "utf8")).trim();
 }
+
+/** Seals and opens secrets of one purpose as bytes (a bytea column: an SSO client secret). */
+export type SealingBox = {
+  seal(context: string, secret: string): Buffer;
+  open(context: string, sealed: Buffer): string;
+};
+
+/** secretBox's sealing, for a bytea column: the same `v1:` text, as its UTF-8 bytes. */
+export function sealingBox(key_base64: string, purpose: string): SealingBox {
+  const box = secretBox(key_base64, purpose);
+  return {
+    seal: (context, secret) => Buffer.from(box.seal(context, secret), "utf8"),
+    open: (context, sealed) => box.open(context, sealed.toString("utf8")),
+  };
+}
