@@ -187,6 +187,8 @@ async function main(): Promise<void> {
       { name: "webhooks", url: "/console/webhooks", area: "partner" },
       { name: "webhook", url: `/console/webhooks/${endpoint_id}`, area: "partner" },
       { name: "team", url: "/console/team", area: "partner" },
+      { name: "audit-log", url: "/console/audit-log", area: "partner" },
+      { name: "two-factor", url: "/console/account/two-factor", area: "partner" },
       { name: "password-reset", url: "/console/password-reset", area: "none" },
       { name: "admin-partners", url: "/console/admin", area: "operator" },
       { name: "admin-partner", url: `/console/admin/partners/${partner.partner_id}`, area: "operator" },
@@ -194,6 +196,7 @@ async function main(): Promise<void> {
       { name: "admin-catalog", url: "/console/admin/catalog", area: "operator" },
       { name: "admin-ledger", url: "/console/admin/ledger", area: "operator" },
       { name: "admin-people", url: "/console/admin/people", area: "operator" },
+      { name: "admin-audit-log", url: "/console/admin/audit-log", area: "operator" },
     ];
     const contexts = {
       none: await browser.newContext({ deviceScaleFactor: 1 }),
