@@ -17,6 +17,7 @@ import { luhnCheckDigit } from "../src/carrier/luhn.ts";
 import { runCli } from "./support/cli.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { request } from "./support/http.ts";
+import { addPerson, signInCookie } from "./support/people.ts";
 import { startServiceProcess } from "./support/service.ts";
 import { REQUESTER_ID, SMDP_ADDRESS, startSmdpProcess } from "./support/smdp.ts";
 import { makeCertificates } from "./support/tls.ts";
@@ -545,14 +546,8 @@ test("low profile inventory is reported: a gauge per package, a warning log line
   );
   assert.equal(Number(free[1]), taken.rows[0].n);
   assert.match(service.logs(), /ES2\+ profile inventory low/);
-  const signed_in = await fetch(`${service.url}/console/admin/sign-in`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ secret: world.env.ADMIN_TOKEN! }).toString(),
-    redirect: "manual",
-  });
-  const cookie = (signed_in.headers.get("set-cookie") ?? "").split(";")[0]!;
-  assert.match(cookie, /^console_\w+=/, `${signed_in.status}`);
+  const operator = await addPerson(world.database.pool, { realm: "operator", role: "viewer" });
+  const cookie = `console_operator=${await signInCookie(service.url, operator)}`;
   const page = await (await fetch(`${service.url}/console/admin/orders`, { headers: { cookie } })).text();
   assert.match(page, /Profile inventory/);
   assert.match(page, /CARRIER-FR-1GB-7D<\/td><td>FR_1GB<\/td>\s*<td class="num">50<\/td>/);

@@ -68,6 +68,8 @@ test("invited from the Team page, a developer follows the emailed link, chooses 
     "API keys",
     "Webhooks",
     "Team",
+    "Audit log",
+    "Two-factor",
   ]);
 
   const again = await (await browser.newContext()).newPage();
@@ -86,11 +88,19 @@ test("invited from the Team page, a developer follows the emailed link, chooses 
 
 test("each role's nav lists only the pages it opens", async () => {
   const expected: Array<[realm: "partner" | "operator", role: string, nav: string[]]> = [
-    ["partner", "support", ["Overview", "Orders", "eSIMs", "Wallet", "Team"]],
-    ["partner", "finance", ["Overview", "Orders", "eSIMs", "Wallet", "Team"]],
-    ["partner", "viewer", ["Overview", "Orders", "eSIMs", "Wallet", "API keys", "Webhooks", "Team"]],
-    ["operator", "admin", ["Partners", "Pending orders", "Catalog", "Ledger audit", "People"]],
-    ["operator", "support", ["Partners", "Pending orders", "People"]],
+    ["partner", "support", ["Overview", "Orders", "eSIMs", "Wallet", "Team", "Two-factor"]],
+    ["partner", "finance", ["Overview", "Orders", "eSIMs", "Wallet", "Team", "Two-factor"]],
+    [
+      "partner",
+      "viewer",
+      ["Overview", "Orders", "eSIMs", "Wallet", "API keys", "Webhooks", "Team", "Audit log", "Two-factor"],
+    ],
+    [
+      "operator",
+      "admin",
+      ["Partners", "Pending orders", "Catalog", "Ledger audit", "People", "Audit log", "Two-factor"],
+    ],
+    ["operator", "support", ["Partners", "Pending orders", "People", "Audit log", "Two-factor"]],
   ];
   for (const [realm, role, nav] of expected) {
     const person = await addPerson(t.database.pool, {
@@ -122,4 +132,46 @@ test("the Team and People pages pass axe-core with no serious violation at deskt
     assert.deepEqual(await seriousViolations(opPage), [], "People page");
     await context.close();
   }
+});
+
+test("a forgotten password in the browser: the reset form, the emailed link, a new password, and the old session ended", async () => {
+  const person = await addPerson(t.database.pool, {
+    realm: "partner",
+    role: "support",
+    partner_id: partner.partner_id,
+    email: "forgetful@browser.test",
+  });
+  const oldContext = await browser.newContext({ viewport: DESKTOP });
+  const oldPage = await oldContext.newPage();
+  await signInPage(oldPage, base, person);
+
+  const context = await browser.newContext({ viewport: PHONE });
+  const page = await context.newPage();
+  await page.goto(`${base}/console/sign-in`);
+  await page.getByRole("link", { name: "Forgot your password?" }).click();
+  await page.getByLabel("Email").fill(person.email);
+  const before = smtp.messages.length;
+  await page.getByRole("button", { name: /send/i }).click();
+  await page.getByText(/if an account exists/i).waitFor();
+  const [message] = (await smtp.waitFor(before + 1)).slice(before);
+  assert.deepEqual(message!.envelope.rcpt_to, [person.email]);
+  const link = /https?:\/\/\S+\/console\/password-reset\/[A-Za-z0-9_-]{43}/.exec(
+    partText(parseMessage(message!.raw), "text/plain"),
+  )?.[0];
+  assert.ok(link, "a one-use link in the email");
+  await page.goto(link);
+  const fresh = "Harbour-Compass-91-Meadow";
+  await page.getByLabel("New password").fill(fresh);
+  await page.getByLabel("The same password again").fill(fresh);
+  await page.getByRole("button", { name: /password/i }).click();
+  await page.waitForURL(/\/console(\/sign-in\?password_set=1)?$/);
+  // The session the person left open elsewhere ended with the reset.
+  await oldPage.goto(`${base}/console/orders`);
+  assert.match(oldPage.url(), /\/console\/sign-in\?ended=1$/);
+  // The new password signs in; the link does not work twice.
+  const again = await context.newPage();
+  await signInPage(again, base, { ...person, password: fresh });
+  assert.equal((await (await context.newPage()).goto(link))?.status(), 410);
+  await oldContext.close();
+  await context.close();
 });

@@ -317,3 +317,58 @@ test("when the relay refuses the invitation email, nobody is invited (503) and i
   );
   assert.ok(await linkMailedTo("retry@invite.test", before));
 });
+
+test("a partner's Team page learns nothing of another partner's people, and an invitation that lapsed unused frees its address", async () => {
+  const a = await t.createPartner("Alpha Travel");
+  const b = await t.createPartner("Beta Travel");
+  const a_owner = await addPerson(t.database.pool, {
+    realm: "partner",
+    role: "owner",
+    partner_id: a.partner_id,
+  });
+  const b_dev = await addPerson(t.database.pool, {
+    realm: "partner",
+    role: "developer",
+    partner_id: b.partner_id,
+  });
+  const cookie = `console_partner=${await signInCookie(base, a_owner)}`;
+  const page = await (await fetch(`${base}/console/team`, { headers: { cookie } })).text();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
+  const teamInvite = async (email: string) => {
+    const answer = await fetch(
+      `${base}/console/team/invitations`,
+      form({ _csrf: csrf, email, role: "viewer" }, cookie),
+    );
+    return { status: answer.status, location: answer.headers.get("location") };
+  };
+  const sent_before = smtp.messages.length;
+  // B's developer and an address nobody has: the same answer.
+  const taken = await teamInvite(b_dev.email);
+  const fresh = await teamInvite(`fresh-${Date.now()}@alpha.test`);
+  assert.deepEqual(taken, fresh, "the same answer whether the address has an account elsewhere or not");
+  await smtp.waitFor(sent_before + 1);
+  assert.equal(smtp.messages.length, sent_before + 1, "only the free address was mailed");
+  const { rows } = await sql<{ partner_id: string }>`
+    select partner_id from users where lower(email) = lower(${b_dev.email})`.execute(t.db);
+  assert.deepEqual(rows, [{ partner_id: b.partner_id }], "B's person is untouched");
+  // The operator, who sees every team, is told why.
+  const operator = await invite(a.partner_id, { email: b_dev.email, role: "viewer" });
+  assert.equal(operator.status, 409);
+  assert.equal(operator.body.code, "user_exists");
+
+  // B invites an address and the link lapses unused: A may then invite it, and B's lapsed row is gone.
+  const lapsed = await invite(b.partner_id, { email: `lapsed-${Date.now()}@beta.test`, role: "viewer" });
+  assert.equal(lapsed.status, 201);
+  const lapsed_email = String(lapsed.body.email);
+  await sql`update user_tokens set expires_at = now() - interval '1 minute' where user_id = ${String(lapsed.body.user_id)}`.execute(
+    t.db,
+  );
+  const taken_over = await invite(a.partner_id, { email: lapsed_email, role: "viewer" });
+  assert.equal(taken_over.status, 201, JSON.stringify(taken_over.body));
+  const owners = await sql<{ partner_id: string }>`
+    select partner_id from users where lower(email) = lower(${lapsed_email})`.execute(t.db);
+  assert.deepEqual(owners.rows, [{ partner_id: a.partner_id }]);
+  // A live invitation of B's is not taken over.
+  const live = await invite(b.partner_id, { email: `live-${Date.now()}@beta.test`, role: "viewer" });
+  assert.equal((await invite(a.partner_id, { email: String(live.body.email), role: "viewer" })).status, 409);
+});

@@ -218,3 +218,34 @@ test("the owner requires a second factor of the team (audited); an admin may not
   );
   assert.equal(rows[0]!.n, 1);
 });
+
+test("the operator keeps an active admin: the last one cannot be demoted or disabled, also when two demote each other at once", async () => {
+  // Other tests of this file may add operator admins: this one counts its own and those already there.
+  const { rows } = await sql<{ user_id: string }>`
+    select user_id from users where realm = 'operator' and role = 'admin' and status = 'active'`.execute(
+    t.db,
+  );
+  const first = await addPerson(t.database.pool, { realm: "operator", role: "admin" });
+  const second = await addPerson(t.database.pool, { realm: "operator", role: "admin" });
+  // Leave only these two: earlier admins demoted directly (the rule under test then bites on ours).
+  for (const row of rows)
+    await sql`update users set role = 'viewer' where user_id = ${row.user_id}`.execute(t.db);
+  const demote = (user_id: string) =>
+    changeRole(t.db, {
+      realm: "operator",
+      partner_id: null,
+      user_id,
+      role: "viewer",
+      actor: { type: "user", id: user_id, ip: "127.0.0.1" },
+      may_change_owners: true,
+    });
+  const results = await Promise.allSettled([demote(first.user_id), demote(second.user_id)]);
+  const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+  assert.equal(refused.length, 1, JSON.stringify(results.map((r) => r.status)));
+  assert.equal(refused[0]!.reason.code, "last_owner");
+  const left = await sql<{ n: number }>`
+    select count(*)::int as n from users where realm = 'operator' and role = 'admin' and status = 'active'`.execute(
+    t.db,
+  );
+  assert.equal(left.rows[0]!.n, 1, "one admin remains");
+});

@@ -373,3 +373,34 @@ test("removing the authenticator app takes a current code: a wrong one changes n
   const next = await signIn(person);
   assert.equal((await call(next, "GET", "/console/orders")).status, 200, "the password alone signs in again");
 });
+
+test("a session signed in more than 10 minutes ago cannot change the second factor: new recovery codes, removal and passkeys need a fresh sign-in", async () => {
+  const person = await owner();
+  const session = await signIn(person);
+  const { codes } = await enrolTotp(session);
+  // The session left open: its sign-in eleven minutes ago.
+  await app.database.pool.query(
+    "update console_sessions set created_at = now() - interval '11 minutes' where user_id = $1",
+    [person.user_id],
+  );
+  const regenerate = await call(session, "POST", "/console/account/two-factor/recovery-codes");
+  assert.equal(regenerate.status, 403, regenerate.body);
+  assert.match(regenerate.body, /sign in again/);
+  const remove = await call(session, "POST", "/console/account/two-factor/totp/remove", { code: codes[0]! });
+  assert.equal(remove.status, 403);
+  const passkey = await call(session, "POST", "/console/account/two-factor/passkeys", {
+    response: "{}",
+    name: "x",
+  });
+  assert.equal(passkey.status, 403);
+  const { rows } = await app.database.pool.query(
+    "select totp_secret_sealed is not null as totp, (select count(*)::int from recovery_codes r where r.user_id = u.user_id and used_at is null) as codes from users u where user_id = $1",
+    [person.user_id],
+  );
+  assert.deepEqual(rows[0], { totp: true, codes: 10 }, "nothing changed");
+  assert.equal(
+    (await call(session, "GET", "/console/account/two-factor")).status,
+    200,
+    "the page still reads",
+  );
+});

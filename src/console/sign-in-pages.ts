@@ -138,7 +138,7 @@ export async function completeSignIn(
     value: session_id,
     max_age_s: ctx.config.console_session_hours * 3600,
   });
-  const signed_in: ConsoleSession = { ...session, session_id, stage: "signed_in" };
+  const signed_in: ConsoleSession = { ...session, session_id, stage: "signed_in", signed_in_at: new Date() };
   rememberSession(request, signed_in);
   return signed_in;
 }

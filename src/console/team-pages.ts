@@ -21,7 +21,8 @@ import { formOf, partnerOf, queryValue, seeOther, sessionOf } from "./request.ts
 import { allows, operatorShell, partnerShell } from "./shells.ts";
 
 const DONE: Record<string, string> = {
-  invited: "The invitation is sent: its link works once, for 72 hours.",
+  invited:
+    "The invitation is sent, unless the address already has an account with another team (ask the operator): its link works once, for 72 hours.",
   role: "The role is changed; that person's sessions have ended.",
   disabled: "The person is disabled and signed out everywhere.",
   active: "The person is enabled again.",
@@ -164,13 +165,19 @@ export const partnerTeamPages: ConsolePages = (scope, ctx) => {
     const role = form.role ?? "";
     if (role === "owner" && !allows(request, "team.owners"))
       throw new ApiError("forbidden", "Only an owner may invite an owner.");
-    await inviteUser(ctx.db, ctx.config, {
-      realm: "partner",
-      partner_id: partnerOf(request),
-      email: form.email ?? "",
-      role,
-      actor: actorOf(request),
-    });
+    try {
+      await inviteUser(ctx.db, ctx.config, {
+        realm: "partner",
+        partner_id: partnerOf(request),
+        email: form.email ?? "",
+        role,
+        actor: actorOf(request),
+      });
+    } catch (error) {
+      // An address of another partner's person: answered as a sent invitation (nothing is sent), so
+      // the Team page tells no partner who has an account with another.
+      if (!(error instanceof ApiError && error.reason === "other_team")) throw error;
+    }
     return seeOther(reply, "/console/team?done=invited");
   });
   scope.post("/team/:user_id/role", async (request, reply) => {

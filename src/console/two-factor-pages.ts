@@ -229,6 +229,9 @@ async function lastRequiredFactor(c: Ctx, removing: "totp" | "passkey"): Promise
   return removing === "totp" ? keys === 0 : totp + keys <= 1;
 }
 
+/** How recent a sign-in must be to change a second factor (add, remove, new recovery codes). */
+export const RECENT_SIGN_IN_MS = 10 * 60_000;
+
 function accountPages(area: Area): ConsolePages {
   return (scope, ctx, failures) => {
     const home = AREA_HOME[area];
@@ -238,6 +241,15 @@ function accountPages(area: Area): ConsolePages {
       if (session.stage === "second_factor") {
         seeOther(reply, `${home}/sign-in/second-factor`);
         return null;
+      }
+      // A session left open (or stolen) must not change the factors that protect the account: a
+      // change needs a sign-in of the last few minutes (a new session, with its factor given).
+      const age_ms = Date.now() - session.signed_in_at.getTime();
+      if (request.method === "POST" && session.stage === "signed_in" && age_ms > RECENT_SIGN_IN_MS) {
+        throw new ApiError(
+          "forbidden",
+          `To change your second factor, sign out and sign in again: a change needs a sign-in of the last ${RECENT_SIGN_IN_MS / 60_000} minutes.`,
+        );
       }
       return personOf(request, ctx, area);
     };

@@ -14,8 +14,8 @@ import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
 import { linkUrl, newLinkToken } from "./one-time-links.ts";
 import { sendLinkEmail } from "./people-email.ts";
 import { isRole, type Realm } from "./roles.ts";
-import { insertUserToken } from "./users.sql.ts";
-import { addUser, type UserRow } from "./users.ts";
+import { deleteLapsedInvitee, insertUserToken } from "./users.sql.ts";
+import { addUser, findUserByEmail, type UserRow } from "./users.ts";
 
 export const INVITATION_VALID_MINUTES = 72 * 60;
 export const MAX_EMAIL_LENGTH = 254;
@@ -71,13 +71,27 @@ export async function inviteUser(
   const { token, token_hash } = newLinkToken();
   const link = linkUrl(config.public_base_url, "invitation", input.realm, token);
   const user = await db.transaction().execute(async (tx) => {
-    const added = await addUser(tx, {
-      realm: input.realm,
-      partner_id: input.partner_id,
-      email,
-      role: input.role,
-    });
-    if (!added) throw new ApiError("user_exists", `${email} is already a person of this team.`);
+    const add = () =>
+      addUser(tx, { realm: input.realm, partner_id: input.partner_id, email, role: input.role });
+    let added = await add();
+    if (!added) {
+      // The address is a person's already: of this team (409, the team may know its own people), or
+      // of another. An invitation that lapsed unused elsewhere gives the address up; a live person
+      // of another team is refused with reason `other_team`, which a partner's console answers as
+      // it answers a sent invitation, so one partner learns nothing of another's people.
+      const existing = await findUserByEmail(tx, input.realm, email);
+      const same_team = existing !== null && existing.partner_id === input.partner_id;
+      if (existing && !same_team && (await deleteLapsedInvitee(tx, existing.user_id))) added = await add();
+      if (!added) {
+        throw new ApiError(
+          "user_exists",
+          same_team
+            ? `${email} is already a person of this team.`
+            : `${email} already has an account with another team.`,
+          same_team ? {} : { reason: "other_team" },
+        );
+      }
+    }
     await insertUserToken(tx, {
       token_hash,
       user_id: added.user_id,

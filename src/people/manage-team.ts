@@ -11,7 +11,13 @@ import { ApiError } from "../shared/errors.ts";
 import { isRole, type Realm } from "./roles.ts";
 import { endSessions } from "./sessions.ts";
 import type { UserRow } from "./users.sql.ts";
-import { lockActiveOwners, selectUser, updateUserRole, updateUserStatus } from "./users.sql.ts";
+import {
+  lockActiveOperatorAdmins,
+  lockActiveOwners,
+  selectUser,
+  updateUserRole,
+  updateUserStatus,
+} from "./users.sql.ts";
 
 export type TeamChange = {
   realm: Realm;
@@ -32,9 +38,21 @@ async function lockedMember(tx: Tx, change: TeamChange): Promise<UserRow> {
   return user;
 }
 
-/** Refuses when `user`, an active owner, is the partner's last one (the owners stay locked). */
+/**
+ * Refuses when `user` is the last active owner of their partner, or the operator's last active
+ * admin (the owners, or admins, stay locked): nobody would be left to manage the team.
+ */
 async function keepAnOwner(tx: Tx, user: UserRow): Promise<void> {
-  if (user.realm !== "partner" || user.partner_id === null) return;
+  if (user.realm === "operator") {
+    const admins = await lockActiveOperatorAdmins(tx);
+    if (admins.includes(user.user_id) && admins.length <= 1)
+      throw new ApiError(
+        "last_owner",
+        "This is the operator's only active admin: make someone else an admin first. The operator keeps at least one.",
+      );
+    return;
+  }
+  if (user.partner_id === null) return;
   // Locked before the person's row is read again: every change of owners takes them in one order.
   const owners = await lockActiveOwners(tx, user.partner_id);
   if (owners.includes(user.user_id) && owners.length <= 1)
@@ -57,10 +75,12 @@ export async function changeRole(
     throw new ApiError("invalid_request", `role: must be a ${change.realm} role.`);
   return db.transaction().execute(async (tx) => {
     if (change.partner_id !== null) await lockActiveOwners(tx, change.partner_id);
+    else await lockActiveOperatorAdmins(tx);
     const user = await lockedMember(tx, change);
     if (user.role === change.role) return user;
     refuseOwnerChange(change, user.role === "owner" || change.role === "owner");
-    if (user.role === "owner") await keepAnOwner(tx, user);
+    if (user.role === "owner" || (user.realm === "operator" && user.role === "admin"))
+      await keepAnOwner(tx, user);
     await updateUserRole(tx, user.user_id, change.role);
     await endSessions(tx, user.user_id);
     await recordAudit(tx, {
@@ -80,6 +100,7 @@ export async function setUserStatus(
 ): Promise<UserRow> {
   return db.transaction().execute(async (tx) => {
     if (change.partner_id !== null) await lockActiveOwners(tx, change.partner_id);
+    else await lockActiveOperatorAdmins(tx);
     const user = await lockedMember(tx, change);
     if (user.status === change.status) return user;
     if (user.status === "invited")

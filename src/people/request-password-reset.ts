@@ -19,6 +19,7 @@ import {
   insertFailures,
   insertUserToken,
   retireUserTokens,
+  selectUser,
   selectUserByEmail,
 } from "./users.sql.ts";
 
@@ -51,6 +52,9 @@ export async function requestPasswordReset(
         ? await selectUserByEmail(tx, input.realm, email)
         : null;
     if (user?.status !== "active") return null;
+    // One request of a person at a time (they run after their answers, so they may overlap): the
+    // count of recent links below is then exact.
+    await selectUser(tx, user.user_id, true);
     if ((await countRecentTokens(tx, user.user_id, "password_reset", 60)) >= RESETS_PER_ACCOUNT_PER_HOUR)
       return null;
     await retireUserTokens(tx, user.user_id, "password_reset");

@@ -14,6 +14,8 @@ export type SessionRow = {
   email: string;
   name: string;
   role: string;
+  /** When the session began: a signed-in one, when its sign-in finished (the second factor replaces it). */
+  signed_in_at: Date;
 };
 
 export async function insertSession(
@@ -49,7 +51,9 @@ export async function touchSession(
       and s.expires_at > now()
       and s.last_seen_at > now() - make_interval(mins => ${input.idle_minutes})
       and u.user_id = s.user_id and u.status = 'active'
-    returning s.kind, s.user_id, s.partner_id, s.stage, u.email, u.name, u.role`.execute(db);
+    returning s.kind, s.user_id, s.partner_id, s.stage, u.email, u.name, u.role, s.created_at as signed_in_at`.execute(
+    db,
+  );
   return result.rows[0] ?? null;
 }
 

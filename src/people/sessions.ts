@@ -29,6 +29,7 @@ export type ConsoleSession = {
   email: string;
   name: string;
   role: string;
+  signed_in_at: Date;
 };
 
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;

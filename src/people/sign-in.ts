@@ -85,14 +85,17 @@ export function releaseAttempt(db: Kysely<Database>, reservation: string[]): Pro
 export async function auditFailure(
   db: Kysely<Database>,
   input: Pick<SignInAttempt, "realm" | "email" | "ip">,
-  user: Pick<UserRow, "user_id" | "partner_id"> | null,
+  user: Pick<UserRow, "user_id" | "partner_id" | "email"> | null,
   details: Record<string, unknown> = {},
 ): Promise<void> {
+  // The email as typed, when it looks like one: a password typed into the email field is not kept
+  // for a year in the operator's audit log.
+  const typed = input.email.trim().slice(0, MAX_EMAIL_LENGTH);
   await recordAudit(db, {
     actor: {
       type: "user",
       id: user?.user_id ?? null,
-      email: input.email.slice(0, MAX_EMAIL_LENGTH),
+      email: user?.email ?? (/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(typed) ? typed : null),
       ip: input.ip,
     },
     action: "user.sign_in_failed",

@@ -246,3 +246,32 @@ export async function activateUserWithoutPassword(db: Executor, user_id: string)
     update users set status = 'active' where user_id = ${user_id} and status = 'invited'`.execute(db);
   return Number(result.numAffectedRows ?? 0n) === 1;
 }
+
+/**
+ * Removes a person who was invited and never came (no live invitation link, never signed in), so
+ * the email can be invited elsewhere: a lapsed invitation must not hold an address for ever.
+ * False when the person is not such a one (anyone who came, or whose link still works, stays).
+ */
+export async function deleteLapsedInvitee(db: Executor, user_id: string): Promise<boolean> {
+  const lapsed = await sql<{ user_id: string }>`
+    select u.user_id from users u
+    where u.user_id = ${user_id} and u.status = 'invited' and u.last_sign_in_at is null
+      and not exists (select 1 from user_tokens t
+                      where t.user_id = u.user_id and t.used_at is null and t.expires_at > now())
+    for update`.execute(db);
+  if (lapsed.rows.length === 0) return false;
+  await sql`delete from user_tokens where user_id = ${user_id}`.execute(db);
+  await sql`delete from console_sessions where user_id = ${user_id}`.execute(db);
+  await sql`delete from users where user_id = ${user_id}`.execute(db);
+  return true;
+}
+
+/** The operator's active admins, locked in one order (the operator always keeps one, as a partner an owner). */
+export async function lockActiveOperatorAdmins(db: Executor): Promise<string[]> {
+  const result = await sql<{ user_id: string }>`
+    select user_id from users
+    where realm = 'operator' and role = 'admin' and status = 'active'
+    order by user_id
+    for update`.execute(db);
+  return result.rows.map((row) => row.user_id);
+}

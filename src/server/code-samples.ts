@@ -28,6 +28,7 @@ const PATH_EXAMPLES: Record<string, string> = {
   endpoint_id: WEBHOOK.endpoint_id,
   delivery_id: WEBHOOK.delivery_id,
   event_id: WEBHOOK.event_id,
+  month: "2026-11",
 };
 const END_USER = { email: "ana@example.com", phone: "+14155550123", first_name: "Ana", last_name: "Lima" };
 
@@ -175,6 +176,10 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
     body: { amount_minor: 100000, reference: "bank-transfer-123" },
   },
   adminSettleHeldRefund: { body: { outcome: "cancelled" } },
+  adminRefundOrder: { body: { reason: "Traveller's trip cancelled; agreed with the partner" } },
+  adminInviteUser: { body: { email: "maria@acme-travel.example", role: "support" } },
+  adminListAuditLog: { query: `partner_id=${EXAMPLE.partner_id}&action=wallet.credited` },
+  listAuditLog: { query: "action=api_key.created&from=2026-11-01" },
 };
 
 const SDK_SETUP =
