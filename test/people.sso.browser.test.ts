@@ -18,12 +18,14 @@ const provider = await startOidcProvider(`${base}/console/sso/callback`);
 const browser = await browserForFile();
 
 const partner = await app.createPartner("SSO Travel", 0);
+const DOMAIN = "sso-travel.test";
+// The owner's own address is at the domain the team vouches for (a team vouches only for those).
 const owner = await addPerson(app.database.pool, {
   realm: "partner",
   role: "owner",
   partner_id: partner.partner_id,
+  email: `owner@${DOMAIN}`,
 });
-const DOMAIN = "sso-travel.test";
 
 /** A console form POSTed as the signed-in person's browser would: same origin, the session's CSRF token. */
 async function postForm(session_id: string, path: string, fields: Record<string, string>): Promise<Response> {

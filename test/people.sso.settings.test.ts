@@ -42,13 +42,24 @@ async function send(
   return { status: answer.status, body: await answer.text(), headers: answer.headers };
 }
 
-async function teamWithOwner(name: string) {
+/** A team whose owner's address is at each of `domains` (the first the owner's, the rest colleagues'): the domains it may vouch for. */
+async function teamWithOwner(name: string, ...domains: string[]) {
   const partner = await app.createPartner(name, 0);
+  const tag = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  const [first, ...rest] = domains;
   const owner = await addPerson(app.database.pool, {
     realm: "partner",
     role: "owner",
     partner_id: partner.partner_id,
+    ...(first ? { email: `owner-${tag}@${first}` } : {}),
   });
+  for (const domain of rest)
+    await addPerson(app.database.pool, {
+      realm: "partner",
+      role: "viewer",
+      partner_id: partner.partner_id,
+      email: `colleague-${tag}@${domain}`,
+    });
   return { partner_id: partner.partner_id, session: await signInCookie(base, owner) };
 }
 
@@ -61,7 +72,7 @@ function settings(domains: string, secret: string | null = provider.client_secre
   };
 }
 
-const acme = await teamWithOwner("Acme SSO");
+const acme = await teamWithOwner("Acme SSO", "acme-sso.test");
 
 test("only an owner opens or changes the SSO settings: every other role is 403 and nothing is kept", async () => {
   for (const role of ["admin", "developer", "support", "finance", "viewer"]) {
@@ -118,7 +129,7 @@ test("an owner saves the settings; a blank secret keeps the one set; a bad domai
 });
 
 test("an issuer whose discovery does not answer is refused (422) and nothing is kept", async () => {
-  const other = await teamWithOwner("Nowhere SSO");
+  const other = await teamWithOwner("Nowhere SSO", "nowhere.test");
   const closed = `http://127.0.0.1:${await freePort()}`;
   const refused = await send(other.session, "POST", "/console/team/sso", {
     ...settings("nowhere.test"),
@@ -131,7 +142,7 @@ test("an issuer whose discovery does not answer is refused (422) and nothing is 
 });
 
 test("a domain another partner vouches for is refused with 409 naming it, and nothing of the setting is kept", async () => {
-  const rival = await teamWithOwner("Rival SSO");
+  const rival = await teamWithOwner("Rival SSO", "rival.test", "acme-sso.test");
   const refused = await send(
     rival.session,
     "POST",
@@ -149,7 +160,7 @@ test("a domain another partner vouches for is refused with 409 naming it, and no
 });
 
 test("without SSO_ALLOW_PRIVATE_NETWORKS a loopback issuer is refused: http, a loopback literal, a name resolving to loopback", async () => {
-  const team = await teamWithOwner("Strict SSO");
+  const team = await teamWithOwner("Strict SSO", "strict.test");
   const ctx = { db: app.db, config: { ...app.ctx.config, sso_allow_private_networks: false } };
   const actor = { type: "user" as const, id: null, ip: "127.0.0.1" };
   const port = new URL(provider.issuer).port;
@@ -275,7 +286,7 @@ test("a provider whose metadata sends the browser to a javascript: URL is refuse
   });
   await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve));
   after(() => fake.close());
-  const team = await teamWithOwner("Fake IdP");
+  const team = await teamWithOwner("Fake IdP", "fake-idp.test");
   const saved = await send(team.session, "POST", "/console/team/sso", {
     ...settings("fake-idp.test"),
     issuer: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`,
@@ -313,4 +324,26 @@ test("once removed, the domains are free and Sign in with SSO says it is not set
   );
   assert.equal(actions.rows.length, 3, "saved, saved again, removed");
   assert.equal(actions.rows[2].details.removed, true);
+});
+
+test("a team vouches only for domains of its own people who proved their address, and never for a mailbox provider's", async () => {
+  const team = await teamWithOwner("Claimant SSO", "claimant.test");
+  for (const [domains, expected] of [
+    ["someone-else.test", /No active person of this team has an address at someone-else\.test/],
+    ["claimant.test\nsomeone-else.test", /someone-else\.test/],
+    ["gmail.com", /mailbox provider/],
+  ] as const) {
+    const refused = await send(team.session, "POST", "/console/team/sso", settings(domains));
+    assert.equal(refused.status, 422, domains);
+    assert.match(refused.body, expected);
+  }
+  assert.equal(await readSsoSettings(app.db, team.partner_id), null, "nothing kept");
+  // Its own domain and a subdomain of it are fine.
+  const saved = await send(
+    team.session,
+    "POST",
+    "/console/team/sso",
+    settings("claimant.test\neu.claimant.test"),
+  );
+  assert.equal(saved.status, 303, saved.body);
 });

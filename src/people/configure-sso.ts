@@ -10,7 +10,13 @@ import type { Executor } from "../db/executor.ts";
 import type { Actor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { type SealingBox, sealingBox } from "../shared/secret-box.ts";
-import { deleteConnection, replaceDomains, selectConnection, upsertConnection } from "./sso.sql.ts";
+import {
+  deleteConnection,
+  replaceDomains,
+  selectConnection,
+  selectProvenTeamDomains,
+  upsertConnection,
+} from "./sso.sql.ts";
 import { discoverProvider, issuerProblem } from "./sso-provider.ts";
 
 export const MAX_SSO_DOMAINS = 20;
@@ -65,6 +71,59 @@ export function parseDomains(raw: string): string[] | SsoSettingsRefusal {
   return domains;
 }
 
+/**
+ * Mailbox providers whose addresses belong to anyone: no team may vouch for them (every person of
+ * the domain would join that team through its provider).
+ */
+const SHARED_MAIL_DOMAINS = new Set([
+  "gmail.com",
+  "googlemail.com",
+  "outlook.com",
+  "hotmail.com",
+  "live.com",
+  "msn.com",
+  "yahoo.com",
+  "ymail.com",
+  "icloud.com",
+  "me.com",
+  "mac.com",
+  "aol.com",
+  "proton.me",
+  "protonmail.com",
+  "gmx.com",
+  "gmx.de",
+  "gmx.net",
+  "web.de",
+  "mail.com",
+  "yandex.com",
+  "yandex.ru",
+  "qq.com",
+  "163.com",
+  "zoho.com",
+  "fastmail.com",
+  "hey.com",
+  "mail.ru",
+  "orange.fr",
+  "free.fr",
+  "t-online.de",
+  "libero.it",
+]);
+
+/**
+ * Why the team may not vouch for one of these domains, or null. A team vouches only for the domains
+ * (and their subdomains) of its own active people who proved they read mail there: an owner cannot
+ * claim another company's domain (sending that company's people to their provider, or holding the
+ * domain against its rightful team), and a refusal here says nothing of other teams.
+ */
+async function domainProblem(db: Executor, partner_id: string, domains: string[]): Promise<string | null> {
+  const shared = domains.find((d) => SHARED_MAIL_DOMAINS.has(d));
+  if (shared) return `${shared} is a mailbox provider's domain: anyone can have an address there.`;
+  const proven = await selectProvenTeamDomains(db, partner_id);
+  const unproven = domains.find((d) => !proven.some((p) => d === p || d.endsWith(`.${p}`)));
+  if (unproven === undefined) return null;
+  return `No active person of this team has an address at ${unproven}: invite someone with one (accepting the invitation proves the address), then vouch for the domain.`;
+}
+
 function refuse(field: string, message: string): SsoSettingsRefusal {
   return { status: 422, field, message };
 }
@@ -92,6 +151,8 @@ export async function saveSsoSettings(
     );
   const domains = parseDomains(input.domains);
   if (!Array.isArray(domains)) return domains;
+  const domain_problem = await domainProblem(ctx.db, partner_id, domains);
+  if (domain_problem !== null) return refuse("domains", domain_problem);
   const box = ssoSecrets(ctx.config);
   const current = await selectConnection(ctx.db, partner_id);
   let client_secret = input.client_secret;

@@ -107,3 +107,15 @@ export async function deleteExpiredAttempts(db: Executor, limit: number): Promis
     delete from sso_attempts where attempt_hash in (
       select attempt_hash from sso_attempts where expires_at <= now() limit ${limit})`.execute(db);
 }
+
+/**
+ * The email domains of the team's active people who chose a password here, i.e. who proved they
+ * read mail at that address (an invitation or a reset link reached them): the domains an owner may
+ * vouch for, with their subdomains.
+ */
+export async function selectProvenTeamDomains(db: Executor, partner_id: string): Promise<string[]> {
+  const result = await sql<{ domain: string }>`
+    select distinct lower(split_part(email, '@', 2)) as domain from users
+    where partner_id = ${partner_id} and status = 'active' and password_hash is not null`.execute(db);
+  return result.rows.map((r) => r.domain);
+}
