@@ -314,10 +314,10 @@ test("the keys forms issue a named, read-only, allowlisted key, the tables show 
      where action = 'api_key.created' and partner_id = $1 and details->>'name' <> '' order by audit_seq`,
     [partner.partner_id],
   );
-  // Each in the name of the person signed in: the partner's owner, then the operator's admin.
+  // Each in the name of the person signed in: the partner's owner, then the operator's admin (as the operator).
   assert.deepEqual(rows, [
     { actor_type: "user", actor_id: owner.user_id, name: "Reporting" },
-    { actor_type: "user", actor_id: operatorAdmin.user_id, name: "Operator issued" },
+    { actor_type: "operator", actor_id: operatorAdmin.user_id, name: "Operator issued" },
   ]);
 });
 

@@ -372,3 +372,22 @@ test("a partner's Team page learns nothing of another partner's people, and an i
   const live = await invite(b.partner_id, { email: `live-${Date.now()}@beta.test`, role: "viewer" });
   assert.equal((await invite(a.partner_id, { email: String(live.body.email), role: "viewer" })).status, 409);
 });
+
+test("a team invites again someone whose invitation lapsed: a new link, the old person replaced", async () => {
+  const partner = await t.createPartner("Resend Travel");
+  const email = `again-${Date.now()}@resend.test`;
+  const first = await invite(partner.partner_id, { email, role: "support" });
+  assert.equal(first.status, 201);
+  assert.equal(
+    (await invite(partner.partner_id, { email, role: "support" })).status,
+    409,
+    "while the link works",
+  );
+  await sql`update user_tokens set expires_at = now() - interval '1 minute' where user_id = ${String(first.body.user_id)}`.execute(
+    t.db,
+  );
+  const again = await invite(partner.partner_id, { email, role: "finance" });
+  assert.equal(again.status, 201, JSON.stringify(again.body));
+  assert.notEqual(again.body.user_id, first.body.user_id);
+  assert.equal(again.body.role, "finance");
+});

@@ -32,5 +32,6 @@ export const listAuditLogRoute = endpoint({
       to: request.query.to ?? null,
       limit: pageSize(request.query.limit, DEFAULT_PAGE_SIZE),
       cursor: request.query.cursor ?? null,
+      view: "partner",
     }),
 });

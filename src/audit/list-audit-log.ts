@@ -100,6 +100,8 @@ export type AuditLogQuery = {
   to: string | null;
   limit: number;
   cursor: string | null;
+  /** Whose eyes: a partner's view names the operator's staff by id only. */
+  view?: "partner" | "operator";
 };
 
 /** One entry as the operator's page shows it: the wire entry and whose log it is in. */
@@ -121,14 +123,20 @@ function dayStart(field: string, date: string): Date {
   return parsed;
 }
 
-export function renderAuditEntry(row: StoredAuditRow): AuditEntryBody {
+/**
+ * `for_partner`: a partner's view names the operator's staff by id only (their email is the
+ * operator's to show), as it names the operator token.
+ */
+export function renderAuditEntry(row: StoredAuditRow, for_partner = false): AuditEntryBody {
+  const email =
+    row.actor_email === null || (for_partner && row.actor_type === "operator") ? null : row.actor_email;
   return {
     audit_id: row.audit_id,
     created_at: row.created_at.toISOString(),
     actor: {
       type: row.actor_type,
       id: row.actor_id,
-      ...(row.actor_email === null ? {} : { email: row.actor_email }),
+      ...(email === null ? {} : { email }),
     },
     action: row.action,
     target: { type: row.target_type, id: row.target_id },
@@ -164,7 +172,10 @@ export async function auditRecords(
   const page = rows.slice(0, query.limit);
   const has_more = rows.length > query.limit;
   return {
-    records: page.map((row) => ({ partner_id: row.partner_id, entry: renderAuditEntry(row) })),
+    records: page.map((row) => ({
+      partner_id: row.partner_id,
+      entry: renderAuditEntry(row, query.view === "partner"),
+    })),
     has_more,
     next_cursor: has_more ? cursor.encode(Number(page.at(-1)!.audit_seq)) : null,
   };

@@ -4,13 +4,12 @@
 import { issueApiKey } from "../partners/issue-api-key.ts";
 import { checkKeyAccess, type KeyAccessInput } from "../partners/key-access.ts";
 import { revokeApiKey } from "../partners/revoke-api-key.ts";
-import type { Actor } from "../shared/actor.ts";
+import { CLI_ACTOR } from "../shared/actor.ts";
 import { keyId, partnerId } from "./args.ts";
 import { type CliContext, type Command, type CommandOutput, REPEATABLE_SEPARATOR } from "./command.ts";
 import { fields } from "./output.ts";
 
 /** Who the audit log says made a change from the terminal: the operator, at no address. */
-const CLI_ACTOR: Actor = { type: "operator", id: "cli", ip: null };
 
 async function issue(ctx: CliContext, partner_id: string, options: KeyAccessInput): Promise<CommandOutput> {
   const issued = await issueApiKey(ctx.db, {

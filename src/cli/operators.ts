@@ -4,6 +4,7 @@
 import { inviteUser } from "../people/invite-user.ts";
 import { OPERATOR_ROLES } from "../people/roles.ts";
 import { renderUser } from "../people/users.ts";
+import { CLI_ACTOR } from "../shared/actor.ts";
 import { CliError, type Command } from "./command.ts";
 import { fields } from "./output.ts";
 
@@ -27,7 +28,7 @@ export const operatorCommands: readonly Command[] = [
           partner_id: null,
           email,
           role,
-          actor: { type: "operator", id: "cli", ip: null },
+          actor: CLI_ACTOR,
           send_email: false,
         });
         const text = [

@@ -114,6 +114,7 @@ export async function auditLogBody(
     partner_id: scope === "operator" ? filters.partner_id : scope.partner_id,
     limit: PAGE_SIZE,
     cursor,
+    view: scope === "operator" ? "operator" : "partner",
   });
   const kept = Object.entries(filters).filter((entry): entry is [string, string] => entry[1] !== null);
   const first = new URLSearchParams(kept).toString();

@@ -148,6 +148,10 @@ function invitationPages(scope: App, ctx: AppContext, area: Realm, path: string)
   });
 }
 
+/** Password reset requests being worked on after their answers, per process. */
+const RESETS_IN_FLIGHT = 16;
+let resetsInFlight = 0;
+
 function resetPages(scope: App, ctx: AppContext, area: Realm, path: string): void {
   scope.get(path, async (_request, reply) => send(reply, 200, requestForm(area, false)));
   scope.post(path, async (request, reply) => {
@@ -156,11 +160,17 @@ function resetPages(scope: App, ctx: AppContext, area: Realm, path: string): voi
     // Nothing of it is awaited: the lookup, the link and the email run after the answer is sent, so
     // the answer takes the same time whether or not the email has an account (a lookup, a token and
     // an audit entry took 2.4 ms more for one that had).
-    setImmediate(() => {
-      requestPasswordReset(ctx.db, ctx.config, input)
-        .then((email) => (email ? sendLinkEmail(ctx.config, email) : undefined))
-        .catch((error: unknown) => request.log.error({ err: error }, "password reset request failed"));
-    });
+    // At most RESETS_IN_FLIGHT of them at once per process: past that a request is dropped (the
+    // answer is the same), so a flood cannot queue work on the database pool.
+    if (resetsInFlight < RESETS_IN_FLIGHT) {
+      resetsInFlight++;
+      setImmediate(() => {
+        requestPasswordReset(ctx.db, ctx.config, input)
+          .then((email) => (email ? sendLinkEmail(ctx.config, email) : undefined))
+          .catch((error: unknown) => request.log.error({ err: error }, "password reset request failed"))
+          .finally(() => resetsInFlight--);
+      });
+    } else request.log.warn("password reset request dropped: too many in flight");
     return send(reply, 200, requestForm(area, true));
   });
   scope.get(`${path}/:token`, async (request, reply) => {

@@ -112,7 +112,6 @@ export const operatorPartnerPages: ConsolePages = (scope, ctx) => {
   });
   scope.post("/partners/:partner_id/keys", async (request, reply) => {
     const { partner_id } = request.params as { partner_id: string };
-    // For now the operator console acts as the operator token; people's sign-in will name the user.
     const issued = await issueApiKey(ctx.db, {
       partner_id,
       app_env: ctx.config.app_env,

@@ -1,4 +1,4 @@
-// The partner's audit log: what its keys (and, with issue 31's users, its people) changed, and what
+// The partner's audit log: what its keys and its people changed, and what
 // the operator did to its account. The API's GET /v1/audit-log, as a page.
 import { readsQuery } from "../shared/query-names.ts";
 import { AUDIT_QUERY_NAMES, auditLogBody } from "./audit-log-page.ts";

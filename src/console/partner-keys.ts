@@ -1,5 +1,5 @@
 // The partner's API keys: list, issue (shown once) and revoke, through the operator's use cases
-// scoped to the signed-in partner. Revoking the key this session signed in with ends the session.
+// scoped to the signed-in person's partner, audited in that person's name.
 import type { FastifyRequest } from "fastify";
 import { issueApiKey } from "../partners/issue-api-key.ts";
 import { partnerKeys } from "../partners/list-partners.ts";
@@ -28,10 +28,6 @@ async function keysPage(request: FastifyRequest, ctx: AppContext, top: Html): Pr
   return page("API keys", shell, body);
 }
 
-/**
- * Who the audit log says acted: for now the key the session signed in with (issue 31's people
- * work replaces it with the signed-in user).
- */
 export const partnerKeyPages: ConsolePages = (scope, ctx) => {
   scope.get("/keys", readsQuery("revoked"), async (request, reply) => {
     const top = queryValue(request, "revoked")
@@ -41,7 +37,6 @@ export const partnerKeyPages: ConsolePages = (scope, ctx) => {
   });
   // The new key is in this response only (no redirect to a page that could show it again).
   scope.post("/keys", async (request, reply) => {
-    // For now the actor is the session's key; people's sign-in will name the signed-in user here.
     const issued = await issueApiKey(ctx.db, {
       partner_id: partnerOf(request),
       app_env: ctx.config.app_env,

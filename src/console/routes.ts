@@ -51,10 +51,10 @@ import { operatorPeoplePages, partnerTeamPages } from "./team-pages.ts";
 import { operatorTwoFactorPages, partnerTwoFactorPages } from "./two-factor-pages.ts";
 
 /**
- * Takes one request from an API key's rate limit, or throws 429 `rate_limited` with Retry-After:
- * the server's per-key budget, passed in. A partner's console spends its key's budget.
+ * Takes one request from a rate-limit bucket, or throws 429 `rate_limited` with Retry-After: the
+ * server's limiter, passed in. A partner's console spends the bucket `console:<partner_id>`.
  */
-export type KeyBudget = (key_id: string) => void;
+export type KeyBudget = (bucket: string) => void;
 
 /** Fields per form: the largest (pricing) has a handful. */
 const MAX_FORM_FIELDS = 50;
@@ -175,7 +175,14 @@ function requireSession(ctx: AppContext, kind: SessionKind, budget: KeyBudget) {
       return sendPage(reply, 401, refusal(request, ctx, "Your session has ended", detail));
     }
     rememberSession(request, session);
-    request.actor = { type: "user", id: session.user_id, email: session.email, ip: request.ip };
+    // The operator's staff act as the operator (the partner's log tells its own people from the
+    // operator's), named by their person's id; a partner's people as users.
+    request.actor = {
+      type: kind === "operator" ? "operator" : "user",
+      id: session.user_id,
+      email: session.email,
+      ip: request.ip,
+    };
     if (session.stage !== "signed_in" && !finishesSignIn(request.url, home)) {
       return seeOther(reply, secondFactorPath(kind, session.stage));
     }

@@ -27,6 +27,7 @@ import {
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { type Html, html } from "./html.ts";
 import { csrfField, notice, page } from "./layout.ts";
@@ -232,7 +233,7 @@ export const partnerSsoPages: ConsolePages = (scope, ctx) => {
       client_secret: form.client_secret ?? null,
       domains: form.domains ?? "",
     };
-    const refused = await saveSsoSettings(ctx, request.actor!, partnerOf(request), input);
+    const refused = await saveSsoSettings(ctx, actorOf(request), partnerOf(request), input);
     if (refused === null) return seeOther(reply, `${HOME}?saved=1`);
     const { client_secret: _secret, ...shown } = input;
     return sendHtml(
@@ -244,7 +245,7 @@ export const partnerSsoPages: ConsolePages = (scope, ctx) => {
 
   scope.post("/team/sso/remove", async (request, reply) => {
     requireSecurityWrite(request);
-    await removeSsoSettings(ctx, request.actor!, partnerOf(request));
+    await removeSsoSettings(ctx, actorOf(request), partnerOf(request));
     return seeOther(reply, `${HOME}?removed=1`);
   });
 };

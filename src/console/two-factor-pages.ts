@@ -33,6 +33,7 @@ import { groupedSeed } from "../people/totp.ts";
 import { findUser, type UserRow } from "../people/users.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
+import { actorOf } from "../shared/http-types.ts";
 import { qrCodePng } from "../shared/qr-code-png.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { CONSOLE_CSP_WITH_SCRIPT } from "./csp.ts";
@@ -287,7 +288,7 @@ function accountPages(area: Area): ConsolePages {
         session_id: c.session.session_id,
         user: c.user,
         code: formOf(request).code ?? "",
-        actor: request.actor!,
+        actor: actorOf(request),
       });
       if (confirmed === false)
         return show(
@@ -326,13 +327,13 @@ function accountPages(area: Area): ConsolePages {
         for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
         return show(c, reply, error.status, notice("error", error.message));
       }
-      await disableTotp(ctx.db, { user: c.user, actor: request.actor! });
+      await disableTotp(ctx.db, { user: c.user, actor: actorOf(request) });
       return seeOther(reply, `${home}/account/two-factor?totp_removed=1`);
     });
     scope.post("/account/two-factor/recovery-codes", async (request, reply) => {
       const c = await person(request, reply);
       if (c === null) return reply;
-      const codes = await regenerateRecoveryCodes(ctx.db, { user: c.user, actor: request.actor! });
+      const codes = await regenerateRecoveryCodes(ctx.db, { user: c.user, actor: actorOf(request) });
       return sendPage(
         reply,
         200,
@@ -350,7 +351,7 @@ function accountPages(area: Area): ConsolePages {
           rp: relyingParty(request, ctx),
           response: form.response ?? "",
           name: form.name ?? "",
-          actor: request.actor!,
+          actor: actorOf(request),
         });
         const signed_in = await finishEnrolment(c, reply, "passkey");
         const body = await codesPage(c, "The passkey is added.", added.recovery_codes, signed_in);
@@ -371,7 +372,7 @@ function accountPages(area: Area): ConsolePages {
           400,
           notice("error", "Your team requires a second factor: set up another before removing this one."),
         );
-      if (!(await removePasskey(ctx.db, { user: c.user, credential_id, actor: request.actor! })))
+      if (!(await removePasskey(ctx.db, { user: c.user, credential_id, actor: actorOf(request) })))
         throw new ApiError("not_found", "No such passkey of yours.");
       return seeOther(reply, `${home}/account/two-factor?passkey_removed=1`);
     });

@@ -1,5 +1,5 @@
 // What authentication enforces of a key beyond its being valid (issue 31), in the API's hook
-// (server/auth.ts) and at the console's sign-in with a key (console/sessions.ts): a read-only
+// (server/auth.ts): a read-only
 // key writes nothing (403 insufficient_scope) and a key with an allowlist is refused from any
 // other address (403 ip_not_allowed). Built once per key when it is looked up and kept in the
 // per-key cache beside its partner, so a cached request pays no query for them. A key with

@@ -76,12 +76,13 @@ export async function inviteUser(
     let added = await add();
     if (!added) {
       // The address is a person's already: of this team (409, the team may know its own people), or
-      // of another. An invitation that lapsed unused elsewhere gives the address up; a live person
+      // of another. An invitation that lapsed unused gives the address up; a live person
       // of another team is refused with reason `other_team`, which a partner's console answers as
       // it answers a sent invitation, so one partner learns nothing of another's people.
       const existing = await findUserByEmail(tx, input.realm, email);
       const same_team = existing !== null && existing.partner_id === input.partner_id;
-      if (existing && !same_team && (await deleteLapsedInvitee(tx, existing.user_id))) added = await add();
+      // A lapsed invitation (of this team too: inviting again is how a team resends one) is replaced.
+      if (existing && (await deleteLapsedInvitee(tx, existing.user_id))) added = await add();
       if (!added) {
         throw new ApiError(
           "user_exists",

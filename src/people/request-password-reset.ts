@@ -45,8 +45,9 @@ export async function requestPasswordReset(
       [{ subject: address, limit: RESETS_PER_ADDRESS }],
       FAILURE_WINDOW_MINUTES,
     );
-    await insertFailures(tx, [address]);
+    // Past the address's budget nothing is written either: a flood adds no rows.
     if ((counted?.failures ?? 0) >= RESETS_PER_ADDRESS) return null;
+    await insertFailures(tx, [address]);
     const user =
       email.length > 0 && !hasControlCharacters(email)
         ? await selectUserByEmail(tx, input.realm, email)

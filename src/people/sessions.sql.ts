@@ -57,8 +57,10 @@ export async function touchSession(
   return result.rows[0] ?? null;
 }
 
-export async function deleteSession(db: Executor, session_hash: Buffer): Promise<void> {
-  await sql`delete from console_sessions where session_hash = ${session_hash}`.execute(db);
+/** Deletes the session: whether it was there (a second tab finishing the same sign-in finds it gone). */
+export async function deleteSession(db: Executor, session_hash: Buffer): Promise<boolean> {
+  const result = await sql`delete from console_sessions where session_hash = ${session_hash}`.execute(db);
+  return Number(result.numAffectedRows ?? 0n) === 1;
 }
 
 /** Ends every session of a person, or every one but `keep` (a password changed in this session). */

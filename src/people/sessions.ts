@@ -4,8 +4,11 @@
 // only the holder of the cookie can know it. A session that still owes a second factor opens only
 // the pages that finish signing in (the console checks `stage`).
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Kysely } from "kysely";
 import type { Config } from "../config.ts";
 import type { Executor } from "../db/executor.ts";
+import type { Database } from "../db/schema.ts";
+import { ApiError } from "../shared/errors.ts";
 import type { Realm } from "./roles.ts";
 import {
   deleteDeadSessions,
@@ -98,17 +101,22 @@ export async function findSession(
  * one under a new id (whoever saw the old id has nothing), which the caller sets as the cookie.
  */
 export async function finishSignIn(
-  db: Executor,
+  db: Kysely<Database>,
   config: Pick<Config, "console_idle_minutes" | "console_session_hours">,
   session: Pick<ConsoleSession, "session_id" | "kind" | "user_id" | "partner_id">,
 ): Promise<string> {
-  await deleteSession(db, sessionHash(session.session_id));
-  return startSession(
-    db,
-    config,
-    { user_id: session.user_id, realm: session.kind, partner_id: session.partner_id },
-    "signed_in",
-  );
+  // One transaction: the half session gives way to the whole one once. Two tabs finishing the
+  // same sign-in at once (a code in one, a passkey in the other): the second finds it gone.
+  return db.transaction().execute(async (tx) => {
+    if (!(await deleteSession(tx, sessionHash(session.session_id))))
+      throw new ApiError("unauthorized", "This sign-in was finished already: sign in again.");
+    return startSession(
+      tx,
+      config,
+      { user_id: session.user_id, realm: session.kind, partner_id: session.partner_id },
+      "signed_in",
+    );
+  });
 }
 
 export async function signOut(db: Executor, session_id: string): Promise<void> {

@@ -2,9 +2,9 @@
 // invites one (201 User, `invited`; the link goes by email), GET lists them by pages.
 import { type Static, Type } from "typebox";
 import { findPartner } from "../partners/list-partners.ts";
-import { adminTokenActor } from "../shared/actor.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { ApiError } from "../shared/errors.ts";
+import { actorOf } from "../shared/http-types.ts";
 import {
   ADMIN_ERRORS,
   ADMIN_SECURITY,
@@ -85,7 +85,7 @@ export const inviteUserRoute = endpoint({
       partner_id: request.params.partner_id,
       email: request.body.email,
       role: request.body.role,
-      actor: request.actor ?? adminTokenActor(request.ip),
+      actor: actorOf(request),
     });
     return reply.code(201).send(renderUser(user));
   },

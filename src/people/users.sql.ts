@@ -204,7 +204,8 @@ export async function selectUsers(
   const result = await sql<UserRow>`
     select ${USER_COLUMNS} from users u
     where u.realm = ${input.realm}
-      and u.partner_id is not distinct from ${input.partner_id}
+      -- Equality for a partner (its index serves it), is null for the operator's people.
+      and ${input.partner_id === null ? sql`u.partner_id is null` : sql`u.partner_id = ${input.partner_id}`}
       ${after ? sql`and (u.created_at, u.user_id) > (${after.created_at}::timestamptz, ${after.user_id})` : sql``}
     order by u.created_at, u.user_id
     limit ${input.limit}`.execute(db);

@@ -14,8 +14,6 @@ type Bucket = { tokens: number; updated_ms: number };
 
 export type RateDecision = { limit: number; remaining: number; reset_s: number };
 
-/** The one bucket of every client address that is not an IP address (see addressKey). */
-
 export class RateLimiter {
   readonly #configured_rate_per_s: number;
   readonly #configured_burst: number;

@@ -3,7 +3,7 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from "fastify";
-import type { Actor } from "./actor.ts";
+import { type Actor, apiKeyActor } from "./actor.ts";
 
 export type App = FastifyInstance<
   Server,
@@ -31,8 +31,13 @@ declare module "fastify" {
   }
 }
 
-/** The request's actor: a handler behind an authentication hook always has one. */
+/**
+ * The request's actor: a handler behind an authentication hook always has one. On /v1 it is the
+ * API key's, made here on first use (reads never need it).
+ */
 export function actorOf(request: FastifyRequest): Actor {
+  if (request.actor === null && request.partner !== null)
+    request.actor = apiKeyActor(request.partner.key_id, request.ip);
   if (request.actor === null) throw new Error("a change reached a handler without an actor");
   return request.actor;
 }

@@ -2,11 +2,10 @@
 // a month of the wallet as JSON totals, or with `Accept: application/pdf` as a PDF statement with
 // every transaction (issue 32).
 import type { FastifyReply } from "fastify";
-import type { Kysely } from "kysely";
 import { Type } from "typebox";
-import type { Database } from "../db/schema.ts";
 import { findPartner } from "../partners/list-partners.ts";
 import { prefersOverJson } from "../shared/accept.ts";
+import type { AppContext } from "../shared/context.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { ApiError } from "../shared/errors.ts";
 import {
@@ -16,6 +15,7 @@ import {
   PARTNER_SECURITY,
   PrefixedId,
 } from "../shared/schemas.ts";
+import { exportSlot } from "./export-transactions.ts";
 import { MONTH_PATTERN, MonthlyStatement, monthlyStatement } from "./monthly-statement.ts";
 import { statementPdf } from "./statement-pdf.ts";
 
@@ -27,7 +27,8 @@ const DESCRIPTION =
   "`closing_balance` = opening + the five totals, the settled balance at the next month's first instant (now, " +
   "for the month under way). With `Accept: application/pdf` (preferred over application/json) the same month " +
   "as a PDF statement listing every transaction, oldest first. A month not begun yet, or not YYYY-MM: 400. " +
-  "More than 100000 transactions in the month: 422 `statement_too_large`.";
+  "More than 100000 transactions in the month (10000 for a PDF): 422 `statement_too_large`. A PDF takes one of the CSV exports' slots: " +
+  "past them, 429 `rate_limited` with Retry-After.";
 
 const responses = {
   200: {
@@ -40,12 +41,15 @@ const responses = {
 };
 
 async function answer(
-  db: Kysely<Database>,
+  ctx: AppContext,
   reply: FastifyReply,
   input: { partner_id: string; month: string; accept: string | undefined },
 ): Promise<FastifyReply> {
+  const db = ctx.db;
   reply.header("vary", "Accept");
   const pdf = prefersOverJson(input.accept, "application/pdf");
+  // A PDF reads and draws a whole month: it takes one of the statement exports' slots, as a CSV does.
+  if (pdf) exportSlot(ctx.csv_exports, input.partner_id, reply.raw);
   const { statement, transactions } = await monthlyStatement(db, { ...input, with_rows: pdf });
   if (!pdf) return reply.type("application/json; charset=utf-8").send(statement);
   const partner = await findPartner(db, input.partner_id);
@@ -79,7 +83,7 @@ export const getMonthlyStatementRoute = endpoint({
     },
   },
   handler: (ctx) => async (request, reply) =>
-    answer(ctx.db, reply, {
+    answer(ctx, reply, {
       partner_id: request.partner!.partner_id,
       month: request.params.month,
       accept: request.headers.accept,
@@ -98,11 +102,17 @@ export const adminMonthlyStatementRoute = endpoint({
     params: Type.Object({ partner_id: PrefixedId("ptr"), month: MonthParam }),
     response: {
       ...responses,
-      ...errorResponses(...ADMIN_ERRORS, "invalid_request", "partner_not_found", "statement_too_large"),
+      ...errorResponses(
+        ...ADMIN_ERRORS,
+        "invalid_request",
+        "partner_not_found",
+        "statement_too_large",
+        "rate_limited",
+      ),
     },
   },
   handler: (ctx) => async (request, reply) =>
-    answer(ctx.db, reply, {
+    answer(ctx, reply, {
       partner_id: request.params.partner_id,
       month: request.params.month,
       accept: request.headers.accept,

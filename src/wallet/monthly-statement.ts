@@ -16,6 +16,9 @@ import { Money, money } from "../shared/schemas.ts";
 import { MAX_CSV_ROWS } from "./export-transactions.ts";
 import { partnerWallet, renderTransactions, statementPage, type Transaction } from "./list-transactions.ts";
 
+/** Transactions one PDF statement lists at most (about 250 pages). */
+export const MAX_PDF_ROWS = 10_000;
+
 /** Rows read per page while summing a month: memory stays one page whatever the month's size. */
 const PAGE_ROWS = 500;
 
@@ -87,9 +90,17 @@ export async function monthlyStatement(
   const window = monthWindow(input.month);
   const wallet = await partnerWallet(db, input.partner_id);
   const query = { account_id: wallet.account_id, from: window.from, until: window.until };
-  const size = await walletStatementSize(db, { ...query, before_seq: null }, MAX_CSV_ROWS + 1);
-  if (size > MAX_CSV_ROWS) {
-    throw new ApiError("statement_too_large", `More than ${MAX_CSV_ROWS} transactions in ${input.month}.`);
+  // A PDF holds every row in memory and is drawn on the event loop: it takes fewer.
+  const cap = input.with_rows ? MAX_PDF_ROWS : MAX_CSV_ROWS;
+  const size = await walletStatementSize(db, { ...query, before_seq: null }, cap + 1);
+  if (size > cap) {
+    const what = input.with_rows
+      ? "a PDF statement holds; use the CSV export (from/to)"
+      : "a statement holds";
+    throw new ApiError(
+      "statement_too_large",
+      `More than ${cap} transactions in ${input.month}, more than ${what}.`,
+    );
   }
   const opening = await walletBalanceBefore(db, wallet.account_id, window.from);
   const totals: Totals = { credits: 0, purchases: 0, topups: 0, refunds: 0, adjustments: 0 };
