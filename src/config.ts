@@ -560,6 +560,15 @@ const PRODUCTION_RULES: readonly Rule[] = [
     problem: "is required when APP_ENV=production",
   })),
   {
+    // Invitation and password-reset links point at it: a localhost default would mail dead links.
+    variable: "PUBLIC_BASE_URL",
+    involves: [],
+    broken: (c) =>
+      !c.public_base_url.startsWith("https://") || new URL(c.public_base_url).hostname === "localhost",
+    problem:
+      "must be the console's public https address when APP_ENV=production (invitation and reset links point at it)",
+  },
+  {
     // The SM-DP+'s notifications move eSIMs to installed or deleted: never an open door.
     variable: "ES2PLUS_CALLBACK_TOKEN",
     involves: ["CARRIER_PROFILES"],

@@ -53,8 +53,18 @@ test("production refuses to start without DATABASE_URL, ADMIN_TOKEN, SMTP_URL an
     CARRIER_API_KEY: "secret",
     CARRIER_CALLBACK_TOKEN: "a-long-callback-token",
     WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
+    PUBLIC_BASE_URL: "https://console.esim.example",
   };
   assert.equal(loadConfig(full).app_env, "production");
+  assert.throws(
+    () => loadConfig({ ...full, PUBLIC_BASE_URL: "" }),
+    /PUBLIC_BASE_URL: must be the console's public https address/,
+    "a localhost default would mail dead invitation links",
+  );
+  assert.throws(
+    () => loadConfig({ ...full, PUBLIC_BASE_URL: "http://console.esim.example" }),
+    /PUBLIC_BASE_URL/,
+  );
   for (const missing of [
     "DATABASE_URL",
     "ADMIN_TOKEN",
@@ -82,6 +92,7 @@ test("production refuses to start without the carrier callback token unless call
     CARRIER_URL: "https://carrier.example",
     CARRIER_API_KEY: "secret",
     WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
+    PUBLIC_BASE_URL: "https://console.esim.example",
   };
   assert.throws(
     () => loadConfig(env),
@@ -266,6 +277,7 @@ test("ES2+ settings are all or none: a partial set is refused, naming each missi
     CARRIER_PROFILES: "es2plus",
     ES2PLUS_CALLBACK_TOKEN: "a-long-smdp-callback-token",
     WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
+    PUBLIC_BASE_URL: "https://console.esim.example",
   };
   const config = loadConfig({ ...production, ...ES2PLUS });
   assert.equal(config.carrier_profiles, "es2plus");
