@@ -5,7 +5,7 @@
 import type { FastifyRequest } from "fastify";
 import { recordAudit } from "../audit/record-audit.ts";
 import { requiresTwoFactor, setRequiresTwoFactor } from "../partners/two-factor-policy.ts";
-import { inviteUser } from "../people/invite-user.ts";
+import { AddressOfAnotherTeam, inviteUser } from "../people/invite-user.ts";
 import { changeRole, setUserStatus, type TeamChange } from "../people/manage-team.ts";
 import { OPERATOR_ROLES, PARTNER_ROLES, type Realm } from "../people/roles.ts";
 import { listUsers, MAX_TEAM_PAGE, renderUser, type User } from "../people/users.ts";
@@ -176,7 +176,7 @@ export const partnerTeamPages: ConsolePages = (scope, ctx) => {
     } catch (error) {
       // An address of another partner's person: answered as a sent invitation (nothing is sent), so
       // the Team page tells no partner who has an account with another.
-      if (!(error instanceof ApiError && error.reason === "other_team")) throw error;
+      if (!(error instanceof AddressOfAnotherTeam)) throw error;
     }
     return seeOther(reply, "/console/team?done=invited");
   });

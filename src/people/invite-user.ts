@@ -48,6 +48,16 @@ export function emailProblem(email: string): string | null {
   return null;
 }
 
+/**
+ * 409 `user_exists` for an address of another partner's person: the operator's API says so; a
+ * partner's console answers it as a sent invitation (so one partner learns nothing of another's).
+ */
+export class AddressOfAnotherTeam extends ApiError {
+  constructor(email: string) {
+    super("user_exists", `${email} already has an account with another team.`);
+  }
+}
+
 /** The invited person and their link (the CLI prints it; everyone else gets it by email only). */
 export async function inviteUser(
   db: Kysely<Database>,
@@ -76,21 +86,15 @@ export async function inviteUser(
     let added = await add();
     if (!added) {
       // The address is a person's already: of this team (409, the team may know its own people), or
-      // of another. An invitation that lapsed unused gives the address up; a live person
-      // of another team is refused with reason `other_team`, which a partner's console answers as
-      // it answers a sent invitation, so one partner learns nothing of another's people.
+      // of another. An invitation that lapsed unused gives the address up; a live person of
+      // another team is refused with AddressOfAnotherTeam.
       const existing = await findUserByEmail(tx, input.realm, email);
       const same_team = existing !== null && existing.partner_id === input.partner_id;
       // A lapsed invitation (of this team too: inviting again is how a team resends one) is replaced.
       if (existing && (await deleteLapsedInvitee(tx, existing.user_id))) added = await add();
       if (!added) {
-        throw new ApiError(
-          "user_exists",
-          same_team
-            ? `${email} is already a person of this team.`
-            : `${email} already has an account with another team.`,
-          same_team ? {} : { reason: "other_team" },
-        );
+        if (same_team) throw new ApiError("user_exists", `${email} is already a person of this team.`);
+        throw new AddressOfAnotherTeam(email);
       }
     }
     await insertUserToken(tx, {
