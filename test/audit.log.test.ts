@@ -132,6 +132,12 @@ test("a partner's webhook endpoint and alert changes are one entry each, as its 
     body: { threshold_minor: 1_000 },
   });
   assert.equal(alert.status, 200);
+  // The same level again changes nothing and writes no second entry.
+  const same = await request(base, "PUT", "/v1/profile/wallet/low-balance-alert", {
+    key: partner.api_key,
+    body: { threshold_minor: 1_000 },
+  });
+  assert.equal(same.status, 200);
 
   const entries = await partnerLog(partner.api_key);
   const by_key = { type: "api_key", id: partner.key_id };

@@ -245,7 +245,7 @@ test("wrong second-factor codes are sign-in failures of the account: past 5 in 1
 
 test("a team that requires a second factor: a person without one is kept on the Two-factor page until they set one up", async () => {
   const strict = await app.createPartner("Strict Travel");
-  await setRequiresTwoFactor(app.db, strict.partner_id, true);
+  await setRequiresTwoFactor(app.db, strict.partner_id, true, { type: "system", id: null, ip: null });
   const person = await addPerson(app.database.pool, {
     realm: "partner",
     role: "developer",

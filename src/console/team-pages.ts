@@ -192,16 +192,7 @@ export const partnerTeamPages: ConsolePages = (scope, ctx) => {
   scope.post("/team/two-factor", async (request, reply) => {
     const required = formOf(request).required === "true";
     const partner_id = partnerOf(request);
-    await ctx.db.transaction().execute(async (tx) => {
-      await setRequiresTwoFactor(tx, partner_id, required);
-      await recordAudit(tx, {
-        actor: actorOf(request),
-        action: "team.two_factor_required",
-        partner_id,
-        target: { type: "partner", id: partner_id },
-        details: { required },
-      });
-    });
+    await setRequiresTwoFactor(ctx.db, partner_id, required, actorOf(request));
     return seeOther(reply, `/console/team?done=${required ? "required" : "optional"}`);
   });
 };
