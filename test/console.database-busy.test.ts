@@ -13,7 +13,7 @@ import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { creditWallet } from "../src/wallet/credit-wallet.ts";
 import { createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
-import { addPerson, signInCookie } from "./support/people.ts";
+import { ownerCookie } from "./support/people.ts";
 import { waitFor } from "./support/world.ts";
 
 const database = await createTestDatabase({ catalog: true });
@@ -23,14 +23,7 @@ const app = await createTestApp({}, { database: { url: database.url, pool } });
 const base = await app.app.listen({ port: 0, host: "127.0.0.1" });
 
 /** A partner's owner signs in to the console through its form: the Cookie header. */
-async function signIn(partner: { partner_id: string }): Promise<string> {
-  const owner = await addPerson(database.pool, {
-    realm: "partner",
-    role: "owner",
-    partner_id: partner.partner_id,
-  });
-  return `console_partner=${await signInCookie(base, owner)}`;
-}
+const signIn = (partner: { partner_id: string }) => ownerCookie(database.pool, base, partner.partner_id);
 
 test("a console page whose statement is cancelled is 503 with Retry-After, not 500; the reload is served", async () => {
   const partner = await app.createPartner("Console Busy Travel", 0);

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { createTestApp } from "./support/app.ts";
 import { inParallel } from "./support/fixtures.ts";
 import { request } from "./support/http.ts";
-import { addPerson, signInCookie } from "./support/people.ts";
+import { ownerCookie } from "./support/people.ts";
 
 const SHARE = 10;
 const app = await createTestApp({ rate_limit_per_second: 1, rate_limit_burst: SHARE * 1_000 });
@@ -17,14 +17,7 @@ app.keyLimiter.shareWith(1_000);
 const base = await app.app.listen({ port: 0, host: "127.0.0.1" });
 
 /** A partner's owner signs in to the console through its form: the Cookie header. */
-async function signIn(partner: { partner_id: string }): Promise<string> {
-  const owner = await addPerson(app.database.pool, {
-    realm: "partner",
-    role: "owner",
-    partner_id: partner.partner_id,
-  });
-  return `console_partner=${await signInCookie(base, owner)}`;
-}
+const signIn = (partner: { partner_id: string }) => ownerCookie(app.database.pool, base, partner.partner_id);
 
 type Load = { status: number; retry_after: string | null; type: string; text: string };
 

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { sql } from "kysely";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 import { request } from "./support/http.ts";
-import { addPerson, signInCookie } from "./support/people.ts";
+import { ownerCookie } from "./support/people.ts";
 
 const app = await createTestApp({ webhook_allow_private_networks: true, metrics_token: null });
 const base = await app.app.listen({ port: 0, host: "127.0.0.1" });
@@ -34,14 +34,7 @@ const rowsOfPartner = async (table: "events" | "api_keys") =>
   ).rows[0]!.n;
 
 /** A partner's owner signs in to the console through its form: the Cookie header. */
-async function signIn(partner: { partner_id: string }): Promise<string> {
-  const owner = await addPerson(app.database.pool, {
-    realm: "partner",
-    role: "owner",
-    partner_id: partner.partner_id,
-  });
-  return `console_partner=${await signInCookie(base, owner)}`;
-}
+const signIn = (partner: { partner_id: string }) => ownerCookie(app.database.pool, base, partner.partner_id);
 
 test("a change with an unknown query parameter is refused and does nothing; without it, it is done", async () => {
   const created = await request(base, "POST", "/v1/webhook-endpoints", {

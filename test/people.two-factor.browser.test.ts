@@ -5,30 +5,19 @@
 // authenticator (DevTools protocol), with the pages' own script under their CSP; an operator person
 // the same way. The console is opened at `localhost`: WebAuthn refuses an IP address as relying party.
 import assert from "node:assert/strict";
-import { after, test } from "node:test";
+import { test } from "node:test";
 import { Secret, TOTP } from "otpauth";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { csrfToken } from "../src/people/sessions.ts";
 import { createTestApp } from "./support/app.ts";
-import { CHROMIUM, DESKTOP, PHONE, seriousViolations } from "./support/browser.ts";
+import { browserForFile, DESKTOP, PHONE, seriousViolations } from "./support/browser.ts";
 import { addPerson, type Person } from "./support/people.ts";
 
 const app = await createTestApp();
 const listening = await app.app.listen({ port: 0, host: "127.0.0.1" });
 const base = listening.replace("127.0.0.1", "localhost");
 const partner = await app.createPartner("Passkey Travel");
-// As support/browser.ts launches it (no network but the service), `localhost` resolving too.
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
-  ],
-});
-after(() => browser.close());
+const browser = await browserForFile({ localhost: true });
 
 const HOME = { partner: "/console", operator: "/console/admin" } as const;
 

@@ -16,6 +16,7 @@ import {
   deleteUserSessions,
   insertSession,
   type SessionKind,
+  type SessionRow,
   type SessionStage,
   touchSession,
 } from "./sessions.sql.ts";
@@ -23,17 +24,7 @@ import {
 export type { SessionKind, SessionStage };
 
 /** A signed-in person: the session's id (from the cookie), who they are and what they may do. */
-export type ConsoleSession = {
-  session_id: string;
-  kind: SessionKind;
-  user_id: string;
-  partner_id: string | null;
-  stage: SessionStage;
-  email: string;
-  name: string;
-  role: string;
-  signed_in_at: Date;
-};
+export type ConsoleSession = SessionRow & { session_id: string };
 
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 const MAX_SECRET_LENGTH = 200;

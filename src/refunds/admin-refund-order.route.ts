@@ -8,7 +8,7 @@ import { endpoint } from "../shared/endpoint.ts";
 import { ApiError } from "../shared/errors.ts";
 import { actorOf } from "../shared/http-types.ts";
 import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
-import { RefundProblem, sendAnswer } from "./refund-order.route.ts";
+import { REFUND_CONFLICT, sendAnswer } from "./refund-order.route.ts";
 import { refundOrder } from "./refund-order.ts";
 
 const DESCRIPTION =
@@ -47,12 +47,7 @@ export const adminRefundOrderRoute = endpoint({
         description: "The refunded order (`status` `refunded`).",
       }),
       ...errorResponses(...ADMIN_ERRORS, "order_not_found", "carrier_unavailable"),
-      409: {
-        description:
-          "Problem details. Codes: `request_in_progress` (retry after `Retry-After`), `refund_not_allowed` " +
-          "(with `reason`).",
-        content: { "application/problem+json": { schema: RefundProblem } },
-      },
+      409: REFUND_CONFLICT,
     },
   },
   handler: (ctx) => async (request, reply) => {

@@ -62,6 +62,14 @@ export const RefundProblem = Type.Object(
   { additionalProperties: false, "x-error-codes": ["request_in_progress", "refund_not_allowed"] },
 );
 
+/** A refund's 409, for the partner's route and the operator's: in progress, or not allowed (why). */
+export const REFUND_CONFLICT = {
+  description:
+    "Problem details. Codes: `request_in_progress` (retry after `Retry-After`), `refund_not_allowed` " +
+    "(with `reason`).",
+  content: { "application/problem+json": { schema: RefundProblem } },
+};
+
 /** The answer's bytes as they are (stored on a key too): the status says which content type they are. */
 export function sendAnswer(reply: FastifyReply, answer: StoredOutcome): FastifyReply {
   if (answer.replayed) reply.header("idempotent-replayed", "true");
@@ -105,12 +113,7 @@ export const refundOrderRoute = endpoint({
         "idempotency_key_reused",
         "carrier_unavailable",
       ),
-      409: {
-        description:
-          "Problem details. Codes: `request_in_progress` (retry after `Retry-After`), `refund_not_allowed` " +
-          "(with `reason`).",
-        content: { "application/problem+json": { schema: RefundProblem } },
-      },
+      409: REFUND_CONFLICT,
     },
   },
   handler: (ctx) => async (request, reply) => {

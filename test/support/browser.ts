@@ -11,7 +11,12 @@ export const CHROMIUM = "/usr/bin/chromium";
 export const DESKTOP = { width: 1280, height: 860 };
 export const PHONE = { width: 390, height: 844 };
 
-export async function launchBrowser(): Promise<Browser> {
+/**
+ * No network but the service: every name resolves nowhere but 127.0.0.1, and `localhost` too with
+ * `localhost: true` (WebAuthn refuses an IP address as the site's name).
+ */
+export async function launchBrowser(options: { localhost?: boolean } = {}): Promise<Browser> {
+  const except = options.localhost ? "EXCLUDE 127.0.0.1, EXCLUDE localhost" : "EXCLUDE 127.0.0.1";
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -19,15 +24,15 @@ export async function launchBrowser(): Promise<Browser> {
       "--no-sandbox",
       "--disable-gpu",
       "--disable-background-networking",
-      "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+      `--host-resolver-rules=MAP * ~NOTFOUND, ${except}`,
     ],
   });
   return browser;
 }
 
 /** One browser per test file, closed after it. */
-export async function browserForFile(): Promise<Browser> {
-  const browser = await launchBrowser();
+export async function browserForFile(options: { localhost?: boolean } = {}): Promise<Browser> {
+  const browser = await launchBrowser(options);
   after(() => browser.close());
   return browser;
 }

@@ -85,3 +85,9 @@ export async function signInPage(
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForURL(home);
 }
+
+/** A new owner of the partner, signed in through the console's form: the Cookie header to send. */
+export async function ownerCookie(pool: pg.Pool, base: string, partner_id: string): Promise<string> {
+  const owner = await addPerson(pool, { realm: "partner", role: "owner", partner_id });
+  return `${COOKIE.partner}=${await signInCookie(base, owner)}`;
+}
