@@ -132,6 +132,19 @@ async function waitUntilDown(): Promise<void> {
   throw new Error("PostgreSQL never went down");
 }
 
+/** The delivery the email sweep recorded for an order, waited for (30 s at most). */
+async function waitForDelivery(order_id: string): Promise<{ message_id: string }> {
+  for (let i = 0; i < 600; i++) {
+    const { rows } = await cluster.pool.query<{ message_id: string }>(
+      "select message_id from email_deliveries where order_id = $1",
+      [order_id],
+    );
+    if (rows[0]) return rows[0];
+    await sleep(50);
+  }
+  throw new Error(`the sweep never delivered the confirmation of order ${order_id}`);
+}
+
 test("an email sent while PostgreSQL is down is recorded once it is back, so it is not sent again", async () => {
   // The email sweep's recorder as worker.ts builds it, with a 15 s window (half a 30 s lease).
   const pool = createPool(cluster.databaseUrl, 2, "esim-restart-recorder");
@@ -142,11 +155,12 @@ test("an email sent while PostgreSQL is down is recorded once it is back, so it 
       "select order_id, email from orders where client_reference = 'restart-fast'",
     );
     const order = rows[0]!;
-    const before = await cluster.pool.query<{ message_id: string }>(
-      "delete from email_deliveries where order_id = $1 returning message_id",
-      [order.order_id],
-    );
-    const message_id = before.rows[0]?.message_id ?? `<confirmation.${order.order_id}@esim.example>`;
+    // The sweep's own send first: recording a delivery here before the sweep sent it would delete
+    // the outbox row, and the order's email would never reach the SMTP server (the chaos audit
+    // below then reports it, as CI once did on a loaded machine).
+    const sent = await waitForDelivery(order.order_id);
+    await cluster.pool.query("delete from email_deliveries where order_id = $1", [order.order_id]);
+    const message_id = sent.message_id;
     const restarting = cluster.restartPostgres!("immediate", 3_000);
     await waitUntilDown();
     // The relay has accepted the message; now its delivery is recorded, with PostgreSQL away.
