@@ -59,6 +59,16 @@ export const ERROR_CODES = {
   user_not_found: { status: 404, title: "No such person." },
   user_exists: { status: 409, title: "This email already belongs to a person of this team." },
   last_owner: { status: 409, title: "A partner keeps at least one active owner." },
+  // Issue 32 (support and finance work).
+  partner_suspended: {
+    status: 403,
+    title: "The partner is suspended: it may read, but changes nothing until the operator reactivates it.",
+  },
+  no_email_for_order: { status: 409, title: "This order has no confirmation email (a top-up sends none)." },
+  resend_limit_reached: {
+    status: 429,
+    title: "The confirmation email of this order was resent as often as a day allows (5).",
+  },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
