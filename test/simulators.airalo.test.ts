@@ -676,6 +676,52 @@ describe("webhooks", async () => {
   });
 });
 
+describe("the fake as a process", () => {
+  test("an order and the token outlive a crash of the fake: after a restart the list still shows the order", async () => {
+    const start = () => {
+      const child = spawnNode({
+        name: "airalo fake",
+        script: "src/simulators/airalo/main.ts",
+        env: { DATABASE_URL: database.url, AIRALO_SIM_PORT: "0", SIMULATOR_EXIT_ON_STDIN_CLOSE: "1" },
+      });
+      after(() => child.stop(5_000));
+      return child;
+    };
+    const listening = /^airalo fake listening on (http:\/\/\S+)$/m;
+    const first = start();
+    const firstUrl = await waitForOutput(first, listening, 15_000);
+    const issued = await fetch(`${firstUrl}/v2/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({
+        client_id: "sandbox-client",
+        client_secret: "sandbox-secret-0000",
+        grant_type: "client_credentials",
+      }),
+    });
+    const sandboxToken = ((await issued.json()) as any).data.access_token;
+    const description = ourId();
+    const form = new FormData();
+    for (const [name, value] of Object.entries({ package_id: PACKAGE, quantity: "1", description }))
+      form.append(name, value);
+    const placed = await fetch(`${firstUrl}/v2/orders`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${sandboxToken}`, accept: "application/json" },
+      body: form,
+    });
+    assert.equal(placed.status, 200);
+    await first.kill();
+    const second = start();
+    const secondUrl = await waitForOutput(second, listening, 15_000);
+    const listed = await fetch(`${secondUrl}/v2/orders?filter[description]=${description}`, {
+      headers: { authorization: `Bearer ${sandboxToken}`, accept: "application/json" },
+    });
+    assert.equal(listed.status, 200);
+    assert.equal(((await listed.json()) as any).data.length, 1);
+    assert.equal(await second.stop(5_000), 0);
+  });
+});
+
 describe("the official Node SDK (airalo-sdk 1.2.2) against the fake as a process over HTTPS", () => {
   test("token, packages, an order, the eSIM's usage and top-ups, and a top-up", async () => {
     const certificates = makeCertificates();
