@@ -75,6 +75,18 @@ module.exports = {
       to: { path: "^src/", pathNot: "^src/(carrier/|shared/|db/|config\\.ts$)" },
     },
     {
+      name: "fakes-are-written-from-the-docs",
+      severity: "error",
+      comment:
+        "A supplier's fake (src/simulators/) is built from the supplier's documentation, never from our adapter or domains: it may use the database pool, the Luhn digit and the simulator process plumbing, nothing else of ours.",
+      from: { path: "^src/simulators/" },
+      to: {
+        path: "^src/",
+        pathNot:
+          "^src/(simulators/|db/|config\\.ts$|shared/crash-points\\.ts$|carrier/(luhn|simulator-process)\\.ts$)",
+      },
+    },
+    {
       name: "simulators-answer-from-the-protocol-tables",
       severity: "error",
       comment:
