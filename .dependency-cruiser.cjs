@@ -85,6 +85,17 @@ module.exports = {
       },
     },
     {
+      name: "simulators-are-other-companies",
+      severity: "error",
+      comment:
+        "A fake of a supplier is written from the supplier's documentation, never from our adapter (issue 33): it imports the database pool, the shared base and two pure helpers, nothing of src/carrier or the domains.",
+      from: { path: "^src/simulators/" },
+      to: {
+        path: "^src/",
+        pathNot: "^src/(simulators/|db/|shared/|carrier/luhn\\.ts$|carrier/simulator-process\\.ts$)",
+      },
+    },
+    {
       name: "domain-tables-through-their-domain",
       severity: "error",
       comment: "A domain's SQL is its own: call the domain's exported functions instead.",
