@@ -432,6 +432,26 @@ describe("revoke and refund", () => {
   });
 });
 
+describe("in-process", () => {
+  test("startEsimGoSimulator serves the same API from the sandbox's own pool", async () => {
+    const { startEsimGoSimulator } = await import("../src/simulators/esimgo/server.ts");
+    const running = await startEsimGoSimulator({
+      pool: database.pool,
+      port: 0,
+      host: "127.0.0.1",
+      apiKey: fake.apiKey,
+    });
+    try {
+      const inProcess = { ...fake, url: running.url, base: `${running.url}/v2.4` };
+      const answer = await call(inProcess, "GET", "/catalogue/bundle/esim_1GB_7D_GB_V2");
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body.name, "esim_1GB_7D_GB_V2");
+    } finally {
+      await running.close();
+    }
+  });
+});
+
 describe("faults", () => {
   async function ordersSince(since: string): Promise<{ orderReference: string }[]> {
     return (await api("GET", `/orders?createdAt=gte:${since}`)).body;
