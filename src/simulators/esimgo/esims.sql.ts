@@ -93,15 +93,19 @@ export async function listEsims(
   offset: number,
 ): Promise<{ rows: EsimRow[]; total: number }> {
   // The column name comes from a closed set in the caller, never from the request.
-  const where = filter.column === null ? "true" : `e.${filter.column} ${filter.exact ? "=" : "like"} $1`;
+  const where = filter.column === null ? "true" : `e.${filter.column} ${filter.exact ? "=" : "like"} $3`;
   const params = filter.column === null ? [] : [filter.pattern];
   const [page, count] = await Promise.all([
     db.query<EsimRow>(
       `select ${ESIM_COLUMNS} from esimgo_sim.esims e where ${where}
-       order by e.created_at desc, e.iccid limit ${limit} offset ${offset}`,
+       order by e.created_at desc, e.iccid limit $1 offset $2`,
+      [limit, offset, ...params],
+    ),
+    // The count's only parameter is the filter's: number it $3 like the page's.
+    db.query<{ total: string }>(
+      `select count(*) as total from esimgo_sim.esims e where ${where.replace("$3", "$1")}`,
       params,
     ),
-    db.query<{ total: string }>(`select count(*) as total from esimgo_sim.esims e where ${where}`, params),
   ]);
   return { rows: page.rows, total: Number(count.rows[0]!.total) };
 }
