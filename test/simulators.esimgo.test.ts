@@ -259,6 +259,21 @@ describe("orders", () => {
     assert.notEqual(moved.body.order[0].iccids[0], iccid);
   });
 
+  test("assign: false buys into inventory: charged, recorded, no eSIMs", async () => {
+    const start = await balance();
+    const answer = await api("POST", "/orders", {
+      body: {
+        type: "transaction",
+        assign: false,
+        order: [{ type: "bundle", quantity: 2, item: "esim_1GB_7D_ES_V2" }],
+      },
+    });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.body.assigned, false);
+    assert.deepEqual(answer.body.order[0].esims, []);
+    assert.equal(await balance(), Math.round((start - 3.98) * 100) / 100);
+  });
+
   test("an order the balance cannot pay is refused and leaves no order", async () => {
     await api("POST", "/sandbox/organisation", { body: { balance: 1 } });
     const before = (await api("GET", "/orders?limit=200")).body.length;
@@ -337,7 +352,8 @@ describe("eSIMs after the sale", () => {
     assert.equal((await api("GET", "/esims/8944523999999999990")).status, 400);
   });
 
-  test("data use starts the bundle and lowers its remaining bytes; V3 callbacks arrive signed", async () => {
+  /** A receiver of callbacks on an ephemeral port: what it got, and its URL. */
+  async function callbackReceiver() {
     const received: { body: string; signature: string }[] = [];
     const receiver = http.createServer((request, response) => {
       let body = "";
@@ -349,8 +365,19 @@ describe("eSIMs after the sale", () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
     after(() => receiver.close());
-    const port = (receiver.address() as { port: number }).port;
-    await control({ callback_url: `http://127.0.0.1:${port}/esimgo` });
+    const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/esimgo`;
+    // Polls until `count` callbacks arrived (or gives up after 500 polls, and the test fails on what it has).
+    const arrived = async (count: number) => {
+      for (let poll = 0; poll < 500 && received.length < count; poll++)
+        await new Promise((r) => setTimeout(r, 20));
+      return received;
+    };
+    return { url, arrived };
+  }
+
+  test("data use starts the bundle and lowers its remaining bytes; V3 callbacks arrive signed (base64)", async () => {
+    const receiver = await callbackReceiver();
+    await control({ callback_url: receiver.url });
     const { iccid } = await buyOne();
     const used = await api("POST", `/sandbox/esims/${iccid}/events`, {
       body: { event: "use_data", bytes: 600_000_000 },
@@ -360,16 +387,34 @@ describe("eSIMs after the sale", () => {
     const assignment = bundles.body.bundles[0].assignments[0];
     assert.deepEqual([assignment.bundleState, assignment.remainingQuantity], ["active", 400_000_000]);
     assert.equal((await api("GET", `/esims/${iccid}`)).body.profileStatus, "Installed");
-    while (received.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+    const received = await receiver.arrived(2);
     const alerts = received.map((delivery) => JSON.parse(delivery.body));
     assert.deepEqual(alerts.map((alert) => alert.alertType).sort(), ["FirstUse", "Utilisation"]);
     assert.equal(alerts[0].iccid, iccid);
     assert.equal(alerts[0].bundle.remainingQuantity, 400_000_000);
+    assert.equal(alerts[0].bundle.reference, assignment.assignmentReference);
     for (const delivery of received) {
       assert.equal(
         delivery.signature,
         createHmac("sha256", fake.apiKey).update(delivery.body).digest("base64"),
       );
+    }
+  });
+
+  test("the signature's encoding switches to hex", async () => {
+    const receiver = await callbackReceiver();
+    await control({ callback_url: receiver.url, signature_encoding: "hex" });
+    try {
+      const { iccid } = await buyOne();
+      await api("POST", `/sandbox/esims/${iccid}/events`, { body: { event: "use_data", bytes: 1_000 } });
+      const [delivery] = await receiver.arrived(1);
+      assert.equal(JSON.parse(delivery!.body).alertType, "FirstUse");
+      assert.equal(
+        delivery!.signature,
+        createHmac("sha256", fake.apiKey).update(delivery!.body).digest("hex"),
+      );
+    } finally {
+      await control({ signature_encoding: "base64" });
     }
   });
 
