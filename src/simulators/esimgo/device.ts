@@ -28,11 +28,14 @@ export type DeviceEvent = { event: "install" | "use_data" | "expire"; bytes?: nu
 export async function deviceEvent(context: FakeContext, iccid: string, change: DeviceEvent): Promise<Answer> {
   const events: CallbackEvent[] = [];
   const found = await inTransaction(context.pool, async (client) => {
-    if ((await lockEsims(client, [iccid])).length === 0) return false;
+    const [esim] = await lockEsims(client, [iccid]);
+    if (!esim) return false;
     await expireRunning(client, iccid);
     if (change.event === "install") await markInstalled(client, iccid);
     if (change.event === "expire") await endAssignmentsNow(client, iccid);
-    if (change.event === "use_data") events.push(...(await useData(client, iccid, change.bytes ?? 0)));
+    if (change.event === "use_data" && (change.bytes ?? 0) > 0) {
+      events.push(...(await useData(client, iccid, change.bytes!, esim.first_used_at === null)));
+    }
     return true;
   });
   if (!found) return failure(400, MESSAGES.unknown_iccid(iccid));
@@ -40,13 +43,18 @@ export async function deviceEvent(context: FakeContext, iccid: string, change: D
   return esimBundles(context.pool, iccid, { includeUsed: true, limit: 200 });
 }
 
-async function useData(client: pg.PoolClient, iccid: string, bytes: number): Promise<CallbackEvent[]> {
+async function useData(
+  client: pg.PoolClient,
+  iccid: string,
+  bytes: number,
+  firstUse: boolean,
+): Promise<CallbackEvent[]> {
   // A device using data has the profile installed.
   await markInstalled(client, iccid);
+  if (firstUse) await markFirstUse(client, iccid);
   const rows = await selectAssignments(client, iccid, REFUND_PERIOD_DAYS);
   const events: CallbackEvent[] = [];
   let left = bytes;
-  const firstUse = await markFirstUseOnce(client, iccid, rows);
   for (const row of rows) {
     if (left <= 0) break;
     if (row.state !== "active" && row.state !== "queued") continue;
@@ -64,16 +72,6 @@ async function useData(client: pg.PoolClient, iccid: string, bytes: number): Pro
     if (crossed.length > 0) events.push(callbackEvent(iccid, "Utilisation", after));
   }
   return events;
-}
-
-async function markFirstUseOnce(
-  client: pg.PoolClient,
-  iccid: string,
-  rows: AssignmentRow[],
-): Promise<boolean> {
-  const used = rows.some((row) => row.started_at !== null);
-  if (!used) await markFirstUse(client, iccid);
-  return !used;
 }
 
 function endsAt(row: AssignmentRow): Date {
