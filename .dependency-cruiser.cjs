@@ -82,8 +82,7 @@ module.exports = {
       from: { path: "^src/simulators/" },
       to: {
         path: "^src/",
-        pathNot:
-          "^src/(simulators/|db/|config\\.ts$|shared/crash-points\\.ts$|carrier/(luhn|simulator-process)\\.ts$)",
+        pathNot: "^src/(simulators/|db/|carrier/(luhn|simulator-process)\\.ts$)",
       },
     },
     {
