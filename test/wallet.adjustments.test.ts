@@ -191,6 +191,8 @@ test("bad amounts, a missing or blank reason, a bad reference: 400; an unknown p
     { amount_minor: 100, reason: "   ", reference: "r7" },
     { amount_minor: 100, reason: "", reference: "r8" },
     { amount_minor: 100, reason: "x".repeat(501), reference: "r9" },
+    { amount_minor: 100, reason: "nul \u0000 inside", reference: "r11" },
+    { amount_minor: 100, reason: "two\nlines", reference: "r12" },
     { amount_minor: 100, reason: "No reference" },
     { amount_minor: 100, reason: "Spaces", reference: "has space" },
     { amount_minor: 100, reason: "Extra", reference: "r10", note: "no" },

@@ -100,7 +100,8 @@ function adjustmentOf(form: Form, currency: string) {
     throw new ApiError("invalid_request", "Choose whether the adjustment adds or takes.");
   return checked(AdjustmentBody, {
     amount_minor: form.direction === "debit" ? -amount_minor : amount_minor,
-    reason: form.reason ?? "",
+    // The textarea's line breaks (and tabs) become spaces: a reason is one line on the statement.
+    reason: (form.reason ?? "").replace(/[\t\r\n]+/g, " "),
     reference: form.reference ?? "",
   });
 }

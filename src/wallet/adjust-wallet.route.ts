@@ -18,9 +18,11 @@ export const AdjustmentBody = Type.Object(
     reason: Type.String({
       minLength: 1,
       maxLength: MAX_REASON_LENGTH,
-      pattern: "\\S",
+      // One line of text with something in it: no control characters (a line break included), not blank.
+      pattern: "^[^\\x00-\\x1f\\x7f]*[^\\x00-\\x20\\x7f][^\\x00-\\x1f\\x7f]*$",
       description:
-        "Why, for the partner to read: it is the transaction's `description` on their statement. Trimmed; 1-500 characters.",
+        "Why, for the partner to read: it is the transaction's `description` on their statement. One line " +
+        "(no control characters), trimmed; 1-500 characters.",
     }),
     reference: Type.String({
       minLength: 1,

@@ -11388,7 +11388,7 @@ export interface operations {
                 "application/json": {
                     /** @description Minor units, never 0: positive adds to the wallet, negative takes from it. */
                     amount_minor: number;
-                    /** @description Why, for the partner to read: it is the transaction's `description` on their statement. Trimmed; 1-500 characters. */
+                    /** @description Why, for the partner to read: it is the transaction's `description` on their statement. One line (no control characters), trimmed; 1-500 characters. */
                     reason: string;
                     /** @description Your reference for this correction. The same reference adjusts a wallet once, whatever its sign. */
                     reference: string;
