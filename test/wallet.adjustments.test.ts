@@ -178,7 +178,7 @@ test("a debit beyond the available balance (holds count) is 402 insufficient_bal
   assert.deepEqual((await auditLedger(api.db)).breaches, []);
 });
 
-test("bad amounts, a missing or blank reason, a bad reference: 400; an unknown partner: 404; nothing moves", async () => {
+test("bad amounts, a missing, blank, multi-line or too long reason, a bad reference: 400; an unknown partner: 404; nothing else moves", async () => {
   const partner = await api.createPartner("Refused Adjustments");
   await creditWallet(target, ADMIN_TOKEN, partner.partner_id, 1_000, "wire-refused");
   const bodies: Json[] = [
@@ -202,6 +202,20 @@ test("bad amounts, a missing or blank reason, a bad reference: 400; an unknown p
     assert.equal(answer.status, 400, JSON.stringify(body));
     assert.equal(answer.body.code, "invalid_request");
   }
+  // 500 is a limit in characters, not UTF-16 units: 500 emoji pass, 501 do not.
+  const emoji = await adjust(partner.partner_id, {
+    amount_minor: 1,
+    reason: "💶".repeat(500),
+    reference: "r-emoji",
+  });
+  assert.equal(emoji.status, 201, JSON.stringify(emoji.body));
+  assert.equal(emoji.body.description, "💶".repeat(500));
+  const too_many = await adjust(partner.partner_id, {
+    amount_minor: 1,
+    reason: "💶".repeat(501),
+    reference: "r-e2",
+  });
+  assert.equal(too_many.status, 400);
   const unknown = await adjust("ptr_AAAAAAAAAAAAAAAAAAAAAA", {
     amount_minor: 1,
     reason: "x",
@@ -219,8 +233,12 @@ test("bad amounts, a missing or blank reason, a bad reference: 400; an unknown p
     },
   );
   assert.equal(unauthorized.status, 401, "a partner's key is not the operator's");
-  assert.deepEqual(await settled(partner.partner_id), { available: 1_000, settled: 1_000 });
-  assert.equal((await auditEntries(partner.partner_id)).length, 0);
+  assert.deepEqual(
+    await settled(partner.partner_id),
+    { available: 1_001, settled: 1_001 },
+    "only the emoji one",
+  );
+  assert.equal((await auditEntries(partner.partner_id)).length, 1);
 });
 
 test("a debit that takes the balance below the alert level sends wallet.balance_low, once", async () => {

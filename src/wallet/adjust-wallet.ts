@@ -30,7 +30,9 @@ export async function adjustWallet(
     });
   }
   const reason = input.reason.trim();
-  if (reason.length === 0 || reason.length > MAX_REASON_LENGTH) {
+  // Counted in characters (code points), as the schema and PostgreSQL's length() count them.
+  const length = [...reason].length;
+  if (length === 0 || length > MAX_REASON_LENGTH) {
     throw new ApiError("invalid_request", `reason must be 1-${MAX_REASON_LENGTH} characters once trimmed.`, {
       errors: [{ field: "reason", message: `must be 1-${MAX_REASON_LENGTH} characters once trimmed` }],
     });
