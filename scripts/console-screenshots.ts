@@ -51,6 +51,24 @@ async function seed(base: string) {
       "simulate",
     );
   }
+  // Adjustments both ways, so the month's statement and the money page show some.
+  for (const body of [
+    { amount_minor: -350, reason: "Card fee on the November wire", reference: "screenshots-adj-1" },
+    {
+      amount_minor: 1_250,
+      reason: "Goodwill: the carrier outage of the 3rd",
+      reference: "screenshots-adj-2",
+    },
+  ]) {
+    expectStatus(
+      await request(base, "POST", `/admin/partners/${partner.partner_id}/wallet/adjustments`, {
+        headers: bearer(ADMIN_TOKEN),
+        body,
+      }),
+      201,
+      "adjustment",
+    );
+  }
   await createPartner(base, { admin_token: ADMIN_TOKEN, name: "Globetrotter GmbH", credit_minor: 120_000 });
   expectStatus(
     await request(base, "POST", `/admin/partners/${partner.partner_id}/api-keys`, {
@@ -183,6 +201,7 @@ async function main(): Promise<void> {
       { name: "esims", url: "/console/esims", area: "partner" },
       { name: "esim", url: `/console/esims/${iccid}`, area: "partner" },
       { name: "wallet", url: "/console/wallet", area: "partner" },
+      { name: "wallet-monthly", url: "/console/wallet/monthly", area: "partner" },
       { name: "api-keys", url: "/console/keys", area: "partner" },
       { name: "webhooks", url: "/console/webhooks", area: "partner" },
       { name: "webhook", url: `/console/webhooks/${endpoint_id}`, area: "partner" },
@@ -192,6 +211,11 @@ async function main(): Promise<void> {
       { name: "password-reset", url: "/console/password-reset", area: "none" },
       { name: "admin-partners", url: "/console/admin", area: "operator" },
       { name: "admin-partner", url: `/console/admin/partners/${partner.partner_id}`, area: "operator" },
+      {
+        name: "admin-partner-money",
+        url: `/console/admin/partners/${partner.partner_id}/money`,
+        area: "operator",
+      },
       { name: "admin-pending-orders", url: "/console/admin/orders?older_than_minutes=0", area: "operator" },
       { name: "admin-catalog", url: "/console/admin/catalog", area: "operator" },
       { name: "admin-ledger", url: "/console/admin/ledger", area: "operator" },

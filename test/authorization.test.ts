@@ -724,6 +724,23 @@ const ADMIN_ROWS: AdminRow[] = [
     disabled: NOT_FOUND,
   },
   {
+    operation: "POST /admin/partners/{partner_id}/wallet/adjustments",
+    request: async () => ({
+      method: "POST",
+      url: `/admin/partners/${owner.partner_id}/wallet/adjustments`,
+      payload: {
+        amount_minor: 1,
+        reason: "matrix",
+        reference: `matrix-${Math.random().toString(36).slice(2)}`,
+      },
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 201 },
+    disabled: NOT_FOUND,
+  },
+  {
     operation: "GET /admin/partners/{partner_id}/wallet/statements/{month}",
     request: async () => ({
       method: "GET",

@@ -17,7 +17,7 @@ async function cliJson(args: string[]): Promise<any> {
   return JSON.parse(run.stdout);
 }
 
-test("wallet statement prints the range's settled transactions as CSV, newest first, chained", async () => {
+test("wallet statement prints the range's settled transactions as CSV, oldest first, chained", async () => {
   const partner = await cliJson(["partners", "create", "Statement CLI"]);
   await cliJson(["wallet", "credit", partner.partner_id, "1500", "--reference", "wire-1"]);
   await cliJson(["wallet", "credit", partner.partner_id, "250", "--reference", "wire,2"]);
@@ -28,8 +28,8 @@ test("wallet statement prints the range's settled transactions as CSV, newest fi
   assert.deepEqual(
     rows.map((r) => [r.type, r.amount_minor, r.balance_after_minor, r.reference, r.currency]),
     [
-      ["credit", "250", "1750", "wire,2", "USD"],
       ["credit", "1500", "1500", "wire-1", "USD"],
+      ["credit", "250", "1750", "wire,2", "USD"],
     ],
   );
   const json = await cliJson(["wallet", "statement", partner.partner_id, "--from", today, "--to", today]);

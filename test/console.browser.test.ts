@@ -163,12 +163,17 @@ test("the statement CSV downloads with the purchase, the top-up and the credit",
   const lines = csv.trim().split("\r\n");
   assert.equal(
     lines[0],
-    "transaction_id,type,amount_minor,currency,balance_after_minor,order_id,reference,created_at",
+    "transaction_id,type,amount,amount_minor,currency,balance_after_minor,order_id,reference," +
+      "client_reference,iccid,package_id,description,created_at",
   );
   assert.deepEqual(
     lines.slice(1).map((line) => line.split(",")[1]),
-    ["topup", "purchase", "credit"],
-    "newest first",
+    ["credit", "purchase", "topup"],
+    "oldest first",
+  );
+  assert.ok(
+    lines.some((line) => line.includes(`,booking-42,${iccid},`)),
+    "the order's own references",
   );
   assert.ok(lines.some((line) => line.includes(order_id)));
 });

@@ -23,7 +23,9 @@ const RULES: Record<string, { refused: unknown[]; taken: unknown[] }> = {
     refused: ["wallet", ""],
     taken: ["partner_wallet", "operator_funding", "operator_revenue"],
   },
-  transfer_kind: { refused: ["credit"], taken: ["wallet_credit", "purchase", "refund"] },
+  transfer_kind: { refused: ["credit"], taken: ["wallet_credit", "purchase", "refund", "adjustment"] },
+  // Migration 0031: an adjustment's reason.
+  adjustment_reason: { refused: ["", "r".repeat(501)], taken: ["r", "r".repeat(500)] },
   transfer_state: { refused: ["failed"], taken: ["pending", "posted", "voided"] },
   reference_text: { refused: ["", "r".repeat(129)], taken: ["r", "r".repeat(128)] },
   order_type: { refused: ["bundle"], taken: ["esim", "topup"] },
@@ -65,6 +67,7 @@ const COLUMNS: Record<string, Record<string, string>> = {
     kind: "transfer_kind",
     state: "transfer_state",
     reference: "reference_text",
+    reason: "adjustment_reason",
   },
   orders: {
     type: "order_type",
@@ -166,6 +169,7 @@ test("the columns carry the domains, and only the checks that compare columns st
     "ledger_transfers.transfer_posted_iff_seq",
     "ledger_transfers.refund_is_posted",
     "ledger_transfers.posted_has_wallet_balance",
+    "ledger_transfers.adjustment_has_reason_and_is_posted",
     "orders.esim_order_has_cart",
     "orders.topup_order_has_iccid",
     "orders.completed_esim_has_iccid",

@@ -35,6 +35,8 @@ const PARTNER_MATRIX: Array<[method: string, route: string, path: string, cells:
   ["POST", "/console/esims/:iccid/top-up", `/console/esims/${ICCID}/top-up`, "YYNYNN"],
   ["GET", "/console/wallet", "/console/wallet", "YYYYYY"],
   ["GET", "/console/wallet/statement.csv", "/console/wallet/statement.csv", "YYYNYY"],
+  ["GET", "/console/wallet/monthly", "/console/wallet/monthly", "YYYNYY"],
+  ["GET", "/console/wallet/statement.pdf", "/console/wallet/statement.pdf", "YYYNYY"],
   ["GET", "/console/keys", "/console/keys", "YYYNNY"],
   ["POST", "/console/keys", "/console/keys", "YYYNNN"],
   ["POST", "/console/keys/:key_id/revoke", `/console/keys/${KEY}/revoke`, "YYYNNN"],
@@ -95,6 +97,24 @@ const OPERATOR_MATRIX: Array<[method: string, route: string, path: string, cells
     "/console/admin/partners/:partner_id/pricing",
     `/console/admin/partners/${UNKNOWN_PARTNER}/pricing`,
     "YYNN",
+  ],
+  [
+    "GET",
+    "/console/admin/partners/:partner_id/money",
+    `/console/admin/partners/${UNKNOWN_PARTNER}/money`,
+    "YYNY",
+  ],
+  [
+    "POST",
+    "/console/admin/partners/:partner_id/adjustments",
+    `/console/admin/partners/${UNKNOWN_PARTNER}/adjustments`,
+    "YYNN",
+  ],
+  [
+    "GET",
+    "/console/admin/partners/:partner_id/statement.pdf",
+    `/console/admin/partners/${UNKNOWN_PARTNER}/statement.pdf`,
+    "YYNY",
   ],
   [
     "POST",

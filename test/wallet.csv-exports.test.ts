@@ -49,13 +49,13 @@ async function partnerWithStatement(name: string, credits: number): Promise<Part
   return partner;
 }
 
-/** The statement's JSON rows as the CSV's records would read. */
+/** The statement's JSON rows (newest first) as the CSV's records would read: oldest first. */
 async function expectedRows(partner: Partner): Promise<string[][]> {
   const page = await request(base, "GET", "/v1/profile/wallet/transactions?limit=100", {
     key: partner.api_key,
   });
   assert.equal(page.status, 200);
-  return page.body.data.map((t: Json) => [t.transaction_id, String(t.amount.amount_minor)]);
+  return page.body.data.map((t: Json) => [t.transaction_id, String(t.amount.amount_minor)]).reverse();
 }
 
 function csvRows(text: string): string[][] {

@@ -1,8 +1,9 @@
-// Monthly statements (issue 32, finance) against the real ledger: credits, purchases, top-ups and
-// refunds spread over three months (posted instants moved back with SQL, in posting order), then for
+// Monthly statements (issue 32, finance) against the real ledger: credits, purchases, top-ups,
+// refunds and operator adjustments of both signs spread over three months (posted instants moved back with SQL, in posting order), then for
 // every month opening + the five totals = closing, each month opens where the one before closed, the
 // first opens at 0, the month under way closes at the wallet's settled balance (a running total kept
-// apart from the transfers), and each total is the month's rows of that type from the statement API.
+// apart from the transfers), and each total is the month's rows of that type from the statement API
+// and the month's transfers of that kind summed straight from ledger_transfers.
 // The PDF is a real PDF (Debian's pdftotext reads it) with the totals and every transaction.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -13,7 +14,7 @@ import { after, test } from "node:test";
 import { promisify } from "node:util";
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { walletOf } from "../src/ledger/accounts.ts";
-import { majorUnits } from "../src/wallet/statement-pdf.ts";
+import { majorUnits } from "../src/shared/major-units.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { creditWallet, purchase, topUpBody } from "./support/fixtures.ts";
@@ -61,7 +62,44 @@ async function statement(key: string, month: string, accept?: string) {
 
 const TOTALS = ["credits", "purchases", "topups", "refunds", "adjustments"] as const;
 
-test("three months of credits, purchases, top-ups and refunds: opening + totals = closing, chained, and the last closes at the settled balance", async () => {
+async function adjust(partner_id: string, amount_minor: number, reference: string, reason: string) {
+  const answer = await request(target, "POST", `/admin/partners/${partner_id}/wallet/adjustments`, {
+    key: ADMIN_TOKEN,
+    body: { amount_minor, reference, reason },
+  });
+  assert.equal(answer.status, 201, JSON.stringify(answer.body));
+  return answer.body;
+}
+
+/**
+ * The month's totals summed from ledger_transfers alone (signed as they moved the wallet; a purchase
+ * transfer is a top-up when its order is one), and the settled balance before the month and before
+ * the next: what the statement must agree with.
+ */
+async function ledgerMonth(account_id: string, month: string) {
+  const { rows } = await database.pool.query(
+    `with bounds as (select $2::timestamptz as start, $2::timestamptz + interval '1 month' as stop),
+     moves as (
+       select t.resolved_at, case when t.credit_account_id = $1 then t.amount_minor else -t.amount_minor end as signed,
+              case t.kind when 'wallet_credit' then 'credits' when 'refund' then 'refunds' when 'adjustment' then 'adjustments'
+                          else case o.type when 'topup' then 'topups' else 'purchases' end end as total
+       from ledger_transfers t left join orders o on t.kind = 'purchase' and o.order_id = t.reference
+       where (t.credit_account_id = $1 or t.debit_account_id = $1) and t.state = 'posted')
+     select total, coalesce(sum(signed) filter (where resolved_at >= start and resolved_at < stop), 0)::bigint as moved,
+            coalesce(sum(signed) filter (where resolved_at < start), 0)::bigint as before
+     from moves, bounds group by total`,
+    [account_id, `${month}-01T00:00:00Z`],
+  );
+  const totals = Object.fromEntries(TOTALS.map((t) => [t, 0])) as Record<(typeof TOTALS)[number], number>;
+  let opening = 0;
+  for (const row of rows) {
+    totals[row.total as (typeof TOTALS)[number]] = Number(row.moved);
+    opening += Number(row.before);
+  }
+  return { opening, totals };
+}
+
+test("three months of credits, purchases, top-ups, refunds and adjustments: opening + totals = closing = the ledger's, chained, and the last closes at the settled balance", async () => {
   const partner = await api.createPartner("Monthly Finance Travel");
   const key = partner.api_key;
   const wallet = (await walletOf(api.db, partner.partner_id))!;
@@ -70,8 +108,11 @@ test("three months of credits, purchases, top-ups and refunds: opening + totals 
   const first = await purchase(target, key);
   await purchase(target, key);
   await movePosted(wallet.account_id, await postedSeqs(wallet.account_id), monthBack(2));
-  // Last month: a top-up of the first eSIM and a refund of a new purchase.
+  // Last month, one of everything: a credit, a purchase, a top-up of the first eSIM, a refund of a
+  // new purchase and adjustments both ways.
   const seen = new Set(await postedSeqs(wallet.account_id));
+  await creditWallet(target, ADMIN_TOKEN, partner.partner_id, 3_000, "wire-1b");
+  await purchase(target, key);
   const iccid = first.purchases[0].iccid;
   const offer = (await request(target, "GET", `/v1/orders/available-topups/${iccid}`, { key })).body.data[0];
   const topup = await request(target, "POST", "/v1/orders/submit-topup", {
@@ -83,6 +124,8 @@ test("three months of credits, purchases, top-ups and refunds: opening + totals 
   const refundable = await purchase(target, key);
   const refunded = await request(target, "POST", `/v1/orders/${refundable.orderID}/refund`, { key });
   assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
+  await adjust(partner.partner_id, 1_250, "adj-goodwill", "Goodwill for the outage of the 3rd");
+  await adjust(partner.partner_id, -300, "adj-fee", "Bank fee on wire-1");
   await movePosted(
     wallet.account_id,
     (await postedSeqs(wallet.account_id)).filter((s) => !seen.has(s)),
@@ -91,6 +134,7 @@ test("three months of credits, purchases, top-ups and refunds: opening + totals 
   // This month: a credit and a purchase, as posted.
   await creditWallet(target, ADMIN_TOKEN, partner.partner_id, 5_000, "wire-2");
   await purchase(target, key);
+  await adjust(partner.partner_id, -75, "adj-this-month", "Correction of a rounding");
 
   let previous_closing = 0;
   for (const back of [3, 2, 1, 0]) {
@@ -123,10 +167,16 @@ test("three months of credits, purchases, top-ups and refunds: opening + totals 
       ["purchases", "purchase"],
       ["topups", "topup"],
       ["refunds", "refund"],
+      ["adjustments", "adjustment"],
     ] as const) {
       const sum = rows.filter((r) => r.type === type).reduce((acc, r) => acc + r.amount.amount_minor, 0);
       assert.equal(s[total].amount_minor, sum, `${month} ${total}`);
     }
+    // And each is the ledger's own: the month's transfers of that kind, summed in SQL.
+    const ledger = await ledgerMonth(wallet.account_id, month);
+    assert.equal(s.opening_balance.amount_minor, ledger.opening, `${month} opening is the ledger's`);
+    for (const total of TOTALS)
+      assert.equal(s[total].amount_minor, ledger.totals[total], `${month} ${total} (ledger)`);
     if (rows[0] !== undefined)
       assert.equal(
         s.closing_balance.amount_minor,
@@ -138,6 +188,17 @@ test("three months of credits, purchases, top-ups and refunds: opening + totals 
   assert.ok((await statement(key, monthBack(2))).body.purchases.amount_minor < 0, "purchases are negative");
   assert.ok((await statement(key, monthBack(1))).body.topups.amount_minor < 0, "top-ups are negative");
   assert.ok((await statement(key, monthBack(1))).body.refunds.amount_minor > 0, "refunds are positive");
+  assert.equal(
+    (await statement(key, monthBack(1))).body.adjustments.amount_minor,
+    950,
+    "adjustments both ways",
+  );
+  for (const total of TOTALS)
+    assert.notEqual(
+      (await statement(key, monthBack(1))).body[total].amount_minor,
+      0,
+      `last month has ${total}`,
+    );
   const settled = (await walletOf(api.db, partner.partner_id))!;
   assert.equal(
     previous_closing,
@@ -159,6 +220,7 @@ test("the PDF statement is a PDF with the month's totals and every transaction, 
   const partner = await api.createPartner("PDF Travel");
   await creditWallet(target, ADMIN_TOKEN, partner.partner_id, 12_345, "wire-pdf");
   const bought = await purchase(target, partner.api_key);
+  await adjust(partner.partner_id, -350, "adj-pdf", "Card fee for the November top-up");
   const month = monthBack(0);
   const answer = await target.inject({
     method: "GET",
@@ -177,12 +239,16 @@ test("the PDF statement is a PDF with the month's totals and every transaction, 
   assert.match(stdout, /PDF Travel/);
   for (const total of ["opening_balance", "closing_balance", ...TOTALS] as const)
     assert.ok(
-      stdout.includes(majorUnits(json[total].amount_minor)),
-      `${total} ${majorUnits(json[total].amount_minor)} printed`,
+      stdout.includes(majorUnits(json[total].amount_minor, "USD")),
+      `${total} ${majorUnits(json[total].amount_minor, "USD")} printed`,
     );
   const credit_at = stdout.indexOf("wire-pdf");
   const purchase_at = stdout.indexOf(bought.orderID);
+  const adjustment_at = stdout.indexOf("adj-pdf");
   assert.ok(credit_at > 0 && purchase_at > credit_at, "every transaction, oldest first");
+  assert.ok(adjustment_at > purchase_at, "the adjustment, last");
+  assert.match(stdout, /Card fee for the November top-up/, "with its reason");
+  assert.match(stdout, /-3\.50/);
 });
 
 test("a month that is malformed or has not begun is 400 and a partner without rows gets zeros", async () => {

@@ -82,6 +82,7 @@ function csvRowsAsJson(text: string): Json[] {
     balance_after: { amount_minor: Number(r.balance_after_minor), currency: r.currency },
     order_id: r.order_id || null,
     reference: r.reference || null,
+    description: r.description || null,
     created_at: r.created_at,
   }));
 }
@@ -163,10 +164,15 @@ test("after 50 concurrent credits, purchases, top-ups and refunds the statement 
   assert.match(csv.type, /^text\/csv/);
   assert.ok(
     csv.text.startsWith(
-      "transaction_id,type,amount_minor,currency,balance_after_minor,order_id,reference,created_at\r\n",
+      "transaction_id,type,amount,amount_minor,currency,balance_after_minor,order_id,reference," +
+        "client_reference,iccid,package_id,description,created_at\r\n",
     ),
   );
-  assert.deepEqual(csvRowsAsJson(csv.text), rows, "the CSV holds exactly the JSON pages' rows");
+  assert.deepEqual(
+    csvRowsAsJson(csv.text),
+    [...rows].reverse(),
+    "the CSV holds exactly the JSON pages' rows, oldest first",
+  );
   assert.deepEqual((await auditLedger(api.db)).breaches, []);
 });
 
@@ -289,7 +295,7 @@ test("a CSV longer than one read page is every JSON page, in order, once", async
   assertChain(rows);
   const csv = await csvOf(partner.api_key);
   assert.equal(csv.status, 200);
-  assert.deepEqual(csvRowsAsJson(csv.text), rows);
+  assert.deepEqual(csvRowsAsJson(csv.text), [...rows].reverse(), "oldest first");
 });
 
 test("the low-balance check costs a purchase no SQL statement unless it fires (then one insert)", async () => {
@@ -402,4 +408,69 @@ test("a credit reference a spreadsheet would run as a formula is written inert i
   const references = (parse(csv.text, { columns: true }) as Json[]).map((row) => row.reference).sort();
   assert.deepEqual(references, ['\'=HYPERLINK("http://evil.example/x")', "'@SUM(1+1)"]);
   assert.match(csv.text, /,-?\d+,USD,/, "amounts stay numbers");
+});
+
+test("the CSV names each order's client reference, ICCID and package, an adjustment's reason, and the amount in major units, oldest first", async () => {
+  const partner = await api.createPartner("CSV columns", 0);
+  await creditWallet(target, ADMIN_TOKEN, partner.partner_id, 10_000, "wire-columns");
+  const cart = await createCart(target, partner.api_key);
+  const bought = await submitCart(target, partner.api_key, cart.cart_key, {
+    client_reference: "=cmd|' /C calc'!A0",
+  });
+  assert.equal(bought.status, 200, JSON.stringify(bought.body));
+  const iccid = bought.body.purchases[0].iccid;
+  const refunded = await request(target, "POST", `/v1/orders/${bought.body.orderID}/refund`, {
+    key: partner.api_key,
+  });
+  assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
+  const adjusted = await request(target, "POST", `/admin/partners/${partner.partner_id}/wallet/adjustments`, {
+    key: ADMIN_TOKEN,
+    body: { amount_minor: -350, reason: '-fee, per "agreement"', reference: "adj-csv" },
+  });
+  assert.equal(adjusted.status, 201, JSON.stringify(adjusted.body));
+  const csv = await csvOf(partner.api_key);
+  const records: Json[] = parse(csv.text, { columns: true });
+  const price = bought.body.total.amount_minor;
+  const major = (minor: number) =>
+    `${minor < 0 ? "-" : ""}${Math.floor(Math.abs(minor) / 100)}.${String(Math.abs(minor) % 100).padStart(2, "0")}`;
+  assert.deepEqual(
+    records.map((r) => [
+      r.type,
+      r.amount,
+      r.amount_minor,
+      r.order_id,
+      r.reference,
+      r.client_reference,
+      r.iccid,
+      r.package_id,
+      r.description,
+    ]),
+    [
+      ["credit", "100.00", "10000", "", "wire-columns", "", "", "", ""],
+      [
+        "purchase",
+        major(-price),
+        String(-price),
+        bought.body.orderID,
+        "",
+        "'=cmd|' /C calc'!A0",
+        iccid,
+        PACKAGE_ID,
+        "",
+      ],
+      [
+        "refund",
+        major(price),
+        String(price),
+        bought.body.orderID,
+        "",
+        "'=cmd|' /C calc'!A0",
+        iccid,
+        PACKAGE_ID,
+        "",
+      ],
+      ["adjustment", "-3.50", "-350", "", "adj-csv", "", "", "", '\'-fee, per "agreement"'],
+    ],
+  );
+  assert.match(csv.text, /,-3\.50,-350,USD,/, "a negative amount is written as a number, not neutralised");
 });

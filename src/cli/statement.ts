@@ -7,7 +7,7 @@ import {
   statementTransactions,
   transactionLine,
 } from "../wallet/export-transactions.ts";
-import type { Transaction } from "../wallet/list-transactions.ts";
+import type { StatementLine } from "../wallet/list-transactions.ts";
 import { partnerId } from "./args.ts";
 import { type CliContext, CliError, type Command, type CommandOutput } from "./command.ts";
 import { formatMoney, table } from "./output.ts";
@@ -21,11 +21,11 @@ function date(name: string, value: string | undefined): string {
   return value;
 }
 
-function csvOf(rows: Transaction[]): string {
+function csvOf(rows: StatementLine[]): string {
   return [csvLine(CSV_COLUMNS), ...rows.map(transactionLine)].join("");
 }
 
-function tableOf(rows: Transaction[]): string {
+function tableOf(rows: StatementLine[]): string {
   return table(
     [
       { header: "POSTED" },
@@ -45,7 +45,7 @@ function tableOf(rows: Transaction[]): string {
 }
 
 async function statement(ctx: CliContext, range: Range): Promise<CommandOutput> {
-  const rows: Transaction[] = [];
+  const rows: StatementLine[] = [];
   for await (const page of await statementTransactions(ctx.db, range)) rows.push(...page);
   const text = range.csv
     ? csvOf(rows).trimEnd()
@@ -62,7 +62,7 @@ export const statementCommands: readonly Command[] = [
     args: ["<partner_id>"],
     options_usage: "--from YYYY-MM-DD --to YYYY-MM-DD [--csv]",
     options: ["from", "to", "csv"],
-    summary: "A wallet's settled transactions from one UTC day to another (both included), newest first",
+    summary: "A wallet's settled transactions from one UTC day to another (both included), oldest first",
     example:
       "npm run cli -- wallet statement ptr_3x7Qm2VJk1Hn8sLw0aYdEe --from 2026-11-01 --to 2026-11-30 --csv",
     prepare: ({ positionals, options }) => {

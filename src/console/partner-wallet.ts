@@ -1,19 +1,23 @@
 // The wallet statement (the API's listTransactions): a date range, pages, and the same range as a
-// CSV download (the API's exportTransactions: same columns, same formula-safe fields, same cap).
+// CSV download (the API's exportTransactions: same columns, same formula-safe fields, same cap);
+// and a month of it for a finance team (the API's monthly statement): totals, PDF and CSV.
 import { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import type { AppContext } from "../shared/context.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { exportSlot, exportTransactions } from "../wallet/export-transactions.ts";
+import { sendMonthlyPdf } from "../wallet/get-monthly-statement.route.ts";
 import { renderWallet } from "../wallet/get-wallet.route.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
 import { listTransactions, type Transaction } from "../wallet/list-transactions.ts";
+import { monthlyStatement } from "../wallet/monthly-statement.ts";
 import { formatInstant, formatMoney } from "./format.ts";
 import { type Html, html } from "./html.ts";
 import { page, scrollTable } from "./layout.ts";
+import { monthDays, monthlyTotals, monthOf, monthPicker } from "./monthly-statement-panel.ts";
 import type { ConsolePages } from "./pages.ts";
 import { partnerOf, queryValue } from "./request.ts";
-import { partnerShell } from "./shells.ts";
+import { allows, partnerShell } from "./shells.ts";
 
 const PAGE_SIZE = 50;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -42,7 +46,9 @@ function transactionsTable(rows: readonly Transaction[]): Html {
       <tbody>${rows.map(
         (t) => html`<tr><td>${formatInstant(t.created_at)}</td><td>${t.type}</td>
           <td class="num">${formatMoney(t.amount)}</td><td class="num">${formatMoney(t.balance_after)}</td>
-          <td>${t.order_id ? html`<a class="mono" href="/console/orders/${t.order_id}">${t.order_id}</a>` : (t.reference ?? "—")}</td></tr>`,
+          <td>${t.order_id ? html`<a class="mono" href="/console/orders/${t.order_id}">${t.order_id}</a>` : (t.reference ?? "—")}${
+            t.description ? html`<br><span class="hint">${t.description}</span>` : ""
+          }</td></tr>`,
       )}</tbody></table>`,
   );
 }
@@ -70,6 +76,13 @@ async function walletPage(request: FastifyRequest, ctx: AppContext): Promise<str
     </div>
     <div class="actions"><button type="submit" formaction="/console/wallet/statement.csv" class="quiet-accent">Download CSV</button></div>
     </form>
+    ${
+      allows(request, "statements.read")
+        ? html`<h2>Monthly statement</h2>
+          <p class="hint">A month's opening and closing balance and its totals, with the month as a PDF or CSV.</p>
+          ${monthPicker("/console/wallet/monthly", new Date().toISOString().slice(0, 7))}`
+        : ""
+    }
     <h2>Statement</h2>
     <p class="hint">Settled money only: a purchase appears once the carrier confirms it.</p>
     ${transactionsTable(statement.data)}
@@ -79,7 +92,27 @@ async function walletPage(request: FastifyRequest, ctx: AppContext): Promise<str
   return page("Wallet", await partnerShell(request, ctx, "/console/wallet"), body);
 }
 
+async function monthlyPage(request: FastifyRequest, ctx: AppContext): Promise<string> {
+  const partner_id = partnerOf(request);
+  const month = monthOf(request);
+  const { statement } = await monthlyStatement(ctx.db, { partner_id, month });
+  const days = monthDays(month);
+  const body = html`<p><a href="/console/wallet">← Wallet</a></p>
+    ${monthPicker("/console/wallet/monthly", month)}
+    ${monthlyTotals(statement, {
+      pdf: `/console/wallet/statement.pdf?month=${month}`,
+      csv: `/console/wallet/statement.csv?${rangeQuery(days)}`,
+    })}`;
+  return page(`Wallet statement ${month}`, await partnerShell(request, ctx, "/console/wallet"), body);
+}
+
 export const partnerWalletPages: ConsolePages = (scope, ctx) => {
+  scope.get("/wallet/monthly", readsQuery("month"), async (request, reply) =>
+    reply.type("text/html; charset=utf-8").send(await monthlyPage(request, ctx)),
+  );
+  scope.get("/wallet/statement.pdf", readsQuery("month"), async (request, reply) =>
+    sendMonthlyPdf(ctx, reply, { partner_id: partnerOf(request), month: monthOf(request) }),
+  );
   scope.get("/wallet", readsQuery("from", "to", "cursor"), async (request, reply) =>
     reply.type("text/html; charset=utf-8").send(await walletPage(request, ctx)),
   );

@@ -52,7 +52,7 @@ export type Database = {
     credit_account_id: string;
     amount_minor: number;
     currency: string;
-    kind: "wallet_credit" | "purchase" | "refund";
+    kind: "wallet_credit" | "purchase" | "refund" | "adjustment";
     state: "pending" | "posted" | "voided";
     reference: string;
     created_at: Timestamp;
@@ -61,6 +61,8 @@ export type Database = {
     posted_seq: number | null;
     /** Set when posted (migration 0008): the settled balance of the wallet it moved, right after it. */
     wallet_balance_after_minor: number | null;
+    /** An adjustment's reason (migration 0031); null on every other kind. */
+    reason: string | null;
   };
   destinations: { destination_code: string; name: string };
   partner_pricing: { partner_id: string; discount_percent: number; updated_at: Generated<Date> };

@@ -22,6 +22,8 @@ import {
   type StatementRow,
   selectSettledBalanceBefore,
   selectStatementPage,
+  selectStatementPageOldestFirst,
+  selectStatementRow,
 } from "./statements.sql.ts";
 
 export type { LedgerEntry, StatementQuery, StatementRow };
@@ -101,6 +103,35 @@ export async function walletStatementPage(db: Executor, query: StatementQuery): 
     }
   }
   return rows;
+}
+
+/** A page of the wallet's statement oldest first: rows posted after `after_seq` (null: the first). */
+export async function walletStatementPageOldestFirst(
+  db: Executor,
+  query: Omit<StatementQuery, "before_seq"> & { after_seq: number | null },
+): Promise<StatementRow[]> {
+  assert.ok(query.limit >= 1 && query.limit <= MAX_STATEMENT_PAGE, "a statement page is bounded");
+  const rows = await selectStatementPageOldestFirst(db, query);
+  for (const [i, row] of rows.entries()) {
+    const newer = rows[i + 1];
+    if (newer) {
+      assert.equal(
+        newer.balance_after_minor,
+        row.balance_after_minor + newer.signed_minor,
+        "the chain holds",
+      );
+    }
+  }
+  return rows;
+}
+
+/** One posted transfer of the wallet as its statement shows it; null when it is none of its. */
+export async function walletStatementRow(
+  db: Executor,
+  account_id: string,
+  transfer_id: string,
+): Promise<StatementRow | null> {
+  return selectStatementRow(db, account_id, transfer_id);
 }
 
 /** Rows of the wallet's statement in a date range, counted up to `cap` and no further. */

@@ -75,13 +75,15 @@ export type OperatorTotals = {
   revenue: number;
   /** What the revenue account paid back to wallets (refunds). */
   refunded: number;
+  /** What the funding account paid out, net of what debit adjustments paid back into it. */
   funding: number;
+  /** Posted wallet credits plus adjustments, signed as they moved the wallets. */
   credited: number;
 };
 
 /**
  * Per revenue account: what it received (posted), what the funding account of its currency paid
- * out, and what the posted wallet credits of that currency total.
+ * out net, and what the posted wallet credits and adjustments of that currency total.
  */
 export async function operatorTotals(db: Executor): Promise<OperatorTotals[]> {
   const result = await sql<OperatorTotals>`
@@ -90,11 +92,17 @@ export async function operatorTotals(db: Executor): Promise<OperatorTotals[]> {
                      where t.credit_account_id = a.account_id and t.state = 'posted'), 0)::bigint as revenue,
            coalesce((select sum(amount_minor) from ledger_transfers t
                      where t.debit_account_id = a.account_id and t.state = 'posted'), 0)::bigint as refunded,
-           coalesce((select sum(amount_minor) from ledger_transfers t join ledger_accounts f
-                       on f.account_id = t.debit_account_id and f.kind = 'operator_funding'
-                     where t.currency = a.currency and t.state = 'posted'), 0)::bigint as funding,
-           coalesce((select sum(amount_minor) from ledger_transfers t
-                     where t.kind = 'wallet_credit' and t.state = 'posted' and t.currency = a.currency), 0)::bigint
+           (coalesce((select sum(amount_minor) from ledger_transfers t join ledger_accounts f
+                        on f.account_id = t.debit_account_id and f.kind = 'operator_funding'
+                      where t.currency = a.currency and t.state = 'posted'), 0)
+          - coalesce((select sum(amount_minor) from ledger_transfers t join ledger_accounts f
+                        on f.account_id = t.credit_account_id and f.kind = 'operator_funding'
+                      where t.currency = a.currency and t.state = 'posted'), 0))::bigint as funding,
+           (coalesce((select sum(amount_minor) from ledger_transfers t
+                      where t.kind = 'wallet_credit' and t.state = 'posted' and t.currency = a.currency), 0)
+          + coalesce((select sum(case when w.kind = 'partner_wallet' then t.amount_minor else -t.amount_minor end)
+                      from ledger_transfers t join ledger_accounts w on w.account_id = t.credit_account_id
+                      where t.kind = 'adjustment' and t.state = 'posted' and t.currency = a.currency), 0))::bigint
              as credited
     from ledger_accounts a where a.kind = 'operator_revenue'`.execute(db);
   return result.rows;

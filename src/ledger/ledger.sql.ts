@@ -71,12 +71,74 @@ export async function selectWallet(
 }
 
 /**
- * The wallet's settled balance once `amount_minor` more is credited to it (migration 0008): read from
+ * The wallet's settled balance once `amount_minor` more is credited to it (negative: debited from it;
+ * migration 0008): read from
  * the wallet row, which the caller has row-locked, before its running totals take the credit.
  */
 function settledAfterCredit(wallet: string, amount_minor: number) {
   return sql<number>`(select posted_credits_minor - posted_debits_minor + ${amount_minor}::bigint
                       from ledger_accounts where account_id = ${wallet})`;
+}
+
+export type AdjustmentRow = { transfer_id: string; signed_minor: number; reason: string };
+
+/**
+ * A posted adjustment (migration 0031), funding -> wallet when `signed_minor` is positive, wallet ->
+ * funding when negative, its stored balance the wallet's settled balance after it (read from the
+ * wallet row the caller has locked, before its totals move). False when the wallet already has an
+ * adjustment with this reference, of either sign: nothing written.
+ */
+export async function insertAdjustment(
+  trx: Transaction<Database>,
+  adjustment: {
+    transfer_id: string;
+    funding: string;
+    wallet: string;
+    signed_minor: number;
+    currency: string;
+    reference: string;
+    reason: string;
+  },
+): Promise<boolean> {
+  const a = adjustment;
+  const [debit, credit] = a.signed_minor > 0 ? [a.funding, a.wallet] : [a.wallet, a.funding];
+  const inserted = await sql<{ transfer_id: string }>`
+    insert into ledger_transfers
+      (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference, reason,
+       resolved_at, posted_seq, wallet_balance_after_minor)
+    values (${a.transfer_id}, ${debit}, ${credit}, ${Math.abs(a.signed_minor)}, ${a.currency}, 'adjustment', 'posted',
+            ${a.reference}, ${a.reason}, clock_timestamp(), nextval('ledger_posted_seq'),
+            ${settledAfterCredit(a.wallet, a.signed_minor)})
+    on conflict ((least(debit_account_id, credit_account_id)), (greatest(debit_account_id, credit_account_id)), reference)
+      where kind = 'adjustment' do nothing
+    returning transfer_id`.execute(trx);
+  return inserted.rows.length > 0;
+}
+
+/** The wallet's adjustment with this reference, its amount signed as it moved the wallet. */
+export async function walletAdjustmentOf(
+  trx: Transaction<Database>,
+  account_id: string,
+  reference: string,
+): Promise<AdjustmentRow | null> {
+  const existing = await sql<AdjustmentRow>`
+    select transfer_id, reason,
+           case when credit_account_id = ${account_id} then amount_minor else -amount_minor end as signed_minor
+    from ledger_transfers
+    where kind = 'adjustment' and reference = ${reference}
+      and (credit_account_id = ${account_id} or debit_account_id = ${account_id})`.execute(trx);
+  return existing.rows[0] ?? null;
+}
+
+/** A posted debit out of the wallet (an adjustment's): the caller checked the balance under the row lock. */
+export async function addPostedDebit(
+  trx: Transaction<Database>,
+  account_id: string,
+  amount_minor: number,
+): Promise<void> {
+  await sql`
+    update ledger_accounts set posted_debits_minor = posted_debits_minor + ${amount_minor}
+    where account_id = ${account_id}`.execute(trx);
 }
 
 /** A posted wallet credit; false when this wallet already has a credit with this reference. */

@@ -5,12 +5,14 @@ import type { Executor } from "../db/executor.ts";
 
 export type StatementRow = {
   transfer_id: string;
-  kind: "wallet_credit" | "purchase" | "refund";
+  kind: "wallet_credit" | "purchase" | "refund" | "adjustment";
   /** Positive into the wallet, negative out of it. */
   signed_minor: number;
   balance_after_minor: number;
   currency: string;
   reference: string;
+  /** An adjustment's reason (migration 0031); null on every other kind. */
+  reason: string | null;
   posted_seq: number;
   posted_at: Date;
 };
@@ -39,13 +41,13 @@ export async function selectStatementPage(db: Executor, q: StatementQuery): Prom
     and (${q.until}::timestamptz is null or resolved_at < ${q.until}::timestamptz)`;
   const result = await sql<StatementRow>`
     select * from (
-      (select transfer_id, kind, amount_minor as signed_minor, currency, reference, posted_seq,
+      (select transfer_id, kind, amount_minor as signed_minor, currency, reference, reason, posted_seq,
               resolved_at as posted_at, wallet_balance_after_minor as balance_after_minor
        from ledger_transfers
        where credit_account_id = ${q.account_id} and posted_seq is not null and ${range}
        order by posted_seq desc limit ${q.limit})
       union all
-      (select transfer_id, kind, -amount_minor, currency, reference, posted_seq, resolved_at,
+      (select transfer_id, kind, -amount_minor, currency, reference, reason, posted_seq, resolved_at,
               wallet_balance_after_minor
        from ledger_transfers
        where debit_account_id = ${q.account_id} and posted_seq is not null and ${range}
@@ -54,6 +56,51 @@ export async function selectStatementPage(db: Executor, q: StatementQuery): Prom
     order by posted_seq desc
     limit ${q.limit}`.execute(db);
   return result.rows;
+}
+
+/** A page oldest first: rows posted after `after_seq` (null: from the first), as selectStatementPage does. */
+export async function selectStatementPageOldestFirst(
+  db: Executor,
+  q: Omit<StatementQuery, "before_seq"> & { after_seq: number | null },
+): Promise<StatementRow[]> {
+  const range = sql`
+    posted_seq > coalesce(${q.after_seq}::bigint, 0)
+    and (${q.from}::timestamptz is null or resolved_at >= ${q.from}::timestamptz)
+    and (${q.until}::timestamptz is null or resolved_at < ${q.until}::timestamptz)`;
+  const result = await sql<StatementRow>`
+    select * from (
+      (select transfer_id, kind, amount_minor as signed_minor, currency, reference, reason, posted_seq,
+              resolved_at as posted_at, wallet_balance_after_minor as balance_after_minor
+       from ledger_transfers
+       where credit_account_id = ${q.account_id} and posted_seq is not null and ${range}
+       order by posted_seq limit ${q.limit})
+      union all
+      (select transfer_id, kind, -amount_minor, currency, reference, reason, posted_seq, resolved_at,
+              wallet_balance_after_minor
+       from ledger_transfers
+       where debit_account_id = ${q.account_id} and posted_seq is not null and ${range}
+       order by posted_seq limit ${q.limit})
+    ) moves
+    order by posted_seq
+    limit ${q.limit}`.execute(db);
+  return result.rows;
+}
+
+/** One posted transfer of the wallet as a statement row; null when it is not one. */
+export async function selectStatementRow(
+  db: Executor,
+  account_id: string,
+  transfer_id: string,
+): Promise<StatementRow | null> {
+  const result = await sql<StatementRow>`
+    select transfer_id, kind,
+           case when credit_account_id = ${account_id} then amount_minor else -amount_minor end as signed_minor,
+           currency, reference, reason, posted_seq, resolved_at as posted_at,
+           wallet_balance_after_minor as balance_after_minor
+    from ledger_transfers
+    where transfer_id = ${transfer_id} and posted_seq is not null
+      and (credit_account_id = ${account_id} or debit_account_id = ${account_id})`.execute(db);
+  return result.rows[0] ?? null;
 }
 
 /** How many rows the range holds, counting no further than `cap` (a bounded pre-check of an export). */

@@ -9,11 +9,14 @@ import { newId } from "../shared/ids.ts";
 import { MAX_AMOUNT_MINOR, operatorAccount, type WalletBalance, walletOf } from "./accounts.ts";
 import {
   addPostedCredit,
+  addPostedDebit,
   holdOnWallet,
+  insertAdjustment,
   insertRefund,
   insertWalletCredit,
   resolvePendingPurchase,
   selectPostedPurchase,
+  walletAdjustmentOf,
   walletCreditOf,
 } from "./ledger.sql.ts";
 
@@ -58,6 +61,60 @@ export async function creditWallet(
     "credit added exactly once",
   );
   return { kind: "credited", balance: after, transfer_id };
+}
+
+export type AdjustmentOutcome =
+  | { kind: "adjusted"; balance: WalletBalance; transfer_id: string; crossed: ThresholdCrossing | null }
+  | { kind: "already_adjusted"; balance: WalletBalance; transfer_id: string }
+  | { kind: "reference_conflict"; existing_signed_minor: number }
+  /** A debit beyond the available balance (holds count): nothing written. */
+  | { kind: "insufficient_balance"; balance: WalletBalance };
+
+/**
+ * The operator's correction of a wallet, posted at once: `signed_minor` > 0 funding -> wallet, < 0
+ * wallet -> funding. Takes the wallet's row lock first, so the balance check, the posting's
+ * posted_seq and a racing purchase's hold take turns: a debit is refused (nothing written) when it
+ * exceeds the available balance, and the wallet's CHECK is the backstop. Idempotent by reference
+ * per wallet, whatever the sign (migration 0031's unique index): the same reference with the same
+ * signed amount replays the first (its reason kept), as a credit's does; another amount or sign is a
+ * conflict. Must run inside a transaction. Null
+ * when the partner has no wallet.
+ */
+export async function adjustWallet(
+  trx: Transaction<Database>,
+  partner_id: string,
+  input: { signed_minor: number; reference: string; reason: string },
+): Promise<AdjustmentOutcome | null> {
+  assertAmount(Math.abs(input.signed_minor));
+  const wallet = await walletOf(trx, partner_id, true);
+  if (!wallet) return null;
+  const existing = await walletAdjustmentOf(trx, wallet.account_id, input.reference);
+  if (existing) {
+    if (existing.signed_minor !== input.signed_minor) {
+      return { kind: "reference_conflict", existing_signed_minor: existing.signed_minor };
+    }
+    return { kind: "already_adjusted", balance: wallet, transfer_id: existing.transfer_id };
+  }
+  if (wallet.available_minor + input.signed_minor < 0)
+    return { kind: "insufficient_balance", balance: wallet };
+  const funding = await operatorAccount(trx, "operator_funding", wallet.currency);
+  const transfer_id = newId("transfer");
+  const adjustment = { transfer_id, funding, wallet: wallet.account_id, currency: wallet.currency, ...input };
+  // The row lock above serialises adjustments of this wallet, so the reference was free just now.
+  assert.ok(await insertAdjustment(trx, adjustment), "an adjustment reference free under the wallet's lock");
+  if (input.signed_minor > 0) await addPostedCredit(trx, wallet.account_id, input.signed_minor);
+  else await addPostedDebit(trx, wallet.account_id, -input.signed_minor);
+  const after = await walletOf(trx, partner_id);
+  assert.ok(
+    after && after.available_minor === wallet.available_minor + input.signed_minor,
+    "adjustment applied exactly once",
+  );
+  const threshold = after.low_balance_threshold_minor;
+  const crossed =
+    threshold !== null && after.available_minor < threshold && wallet.available_minor >= threshold
+      ? { balance_minor: after.available_minor, threshold_minor: threshold, currency: after.currency }
+      : null;
+  return { kind: "adjusted", balance: after, transfer_id, crossed };
 }
 
 /** The wallet's available balance went from at or above its low-balance threshold to below it. */

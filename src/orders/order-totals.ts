@@ -5,12 +5,15 @@ import type { Executor } from "../db/executor.ts";
 import type { OrderRow } from "./order.ts";
 import {
   chargedTotals,
+  type OrderStatementFacts,
   type PendingOrderStats,
   pendingAmong,
   pendingOrderStats,
+  statementFactsOf,
   statusesAfter,
-  typesOf,
 } from "./orders.sql.ts";
+
+export type { OrderStatementFacts };
 
 /**
  * Per currency: what the orders that were charged cost (completed, or refunded since: what the
@@ -40,10 +43,16 @@ export async function pendingOrders(db: Executor, give_up_hours: number): Promis
   return pendingOrderStats(db, give_up_hours);
 }
 
-/** Each named order's type, for the wallet's statement (which says purchase or top-up). */
-export async function orderTypes(db: Executor, order_ids: string[]): Promise<Map<string, "esim" | "topup">> {
-  const rows = await typesOf(db, order_ids);
-  return new Map(rows.map((row) => [row.order_id, row.type]));
+/**
+ * Each named order's type and what it was for (client reference, ICCID, package), for the wallet's
+ * statement: it says purchase or top-up, and its CSV names the order's own references.
+ */
+export async function orderStatementFacts(
+  db: Executor,
+  order_ids: string[],
+): Promise<Map<string, OrderStatementFacts>> {
+  const rows = await statementFactsOf(db, order_ids);
+  return new Map(rows.map((row) => [row.order_id, row]));
 }
 
 /** The orders among `order_ids` that are still pending; at most as many as were named. */

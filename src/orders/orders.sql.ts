@@ -488,14 +488,20 @@ export async function lockOwnLease(
   return result.rows.length === 1;
 }
 
-/** The type of each order named (a statement names what each transfer paid for). */
-export async function typesOf(
-  db: Executor,
-  order_ids: string[],
-): Promise<Array<{ order_id: string; type: "esim" | "topup" }>> {
+export type OrderStatementFacts = {
+  order_id: string;
+  type: "esim" | "topup";
+  client_reference: string | null;
+  iccid: string | null;
+  package_id: string;
+};
+
+/** What a statement says of each order named: its type (purchase or top-up) and what it was for. */
+export async function statementFactsOf(db: Executor, order_ids: string[]): Promise<OrderStatementFacts[]> {
   if (order_ids.length === 0) return [];
-  const result = await sql<{ order_id: string; type: "esim" | "topup" }>`
-    select order_id, type from orders where order_id = any(${order_ids}::text[])`.execute(db);
+  const result = await sql<OrderStatementFacts>`
+    select order_id, type, client_reference, iccid, package_id
+    from orders where order_id = any(${order_ids}::text[])`.execute(db);
   return result.rows;
 }
 

@@ -175,6 +175,10 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
     path: { partner_id: EXAMPLE.partner_id },
     body: { amount_minor: 100000, reference: "bank-transfer-123" },
   },
+  adminAdjustWallet: {
+    path: { partner_id: EXAMPLE.partner_id },
+    body: { amount_minor: -350, reason: "Card fee on bank-transfer-123", reference: "adjustment-2026-11-07" },
+  },
   adminSettleHeldRefund: { body: { outcome: "cancelled" } },
   adminRefundOrder: { body: { reason: "Traveller's trip cancelled; agreed with the partner" } },
   adminInviteUser: { body: { email: "maria@acme-travel.example", role: "support" } },

@@ -20,6 +20,10 @@ export const ERROR_CODES = {
     status: 409,
     title: "The credit reference was already used with another amount.",
   },
+  adjustment_reference_reused: {
+    status: 409,
+    title: "The adjustment reference was already used with another amount or sign.",
+  },
   api_key_limit_reached: { status: 409, title: "The partner holds as many API keys as it may." },
   request_in_progress: { status: 409, title: "The same request is still being processed." },
   cart_expired: { status: 410, title: "The cart has expired." },

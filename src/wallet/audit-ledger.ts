@@ -29,7 +29,8 @@ const ORDER_BATCH = 1_000;
 
 /**
  * The operator's revenue received what charged orders (completed, or refunded since) cost and paid
- * back what the refunded ones cost, and its funding account paid out exactly the wallet credits:
+ * back what the refunded ones cost, and its funding account paid out (net of debit adjustments paid
+ * back into it) exactly the wallet credits and adjustments:
  * the derived balances of the accounts without running totals.
  */
 async function operatorBooksBalance(db: Executor): Promise<string[]> {
@@ -50,7 +51,7 @@ async function operatorBooksBalance(db: Executor): Promise<string[]> {
     }
     if (row.funding !== row.credited) {
       breaches.push(
-        `funding in ${row.currency} paid ${row.funding} but wallet credits total ${row.credited}`,
+        `funding in ${row.currency} paid ${row.funding} net but wallet credits and adjustments total ${row.credited}`,
       );
     }
   }

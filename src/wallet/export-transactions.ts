@@ -1,20 +1,22 @@
-// The statement as CSV (GET /v1/profile/wallet/transactions with Accept: text/csv, and the
-// operator CLI): every row of the range at once, newest first, streamed page by page so memory
+// The statement as CSV (GET /v1/profile/wallet/transactions with Accept: text/csv, the console and
+// the operator CLI): every row of the range at once, oldest first (a ledger reads top to bottom,
+// each row's balance_after the one above plus its amount), streamed page by page so memory
 // stays one page whatever the size. Over MAX_CSV_ROWS the export is refused before the first
 // byte (422 statement_too_large) rather than cut short: a truncated statement would look complete.
 import type { ServerResponse } from "node:http";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { walletStatementSize } from "../ledger/accounts.ts";
+import { walletStatementPageOldestFirst, walletStatementSize } from "../ledger/accounts.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { KeyedSlots } from "../shared/keyed-slots.ts";
+import { majorUnits } from "../shared/major-units.ts";
 import {
   partnerWallet,
-  renderTransactions,
+  renderStatementLines,
+  type StatementLine,
   type StatementRange,
   statementPage,
   statementWindow,
-  type Transaction,
 } from "./list-transactions.ts";
 
 export const MAX_CSV_ROWS = 100_000;
@@ -26,13 +28,23 @@ const EXPORT_PAGE_ROWS = 500;
 export const CSV_COLUMNS = [
   "transaction_id",
   "type",
+  "amount",
   "amount_minor",
   "currency",
   "balance_after_minor",
   "order_id",
   "reference",
+  "client_reference",
+  "iccid",
+  "package_id",
+  "description",
   "created_at",
 ] as const;
+
+/** A number written as text (an amount in major units): never neutralised, as numbers are not. */
+type Numeric = { numeric: string };
+
+type Cell = string | number | null | Numeric;
 
 /**
  * RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. A text field
@@ -40,25 +52,31 @@ export const CSV_COLUMNS = [
  * reference such as `=HYPERLINK(…)`) gets a leading `'` (OWASP's CSV injection advice); numbers,
  * negative amounts included, are written as they are.
  */
-function field(value: string | number | null): string {
+function field(value: Cell): string {
+  if (typeof value === "object" && value !== null) return value.numeric;
   let text = value === null ? "" : String(value);
   if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-export function csvLine(values: ReadonlyArray<string | number | null>): string {
+export function csvLine(values: ReadonlyArray<Cell>): string {
   return `${values.map(field).join(",")}\r\n`;
 }
 
-export function transactionLine(t: Transaction): string {
+export function transactionLine(t: StatementLine): string {
   return csvLine([
     t.transaction_id,
     t.type,
+    { numeric: majorUnits(t.amount.amount_minor, t.amount.currency) },
     t.amount.amount_minor,
     t.amount.currency,
     t.balance_after.amount_minor,
     t.order_id,
     t.reference,
+    t.client_reference,
+    t.iccid,
+    t.package_id,
+    t.description,
     t.created_at,
   ]);
 }
@@ -91,24 +109,23 @@ export function exportSlot(slots: KeyedSlots, partner_id: string, response: Serv
 
 /**
  * Checks the range (400 on bad dates, 422 over the cap) and returns the statement's rows page by
- * page, newest first. The checks run before the caller sends anything, so a refusal is a plain
+ * page, oldest first. The checks run before the caller sends anything, so a refusal is a plain
  * problem response.
  */
 export async function statementTransactions(
   db: Kysely<Database>,
   input: StatementRange & { partner_id: string },
-): Promise<AsyncGenerator<Transaction[]>> {
+): Promise<AsyncGenerator<StatementLine[]>> {
   const window = statementWindow(input);
   const wallet = await partnerWallet(db, input.partner_id);
   const query = { account_id: wallet.account_id, ...window };
-  const first = await statementPage(db, { ...query, before_seq: null, limit: EXPORT_PAGE_ROWS });
   // The export is the statement as of its newest row now: later postings are not in it (each row's
-  // place in posted_seq is final), so the count below is exactly what will be sent.
-  const newest = first.rows[0]?.posted_seq ?? null;
-  const size =
-    newest === null
-      ? 0
-      : await walletStatementSize(db, { ...query, before_seq: newest + 1 }, MAX_CSV_ROWS + 1);
+  // place in posted_seq is final), so the count below is exactly what will be sent, and the pages
+  // read oldest first stop at that row.
+  const newest =
+    (await statementPage(db, { ...query, before_seq: null, limit: 1 })).rows[0]?.posted_seq ?? null;
+  if (newest === null) return (async function* () {})();
+  const size = await walletStatementSize(db, { ...query, before_seq: newest + 1 }, MAX_CSV_ROWS + 1);
   if (size > MAX_CSV_ROWS) {
     throw new ApiError(
       "statement_too_large",
@@ -116,11 +133,13 @@ export async function statementTransactions(
     );
   }
   return (async function* () {
-    let page = first;
-    while (page.rows.length > 0) {
-      yield await renderTransactions(db, page.rows);
-      if (page.next_seq === null) return;
-      page = await statementPage(db, { ...query, before_seq: page.next_seq, limit: EXPORT_PAGE_ROWS });
+    let after_seq: number | null = null;
+    for (;;) {
+      const rows = await walletStatementPageOldestFirst(db, { ...query, after_seq, limit: EXPORT_PAGE_ROWS });
+      const page = rows.filter((row) => row.posted_seq <= newest);
+      if (page.length > 0) yield await renderStatementLines(db, page);
+      if (page.length < EXPORT_PAGE_ROWS) return;
+      after_seq = page.at(-1)!.posted_seq;
     }
   })();
 }

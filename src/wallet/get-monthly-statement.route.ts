@@ -40,25 +40,36 @@ const responses = {
   },
 };
 
-async function answer(
+/**
+ * The month as a PDF download (the API with Accept: application/pdf, and both consoles' download
+ * links). A PDF reads and draws a whole month: it takes one of the statement exports' slots, as a
+ * CSV does, given back when the response closes.
+ */
+export async function sendMonthlyPdf(
   ctx: AppContext,
   reply: FastifyReply,
-  input: { partner_id: string; month: string; accept: string | undefined },
+  input: { partner_id: string; month: string },
 ): Promise<FastifyReply> {
-  const db = ctx.db;
-  reply.header("vary", "Accept");
-  const pdf = prefersOverJson(input.accept, "application/pdf");
-  // A PDF reads and draws a whole month: it takes one of the statement exports' slots, as a CSV does.
-  if (pdf) exportSlot(ctx.csv_exports, input.partner_id, reply.raw);
-  const { statement, transactions } = await monthlyStatement(db, { ...input, with_rows: pdf });
-  if (!pdf) return reply.type("application/json; charset=utf-8").send(statement);
-  const partner = await findPartner(db, input.partner_id);
+  exportSlot(ctx.csv_exports, input.partner_id, reply.raw);
+  const { statement, transactions } = await monthlyStatement(ctx.db, { ...input, with_rows: true });
+  const partner = await findPartner(ctx.db, input.partner_id);
   if (!partner) throw new ApiError("partner_not_found", `No partner ${input.partner_id}.`);
   const bytes = await statementPdf(statement, transactions, partner);
   return reply
     .type("application/pdf")
     .header("content-disposition", `attachment; filename="statement-${input.month}.pdf"`)
     .send(bytes);
+}
+
+async function answer(
+  ctx: AppContext,
+  reply: FastifyReply,
+  input: { partner_id: string; month: string; accept: string | undefined },
+): Promise<FastifyReply> {
+  reply.header("vary", "Accept");
+  if (prefersOverJson(input.accept, "application/pdf")) return sendMonthlyPdf(ctx, reply, input);
+  const { statement } = await monthlyStatement(ctx.db, input);
+  return reply.type("application/json; charset=utf-8").send(statement);
 }
 
 export const getMonthlyStatementRoute = endpoint({

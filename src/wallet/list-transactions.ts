@@ -11,7 +11,7 @@ import {
   walletOf,
   walletStatementPage,
 } from "../ledger/accounts.ts";
-import { orderTypes } from "../orders/order-totals.ts";
+import { type OrderStatementFacts, orderStatementFacts } from "../orders/order-totals.ts";
 import { ApiError } from "../shared/errors.ts";
 import { Money, money } from "../shared/schemas.ts";
 
@@ -26,6 +26,7 @@ export const Transaction = Type.Object(
       Type.Literal("purchase"),
       Type.Literal("topup"),
       Type.Literal("refund"),
+      Type.Literal("adjustment"),
     ]),
     amount: Type.Object(Money.properties, {
       additionalProperties: false,
@@ -37,7 +38,11 @@ export const Transaction = Type.Object(
     }),
     order_id: Type.Union([Type.String(), Type.Null()]),
     reference: Type.Union([Type.String(), Type.Null()], {
-      description: "The operator's payment reference of a credit; null otherwise.",
+      description:
+        "The operator's payment reference of a credit, or its reference of an adjustment; null otherwise.",
+    }),
+    description: Type.Union([Type.String(), Type.Null()], {
+      description: "An adjustment's reason, as the operator wrote it for you; null on every other type.",
     }),
     created_at: Type.String({ format: "date-time", description: "When the money moved (was posted)." }),
   },
@@ -97,30 +102,50 @@ export async function partnerWallet(db: Kysely<Database>, partner_id: string): P
   return wallet;
 }
 
-/** Statement rows rendered; the order types come from orders in one query per page. */
-export async function renderTransactions(db: Kysely<Database>, rows: StatementRow[]): Promise<Transaction[]> {
-  const types = await orderTypes(
+/** A statement row with what its order was for: the CSV's and the PDF's columns beyond the JSON's. */
+export type StatementLine = Transaction &
+  Pick<OrderStatementFacts, "client_reference" | "iccid"> & {
+    package_id: string | null;
+  };
+
+function typeOf(row: StatementRow, order: OrderStatementFacts | undefined): Transaction["type"] {
+  if (row.kind === "wallet_credit") return "credit";
+  if (row.kind === "refund" || row.kind === "adjustment") return row.kind;
+  return order?.type === "topup" ? "topup" : "purchase";
+}
+
+/** Statement rows with their orders' facts, read in one query per page. */
+export async function renderStatementLines(
+  db: Kysely<Database>,
+  rows: StatementRow[],
+): Promise<StatementLine[]> {
+  const orders = await orderStatementFacts(
     db,
-    rows.filter((row) => row.kind === "purchase").map((row) => row.reference),
+    rows.filter((row) => row.kind === "purchase" || row.kind === "refund").map((row) => row.reference),
   );
   return rows.map((row) => {
-    const credit = row.kind === "wallet_credit";
+    const of_order = row.kind === "purchase" || row.kind === "refund";
+    const order = of_order ? orders.get(row.reference) : undefined;
     return {
       transaction_id: row.transfer_id,
-      type: credit
-        ? "credit"
-        : row.kind === "refund"
-          ? "refund"
-          : types.get(row.reference) === "topup"
-            ? "topup"
-            : "purchase",
+      type: typeOf(row, order),
       amount: money(row.signed_minor, row.currency),
       balance_after: money(row.balance_after_minor, row.currency),
-      order_id: credit ? null : row.reference,
-      reference: credit ? row.reference : null,
+      order_id: of_order ? row.reference : null,
+      reference: of_order ? null : row.reference,
+      description: row.kind === "adjustment" ? row.reason : null,
       created_at: row.posted_at.toISOString(),
+      client_reference: order?.client_reference ?? null,
+      iccid: order?.iccid ?? null,
+      package_id: order?.package_id ?? null,
     };
   });
+}
+
+/** Statement rows as the API's Transaction (the JSON list and the adjustment route's answer). */
+export async function renderTransactions(db: Kysely<Database>, rows: StatementRow[]): Promise<Transaction[]> {
+  const lines = await renderStatementLines(db, rows);
+  return lines.map(({ client_reference: _c, iccid: _i, package_id: _p, ...transaction }) => transaction);
 }
 
 /** One page of rows (newest first) and the seq to continue below, or null at the end. */

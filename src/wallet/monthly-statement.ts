@@ -14,7 +14,13 @@ import { walletBalanceBefore, walletStatementSize } from "../ledger/accounts.ts"
 import { ApiError } from "../shared/errors.ts";
 import { Money, money } from "../shared/schemas.ts";
 import { MAX_CSV_ROWS } from "./export-transactions.ts";
-import { partnerWallet, renderTransactions, statementPage, type Transaction } from "./list-transactions.ts";
+import {
+  partnerWallet,
+  renderStatementLines,
+  type StatementLine,
+  statementPage,
+  type Transaction,
+} from "./list-transactions.ts";
 
 /** Transactions one PDF statement lists at most (about 250 pages). */
 export const MAX_PDF_ROWS = 10_000;
@@ -67,16 +73,16 @@ export function monthWindow(month: string, now = new Date()): MonthWindow {
 
 type Totals = Record<"credits" | "purchases" | "topups" | "refunds" | "adjustments", number>;
 
+const TOTAL_OF: Record<Transaction["type"], keyof Totals> = {
+  credit: "credits",
+  purchase: "purchases",
+  topup: "topups",
+  refund: "refunds",
+  adjustment: "adjustments",
+};
+
 function add(totals: Totals, t: Transaction): void {
-  const key =
-    t.type === "credit"
-      ? "credits"
-      : t.type === "purchase"
-        ? "purchases"
-        : t.type === "topup"
-          ? "topups"
-          : "refunds";
-  totals[key] += t.amount.amount_minor;
+  totals[TOTAL_OF[t.type]] += t.amount.amount_minor;
 }
 
 /**
@@ -86,7 +92,7 @@ function add(totals: Totals, t: Transaction): void {
 export async function monthlyStatement(
   db: Kysely<Database>,
   input: { partner_id: string; month: string; with_rows?: boolean },
-): Promise<{ statement: MonthlyStatement; transactions: Transaction[] }> {
+): Promise<{ statement: MonthlyStatement; transactions: StatementLine[] }> {
   const window = monthWindow(input.month);
   const wallet = await partnerWallet(db, input.partner_id);
   const query = { account_id: wallet.account_id, from: window.from, until: window.until };
@@ -104,11 +110,11 @@ export async function monthlyStatement(
   }
   const opening = await walletBalanceBefore(db, wallet.account_id, window.from);
   const totals: Totals = { credits: 0, purchases: 0, topups: 0, refunds: 0, adjustments: 0 };
-  const transactions: Transaction[] = [];
+  const transactions: StatementLine[] = [];
   let before_seq: number | null = null;
   do {
     const page = await statementPage(db, { ...query, before_seq, limit: PAGE_ROWS });
-    const rendered = await renderTransactions(db, page.rows);
+    const rendered = await renderStatementLines(db, page.rows);
     for (const t of rendered) add(totals, t);
     if (input.with_rows) transactions.push(...rendered);
     before_seq = page.next_seq;

@@ -1,5 +1,6 @@
 // The wallet's endpoints, in this order: for partners under /v1, for the operator under /admin.
 import { routesOf } from "../shared/endpoint.ts";
+import { adjustWalletRoute } from "./adjust-wallet.route.ts";
 import { creditWalletRoute } from "./credit-wallet.route.ts";
 import { adminMonthlyStatementRoute, getMonthlyStatementRoute } from "./get-monthly-statement.route.ts";
 import { getWalletRoute } from "./get-wallet.route.ts";
@@ -12,4 +13,4 @@ export const walletRoutes = routesOf([
   getMonthlyStatementRoute,
   setLowBalanceAlertRoute,
 ]);
-export const walletAdminRoutes = routesOf([creditWalletRoute, adminMonthlyStatementRoute]);
+export const walletAdminRoutes = routesOf([creditWalletRoute, adjustWalletRoute, adminMonthlyStatementRoute]);

@@ -2,15 +2,9 @@
 // first, rendered with pdfkit (its built-in Helvetica: no font file, no network). A document a
 // finance team files: the identity opening + movements = closing printed under the totals.
 import PDFDocument from "pdfkit";
-import type { Transaction } from "./list-transactions.ts";
+import { majorUnits } from "../shared/major-units.ts";
+import type { StatementLine } from "./list-transactions.ts";
 import type { MonthlyStatement } from "./monthly-statement.ts";
-
-/** Minor units as major units with the currency's two decimals, signed: -3.50 USD. */
-export function majorUnits(amount_minor: number): string {
-  const sign = amount_minor < 0 ? "-" : "";
-  const abs = Math.abs(amount_minor);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, "0")}`;
-}
 
 const COLUMNS = [
   { title: "Posted (UTC)", x: 50, width: 110 },
@@ -19,6 +13,24 @@ const COLUMNS = [
   { title: "Amount", x: 385, width: 75, right: true },
   { title: "Balance after", x: 460, width: 85, right: true },
 ] as const;
+
+/**
+ * Under a row, in full and wrapped (a 500-character reason does not fit a column): an adjustment's
+ * reason, and an order's own client reference and ICCID, so the page names what the money was for.
+ */
+function detail(doc: PDFKit.PDFDocument, t: StatementLine): void {
+  const parts = [
+    t.description,
+    t.client_reference === null ? null : `Client reference ${t.client_reference}`,
+    t.iccid === null ? null : `ICCID ${t.iccid}`,
+  ].filter((part) => part !== null);
+  if (parts.length === 0) return;
+  if (doc.y > doc.page.height - 70) doc.addPage();
+  doc.font("Helvetica").fontSize(7.5).fillColor("#444444");
+  doc.text(parts.join(" · "), 215, doc.y, { width: 330 });
+  doc.fillColor("#000000");
+  doc.moveDown(0.35);
+}
 
 function row(doc: PDFKit.PDFDocument, cells: string[], bold = false): void {
   if (doc.y > doc.page.height - 70) doc.addPage();
@@ -38,7 +50,7 @@ function row(doc: PDFKit.PDFDocument, cells: string[], bold = false): void {
 /** The statement as PDF bytes. */
 export function statementPdf(
   statement: MonthlyStatement,
-  transactions: Transaction[],
+  transactions: StatementLine[],
   partner: { partner_id: string; name: string },
 ): Promise<Buffer> {
   const doc = new PDFDocument({
@@ -77,7 +89,7 @@ export function statementPdf(
       .font(bold ? "Helvetica-Bold" : "Helvetica")
       .fontSize(10)
       .text(label, 50, y, { width: 200 });
-    doc.text(`${majorUnits(amount)} ${currency}`, 250, y, { width: 120, align: "right" });
+    doc.text(`${majorUnits(amount, currency)} ${currency}`, 250, y, { width: 120, align: "right" });
   }
   doc.moveDown();
   doc
@@ -97,9 +109,10 @@ export function statementPdf(
       t.created_at.replace("T", " ").slice(0, 19),
       t.type,
       t.order_id ?? t.reference ?? "",
-      majorUnits(t.amount.amount_minor),
-      majorUnits(t.balance_after.amount_minor),
+      majorUnits(t.amount.amount_minor, currency),
+      majorUnits(t.balance_after.amount_minor, currency),
     ]);
+    detail(doc, t);
   }
   if (transactions.length === 0) doc.font("Helvetica").fontSize(9).text("No transactions this month.", 50);
   doc.end();
