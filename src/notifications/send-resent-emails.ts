@@ -52,7 +52,7 @@ export class ResendRecorder {
 
 export type SendResentEmailsDeps = SendConfirmationEmailsDeps & { resend_recorder?: ResendRecorder };
 
-/** Claims at most `limit` due resends and reads their orders in one batch: one job each, as for confirmations. */
+/** Claims at most `limit` due resends: one job each, as for confirmations, that sends nothing until run. */
 export async function claimDueResentEmails(deps: SendResentEmailsDeps, limit: number): Promise<EmailJob[]> {
   const lease_ms = deps.lease_ms ?? EMAIL_LEASE_MS;
   const claimed = await claimDueResends(deps.pool, {
@@ -61,7 +61,6 @@ export async function claimDueResentEmails(deps: SendResentEmailsDeps, limit: nu
     max_attempts: CONFIRMATION_EMAIL_MAX_ATTEMPTS,
   });
   if (claimed.length === 0) return [];
-  const orders = await deps.findOrders([...new Set(claimed.map((row) => row.order_id))]);
   const recorder = deps.resend_recorder ?? new ResendRecorder(deps.pool, lease_ms / 2);
   return claimed.map((row) => ({
     order_id: row.order_id,
@@ -69,10 +68,9 @@ export async function claimDueResentEmails(deps: SendResentEmailsDeps, limit: nu
     lease_token: row.lease_token,
     run: async (sent = () => undefined) => {
       try {
-        // Resends are few: the order is read again when the job starts, so a refund made while it
-        // waited in the sweep's queue is seen.
-        const order =
-          (await deps.findOrders([row.order_id])).get(row.order_id) ?? orders.get(row.order_id) ?? null;
+        // Resends are few: each reads its order when it starts (not with the claim), so a refund
+        // made while it waited in the sweep's queue is seen.
+        const order = (await deps.findOrders([row.order_id])).get(row.order_id) ?? null;
         return await processResend(deps, recorder, row, order, sent);
       } finally {
         sent();
