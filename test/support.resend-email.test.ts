@@ -282,10 +282,33 @@ test("the timeline lists the order's events and its eSIM's, oldest first", async
   assert.ok(theirs.body.data.every((event: Json) => event.data.orderID === other.order_id));
 });
 
+test("resends and a refund of one order at once: no 500, each resend queued before the refund or refused after it", async () => {
+  const { partner, order_id } = await buyEsim(api, 100_00);
+  const [refund, ...resends] = await Promise.all([
+    call(api, "POST", `/v1/orders/${order_id}/refund`, { key: partner.api_key }),
+    ...[0, 1, 2, 3].map((i) => resend(partner.api_key, order_id, { email: `race${i}@agency.example` })),
+  ]);
+  assert.equal(refund.status, 200, JSON.stringify(refund.body));
+  for (const answer of resends) {
+    assert.ok(
+      answer.status === 202 || answer.body.code === "no_email_for_order",
+      JSON.stringify(answer.body),
+    );
+  }
+  const queued = resends.filter((a) => a.status === 202).map((a) => a.body.email_id as string);
+  // Each queued one is sent (queued before the refund committed) or given up, final, once the sweep
+  // reads the refunded order: never left queued.
+  for (const email_id of queued) {
+    const entry = await entryWhen(partner.api_key, order_id, email_id, (e) => e.status !== "queued");
+    if (entry.status === "failed") assert.match(entry.last_error, /refunded/);
+  }
+  assert.equal((await resend(partner.api_key, order_id)).body.code, "no_email_for_order");
+});
+
 test("the books and the SMTP audit hold after resends (resend Message-IDs included)", async () => {
-  await waitFor("every email sent", async () => {
+  await waitFor("every email sent or given up", async () => {
     const left = await pool.query(
-      "select (select count(*) from email_outbox) + (select count(*) from email_resends where sent_at is null) as n",
+      "select (select count(*) from email_outbox) + (select count(*) from email_resends where sent_at is null and last_error is null) as n",
     );
     return Number(left.rows[0].n) === 0;
   });
