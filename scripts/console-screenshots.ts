@@ -37,6 +37,12 @@ async function seed(base: string) {
     orders.push(await purchase(base, key, package_id, { client_reference: reference }));
   }
   const iccid: string = orders[0]!.esim_iccid;
+  // A resend to the traveller's hotel: the order page's email log shows it beside the first one.
+  const resent = await request(base, "POST", `/v1/orders/${orders[0]!.orderID}/resend-email`, {
+    key,
+    body: { email: "frontdesk@hotel.example" },
+  });
+  expectStatus(resent, 202, "resend");
   const offers = await request(base, "GET", `/v1/orders/available-topups/${iccid}`, { key });
   const topup = await request(base, "POST", "/v1/orders/submit-topup", {
     key,
@@ -80,7 +86,14 @@ async function seed(base: string) {
   );
   const receiver = await startWebhookReceiver({ autoClose: false });
   const endpoint_id = await seedWebhooks(base, key, receiver);
-  return { partner, order_id: orders[0]!.orderID as string, iccid, endpoint_id, receiver };
+  return {
+    partner,
+    order_id: orders[0]!.orderID as string,
+    refundable_id: orders[1]!.orderID as string,
+    iccid,
+    endpoint_id,
+    receiver,
+  };
 }
 
 /** An endpoint on the receiver with a test event delivered, and one the receiver refuses (410). */
@@ -189,7 +202,7 @@ async function main(): Promise<void> {
   const browser = await launchBrowser();
   try {
     const base = service.url;
-    const { partner, order_id, iccid, endpoint_id, receiver } = await seed(base);
+    const { partner, order_id, refundable_id, iccid, endpoint_id, receiver } = await seed(base);
     const people = await seedPeople(postgres.url, partner.partner_id);
     const shots: Shot[] = [
       { name: "sign-in", url: "/console/sign-in", area: "none" },
@@ -198,6 +211,7 @@ async function main(): Promise<void> {
       { name: "overview", url: "/console", area: "partner" },
       { name: "orders", url: "/console/orders", area: "partner" },
       { name: "order", url: `/console/orders/${order_id}`, area: "partner" },
+      { name: "order-refundable", url: `/console/orders/${refundable_id}`, area: "partner" },
       { name: "esims", url: "/console/esims", area: "partner" },
       { name: "esim", url: `/console/esims/${iccid}`, area: "partner" },
       { name: "wallet", url: "/console/wallet", area: "partner" },

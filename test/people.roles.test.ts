@@ -28,6 +28,8 @@ const PARTNER_MATRIX: Array<[method: string, route: string, path: string, cells:
   ["GET", "/console", "/console", "YYYYYY"],
   ["GET", "/console/orders", "/console/orders", "YYYYYY"],
   ["GET", "/console/orders/:order_id", `/console/orders/${ORDER}`, "YYYYYY"],
+  ["POST", "/console/orders/:order_id/resend-email", `/console/orders/${ORDER}/resend-email`, "YYNYNN"],
+  ["POST", "/console/orders/:order_id/refund", `/console/orders/${ORDER}/refund`, "YYNYNN"],
   ["GET", "/console/esims", "/console/esims", "YYYYYY"],
   ["GET", "/console/esims/:iccid", `/console/esims/${ICCID}`, "YYYYYY"],
   ["GET", "/console/esims/:iccid/qr.png", `/console/esims/${ICCID}/qr.png`, "YYYYYY"],

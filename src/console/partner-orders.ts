@@ -11,6 +11,7 @@ import { formatInstant, formatMoney, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
 import { notice, page } from "./layout.ts";
 import type { ConsolePages } from "./pages.ts";
+import { orderSupportPages, supportSections } from "./partner-order-support.ts";
 import { ordersTable } from "./partner-overview.ts";
 import { partnerOf, queryValue } from "./request.ts";
 import { partnerShell } from "./shells.ts";
@@ -79,9 +80,16 @@ export function installKit(
   </div>`;
 }
 
-function detailBody(detail: OrderDetail, done: string | null): Html {
+const DONE: Record<string, string> = {
+  topup: "Top-up completed.",
+  resend: "Confirmation email queued: the log below shows when the mail server accepts it.",
+  refund: "Order refunded: the wallet was credited.",
+};
+
+function detailBody(detail: OrderDetail, done: string | null, support: Html): Html {
   const { order, end_user, failure } = detail;
-  return html`${done === "topup" ? notice("ok", "Top-up completed.") : ""}
+  const done_text = done === null ? undefined : DONE[done];
+  return html`${done_text ? notice("ok", done_text) : ""}
     <div class="panel"><dl class="facts">
       <dt>Order</dt><dd class="mono">${order.orderID}</dd>
       <dt>Type</dt><dd>${order.type === "esim" ? "new eSIM" : "top-up"}</dd>
@@ -93,10 +101,11 @@ function detailBody(detail: OrderDetail, done: string | null): Html {
       ${order.status === "failed" ? html`<dt>Why it failed</dt><dd>${failure.code ?? ""} ${failure.detail ?? ""}</dd>` : ""}
       ${order.status === "pending" ? html`<dt>Pending</dt><dd>The carrier has not answered yet; the service finishes the order on its own. The price is held, not charged.</dd>` : ""}
     </dl></div>
-    ${order.purchases.map((purchase) => html`<h2>eSIM</h2><div class="panel">${installKit(purchase)}</div>`)}`;
+    ${order.purchases.map((purchase) => html`<h2>eSIM</h2><div class="panel">${installKit(purchase)}</div>`)}
+    ${support}`;
 }
 
-export const partnerOrderPages: ConsolePages = (scope, ctx) => {
+export const partnerOrderPages: ConsolePages = (scope, ctx, failures) => {
   scope.get("/orders", readsQuery("client_reference", "status", "cursor"), async (request, reply) =>
     reply.type("text/html; charset=utf-8").send(await listPage(request, ctx)),
   );
@@ -107,8 +116,10 @@ export const partnerOrderPages: ConsolePages = (scope, ctx) => {
       : null;
     if (!detail) throw new ApiError("order_not_found", "No such order for this partner.");
     const shell = await partnerShell(request, ctx, "/console/orders");
+    const support = await supportSections(request, ctx, order_id, shell.signed_in!.csrf);
     return reply
       .type("text/html; charset=utf-8")
-      .send(page(`Order ${order_id}`, shell, detailBody(detail, queryValue(request, "done"))));
+      .send(page(`Order ${order_id}`, shell, detailBody(detail, queryValue(request, "done"), support)));
   });
+  orderSupportPages(scope, ctx, failures);
 };

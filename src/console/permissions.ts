@@ -14,6 +14,8 @@ const PARTNER_ROUTES: Record<string, PagePermission<PartnerPermission>> = {
   "GET /console/": "orders.read",
   "GET /console/orders": "orders.read",
   "GET /console/orders/:order_id": "orders.read",
+  "POST /console/orders/:order_id/resend-email": "orders.write",
+  "POST /console/orders/:order_id/refund": "orders.write",
   "GET /console/esims": "orders.read",
   "GET /console/esims/:iccid": "orders.read",
   "GET /console/esims/:iccid/qr.png": "orders.read",

@@ -261,6 +261,21 @@ export type Database = {
     requested_reason: string | null;
   };
   email_deliveries: { order_id: string; message_id: string; recipient: string; delivered_at: Timestamp };
+  /** Resent confirmation emails (migration 0029): the outbox and the log of each resend. */
+  email_resends: {
+    email_id: string;
+    order_id: string;
+    partner_id: string;
+    recipient: string;
+    idempotency_key: string | null;
+    created_at: Generated<Timestamp>;
+    due_at: Generated<Timestamp>;
+    attempts: Generated<number>;
+    lease_token: string | null;
+    last_error: string | null;
+    message_id: string | null;
+    sent_at: Timestamp | null;
+  };
   console_sessions: {
     session_hash: Buffer;
     kind: "partner" | "operator";

@@ -129,3 +129,25 @@ export async function eventsByIds(db: Executor, event_ids: string[]): Promise<Ev
     where event_id = any(${event_ids}::text[])`.execute(db);
   return result.rows;
 }
+
+/**
+ * The partner's events about one order (order.*: data is the Order) and its eSIM (esim.*: data is
+ * the Esim), oldest first, at most `limit`; through the timeline indexes of migration 0029.
+ */
+export async function eventsOfOrder(
+  db: Executor,
+  input: { partner_id: string; order_id: string; iccid: string | null; limit: number },
+): Promise<EventRow[]> {
+  const result = await sql<EventRow>`
+    select event_id, seq, type, data, created_at from (
+      select event_id, seq, type, data, created_at, partner_id from events
+      where type like 'order.%' and data ->> 'orderID' = ${input.order_id}
+      union all
+      select event_id, seq, type, data, created_at, partner_id from events
+      where type like 'esim.%' and data ->> 'iccid' = ${input.iccid}::text
+    ) e
+    where e.partner_id = ${input.partner_id}
+    order by seq
+    limit ${input.limit}`.execute(db);
+  return result.rows;
+}

@@ -27,6 +27,7 @@ import {
   recordFailure,
   releaseClaims,
 } from "./email-outbox.sql.ts";
+import { releaseResendClaims } from "./email-resends.sql.ts";
 import { type Mailer, SEND_TIMEOUT_MS } from "./mailer.ts";
 import { DeliveryRecorder } from "./record-deliveries.ts";
 import { renderConfirmationEmail } from "./render-confirmation-email.ts";
@@ -74,13 +75,18 @@ export type SendConfirmationEmailsDeps = {
  */
 export type EmailJob = {
   order_id: string;
+  /** A resend's id (send-resent-emails.ts); absent for the first confirmation. */
+  email_id?: string;
   lease_token: string;
   run: (sent?: () => void) => Promise<void>;
 };
 
 export type EmailOutcome = "sent" | "already_delivered" | "failed";
 
-type LoadedOrder = Omit<OrderForEmail, "iccid" | "smdp_address" | "activation_code" | "package_name"> & {
+export type LoadedOrder = Omit<
+  OrderForEmail,
+  "iccid" | "smdp_address" | "activation_code" | "package_name"
+> & {
   iccid: string;
   smdp_address: string;
   activation_code: string;
@@ -186,9 +192,16 @@ export function emailClaimCapacity(concurrency: number, lease_ms: number): numbe
   return concurrency * rounds;
 }
 
-/** Gives back the claims of jobs never run (a sweep closing): due again at once. */
-export function releaseConfirmationEmails(pool: pg.Pool, jobs: readonly EmailJob[]): Promise<void> {
-  return releaseClaims(pool, jobs);
+/** Gives back the claims of jobs never run (a sweep closing), resends included: due again at once. */
+export async function releaseConfirmationEmails(pool: pg.Pool, jobs: readonly EmailJob[]): Promise<void> {
+  const resends = jobs.flatMap((job) =>
+    job.email_id === undefined ? [] : [{ email_id: job.email_id, lease_token: job.lease_token }],
+  );
+  await releaseClaims(
+    pool,
+    jobs.filter((job) => job.email_id === undefined),
+  );
+  await releaseResendClaims(pool, resends);
 }
 
 /** One whole round: claims, sends and records at most `limit` due emails; returns how many it claimed. */
@@ -235,7 +248,7 @@ async function sendOne(
 // The row is inserted by the statement that completes a new-eSIM order, so anything else here is
 // a bug. It fails the attempt rather than dropping the row: the row keeps its last_error in
 // email_outbox, where an operator sees it, instead of an email silently never sent.
-function checkOrder(order_id: string, row: OrderForEmail | null): LoadedOrder {
+export function checkOrder(order_id: string, row: OrderForEmail | null): LoadedOrder {
   // Order ids become part of a Message-ID and a file name: letters, digits, - and _ only.
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(order_id)) throw new Error("order_id must be 1-64 of [A-Za-z0-9_-]");
   if (!row) throw new Error(`order ${order_id} not found`);

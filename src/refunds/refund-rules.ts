@@ -42,6 +42,11 @@ const DETAILS: Record<RefusalReason, string> = {
   window_passed: "The refund window has passed.",
 };
 
+/** The reason in a sentence, for a person (the console's refund rules). */
+export function refusalDetail(reason: RefusalReason): string {
+  return DETAILS[reason];
+}
+
 export function refundNotAllowed(order_id: string, reason: RefusalReason, window_days: number): ApiError {
   const window =
     reason === "window_passed" ? ` Refunds are possible for ${window_days} days after purchase.` : "";

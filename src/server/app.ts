@@ -38,6 +38,7 @@ import {
 } from "../shared/problem.ts";
 import { refuseUnknownQuery } from "../shared/query-names.ts";
 import { refuseMalformedText } from "../shared/well-formed-text.ts";
+import { supportRoutes } from "../support/routes.ts";
 import { topupRoutes } from "../topups/routes.ts";
 import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
 import { webhookRoutes } from "../webhooks/routes.ts";
@@ -77,6 +78,7 @@ const PARTNER_ROUTES: DomainRoutes[] = [
   cartRoutes,
   orderRoutes,
   refundRoutes,
+  supportRoutes,
   topupRoutes,
   esimRoutes,
   walletRoutes,

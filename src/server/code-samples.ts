@@ -59,6 +59,20 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
     headers: { "Idempotency-Key": "refund-booking-1042" },
     sdk: `const refunded = await client.orders.refund("${EXAMPLE.order_id}"); // status "refunded"`,
   },
+  resendOrderEmail: {
+    path: { orderID: EXAMPLE.order_id },
+    headers: { "Idempotency-Key": "resend-ticket-4711" },
+    body: { email: "ana.lima@work.example" },
+    sdk: `const { email_id } = await client.orders.resendEmail("${EXAMPLE.order_id}", { email: "ana.lima@work.example" });`,
+  },
+  listOrderEmails: {
+    path: { orderID: EXAMPLE.order_id },
+    sdk: `const { data } = await client.orders.emails("${EXAMPLE.order_id}"); // status: queued | sent | failed`,
+  },
+  listOrderEvents: {
+    path: { orderID: EXAMPLE.order_id },
+    sdk: `const { data } = await client.orders.events("${EXAMPLE.order_id}"); // oldest first`,
+  },
   listOrders: {
     query: "limit=20",
     sdk: "for await (const order of client.orders.list({ limit: 20 })) {\n  console.log(order.orderID, order.status);\n}",

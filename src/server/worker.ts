@@ -30,6 +30,7 @@ import {
   emailClaimCapacity,
   releaseConfirmationEmails,
 } from "../notifications/send-confirmation-emails.ts";
+import { claimDueResentEmails, ResendRecorder } from "../notifications/send-resent-emails.ts";
 import { cartHasOrder } from "../orders/cart-has-order.ts";
 import { FINISH_ESIM, type FinishByType } from "../orders/finish.ts";
 import { ordersForEmail } from "../orders/order-for-email.ts";
@@ -353,6 +354,7 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
     lease_ms,
     // Recording a sent email outlasts a PostgreSQL restart of up to half the lease (issue 37).
     recorder: new DeliveryRecorder(ctx.pool, lease_ms / 2),
+    resend_recorder: new ResendRecorder(ctx.pool, lease_ms / 2),
   };
   const capacity = emailClaimCapacity(ctx.config.email_concurrency, lease_ms);
   const slots = new EmailSlots(ctx.config.email_concurrency, log, () => sweep.wake());
@@ -364,8 +366,11 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
       const wanted = slots.wanted(capacity);
       if (wanted > 0) {
         const claimed = await claimDueConfirmationEmails(deps, wanted);
-        slots.more = claimed.length === wanted;
-        slots.queue.push(...claimed);
+        // Resends (few, asked for by a person waiting) take the room first confirmations leave.
+        const resent =
+          claimed.length < wanted ? await claimDueResentEmails(deps, wanted - claimed.length) : [];
+        slots.more = claimed.length + resent.length === wanted;
+        slots.queue.push(...claimed, ...resent);
       }
       slots.start();
       return 0;

@@ -13,6 +13,7 @@ const PREFIXES = {
   delivery: "dlv",
   user: "usr",
   audit: "aud",
+  email: "eml",
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;

@@ -34,7 +34,13 @@ import type pg from "pg";
 import { createKysely } from "../../src/db/pool.ts";
 import type { Database } from "../../src/db/schema.ts";
 import { auditLedger } from "../../src/wallet/audit-ledger.ts";
-import { checkEmailDeliveries, checkIdempotencyKeys, checkSmtp, checkWallets } from "./audit/books.ts";
+import {
+  checkEmailDeliveries,
+  checkIdempotencyKeys,
+  checkSmtp,
+  checkWallets,
+  type ResendFacts,
+} from "./audit/books.ts";
 import { BreachList, ORDER_FACTS_SQL, type OrderFacts } from "./audit/facts.ts";
 import {
   checkCarrierDeliveries,
@@ -110,7 +116,12 @@ export async function auditSystem(input: AuditInput): Promise<AuditResult> {
   await checkWallets(found, input.pool);
   await checkIdempotencyKeys(found, input.pool);
   await checkEmailDeliveries(found, input.pool);
-  if (input.smtp) checkSmtp(found, notes, orders, input.smtp.messages);
+  if (input.smtp) {
+    const resends = await input.pool.query<ResendFacts>(
+      "select email_id, order_id, recipient from email_resends",
+    );
+    checkSmtp(found, notes, orders, input.smtp.messages, resends.rows);
+  }
   if (input.smdp) checkSmdpProfiles(found, orders, await input.smdp.audit());
 
   const count = (predicate: (order: OrderFacts) => boolean) => orders.filter(predicate).length;

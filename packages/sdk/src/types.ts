@@ -3,7 +3,7 @@
 import type { operations } from "./generated/openapi.ts";
 
 type Json<T> = T extends { content: { "application/json": infer B } } ? B : never;
-type RequestBody<Op extends keyof operations> = operations[Op] extends { requestBody: infer R }
+type RequestBody<Op extends keyof operations> = operations[Op] extends { requestBody?: infer R }
   ? Json<NonNullable<R>>
   : never;
 type Ok<Op extends keyof operations, S extends number> =
@@ -20,6 +20,11 @@ export type SubmitOrderParams = RequestBody<"submitOrder">;
 export type Order = Ok<"submitOrder", 200>;
 export type Purchase = Order["purchases"][number];
 export type OrderPage = Ok<"listOrders", 200>;
+export type ResendOrderEmailParams = RequestBody<"resendOrderEmail">;
+export type ResentEmail = Ok<"resendOrderEmail", 202>;
+export type OrderEmails = Ok<"listOrderEmails", 200>;
+export type OrderEmail = OrderEmails["data"][number];
+export type OrderEvents = Ok<"listOrderEvents", 200>;
 type ListOrdersQuery = NonNullable<operations["listOrders"]["parameters"]["query"]>;
 /** The document types `limit` as a digit string (1-100); the SDK takes a number and sends its digits. */
 export type ListOrdersParams = Omit<ListOrdersQuery, "limit"> & { limit?: number };

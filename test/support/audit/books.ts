@@ -154,12 +154,56 @@ export async function checkEmailDeliveries(found: BreachList, pool: pg.Pool): Pr
 
 /** The order id our mailer puts in the Message-ID: `<confirmation.ORDER_ID@domain>`. */
 export const MESSAGE_ID = /^<confirmation\.([A-Za-z0-9_-]{1,64})@[^>]+>$/;
+/** A resend's Message-ID (notifications/send-resent-emails.ts): `<resend.EMAIL_ID@domain>`. */
+export const RESEND_MESSAGE_ID = /^<resend\.(eml_[A-Za-z0-9_-]{16,64})@[^>]+>$/;
+
+/** A resend as email_resends records it: which order, to whom. */
+export type ResendFacts = { email_id: string; order_id: string; recipient: string };
+
+/**
+ * A resend reached the SMTP server: it must be one the service recorded (POST .../resend-email), of
+ * a new eSIM that completed, to the recipient recorded. Copies with one Message-ID are the
+ * documented crash window, as for confirmations.
+ */
+function checkResent(
+  found: BreachList,
+  notes: string[],
+  orders: OrderFacts[],
+  resends: ResendFacts[],
+  received: Map<string, ReceivedMessage[]>,
+): void {
+  const known = new Map(resends.map((resend) => [resend.email_id, resend]));
+  const esims = new Map(
+    orders
+      .filter((o) => o.type === "esim" && (o.status === "completed" || o.status === "refunded"))
+      .map((o) => [o.order_id, o]),
+  );
+  for (const [email_id, copies] of received) {
+    const resend = known.get(email_id);
+    if (!resend) {
+      found.add("smtp", `the SMTP server received resend ${email_id}, which the service never recorded`);
+      continue;
+    }
+    if (!esims.has(resend.order_id)) {
+      found.add("smtp", `resend ${email_id} went out for order ${resend.order_id}, not a completed new eSIM`);
+    }
+    if (copies.some((copy) => copy.envelope.rcpt_to.join(",") !== resend.recipient)) {
+      found.add("smtp", `resend ${email_id} was sent to another recipient than the one recorded`);
+    }
+    if (copies.length > 1) {
+      notes.push(
+        `resend ${email_id}: the SMTP server received it ${copies.length} times, with one Message-ID`,
+      );
+    }
+  }
+}
 
 export function checkSmtp(
   found: BreachList,
   notes: string[],
   orders: OrderFacts[],
   messages: ReceivedMessage[],
+  resends: ResendFacts[] = [],
 ): void {
   const expected = new Map(
     orders.filter((o) => o.type === "esim" && o.status === "completed").map((o) => [o.order_id, o]),
@@ -169,10 +213,16 @@ export function checkSmtp(
     orders.filter((o) => o.type === "esim" && o.status === "refunded").map((o) => [o.order_id, o]),
   );
   const received = new Map<string, ReceivedMessage[]>();
+  const resent = new Map<string, ReceivedMessage[]>();
   for (const message of messages) {
     const head = (message.raw.split("\r\n\r\n")[0] ?? "").replace(/\r\n[ \t]+/g, " ");
     const header = /^message-id:[ \t]*(\S+)/im.exec(head)?.[1] ?? "";
     const order_id = MESSAGE_ID.exec(header)?.[1];
+    const email_id = RESEND_MESSAGE_ID.exec(header)?.[1];
+    if (email_id !== undefined) {
+      resent.set(email_id, [...(resent.get(email_id) ?? []), message]);
+      continue;
+    }
     if (order_id === undefined) {
       found.add(
         "smtp",
@@ -210,4 +260,5 @@ export function checkSmtp(
       found.add("smtp", `completed new-eSIM order ${order_id}: no confirmation reached the SMTP server`);
     }
   }
+  checkResent(found, notes, orders, resends, resent);
 }

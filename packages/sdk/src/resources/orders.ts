@@ -1,7 +1,17 @@
-// POST /v1/orders/submit, GET /v1/orders/{orderID}, POST /v1/orders/{orderID}/refund, GET /v1/profile/orders
+// POST /v1/orders/submit, GET /v1/orders/{orderID}, POST /v1/orders/{orderID}/refund, GET /v1/profile/orders,
+// POST /v1/orders/{orderID}/resend-email, GET /v1/orders/{orderID}/emails, GET /v1/orders/{orderID}/events
 import { CursorList } from "../core/pagination.ts";
 import type { RequestOptions, Transport } from "../core/transport.ts";
-import type { ListOrdersParams, Order, OrderPage, SubmitOrderParams } from "../types.ts";
+import type {
+  ListOrdersParams,
+  Order,
+  OrderEmails,
+  OrderEvents,
+  OrderPage,
+  ResendOrderEmailParams,
+  ResentEmail,
+  SubmitOrderParams,
+} from "../types.ts";
 
 export class Orders {
   readonly #transport: Transport;
@@ -35,6 +45,36 @@ export class Orders {
     const { idempotencyKey = crypto.randomUUID(), ...rest } = options;
     const path = `/v1/orders/${encodeURIComponent(orderId)}/refund`;
     return this.#transport.request({ method: "POST", path, idempotent: true, idempotencyKey }, rest);
+  }
+
+  /**
+   * Queues the order's confirmation email again, to its address or `params.email`. A repeat under
+   * the same Idempotency-Key answers the same `email_id` and emails nothing again, so the SDK
+   * retries it by itself, under one key per call (yours, or one it makes).
+   */
+  resendEmail(
+    orderId: string,
+    params: ResendOrderEmailParams = {},
+    options: RequestOptions & { idempotencyKey?: string } = {},
+  ): Promise<ResentEmail> {
+    const { idempotencyKey = crypto.randomUUID(), ...rest } = options;
+    const path = `/v1/orders/${encodeURIComponent(orderId)}/resend-email`;
+    return this.#transport.request(
+      { method: "POST", path, body: params, idempotent: true, idempotencyKey },
+      rest,
+    );
+  }
+
+  /** The order's email log: its first confirmation and every resend, with delivery status. */
+  emails(orderId: string, options?: RequestOptions): Promise<OrderEmails> {
+    const path = `/v1/orders/${encodeURIComponent(orderId)}/emails`;
+    return this.#transport.request({ method: "GET", path, idempotent: true }, options);
+  }
+
+  /** The order's timeline: its events and its eSIM's, oldest first. */
+  events(orderId: string, options?: RequestOptions): Promise<OrderEvents> {
+    const path = `/v1/orders/${encodeURIComponent(orderId)}/events`;
+    return this.#transport.request({ method: "GET", path, idempotent: true }, options);
   }
 
   /** Newest first, every page: `for await (const order of client.orders.list())`. */

@@ -1,0 +1,79 @@
+// The email log of one order (GET /v1/orders/{orderID}/emails and the consoles' order pages): the
+// first confirmation (email_outbox / email_deliveries) and every resend (email_resends), each with
+// its delivery status as the SMTP server's answer left it.
+import type { Executor } from "../db/executor.ts";
+import { rfc3339 } from "../shared/time.ts";
+import { confirmationState, type ResendRow, resendsOf } from "./email-resends.sql.ts";
+
+/** At most this many resends in a log: 5 a day are allowed, so 200 cover more than a month of them. */
+export const MAX_LOGGED_RESENDS = 200;
+
+export type EmailStatus = "queued" | "sent" | "failed";
+
+export type EmailLogEntry = {
+  /** `confirmation.{order_id}` for the first confirmation, `eml_…` for a resend. */
+  email_id: string;
+  to: string;
+  kind: "confirmation" | "resend";
+  status: EmailStatus;
+  sent_at: string | null;
+  last_error: string | null;
+};
+
+/** The first confirmation's id: its Message-ID key (send-confirmation-emails.ts). */
+export function confirmationEmailId(order_id: string): string {
+  return `confirmation.${order_id}`;
+}
+
+/** "failed" is the last attempt's outcome: the row is retried until it used its attempts. */
+function statusOf(sent: boolean, last_error: string | null): EmailStatus {
+  if (sent) return "sent";
+  return last_error === null ? "queued" : "failed";
+}
+
+function resendEntry(row: ResendRow): EmailLogEntry {
+  return {
+    email_id: row.email_id,
+    to: row.recipient,
+    kind: "resend",
+    status: statusOf(row.sent_at !== null, row.last_error),
+    sent_at: row.sent_at === null ? null : rfc3339(row.sent_at),
+    last_error: row.sent_at === null ? row.last_error : null,
+  };
+}
+
+/**
+ * The order's emails, oldest first. The first confirmation is listed while it waits in the outbox
+ * and once delivered; an order that never had one (a top-up, a partner sending its own, an order
+ * refunded before it went out) lists only its resends.
+ */
+export async function emailLog(
+  db: Executor,
+  order: { order_id: string; email: string },
+): Promise<EmailLogEntry[]> {
+  const [state, resends] = await Promise.all([
+    confirmationState(db, order.order_id),
+    resendsOf(db, order.order_id, MAX_LOGGED_RESENDS),
+  ]);
+  const first: EmailLogEntry[] = [];
+  if (state.delivered) {
+    first.push({
+      email_id: confirmationEmailId(order.order_id),
+      to: state.delivered.recipient,
+      kind: "confirmation",
+      status: "sent",
+      sent_at: rfc3339(state.delivered.delivered_at),
+      last_error: null,
+    });
+  } else if (state.outbox) {
+    first.push({
+      email_id: confirmationEmailId(order.order_id),
+      to: order.email,
+      kind: "confirmation",
+      status: statusOf(false, state.outbox.last_error),
+      sent_at: null,
+      last_error: state.outbox.last_error,
+    });
+  }
+  return [...first, ...resends.map(resendEntry)];
+}

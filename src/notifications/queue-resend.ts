@@ -1,0 +1,73 @@
+// Queues a resend of an order's confirmation email, in the caller's transaction and under its lock
+// of the order's row (the orders domain holds it: orders/resend-confirmation-email.ts), so
+// concurrent resends of one order take turns and the limit below is exact.
+import type { Transaction } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { ApiError } from "../shared/errors.ts";
+import { newId } from "../shared/ids.ts";
+import { insertResend, recentResends, resendByKey } from "./email-resends.sql.ts";
+
+/** At most this many resends of one order per rolling 24 hours (contract: 5 a day). */
+export const MAX_RESENDS_PER_DAY = 5;
+const WINDOW_HOURS = 24;
+
+export type ResendRequest = {
+  order_id: string;
+  partner_id: string;
+  recipient: string;
+  idempotency_key: string | null;
+};
+
+/**
+ * The resend's email_id, and whether it is a replay of the request's Idempotency-Key (the same
+ * order and recipient: the resend it made, nothing queued again). The same key for another order
+ * or recipient is 422 idempotency_key_reused; over the limit, 429 resend_limit_reached with
+ * Retry-After (a refused request uses no key, so the same key may be tried again later).
+ */
+export async function queueResend(
+  trx: Transaction<Database>,
+  request: ResendRequest,
+): Promise<{ email_id: string; replayed: boolean }> {
+  if (request.idempotency_key !== null) {
+    const earlier = await resendByKey(trx, request.partner_id, request.idempotency_key);
+    if (earlier !== null) {
+      if (earlier.order_id !== request.order_id || earlier.recipient !== request.recipient) {
+        throw new ApiError(
+          "idempotency_key_reused",
+          "This Idempotency-Key was used for another resend (another order or recipient).",
+        );
+      }
+      return { email_id: earlier.email_id, replayed: true };
+    }
+  }
+  const recent = await recentResends(trx, request.order_id, WINDOW_HOURS);
+  if (recent.count >= MAX_RESENDS_PER_DAY) {
+    throw new ApiError(
+      "resend_limit_reached",
+      `This order's confirmation email was resent ${recent.count} times in the last 24 hours; at most ${MAX_RESENDS_PER_DAY}.`,
+      { headers: { "retry-after": String(recent.oldest_leaves_in_s) } },
+    );
+  }
+  const email_id = newId("email");
+  await insertResend(trx, { ...request, email_id }).catch((error: unknown) => {
+    // The same key at once for another order (whose row lock this one does not wait on): the
+    // first to commit keeps the key.
+    const pg_error = error as { code?: string; constraint?: string };
+    if (pg_error.code === "23505" && pg_error.constraint === "email_resends_key_idx") {
+      throw new ApiError("idempotency_key_reused", "This Idempotency-Key was used for another resend.");
+    }
+    throw error;
+  });
+  return { email_id, replayed: false };
+}
+
+/**
+ * The address as a relay hands it on: the domain is case-insensitive and SMTP clients lower-case
+ * it, so the log and the audit record what the recipient's server receives.
+ */
+export function normaliseRecipient(address: string): string {
+  const trimmed = address.trim();
+  const at = trimmed.lastIndexOf("@");
+  if (at < 0) return trimmed;
+  return `${trimmed.slice(0, at)}@${trimmed.slice(at + 1).toLowerCase()}`;
+}

@@ -1,0 +1,99 @@
+// POST /v1/orders/{orderID}/resend-email: the order's confirmation email again, to its address or
+// another (contract "Support and finance work").
+import { Type } from "typebox";
+import { normaliseRecipient } from "../notifications/queue-resend.ts";
+import { EndUserFields } from "../orders/end-user.ts";
+import { endpoint, OPTIONAL_BODY } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
+import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
+import {
+  idempotencyKeyHeader,
+  MAX_HEADER_LENGTH,
+  MAX_KEY_LENGTH,
+  parseIdempotencyKey,
+} from "../topups/idempotency-key.ts";
+import { resendConfirmationEmail } from "./resend-confirmation-email.ts";
+
+const DESCRIPTION = [
+  "Queues the order's confirmation email (the eSIM's QR code and install details) again, to the " +
+    "order's address or to `email` (validated as the order's email is; recorded in the email log and the " +
+    "audit log). 202 means it is queued in the database: the email sweep sends it within seconds, retrying " +
+    "a relay that refuses or is away as for the first confirmation. Its Message-ID is `<resend.EMAIL_ID@…>`. " +
+    "Follow it in GET /v1/orders/{orderID}/emails.",
+  "Only a completed new-eSIM order has a confirmation email: a top-up, or a pending, failed or refunded " +
+    "order (nothing to install) answers 409 `no_email_for_order`. At most 5 resends per order per rolling " +
+    "24 hours: past it 429 `resend_limit_reached` with `Retry-After` (when the oldest of them leaves the " +
+    "window); nothing is queued.",
+  "**Idempotency-Key** (optional, recommended): a retried request with the same key, order and `email` " +
+    "answers the same `email_id` with `Idempotent-Replayed: true` and queues nothing (never emails twice); " +
+    "the same key for another order or address answers 422 `idempotency_key_reused`. Refused requests " +
+    "(404, 409, 429) use no key.",
+].join("\n\n");
+
+export const resendEmailRoute = endpoint({
+  method: "POST",
+  url: "/orders/:orderID/resend-email",
+  schema: {
+    // `{"email"?}`: no body at all is the order's address, as `{}` is.
+    [OPTIONAL_BODY]: true,
+    operationId: "resendOrderEmail",
+    summary: "Resend an order's confirmation email",
+    description: DESCRIPTION,
+    tags: ["Orders"],
+    security: PARTNER_SECURITY,
+    params: Type.Object({
+      orderID: Type.String({ minLength: 1, maxLength: 100, pattern: NO_CONTROL_CHARACTERS }),
+    }),
+    headers: Type.Object({
+      "idempotency-key": Type.Optional(
+        Type.String({
+          maxLength: MAX_HEADER_LENGTH,
+          description: `Optional: 1-${MAX_KEY_LENGTH} printable ASCII characters, as for top-ups.`,
+        }),
+      ),
+    }),
+    body: Type.Object(
+      {
+        email: Type.Optional({
+          ...EndUserFields.email,
+          description: "Send to this address instead of the order's (the order keeps its own).",
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    response: {
+      202: Type.Object(
+        {
+          email_id: Type.String({
+            pattern: "^eml_[A-Za-z0-9_-]{16,64}$",
+            description: "The resend in the email log.",
+          }),
+        },
+        { additionalProperties: false, description: "Queued: the sweep sends it." },
+      ),
+      ...errorResponses(
+        "invalid_request",
+        "unauthorized",
+        "wrong_environment",
+        "insufficient_scope",
+        "ip_not_allowed",
+        "order_not_found",
+        "no_email_for_order",
+        "idempotency_key_reused",
+        "resend_limit_reached",
+      ),
+    },
+  },
+  handler: (ctx) => async (request, reply) => {
+    const idempotency_key = parseIdempotencyKey(idempotencyKeyHeader(request.raw.rawHeaders));
+    const queued = await resendConfirmationEmail(ctx, {
+      partner_id: request.partner!.partner_id,
+      order_id: request.params.orderID,
+      email: request.body.email === undefined ? null : normaliseRecipient(request.body.email),
+      idempotency_key,
+      actor: actorOf(request),
+    });
+    if (queued.replayed) reply.header("idempotent-replayed", "true");
+    return reply.code(202).send({ email_id: queued.email_id });
+  },
+});

@@ -1,0 +1,102 @@
+// Support work in the partner console (issue 32) in headless Chromium against the real service
+// process, the carrier simulator, a real SMTP server and PostgreSQL: a person with the `support`
+// role opens an order, reads its email log, resends the confirmation to another address (the SMTP
+// server receives it, and the log says sent), reads the refund rules and refunds the order (the
+// order becomes refunded, the wallet is credited once, the books balance); a `viewer` sees the log
+// and the timeline but no form; the page passes axe-core at desktop and phone width.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { auditSystem, formatAudit } from "./support/audit.ts";
+import { browserForFile, DESKTOP, PHONE, seriousViolations } from "./support/browser.ts";
+import { addPerson, signInPage } from "./support/people.ts";
+import { balance, buyEsim, call, createWorld, END_USER, waitFor } from "./support/world.ts";
+
+const world = await createWorld();
+const base = world.services[0]!.url;
+const pool = world.database.pool;
+const browser = await browserForFile();
+
+const { partner, order_id, bought } = await buyEsim(base, 100_00);
+const paid: number = bought.body.total.amount_minor;
+const support = await addPerson(pool, { realm: "partner", role: "support", partner_id: partner.partner_id });
+const viewer = await addPerson(pool, { realm: "partner", role: "viewer", partner_id: partner.partner_id });
+
+test("a support person resends the confirmation to another address and refunds the order after reading the rules", async () => {
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  await signInPage(page, base, support);
+  // The first confirmation is in the log once the sweep sent it.
+  await waitFor("the first confirmation sent", async () => {
+    await page.goto(`${base}/console/orders/${order_id}`);
+    const row = page.locator("#email-log tbody tr").first();
+    return (await row.count()) > 0 && /sent/.test(await row.innerText());
+  });
+  assert.match(await page.locator("#email-log").innerText(), new RegExp(END_USER.email.replace(".", "\\.")));
+
+  await page.getByLabel(/Send to/).fill("frontdesk@hotel.example");
+  await page.getByRole("button", { name: "Resend confirmation email" }).click();
+  await page.waitForURL(/done=resend/);
+  assert.match(await page.locator(".notice").first().innerText(), /queued/);
+  const received = await waitFor("the resend at the SMTP server", async () =>
+    world.smtp.messages.find((m) => m.envelope.rcpt_to.includes("frontdesk@hotel.example")),
+  );
+  assert.match(received.raw, /Message-ID: <resend\.eml_/);
+  await waitFor("the log says the resend was sent", async () => {
+    await page.reload();
+    const rows = await page.locator("#email-log tbody tr").allInnerTexts();
+    return rows.some((row) => row.includes("frontdesk@hotel.example") && /sent/.test(row));
+  });
+
+  // The rules come before the button, with the verdict for this order.
+  const refund = page.locator("#refund");
+  assert.match(await refund.innerText(), /never installed[\s\S]*within 30 days/);
+  assert.match(await page.locator("#refund-verdict").innerText(), /can be refunded now/);
+  const timeline_before = await page.locator("#timeline tbody tr").allInnerTexts();
+  assert.ok(timeline_before.some((row) => row.includes("order.completed")));
+  const before = await balance(base, partner.api_key);
+  await page.getByRole("button", { name: "Refund this order" }).click();
+  await page.waitForURL(/done=refund/);
+  assert.match(await page.locator(".notice").first().innerText(), /refunded/);
+  assert.match(await refund.innerText(), /This order is refunded/);
+  assert.equal(await page.getByRole("button", { name: "Refund this order" }).count(), 0);
+  assert.equal(await page.getByRole("button", { name: "Resend confirmation email" }).count(), 0);
+
+  const order = await call(base, "GET", `/v1/orders/${order_id}`, { key: partner.api_key });
+  assert.equal(order.body.status, "refunded");
+  assert.equal(await balance(base, partner.api_key), before + paid, "credited exactly what it cost, once");
+  await waitFor("the refund on the timeline", async () => {
+    await page.reload();
+    return (await page.locator("#timeline tbody tr").allInnerTexts()).some((row) =>
+      row.includes("order.refunded"),
+    );
+  });
+  const audit = await pool.query(
+    "select action, actor_type from audit_log where target_id = $1 order by audit_seq",
+    [order_id],
+  );
+  assert.deepEqual(
+    audit.rows.map((row) => row.action),
+    ["order.email_resent", "order.refunded"],
+  );
+  const books = await auditSystem({ pool, simulator: world.simulator, smtp: world.smtp });
+  assert.deepEqual(books.breaches, [], formatAudit(books));
+  await context.close();
+});
+
+test("a viewer reads the email log and the timeline but gets no form; the page passes axe-core", async () => {
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  await signInPage(page, base, viewer);
+  await page.goto(`${base}/console/orders/${order_id}`);
+  assert.ok((await page.locator("#email-log tbody tr").count()) >= 2);
+  assert.ok((await page.locator("#timeline tbody tr").count()) >= 1);
+  assert.equal(await page.locator("form[action$='/resend-email']").count(), 0);
+  assert.equal(await page.locator("form[action$='/refund']").count(), 0);
+  const found: string[] = [];
+  for (const viewport of [DESKTOP, PHONE]) {
+    await page.setViewportSize(viewport);
+    for (const v of await seriousViolations(page)) found.push(`${viewport.width}px: ${v.id} ${v.help}`);
+  }
+  assert.deepEqual(found, []);
+  await context.close();
+});
