@@ -358,6 +358,38 @@ describe("top-ups", () => {
     });
   }
 
+  test('a lost top-up whose description Airalo replaced ("Topup (<iccid>)", as in the docs\' examples) is found by its eSIM, package and time', async () => {
+    const { profile } = await provisioned();
+    const reference = newReference();
+    // Airalo as its examples show it: our description is not kept on the top-up order.
+    const withoutDescription: typeof fetch = (input, init) => {
+      if (String(input).endsWith("/orders/topups") && init?.body instanceof FormData) {
+        const form = new FormData();
+        for (const [name, value] of init.body.entries()) if (name !== "description") form.append(name, value);
+        return recordingFetch(input, { ...init, body: form });
+      }
+      return recordingFetch(input, init);
+    };
+    await control("/control", { arm: [{ operation: "topup", kind: "commit_then_500" }] });
+    assert.equal(
+      (await topUp(adapter({ fetch: withoutDescription }), reference, profile.iccid)).kind,
+      "unavailable",
+    );
+    const [made] = (await airaloOrders({ iccid: profile.iccid })).filter((order) => order.type === "topup");
+    assert.equal(made.description, `Topup (${profile.iccid})`);
+    const posts = sentCount("POST /v2/orders/topups");
+    assert.deepEqual(await topUp(adapter(), reference, profile.iccid), {
+      kind: "ok",
+      value: { iccid: profile.iccid },
+    });
+    assert.equal(sentCount("POST /v2/orders/topups"), posts);
+    const row = await database.pool.query(
+      "select airalo_order_id::text as id from airalo_orders where reference = $1",
+      [reference],
+    );
+    assert.equal(row.rows[0].id, String(made.id));
+  });
+
   test("top-ups disabled by the operator (23) and a recycled eSIM (73) are refused", async () => {
     const { profile } = await provisioned();
     await control("/control", { arm: [{ operation: "topup", kind: "error", code: 23 }] });
