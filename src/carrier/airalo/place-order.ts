@@ -113,10 +113,7 @@ export async function recover(deps: PlaceDeps, intent: IntentRow): Promise<Recov
   const found: Recovered = await findOrder(
     deps.client,
     intent,
-    async (ids) => {
-      const claimed = await claimedOrderIds(deps.pool, ids);
-      return claimed;
-    },
+    (ids) => claimedOrderIds(deps.pool, ids),
     () => unansweredTopUps(deps.pool, intent.iccid!, intent.package_id),
   );
   if (found.kind === "absent") return { kind: "absent" };
@@ -130,7 +127,27 @@ export async function recover(deps: PlaceDeps, intent: IntentRow): Promise<Recov
   return { kind: "settled", outcome: await recordFound(deps, intent, found.order) };
 }
 
+/**
+ * Records the order found for the reference. An Airalo order is one reference's at most (a unique
+ * key): one another reference of ours took meanwhile (a racing top-up recovery) is not ours.
+ */
 async function recordFound(
+  deps: PlaceDeps,
+  intent: IntentRow,
+  order: AiraloOrder,
+): Promise<CarrierOutcome<Value>> {
+  try {
+    return await recordOrder(deps, intent, order);
+  } catch (error) {
+    if ((error as { code?: string }).code !== "23505") throw error;
+    return {
+      kind: "unavailable",
+      reason: `Airalo order ${order.id} is recorded for another reference of ours`,
+    };
+  }
+}
+
+async function recordOrder(
   deps: PlaceDeps,
   intent: IntentRow,
   order: AiraloOrder,

@@ -60,7 +60,14 @@ export class AiraloToken {
     this.#pending ??= this.#refresh().finally(() => {
       this.#pending = null;
     });
-    return this.#pending;
+    try {
+      return await this.#pending;
+    } catch (error) {
+      // Due but not expired (the token endpoint throttled or down): the held token still works.
+      if (error instanceof TokenUnavailable && held !== null && this.#now() < held.expires_at_ms)
+        return held.token;
+      throw error;
+    }
   }
 
   /** A call answered 401 with `token`: the next get() does not return it again. */
