@@ -186,6 +186,24 @@ describe("the access token", () => {
   });
 });
 
+describe("an authorization denial", () => {
+  test('401 "This action is unauthorized." is a denial, not a stale token: no token request, unavailable', async () => {
+    const reference = newReference();
+    await control("/control", { arm: [{ operation: "order", kind: "commit_then_500" }] });
+    assert.equal((await provision(adapter(), reference)).kind, "unavailable");
+    const denial = { data: [], meta: { message: "This action is unauthorized." } };
+    await control("/control", {
+      arm: [{ operation: "orders_list", kind: "status", status: 401, body: denial }],
+    });
+    const tokens = sentCount("POST /v2/token");
+    const outcome = await adapter().lookUpOutcome(reference);
+    assert.equal(outcome.kind, "unavailable");
+    assert.match((outcome as { reason: string }).reason, /unauthorized/);
+    assert.equal(sentCount("POST /v2/token"), tokens);
+    assert.equal((await adapter().lookUpOutcome(reference)).kind, "ok");
+  });
+});
+
 describe("provisioning", () => {
   test("an eSIM is bought with our reference in its description; asking again answers the same eSIM", async () => {
     const carrier = adapter();

@@ -93,7 +93,7 @@ export class AiraloClient {
       return { kind: "not_done", reason: `Airalo's rate limit for ${path} is used up here; try again later` };
     }
     let answer = await this.#authorized(method, path, options);
-    if (answer.kind === "answer" && answer.status === 401 && method === "GET") {
+    if (answer.kind === "answer" && isUnauthenticated(answer) && method === "GET") {
       answer = await this.#authorized(method, path, options); // the token was refreshed meanwhile
     }
     if (answer.kind === "failed") {
@@ -114,7 +114,7 @@ export class AiraloClient {
       throw error;
     }
     const raw = await this.#exchange(method, path, token, options.form, options.query);
-    if (raw.kind === "answer" && raw.status === 401) this.#token.invalidate(token);
+    if (raw.kind === "answer" && isUnauthenticated(raw)) this.#token.invalidate(token);
     return raw;
   }
 
@@ -160,6 +160,12 @@ export class AiraloClient {
 export function classify(status: number, body: unknown): Verdict {
   if (status >= 200 && status < 300) return { kind: "ok", status, body };
   if (status === 429) return { kind: "not_done", reason: "Airalo answered 429 Too Many Attempts" };
+  if (status === 401 && isAuthorizationDenial(body)) {
+    return {
+      kind: "unknown",
+      reason: "Airalo answered 401 This action is unauthorized. (not an order of this account?)",
+    };
+  }
   if (status === 401) return { kind: "not_done", reason: "Airalo answered 401 (token refreshed; ask again)" };
   if (
     status === 404 &&
@@ -196,6 +202,19 @@ function validationMessage(body: Record<string, unknown>): string | null {
     );
   }
   return clip(meta.message);
+}
+
+/**
+ * GET /v2/orders/{id} answers another account's order with 401 {"data": [], "meta": {"message":
+ * "This action is unauthorized."}} ([DOC:get-order-11883023e0], §6): a denial, not a bad token,
+ * so it neither refreshes the token (3 a minute) nor is asked again.
+ */
+function isAuthorizationDenial(body: unknown): boolean {
+  return isObject(body) && isObject(body.meta) && body.meta.message === "This action is unauthorized.";
+}
+
+function isUnauthenticated(raw: { status: number; body: unknown }): boolean {
+  return raw.status === 401 && !isAuthorizationDenial(raw.body);
 }
 
 export function dataOf(body: unknown): Record<string, unknown> | null {
