@@ -338,6 +338,16 @@ describe("provisioning", () => {
   });
 });
 
+/** Airalo as its examples show it: our description is not kept on top-up orders ("Topup (<iccid>)"). */
+const withoutDescription: typeof fetch = (input, init) => {
+  if (String(input).endsWith("/orders/topups") && init?.body instanceof FormData) {
+    const form = new FormData();
+    for (const [name, value] of init.body.entries()) if (name !== "description") form.append(name, value);
+    return recordingFetch(input, { ...init, body: form });
+  }
+  return recordingFetch(input, init);
+};
+
 describe("top-ups", () => {
   test("a top-up is ordered once; asking again answers it without a second order", async () => {
     const { profile } = await provisioned();
@@ -379,15 +389,6 @@ describe("top-ups", () => {
   test('a lost top-up whose description Airalo replaced ("Topup (<iccid>)", as in the docs\' examples) is found by its eSIM, package and time', async () => {
     const { profile } = await provisioned();
     const reference = newReference();
-    // Airalo as its examples show it: our description is not kept on the top-up order.
-    const withoutDescription: typeof fetch = (input, init) => {
-      if (String(input).endsWith("/orders/topups") && init?.body instanceof FormData) {
-        const form = new FormData();
-        for (const [name, value] of init.body.entries()) if (name !== "description") form.append(name, value);
-        return recordingFetch(input, { ...init, body: form });
-      }
-      return recordingFetch(input, init);
-    };
     await control("/control", { arm: [{ operation: "topup", kind: "commit_then_500" }] });
     assert.equal(
       (await topUp(adapter({ fetch: withoutDescription }), reference, profile.iccid)).kind,
@@ -406,6 +407,26 @@ describe("top-ups", () => {
       [reference],
     );
     assert.equal(row.rows[0].id, String(made.id));
+  });
+
+  test("two lost untagged top-ups of one package on one eSIM are not guessed: unavailable, nothing posted again", async () => {
+    const { profile } = await provisioned();
+    const [first, second] = [newReference(), newReference()];
+    await control("/control", { arm: [{ operation: "topup", kind: "commit_then_500", times: 2 }] });
+    assert.equal(
+      (await topUp(adapter({ fetch: withoutDescription }), first, profile.iccid)).kind,
+      "unavailable",
+    );
+    assert.equal(
+      (await topUp(adapter({ fetch: withoutDescription }), second, profile.iccid)).kind,
+      "unavailable",
+    );
+    const posts = sentCount("POST /v2/orders/topups");
+    const outcome = await topUp(adapter(), first, profile.iccid);
+    assert.equal(outcome.kind, "unavailable");
+    assert.match((outcome as { reason: string }).reason, /an operator must match them/);
+    assert.equal((await adapter().lookUpOutcome(second)).kind, "unavailable");
+    assert.equal(sentCount("POST /v2/orders/topups"), posts);
   });
 
   test("top-ups disabled by the operator (23) and a recycled eSIM (73) are refused", async () => {
