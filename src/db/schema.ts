@@ -375,6 +375,31 @@ export type Database = {
     seen_at: Timestamp;
     serves_api: Generated<boolean>;
   };
+  /** A supplier's bearer token, sealed, shared by every process (migration 0032). */
+  supplier_tokens: {
+    supplier: "airalo" | "esimgo";
+    access_token_sealed: string;
+    expires_at: Timestamp;
+    refreshed_at: Timestamp;
+  };
+  /** The Airalo adapter's intent per reference, written before each POST (migration 0032). */
+  airalo_orders: {
+    reference: string;
+    kind: "sim" | "topup";
+    package_id: string;
+    iccid: string | null;
+    data_mb: number | null;
+    requested_at: Date | null;
+    posts: Generated<number>;
+    airalo_order_id: string | null;
+    smdp_address: string | null;
+    matching_id: string | null;
+    refusal: string | null;
+    answered_at: Date | null;
+    refund_requested_at: Date | null;
+    refund_id: string | null;
+    created_at: Timestamp;
+  };
   /** Confirmation emails to send (migration 0007): a row per order until its delivery is recorded. */
   email_outbox: {
     order_id: string;

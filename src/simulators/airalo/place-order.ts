@@ -20,8 +20,12 @@ import { findPackage, type Package } from "./catalog.ts";
 import type { Context } from "./context.ts";
 import { orderShape } from "./shapes.ts";
 
-/** Issuer prefix of the fake's ICCIDs: 89 (telecom), 44 (UK), issuer 65400, then an 8-digit serial. */
-const ICCID_PREFIX = "894465400";
+/**
+ * Issuer prefix of the fake's ICCIDs, as in the docs' order example "8944465400003573253" ([SPEC
+ * place-order], docs/suppliers/airalo.md §3): "8944465400", an 8-digit serial and the Luhn digit,
+ * 19 digits (the README's figure; the prefix once lost a digit and made 18-digit ICCIDs).
+ */
+const ICCID_PREFIX = "8944465400";
 
 export type OrderRequest = {
   pkg: Package;
