@@ -15,21 +15,30 @@ import { partnerShell } from "./shells.ts";
 
 const RECENT_ORDERS = 5;
 
-export function ordersTable(orders: readonly OrderBody[], label: string): Html {
+/**
+ * The orders as a table; `detail` links an order to its page (the operator's list has none). On a
+ * phone the secondary columns (`secondary`, console.css) are hidden so the table fits the screen.
+ */
+export function ordersTable(
+  orders: readonly OrderBody[],
+  label: string,
+  detail: ((order_id: string) => string) | null = (order_id) => `/console/orders/${order_id}`,
+): Html {
   if (orders.length === 0) return html`<div class="panel"><p>No orders.</p></div>`;
   return scrollTable(
     label,
-    html`<table>
-      <thead><tr><th scope="col">Order</th><th scope="col">Type</th><th scope="col">Status</th>
-        <th scope="col">Client reference</th><th scope="col" class="num">Total</th><th scope="col">Created</th></tr></thead>
+    html`<table class="fits-phone">
+      <thead><tr><th scope="col">Order</th><th scope="col" class="secondary">Type</th><th scope="col">Status</th>
+        <th scope="col" class="secondary">Client reference</th><th scope="col" class="num">Total</th>
+        <th scope="col" class="secondary">Created</th></tr></thead>
       <tbody>${orders.map(
         (o) => html`<tr>
-          <td><a class="mono" href="/console/orders/${o.orderID}">${o.orderID}</a></td>
-          <td>${o.type === "esim" ? "new eSIM" : "top-up"}</td>
+          <td>${detail ? html`<a class="mono" href="${detail(o.orderID)}">${o.orderID}</a>` : html`<span class="mono">${o.orderID}</span>`}</td>
+          <td class="secondary">${o.type === "esim" ? "new eSIM" : "top-up"}</td>
           <td>${statusPill(o.status)}</td>
-          <td>${o.client_reference ?? "—"}</td>
+          <td class="secondary">${o.client_reference ?? "—"}</td>
           <td class="num">${formatMoney(o.total)}</td>
-          <td>${formatInstant(o.created_at)}</td>
+          <td class="secondary">${formatInstant(o.created_at)}</td>
         </tr>`,
       )}</tbody>
     </table>`,
