@@ -60,6 +60,11 @@ test("support types the traveller's email in capitals and finds exactly that ord
   const context = await browser.newContext({ viewport: DESKTOP });
   const page = await context.newPage();
   await signInPage(page, base, support);
+  // From the overview's box, then again from the orders page's own form.
+  await page.getByLabel("Find an order").fill("MILA.NOVAK@EXAMPLE.COM");
+  await page.getByRole("button", { name: "Find" }).click();
+  await page.waitForURL(/\/console\/orders\?q=MILA.NOVAK%40EXAMPLE.COM/);
+  assert.deepEqual(await listedOrders(page), [mila]);
   await page.getByRole("navigation").getByRole("link", { name: "Orders", exact: true }).click();
   await page.getByLabel("Search", { exact: true }).fill("MILA.NOVAK@EXAMPLE.COM");
   await page.getByRole("button", { name: "Search" }).click();

@@ -1,8 +1,10 @@
 // The partner's overview: what support and finance look at first. The balance and held money from
-// the wallet (as GET /v1/profile/wallet), today's and pending orders, the newest orders.
+// the wallet (as GET /v1/profile/wallet), today's and pending orders, a search box that opens the
+// orders page's search (order-search.ts), the newest orders.
 import { countPartnerOrders } from "../orders/get-order.ts";
 import { listOrders } from "../orders/list-orders.ts";
 import type { OrderBody } from "../orders/render-order.ts";
+import { MAX_SEARCH_LENGTH } from "../orders/search-query.ts";
 import { renderWallet } from "../wallet/get-wallet.route.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
 import { failedDeliveries } from "../webhooks/list-deliveries.ts";
@@ -68,6 +70,13 @@ export const partnerOverviewPages: ConsolePages = (scope, ctx) => {
         ${card("Pending orders", String(counts.pending), "Finished by the service on its own")}
         ${card("Failed deliveries", failed.capped ? `${failed.count}+` : String(failed.count), "Webhooks given up on: retry them under Webhooks")}
       </section>
+      <form method="get" action="/console/orders" class="panel" role="search">
+        <div class="fields"><div class="wide"><label for="find">Find an order</label>
+          <input id="find" name="q" type="search" maxlength="${MAX_SEARCH_LENGTH}" autocomplete="off" spellcheck="false"
+            aria-describedby="find-hint">
+          <p class="hint" id="find-hint">Order id, ICCID, traveller's email, or the start of a client reference or last name.</p></div>
+        <div class="submit"><button type="submit">Find</button></div></div>
+      </form>
       <h2>Newest orders</h2>
       ${ordersTable(recent.data, "Newest orders")}
       <p><a href="/console/orders">All orders</a> · <a href="/console/wallet">Wallet statement</a> · <a href="/console/webhooks">Webhooks</a></p>`;
