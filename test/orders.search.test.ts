@@ -257,3 +257,24 @@ test("the operator's GET /admin/partners/{partner_id}/orders: the partner's list
   assert.equal(bad.status, 400);
   assert.equal(bad.body.code, "invalid_request");
 });
+
+test("a searched list's pages stay stable while matching orders arrive between them", async () => {
+  const partner = await app.createPartner("Arrivals");
+  const key = app.auth(partner.api_key);
+  const older: string[] = [];
+  for (let n = 0; n < 5; n++) older.unshift(await addOrder(partner.partner_id, { email: "Same@Example.com" }));
+  const first = await get("/v1/profile/orders?q=same%40example.com&limit=2", key);
+  assert.deepEqual(
+    first.body.data.map((order: { orderID: string }) => order.orderID),
+    older.slice(0, 2),
+  );
+  await addOrder(partner.partner_id, { email: "same@example.com" }); // newer: on no page already walked
+  const seen = [...first.body.data.map((order: { orderID: string }) => order.orderID)];
+  let cursor: string | null = first.body.next_cursor;
+  while (cursor) {
+    const page = await get(`/v1/profile/orders?q=same%40example.com&limit=2&cursor=${cursor}`, key);
+    seen.push(...page.body.data.map((order: { orderID: string }) => order.orderID));
+    cursor = page.body.next_cursor;
+  }
+  assert.deepEqual(seen, older, "each older order once, in order, none skipped or repeated");
+});
