@@ -10,7 +10,7 @@ import { esimPageStatement } from "../src/esims/esims.sql.ts";
 import { orderPageStatement } from "../src/orders/orders.sql.ts";
 import { classifySearch } from "../src/orders/search-query.ts";
 import { createTestApp } from "./support/app.ts";
-import { seedOrders } from "./support/order-rows.ts";
+import { removeSeededOrders, seedOrders } from "./support/order-rows.ts";
 
 const ROWS = 20_000;
 const app = await createTestApp();
@@ -151,4 +151,18 @@ test("the searches' answers: the ICCID finds the eSIM's order and its top-up, th
   const by_email = await run(sample.email.toUpperCase());
   assert.ok(by_email.includes(sample.order_id));
   assert.ok(by_email.length >= 1 && by_email.length <= 2, "travellers repeat every two orders");
+});
+
+test("removeSeededOrders (the bench's clean-up) removes every seeded row and no other", async () => {
+  const kept = await app.createPartner("Kept");
+  const cart_key = `cart_${kept.partner_id}`;
+  await sql`insert into carts (cart_key, partner_id, package_id, external_package_id, validity_days, total_minor, currency, expires_at)
+    values (${cart_key}, ${kept.partner_id}, 'fr-1gb-7d', 'CARRIER-FR-1GB-7D', 7, 450, 'USD', now() + interval '1 hour')`.execute(
+    app.db,
+  );
+  assert.equal(await removeSeededOrders(app.db), 2 * ROWS);
+  const left = await sql<{ orders: number; esims: number; carts: number }>`
+    select (select count(*)::int from orders) as orders, (select count(*)::int from esims) as esims,
+           (select count(*)::int from carts) as carts`.execute(app.db);
+  assert.deepEqual(left.rows[0], { orders: 0, esims: 0, carts: 1 });
 });

@@ -14,16 +14,16 @@ const ORDER_ID = /^ord_[A-Za-z0-9_-]{16,64}$/;
 const WITHOUT_CONTROL_CHARACTERS = new RegExp(NO_CONTROL_CHARACTERS);
 /**
  * U+10FFFF has no next code point: a prefix ending in it has no upper bound to scan to (see
- * prefixUpperBound in the SQL). A noncharacter no name or reference holds, so refused outright.
+ * startsWithLower, src/db/prefix-match.ts). A noncharacter no name or reference holds, so refused outright.
  */
 const LAST_CODE_POINT = "\u{10FFFF}";
 
 export type SearchQuery =
   | { kind: "order_id"; order_id: string }
   | { kind: "iccid"; iccid: string }
-  /** The whole address, compared case-insensitively (lower() on both sides, in PostgreSQL). */
+  /** The whole address, compared case-insensitively (folded on both sides, src/db/prefix-match.ts). */
   | { kind: "email"; email: string }
-  /** The start of a client reference or a last name, case-insensitive; `like` is it escaped. */
+  /** The start of a client reference or a last name, case-insensitive; `like`: its `like` pattern, escaped. */
   | { kind: "prefix"; prefix: string; like: string };
 
 function invalid(message: string): ApiError {

@@ -82,6 +82,8 @@ export async function seedOrders(
   for (let from = input.first; from <= input.last; from += batch) {
     const to = Math.min(input.last, from + batch - 1);
     await db.transaction().execute(async (trx) => {
+      // A batch of 100,000 rows takes seconds, longer than a pool's statement_timeout allows a request.
+      await sql`set local statement_timeout = 0`.execute(trx);
       await sql`
       create temporary table seed_rows (
         n bigint, order_id text, cart_key text, type text, status text, iccid text, created_at timestamptz)
@@ -126,4 +128,27 @@ export async function seedOrders(
       from seed_rows where type = 'esim' and iccid is not null order by n`.execute(trx);
     });
   }
+}
+
+/**
+ * Removes every row seedOrders inserted (ids `ord_seed…`, carts `cart_seed…`), so that what runs
+ * after (the bench's ledger audit: seeded orders have no ledger transfers) sees only real orders.
+ * Nothing references a seeded row (no purchase, bundle, event or email was made for one; checked
+ * first), so the foreign keys' per-row checks are skipped for the delete (session_replication_role
+ * `replica`, a superuser's setting: the bench's own PostgreSQL): a million checks would take minutes.
+ */
+export async function removeSeededOrders(db: Kysely<Database>): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await sql`set local statement_timeout = 0`.execute(trx);
+    const referenced = await sql<{ n: number }>`
+      select (select count(*) from purchases where order_id like 'ord\\_seed%')
+           + (select count(*) from esim_bundles where order_id like 'ord\\_seed%') as n`.execute(trx);
+    if (Number(referenced.rows[0]!.n) !== 0)
+      throw new Error("removeSeededOrders: seeded orders gained purchases");
+    await sql`set local session_replication_role = replica`.execute(trx);
+    await sql`delete from esims where order_id like 'ord\\_seed%'`.execute(trx);
+    const orders = await sql`delete from orders where order_id like 'ord\\_seed%'`.execute(trx);
+    await sql`delete from carts where cart_key like 'cart\\_seed%'`.execute(trx);
+    return Number(orders.numAffectedRows ?? 0);
+  });
 }
