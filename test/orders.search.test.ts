@@ -262,7 +262,8 @@ test("a searched list's pages stay stable while matching orders arrive between t
   const partner = await app.createPartner("Arrivals");
   const key = app.auth(partner.api_key);
   const older: string[] = [];
-  for (let n = 0; n < 5; n++) older.unshift(await addOrder(partner.partner_id, { email: "Same@Example.com" }));
+  for (let n = 0; n < 5; n++)
+    older.unshift(await addOrder(partner.partner_id, { email: "Same@Example.com" }));
   const first = await get("/v1/profile/orders?q=same%40example.com&limit=2", key);
   assert.deepEqual(
     first.body.data.map((order: { orderID: string }) => order.orderID),
