@@ -108,12 +108,24 @@ for (const generic of [false, true]) {
     });
   }
 
-  test(`orders by exact client_reference: ${which} reads the lower() reference index`, async () => {
+  test(`orders by exact client_reference: ${which} reads the folded reference index`, async () => {
     const nodes = await planOf(
       orderPageStatement({ ...page, client_reference: sample.client_reference }),
       generic,
     );
     assert.deepEqual(indexesOf(nodes), ["orders_partner_reference_lower_idx"]);
+  });
+
+  test(`eSIMs by exact client_reference: ${which} reads the folded reference index, no sequential scan`, async () => {
+    const nodes = await planOf(
+      esimPageStatement({ ...page, status: null, client_reference: sample.client_reference }),
+      generic,
+    );
+    assert.deepEqual(
+      nodes.filter((node) => node["Node Type"] === "Seq Scan"),
+      [],
+    );
+    assert.ok(indexesOf(nodes).includes("orders_partner_reference_lower_idx"), `${indexesOf(nodes)}`);
   });
 
   const ESIM_CASES: Array<[string, string, string[]]> = [

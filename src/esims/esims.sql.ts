@@ -86,6 +86,12 @@ function esimSearchCondition(search: SearchQuery, partner_id: string): RawBuilde
   }
 }
 
+/** The exact (case-sensitive) `client_reference` filter, through migration 0028's folded index. */
+function exactReference(partner_id: string, client_reference: string): RawBuilder<unknown> {
+  return sql`and o.partner_id = ${partner_id} and ${folded(sql`o.client_reference`)} = ${folded(sql`${client_reference}::text`)}
+    and o.client_reference = ${client_reference}`;
+}
+
 export type EsimPageQuery = {
   partner_id: string;
   client_reference: string | null;
@@ -105,7 +111,7 @@ export function esimPageStatement(input: EsimPageQuery): RawBuilder<EsimWithBund
     from esims e join orders o on o.order_id = e.order_id
     where e.partner_id = ${input.partner_id}
       ${input.status === null ? sql`` : sql`and e.status = ${input.status}`}
-      ${input.client_reference === null ? sql`` : sql`and o.client_reference = ${input.client_reference}`}
+      ${input.client_reference === null ? sql`` : exactReference(input.partner_id, input.client_reference)}
       ${input.search ? sql`and ${esimSearchCondition(input.search, input.partner_id)}` : sql``}
       ${window.from === null ? sql`` : sql`and e.created_at >= ${window.from}`}
       ${window.until === null ? sql`` : sql`and e.created_at < ${window.until}`}
