@@ -2,7 +2,8 @@
 // service process, the carrier simulator and PostgreSQL: a support person signs in, types a
 // traveller's email in capitals and finds exactly that traveller's order (not another partner's
 // with the same address); the `refunded` filter shows only the refunded order, on orders and on
-// eSIMs; the filters survive the pager; and at phone width the pages do not scroll sideways.
+// eSIMs; the filters survive the pager; at phone width the pages do not scroll sideways; and the
+// operator's support finds the same order among that partner's orders.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Page } from "playwright-core";
@@ -127,5 +128,24 @@ test("at phone width the orders and eSIMs pages do not scroll sideways, nor do t
     assert.ok((await page.locator("main table tbody tr").count()) > 0, path);
   }
   assert.deepEqual(await seriousViolations(page), []);
+  await context.close();
+});
+
+test("the operator's support finds the traveller among one partner's orders, the partner's search and filters", async () => {
+  const person = await addPerson(world.database.pool, { realm: "operator", role: "support" });
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  await signInPage(page, base, person);
+  await page.goto(`${base}/console/admin/partners/${partner.partner_id}`);
+  await page.getByRole("link", { name: /^Orders/ }).click();
+  await page.waitForURL(`${base}/console/admin/partners/${partner.partner_id}/orders`);
+  await page.getByLabel("Search", { exact: true }).fill("Mila.Novak@Example.COM");
+  await page.getByRole("button", { name: "Search" }).click();
+  await page.waitForURL(/q=Mila.Novak%40Example.COM/);
+  assert.deepEqual(await listedOrders(page), [mila], "this partner's order, not the rival's");
+  await page.goto(`${base}/console/admin/partners/${partner.partner_id}/orders?status=refunded`);
+  assert.deepEqual(await listedOrders(page), [refunded]);
+  const unknown = await page.goto(`${base}/console/admin/partners/ptr_AAAAAAAAAAAAAAAAAAAAAA/orders`);
+  assert.equal(unknown?.status(), 404);
   await context.close();
 });
