@@ -30,6 +30,7 @@ import { purchase } from "./scenarios/purchase.ts";
 import { pgbenchPurchase } from "./scenarios/purchase-sql.ts";
 import { replay } from "./scenarios/replay.ts";
 import { roles } from "./scenarios/roles.ts";
+import { search } from "./scenarios/search.ts";
 import { slowCarrier } from "./scenarios/slow-carrier.ts";
 import { topUp } from "./scenarios/topup.ts";
 import { quiesce } from "./support/carts.ts";
@@ -74,6 +75,11 @@ async function runScenarios(ctx: Context): Promise<void> {
   if (only.has("slow256")) await quiesce(ctx).then(() => slowCarrier(ctx, 256, purchase_per_s));
   if (only.has("topup")) await quiesce(ctx).then(() => topUp(ctx, pgbench_tps));
   // Last: it replaces the all-role service with two API processes and a worker.
+  // After the scenarios that buy (its million orders would slow their inserts), before the role split.
+  if (only.has("search"))
+    await quiesce(ctx).then(() =>
+      search(ctx, ctx.results.find((r) => r.name === "discovery (service)") ?? null),
+    );
   if (only.has("roles")) await quiesce(ctx).then(() => roles(ctx));
 }
 

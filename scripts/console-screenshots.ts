@@ -9,7 +9,7 @@ import path from "node:path";
 import pg from "pg";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { DESKTOP, launchBrowser, PHONE } from "../test/support/browser.ts";
-import { createPartner, purchase, topUpBody } from "../test/support/fixtures.ts";
+import { createPartner, END_USER, purchase, topUpBody } from "../test/support/fixtures.ts";
 import { bearer, expectStatus, request } from "../test/support/http.ts";
 import { addPerson, type Person } from "../test/support/people.ts";
 import { startOwnPostgres } from "../test/support/postgres.ts";
@@ -210,6 +210,11 @@ async function main(): Promise<void> {
       { name: "team-sso", url: "/console/team/sso", area: "partner" },
       { name: "overview", url: "/console", area: "partner" },
       { name: "orders", url: "/console/orders", area: "partner" },
+      {
+        name: "orders-search",
+        url: `/console/orders?q=${encodeURIComponent(END_USER.email.toUpperCase())}&type=esim`,
+        area: "partner",
+      },
       { name: "order", url: `/console/orders/${order_id}`, area: "partner" },
       { name: "order-refundable", url: `/console/orders/${refundable_id}`, area: "partner" },
       { name: "esims", url: "/console/esims", area: "partner" },
@@ -228,6 +233,11 @@ async function main(): Promise<void> {
       {
         name: "admin-partner-money",
         url: `/console/admin/partners/${partner.partner_id}/money`,
+        area: "operator",
+      },
+      {
+        name: "admin-partner-orders",
+        url: `/console/admin/partners/${partner.partner_id}/orders?q=booking-104`,
         area: "operator",
       },
       { name: "admin-pending-orders", url: "/console/admin/orders?older_than_minutes=0", area: "operator" },

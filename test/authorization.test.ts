@@ -696,6 +696,18 @@ const ADMIN_ROWS: AdminRow[] = [
     disabled: NOT_FOUND,
   },
   {
+    operation: "GET /admin/partners/{partner_id}/orders",
+    request: async () => ({
+      method: "GET",
+      url: `/admin/partners/${owner.partner_id}/orders?status=refunded`,
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 200 },
+    disabled: NOT_FOUND,
+  },
+  {
     operation: "PUT /admin/partners/{partner_id}/pricing",
     // List prices again (discount 0, no overrides): the other tests here keep their prices.
     request: async () => ({

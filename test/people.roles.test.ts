@@ -124,6 +124,12 @@ const OPERATOR_MATRIX: Array<[method: string, route: string, path: string, cells
     `/console/admin/partners/${UNKNOWN_PARTNER}/users`,
     "YNNN",
   ],
+  [
+    "GET",
+    "/console/admin/partners/:partner_id/orders",
+    `/console/admin/partners/${UNKNOWN_PARTNER}/orders`,
+    "YYYY",
+  ],
   ["GET", "/console/admin/orders", "/console/admin/orders", "YYYY"],
   ["GET", "/console/admin/catalog", "/console/admin/catalog", "YNNN"],
   ["POST", "/console/admin/catalog", "/console/admin/catalog", "YNNN"],

@@ -16,6 +16,7 @@ export const SCENARIOS = [
   "slow64",
   "slow256",
   "topup",
+  "search",
   "roles",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];

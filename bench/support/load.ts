@@ -75,7 +75,7 @@ async function runMeasured(command: string, args: string[], env: Record<string, 
 
 export type WrkOptions = {
   url: string;
-  script: "get.lua" | "get-keys.lua" | "submit.lua" | "topup.lua" | "make-carts.lua";
+  script: "get.lua" | "get-keys.lua" | "submit.lua" | "topup.lua" | "make-carts.lua" | "search.lua";
   connections: number;
   threads: number;
   duration_s: number;

@@ -1,13 +1,21 @@
 // Orders pending longer than a threshold (the CLI's `orders pending`, the same query): the ones the
 // carrier has not answered for, oldest first, flagged once past PENDING_GIVE_UP_HOURS; below them
-// the ES2+ refunds held and the profile inventory (operator-profiles.ts).
+// the ES2+ refunds held and the profile inventory (operator-profiles.ts). And one partner's orders
+// with the partner's own search (order-search.ts), for the operator's support people.
+import type { FastifyRequest } from "fastify";
+import { listPartnerOrders } from "../orders/list-partner-orders.ts";
 import { listPendingOrders } from "../orders/order-totals.ts";
+import { findPartner } from "../partners/list-partners.ts";
+import type { AppContext } from "../shared/context.ts";
+import { ApiError } from "../shared/errors.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { formatInstant } from "./format.ts";
 import { html } from "./html.ts";
 import { page, scrollTable } from "./layout.ts";
 import { profileSections } from "./operator-profiles.ts";
+import { SEARCH_QUERY_NAMES } from "./order-search.ts";
 import type { ConsolePages } from "./pages.ts";
+import { searchPage } from "./partner-orders.ts";
 import { queryValue } from "./request.ts";
 import { operatorShell } from "./shells.ts";
 
@@ -20,7 +28,46 @@ function age(seconds: number): string {
   return minutes >= 60 ? `${Math.floor(minutes / 60)} h ${minutes % 60} min` : `${minutes} min`;
 }
 
+const PARTNER_PAGE_SIZE = 25;
+const PARTNER_ID = /^ptr_[A-Za-z0-9_-]{16,64}$/;
+
+/** One partner's orders with the partner's search (the operator API's use case, listPartnerOrders). */
+async function partnerOrdersPage(
+  request: FastifyRequest,
+  ctx: AppContext,
+  partner_id: string,
+): Promise<string> {
+  const action = `/console/admin/partners/${partner_id}/orders`;
+  // Asked before the search so that an unknown partner is the 404 page, whatever the search's values.
+  const partner = await findPartner(ctx.db, partner_id);
+  if (!partner) throw new ApiError("partner_not_found", `No partner ${partner_id}.`);
+  const body = await searchPage(
+    request,
+    action,
+    (search, cursor) =>
+      listPartnerOrders(ctx.db, {
+        ...search,
+        client_reference: null,
+        partner_id,
+        limit: PARTNER_PAGE_SIZE,
+        cursor,
+      }),
+    null,
+  );
+  const shell = operatorShell(request, ctx, "/console/admin");
+  return page(
+    `Orders of ${partner.name}`,
+    shell,
+    html`<p><a href="/console/admin/partners/${partner_id}">${partner.name}</a> · <span class="mono">${partner_id}</span></p>${body}`,
+  );
+}
+
 export const operatorOrderPages: ConsolePages = (scope, ctx) => {
+  scope.get("/partners/:partner_id/orders", readsQuery(...SEARCH_QUERY_NAMES), async (request, reply) => {
+    const { partner_id } = request.params as { partner_id: string };
+    if (!PARTNER_ID.test(partner_id)) throw new ApiError("partner_not_found", `No partner ${partner_id}.`);
+    return reply.type("text/html; charset=utf-8").send(await partnerOrdersPage(request, ctx, partner_id));
+  });
   scope.get("/orders", readsQuery("older_than_minutes"), async (request, reply) => {
     const given = Number(queryValue(request, "older_than_minutes") ?? DEFAULT_MINUTES);
     const minutes = Number.isInteger(given) && given >= 0 && given <= MAX_MINUTES ? given : DEFAULT_MINUTES;

@@ -84,6 +84,7 @@ export async function partnerPage(
       <div class="card"><p class="label">Held</p><p class="value">${formatMoney(wallet.pending)}</p></div>
     </section>
     <p class="mono">${partner_id}</p>
+    <p><a href="${base}/orders">Orders: search by traveller, order id or ICCID</a></p>
     ${creditPage(base, csrf, wallet.balance.currency)}
     <h2>API keys</h2>
     ${keysTable(keys, (key_id) => `${base}/keys/${key_id}/revoke`, csrf, null)}

@@ -5,14 +5,16 @@ import type { FastifyRequest } from "fastify";
 import type { SimulatedEvent } from "../carrier/carrier.ts";
 import { createQrPngCache, esimQrPng, QR_DEFAULT_SIZE_PX } from "../esims/esim-qr-png.ts";
 import { type EsimBody, getEsim } from "../esims/get-esim.ts";
-import { listEsims } from "../esims/list-esims.ts";
+import { type EsimPage, listEsims } from "../esims/list-esims.ts";
 import type { BundleBody } from "../esims/render-esim.ts";
 import { simulateEsimEvent } from "../esims/simulate-esim.ts";
 import type { AppContext } from "../shared/context.ts";
+import { ApiError } from "../shared/errors.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { formatInstant, megabytes, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
-import { csrfField, page, scrollTable } from "./layout.ts";
+import { csrfField, notice, page, scrollTable } from "./layout.ts";
+import { readSearch, SEARCH_QUERY_NAMES, searchForm, searchQuery } from "./order-search.ts";
 import type { ConsolePages } from "./pages.ts";
 import { installKit } from "./partner-orders.ts";
 import { topUpForm, topUpPages } from "./partner-topup.ts";
@@ -35,36 +37,46 @@ function esimsTable(esims: readonly EsimBody[]): Html {
   if (esims.length === 0) return html`<div class="panel"><p>No eSIMs.</p></div>`;
   return scrollTable(
     "eSIMs",
-    html`<table><thead><tr><th scope="col">ICCID</th><th scope="col">Status</th><th scope="col">Client reference</th>
-      <th scope="col">Usage</th><th scope="col">Expires</th></tr></thead>
+    html`<table class="fits-phone"><thead><tr><th scope="col">ICCID</th><th scope="col">Status</th>
+      <th scope="col" class="secondary">Client reference</th><th scope="col" class="secondary">Usage</th>
+      <th scope="col" class="secondary">Expires</th></tr></thead>
       <tbody>${esims.map(
         (e) => html`<tr><td><a class="mono" href="/console/esims/${e.iccid}">${e.iccid}</a></td>
-          <td>${statusPill(e.status)}</td><td>${e.client_reference ?? "—"}</td>
-          <td>${usageBar(e.usage.data_used_mb, e.usage.data_total_mb, `Usage of ${e.iccid}`)}</td>
-          <td>${formatInstant(e.expires_at)}</td></tr>`,
+          <td>${statusPill(e.status)}</td><td class="secondary">${e.client_reference ?? "—"}</td>
+          <td class="secondary">${usageBar(e.usage.data_used_mb, e.usage.data_total_mb, `Usage of ${e.iccid}`)}</td>
+          <td class="secondary">${formatInstant(e.expires_at)}</td></tr>`,
       )}</tbody></table>`,
   );
 }
 
 async function listPage(request: FastifyRequest, ctx: AppContext): Promise<string> {
-  const wanted = queryValue(request, "status");
-  const status = STATUSES.find((s) => s === wanted) ?? null;
+  const search = readSearch(request, STATUSES);
   const cursor = queryValue(request, "cursor");
-  const esims = await listEsims(ctx.db, {
-    partner_id: partnerOf(request),
-    client_reference: null,
-    status,
-    limit: PAGE_SIZE,
-    cursor,
-  });
-  const next = new URLSearchParams({ ...(status ? { status } : {}), cursor: esims.next_cursor ?? "" });
-  const body = html`<form method="get" action="/console/esims" class="panel" role="search"><div class="fields">
-      <div><label for="status">Status</label><select id="status" name="status"><option value="">Any</option>${STATUSES.map(
-        (s) => html`<option value="${s}"${s === status ? html` selected` : ""}>${s}</option>`,
-      )}</select></div><div class="submit"><button type="submit">Filter</button></div></div></form>
-    ${esimsTable(esims.data)}
-    <div class="pager">${cursor ? html`<a href="/console/esims">First page</a>` : ""}${
-      esims.next_cursor ? html`<a href="/console/esims?${next.toString()}">Older eSIMs</a>` : ""
+  let esims: EsimPage = { data: [], has_more: false, next_cursor: null };
+  let refused: string | null = null;
+  try {
+    esims = await listEsims(ctx.db, {
+      partner_id: partnerOf(request),
+      client_reference: null,
+      status: search.status,
+      q: search.q,
+      from: search.from,
+      to: search.to,
+      limit: PAGE_SIZE,
+      cursor,
+    });
+  } catch (error) {
+    // A bad q or from after to: the use case's 400, shown beside the form that made it.
+    if (!(error instanceof ApiError) || error.code !== "invalid_request") throw error;
+    refused = error.message;
+  }
+  const first = searchQuery(search);
+  const body = html`${searchForm("/console/esims", search, STATUSES, false)}
+    ${refused ? notice("error", refused) : esimsTable(esims.data)}
+    <div class="pager">${cursor ? html`<a href="/console/esims${first ? `?${first}` : ""}">First page</a>` : ""}${
+      esims.next_cursor
+        ? html`<a href="/console/esims?${searchQuery(search, esims.next_cursor)}">Older eSIMs</a>`
+        : ""
     }</div>`;
   return page("eSIMs", await partnerShell(request, ctx, "/console/esims"), body);
 }
@@ -130,8 +142,10 @@ function simulatedEvent(form: Record<string, string>): SimulatedEvent {
 
 export const partnerEsimPages: ConsolePages = (scope, ctx, failures) => {
   const qr_cache = createQrPngCache();
-  scope.get("/esims", readsQuery("status", "cursor"), async (request, reply) =>
-    reply.type("text/html; charset=utf-8").send(await listPage(request, ctx)),
+  scope.get(
+    "/esims",
+    readsQuery(...SEARCH_QUERY_NAMES.filter((name) => name !== "type")),
+    async (request, reply) => reply.type("text/html; charset=utf-8").send(await listPage(request, ctx)),
   );
   scope.get("/esims/:iccid", async (request, reply) => {
     const { iccid } = request.params as { iccid: string };

@@ -1,8 +1,8 @@
-// The partner's orders: search by client_reference, filter by status, page through (the API's
-// listOrders), and one order with its eSIM: the QR code, the LPA string and the install links.
+// The partner's orders: the support search (order-search.ts: q, status, type, dates) over the API's
+// listOrders, page by page, and one order with its eSIM: the QR code, the LPA string and the install links.
 import type { FastifyRequest } from "fastify";
 import { getPartnerOrder, type OrderDetail } from "../orders/get-order.ts";
-import { listOrders } from "../orders/list-orders.ts";
+import { listOrders, type OrderPage } from "../orders/list-orders.ts";
 import type { OrderBody } from "../orders/render-order.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
@@ -10,6 +10,14 @@ import { readsQuery } from "../shared/query-names.ts";
 import { formatInstant, formatMoney, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
 import { notice, page } from "./layout.ts";
+import {
+  ORDER_STATUSES,
+  readSearch,
+  SEARCH_QUERY_NAMES,
+  type Search,
+  searchForm,
+  searchQuery,
+} from "./order-search.ts";
 import type { ConsolePages } from "./pages.ts";
 import { orderSupportPages, supportSections } from "./partner-order-support.ts";
 import { ordersTable } from "./partner-overview.ts";
@@ -17,47 +25,49 @@ import { partnerOf, queryValue } from "./request.ts";
 import { partnerShell } from "./shells.ts";
 
 const PAGE_SIZE = 25;
-const STATUSES = ["completed", "pending", "failed"] as const;
-type Status = (typeof STATUSES)[number];
-const MAX_REFERENCE_LENGTH = 128;
+type OrderStatus = (typeof ORDER_STATUSES)[number];
 const ORDER_ID = /^ord_[A-Za-z0-9_-]{16,64}$/;
 
-function filters(reference: string | null, status: Status | null): Html {
-  return html`<form method="get" action="/console/orders" class="panel" role="search">
-    <div class="fields">
-      <div><label for="client_reference">Client reference</label>
-        <input id="client_reference" name="client_reference" value="${reference ?? ""}" maxlength="${MAX_REFERENCE_LENGTH}"></div>
-      <div><label for="status">Status</label>
-        <select id="status" name="status"><option value="">Any</option>${STATUSES.map(
-          (s) => html`<option value="${s}"${s === status ? html` selected` : ""}>${s}</option>`,
-        )}</select></div>
-      <div class="submit"><button type="submit">Search</button></div>
-    </div>
-  </form>`;
+/**
+ * A page of orders under the search form, the filters kept in the pager's links. `list` is the
+ * use case (the partner's own, or the operator's for one partner); its 400 (a bad q, from after
+ * to) is shown beside the form, the values kept for correcting.
+ */
+export async function searchPage(
+  request: FastifyRequest,
+  action: string,
+  list: (search: Search<OrderStatus>, cursor: string | null) => Promise<OrderPage>,
+  detail: ((order_id: string) => string) | null,
+): Promise<Html> {
+  const search = readSearch(request, ORDER_STATUSES);
+  const cursor = queryValue(request, "cursor");
+  let orders: OrderPage = { data: [], has_more: false, next_cursor: null };
+  let refused: string | null = null;
+  try {
+    orders = await list(search, cursor);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== "invalid_request") throw error;
+    refused = error.message;
+  }
+  const first = searchQuery(search);
+  return html`${searchForm(action, search, ORDER_STATUSES, true)}
+    ${refused ? notice("error", refused) : ordersTable(orders.data, "Orders", detail)}
+    <div class="pager">${cursor ? html`<a href="${action}${first ? `?${first}` : ""}">First page</a>` : ""}${
+      orders.next_cursor
+        ? html`<a href="${action}?${searchQuery(search, orders.next_cursor)}">Older orders</a>`
+        : ""
+    }</div>`;
 }
 
 async function listPage(request: FastifyRequest, ctx: AppContext): Promise<string> {
-  const reference = queryValue(request, "client_reference")?.slice(0, MAX_REFERENCE_LENGTH) ?? null;
-  const wanted = queryValue(request, "status");
-  const status = STATUSES.find((s) => s === wanted) ?? null;
-  const cursor = queryValue(request, "cursor");
-  const orders = await listOrders(ctx.db, {
-    partner_id: partnerOf(request),
-    client_reference: reference,
-    status,
-    limit: PAGE_SIZE,
-    cursor,
-  });
-  const next = new URLSearchParams({
-    ...(reference ? { client_reference: reference } : {}),
-    ...(status ? { status } : {}),
-    cursor: orders.next_cursor ?? "",
-  });
-  const body = html`${filters(reference, status)}
-    ${ordersTable(orders.data, "Orders")}
-    <div class="pager">${cursor ? html`<a href="/console/orders">First page</a>` : ""}${
-      orders.next_cursor ? html`<a href="/console/orders?${next.toString()}">Older orders</a>` : ""
-    }</div>`;
+  const partner_id = partnerOf(request);
+  const body = await searchPage(
+    request,
+    "/console/orders",
+    (search, cursor) =>
+      listOrders(ctx.db, { ...search, client_reference: null, partner_id, limit: PAGE_SIZE, cursor }),
+    (order_id) => `/console/orders/${order_id}`,
+  );
   return page("Orders", await partnerShell(request, ctx, "/console/orders"), body);
 }
 
@@ -106,7 +116,7 @@ function detailBody(detail: OrderDetail, done: string | null, support: Html): Ht
 }
 
 export const partnerOrderPages: ConsolePages = (scope, ctx, failures) => {
-  scope.get("/orders", readsQuery("client_reference", "status", "cursor"), async (request, reply) =>
+  scope.get("/orders", readsQuery(...SEARCH_QUERY_NAMES), async (request, reply) =>
     reply.type("text/html; charset=utf-8").send(await listPage(request, ctx)),
   );
   scope.get("/orders/:order_id", readsQuery("done"), async (request, reply) => {

@@ -1,8 +1,10 @@
 // The partner's overview: what support and finance look at first. The balance and held money from
-// the wallet (as GET /v1/profile/wallet), today's and pending orders, the newest orders.
+// the wallet (as GET /v1/profile/wallet), today's and pending orders, a search box that opens the
+// orders page's search (order-search.ts), the newest orders.
 import { countPartnerOrders } from "../orders/get-order.ts";
 import { listOrders } from "../orders/list-orders.ts";
 import type { OrderBody } from "../orders/render-order.ts";
+import { MAX_SEARCH_LENGTH } from "../orders/search-query.ts";
 import { renderWallet } from "../wallet/get-wallet.route.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
 import { failedDeliveries } from "../webhooks/list-deliveries.ts";
@@ -15,21 +17,30 @@ import { partnerShell } from "./shells.ts";
 
 const RECENT_ORDERS = 5;
 
-export function ordersTable(orders: readonly OrderBody[], label: string): Html {
+/**
+ * The orders as a table; `detail` links an order to its page (the operator's list has none). On a
+ * phone the secondary columns (`secondary`, console.css) are hidden so the table fits the screen.
+ */
+export function ordersTable(
+  orders: readonly OrderBody[],
+  label: string,
+  detail: ((order_id: string) => string) | null = (order_id) => `/console/orders/${order_id}`,
+): Html {
   if (orders.length === 0) return html`<div class="panel"><p>No orders.</p></div>`;
   return scrollTable(
     label,
-    html`<table>
-      <thead><tr><th scope="col">Order</th><th scope="col">Type</th><th scope="col">Status</th>
-        <th scope="col">Client reference</th><th scope="col" class="num">Total</th><th scope="col">Created</th></tr></thead>
+    html`<table class="fits-phone">
+      <thead><tr><th scope="col">Order</th><th scope="col" class="secondary">Type</th><th scope="col">Status</th>
+        <th scope="col" class="secondary">Client reference</th><th scope="col" class="num">Total</th>
+        <th scope="col" class="secondary">Created</th></tr></thead>
       <tbody>${orders.map(
         (o) => html`<tr>
-          <td><a class="mono" href="/console/orders/${o.orderID}">${o.orderID}</a></td>
-          <td>${o.type === "esim" ? "new eSIM" : "top-up"}</td>
+          <td>${detail ? html`<a class="mono" href="${detail(o.orderID)}">${o.orderID}</a>` : html`<span class="mono">${o.orderID}</span>`}</td>
+          <td class="secondary">${o.type === "esim" ? "new eSIM" : "top-up"}</td>
           <td>${statusPill(o.status)}</td>
-          <td>${o.client_reference ?? "—"}</td>
+          <td class="secondary">${o.client_reference ?? "—"}</td>
           <td class="num">${formatMoney(o.total)}</td>
-          <td>${formatInstant(o.created_at)}</td>
+          <td class="secondary">${formatInstant(o.created_at)}</td>
         </tr>`,
       )}</tbody>
     </table>`,
@@ -59,6 +70,13 @@ export const partnerOverviewPages: ConsolePages = (scope, ctx) => {
         ${card("Pending orders", String(counts.pending), "Finished by the service on its own")}
         ${card("Failed deliveries", failed.capped ? `${failed.count}+` : String(failed.count), "Webhooks given up on: retry them under Webhooks")}
       </section>
+      <form method="get" action="/console/orders" class="panel" role="search">
+        <div class="fields"><div class="wide"><label for="find">Find an order</label>
+          <input id="find" name="q" type="search" maxlength="${MAX_SEARCH_LENGTH}" autocomplete="off" spellcheck="false"
+            aria-describedby="find-hint">
+          <p class="hint" id="find-hint">Order id, ICCID, traveller's email, or the start of a client reference or last name.</p></div>
+        <div class="submit"><button type="submit">Find</button></div></div>
+      </form>
       <h2>Newest orders</h2>
       ${ordersTable(recent.data, "Newest orders")}
       <p><a href="/console/orders">All orders</a> · <a href="/console/wallet">Wallet statement</a> · <a href="/console/webhooks">Webhooks</a></p>`;

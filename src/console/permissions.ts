@@ -61,6 +61,7 @@ const OPERATOR_ROUTES: Record<string, PagePermission<OperatorPermission>> = {
   "POST /console/admin/partners/:partner_id/adjustments": "money.write",
   "GET /console/admin/partners/:partner_id/statement.pdf": "money.read",
   "POST /console/admin/partners/:partner_id/users": "people.write",
+  "GET /console/admin/partners/:partner_id/orders": "partners.read",
   "GET /console/admin/orders": "partners.read",
   "GET /console/admin/catalog": "catalog.write",
   "POST /console/admin/catalog": "catalog.write",

@@ -1,10 +1,13 @@
 // SQL of the partner's view of its eSIMs: one eSIM with its bundles in one round trip (by primary
 // key and partner), and pages of them newest first by `seq`. Bundles come as one JSON array, in
 // position order (the original first, then top-ups), so a read is a single indexed query.
-import { CompiledQuery, sql } from "kysely";
+import { CompiledQuery, type RawBuilder, sql } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Pool } from "../db/pool.ts";
+import { folded, startsWithLower } from "../db/prefix-match.ts";
 import type { BundleStatus, EsimStatus } from "../db/schema.ts";
+import type { SearchQuery } from "../orders/search-query.ts";
+import type { TimeWindow } from "../shared/day-range.ts";
 import type { EsimState } from "./render-esim.ts";
 
 /** A bundle as json_agg hands it over: instants are ISO 8601 strings. */
@@ -63,26 +66,62 @@ export async function esimWithBundles(
   return result.rows[0] ?? null;
 }
 
-export async function pageOfEsims(
-  db: Executor,
-  input: {
-    partner_id: string;
-    client_reference: string | null;
-    status: EsimStatus | null;
-    before_seq: number | null;
-    limit: number;
-  },
-): Promise<EsimWithBundlesRow[]> {
-  const result = await sql<EsimWithBundlesRow>`
+/**
+ * The search (search-query.ts) over the eSIM and the order that bought it: the ICCID and the order id
+ * by the eSIM's own keys, the traveller's email and the prefixes through the orders indexes of
+ * migration 0028 (o.partner_id named so that they apply). The plans: test/orders.search.test.ts.
+ */
+function esimSearchCondition(search: SearchQuery, partner_id: string): RawBuilder<boolean> {
+  switch (search.kind) {
+    case "order_id":
+      return sql<boolean>`e.order_id = ${search.order_id}`;
+    case "iccid":
+      return sql<boolean>`e.iccid = ${search.iccid}`;
+    case "email":
+      return sql<boolean>`o.partner_id = ${partner_id} and ${folded(sql`o.email`)} = ${folded(sql`${search.email}::text`)}`;
+    case "prefix":
+      return sql<boolean>`o.partner_id = ${partner_id}
+        and ((o.client_reference is not null and ${startsWithLower(folded(sql`o.client_reference`), search.prefix, search.like)})
+          or ${startsWithLower(folded(sql`o.last_name`), search.prefix, search.like)})`;
+  }
+}
+
+/** The exact (case-sensitive) `client_reference` filter, through migration 0028's folded index. */
+function exactReference(partner_id: string, client_reference: string): RawBuilder<unknown> {
+  return sql`and o.partner_id = ${partner_id} and ${folded(sql`o.client_reference`)} = ${folded(sql`${client_reference}::text`)}
+    and o.client_reference = ${client_reference}`;
+}
+
+export type EsimPageQuery = {
+  partner_id: string;
+  client_reference: string | null;
+  search?: SearchQuery | null;
+  status: EsimStatus | null;
+  /** e.created_at in [from, until). */
+  window?: TimeWindow | null;
+  before_seq: number | null;
+  limit: number;
+};
+
+/** The statement of a page, unrun: pageOfEsims runs it, the plans test explains it. */
+export function esimPageStatement(input: EsimPageQuery): RawBuilder<EsimWithBundlesRow> {
+  const window = input.window ?? { from: null, until: null };
+  return sql<EsimWithBundlesRow>`
     select ${ESIM_WITH_BUNDLES}
     from esims e join orders o on o.order_id = e.order_id
     where e.partner_id = ${input.partner_id}
       ${input.status === null ? sql`` : sql`and e.status = ${input.status}`}
-      ${input.client_reference === null ? sql`` : sql`and o.client_reference = ${input.client_reference}`}
+      ${input.client_reference === null ? sql`` : exactReference(input.partner_id, input.client_reference)}
+      ${input.search ? sql`and ${esimSearchCondition(input.search, input.partner_id)}` : sql``}
+      ${window.from === null ? sql`` : sql`and e.created_at >= ${window.from}`}
+      ${window.until === null ? sql`` : sql`and e.created_at < ${window.until}`}
       ${input.before_seq === null ? sql`` : sql`and e.seq < ${input.before_seq}`}
     order by e.seq desc
-    limit ${input.limit}`.execute(db);
-  return result.rows;
+    limit ${input.limit}`;
+}
+
+export async function pageOfEsims(db: Executor, input: EsimPageQuery): Promise<EsimWithBundlesRow[]> {
+  return (await esimPageStatement(input).execute(db)).rows;
 }
 
 /** What the QR image is drawn from: the eSIM's activation code parts, if it is the partner's. */

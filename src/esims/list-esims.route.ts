@@ -1,5 +1,7 @@
 // GET /v1/esims: the partner's eSIMs, newest first, by pages.
 import { Type } from "typebox";
+import { searchParameter } from "../orders/search-query.ts";
+import { dateParameters } from "../shared/day-range.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import {
   ClientReferenceFilter,
@@ -18,14 +20,19 @@ export const listEsimsRoute = endpoint({
     operationId: "listEsims",
     summary: "Your eSIMs, newest first",
     description:
-      "Pages stay stable while new eSIMs are sold. Filter by the `client_reference` of the order that " +
-      "bought the eSIM, or by `status`. `usage.updated_at` says how fresh each eSIM's figures are.",
+      "Pages stay stable while new eSIMs are sold, under any filters (pass the same filters with `cursor`). " +
+      "Filters combine: the `client_reference` of the order that bought the eSIM (exact), `q` (the support " +
+      "search, as on orders: the ICCID, the order id, the traveller's email, or the start of a client " +
+      "reference or last name), `status`, `from` and `to` (UTC days, both included, on `created_at`). " +
+      "`usage.updated_at` says how fresh each eSIM's figures are.",
     tags: ["eSIMs"],
     security: PARTNER_SECURITY,
     querystring: Type.Object(
       {
         client_reference: ClientReferenceFilter,
+        q: searchParameter,
         status: Type.Optional(EsimStatusSchema),
+        ...dateParameters,
         ...pageParameters(DEFAULT_PAGE_SIZE),
       },
       { additionalProperties: false },
@@ -38,6 +45,9 @@ export const listEsimsRoute = endpoint({
       partner_id: request.partner!.partner_id,
       client_reference: query.client_reference ?? null,
       status: query.status ?? null,
+      q: query.q ?? null,
+      from: query.from ?? null,
+      to: query.to ?? null,
       limit: pageSize(query.limit, DEFAULT_PAGE_SIZE),
       cursor: query.cursor ?? null,
     });

@@ -3,6 +3,8 @@
 import { type Static, Type } from "typebox";
 import type { Executor } from "../db/executor.ts";
 import type { EsimStatus } from "../db/schema.ts";
+import { classifySearch } from "../orders/search-query.ts";
+import { dayWindow } from "../shared/day-range.ts";
 import { ApiError } from "../shared/errors.ts";
 import { pageOfEsims } from "./esims.sql.ts";
 import { Esim, renderEsim } from "./render-esim.ts";
@@ -43,6 +45,10 @@ export async function listEsims(
     partner_id: string;
     client_reference: string | null;
     status: EsimStatus | null;
+    /** The search box (search-query.ts); from/to: UTC days, both included (day-range.ts). */
+    q?: string | null;
+    from?: string | null;
+    to?: string | null;
     limit: number;
     cursor: string | null;
   },
@@ -50,12 +56,16 @@ export async function listEsims(
   if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > MAX_PAGE_SIZE) {
     throw new Error(`listEsims: limit ${input.limit} outside 1-${MAX_PAGE_SIZE}`);
   }
+  const search = input.q == null ? null : classifySearch(input.q);
+  const window = dayWindow({ from: input.from ?? null, to: input.to ?? null });
   const before_seq = input.cursor === null ? null : decodeCursor(input.cursor);
   // One extra row tells whether another page exists, without a count.
   const rows = await pageOfEsims(db, {
     partner_id: input.partner_id,
     client_reference: input.client_reference,
     status: input.status,
+    search,
+    window,
     before_seq,
     limit: input.limit + 1,
   });

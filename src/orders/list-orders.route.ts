@@ -1,14 +1,9 @@
-// GET /v1/profile/orders: the partner's orders, newest first, by pages.
+// GET /v1/profile/orders: the partner's orders, newest first, by pages, filtered for support.
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
-import {
-  ClientReferenceFilter,
-  errorResponses,
-  PARTNER_SECURITY,
-  pageParameters,
-  pageSize,
-} from "../shared/schemas.ts";
+import { errorResponses, PARTNER_SECURITY, pageSize } from "../shared/schemas.ts";
 import { DEFAULT_PAGE_SIZE, listOrders, OrderPage } from "./list-orders.ts";
+import { ORDER_FILTERS_DESCRIPTION, orderFilterParameters, orderFiltersOf } from "./order-filters.ts";
 
 export const listOrdersRoute = endpoint({
   method: "GET",
@@ -16,23 +11,20 @@ export const listOrdersRoute = endpoint({
   schema: {
     operationId: "listOrders",
     summary: "Your orders, newest first",
-    description: "Pages stay stable while new orders arrive. Filter by the `client_reference` you stored.",
+    description: ORDER_FILTERS_DESCRIPTION,
     tags: ["Orders"],
     security: PARTNER_SECURITY,
-    querystring: Type.Object(
-      {
-        client_reference: ClientReferenceFilter,
-        ...pageParameters(DEFAULT_PAGE_SIZE),
-      },
-      { additionalProperties: false },
-    ),
-    response: { 200: OrderPage, ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed") },
+    querystring: Type.Object(orderFilterParameters, { additionalProperties: false }),
+    response: {
+      200: OrderPage,
+      ...errorResponses("unauthorized", "wrong_environment", "ip_not_allowed"),
+    },
   },
   handler: (ctx) => async (request) => {
     const query = request.query;
     return listOrders(ctx.db, {
+      ...orderFiltersOf(query),
       partner_id: request.partner!.partner_id,
-      client_reference: query.client_reference ?? null,
       limit: pageSize(query.limit, DEFAULT_PAGE_SIZE),
       cursor: query.cursor ?? null,
     });

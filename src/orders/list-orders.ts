@@ -2,10 +2,12 @@
 import type { Kysely } from "kysely";
 import { type Static, Type } from "typebox";
 import type { Database } from "../db/schema.ts";
+import { dayWindow } from "../shared/day-range.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { OrderRow } from "./order.ts";
 import { pageOfOrders, purchasesOf } from "./orders.sql.ts";
 import { Order, renderOrder } from "./render-order.ts";
+import { classifySearch } from "./search-query.ts";
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -37,23 +39,36 @@ export const OrderPage = Type.Object(
 
 export type OrderPage = Static<typeof OrderPage>;
 
+/** The filters of a list of orders as the API and the consoles take them; absent: not filtered. */
+export type OrderListFilters = {
+  client_reference: string | null;
+  /** The search box: classified by classifySearch (400 when unusable). */
+  q?: string | null;
+  status?: OrderRow["status"] | null;
+  type?: OrderRow["type"] | null;
+  /** UTC days, both included (day-range.ts). */
+  from?: string | null;
+  to?: string | null;
+};
+
 export async function listOrders(
   db: Kysely<Database>,
-  input: {
-    partner_id: string;
-    client_reference: string | null;
-    /** The console's filter; the API lists every status. */
-    status?: OrderRow["status"] | null;
-    limit: number;
-    cursor: string | null;
-  },
+  input: OrderListFilters & { partner_id: string; limit: number; cursor: string | null },
 ): Promise<OrderPage> {
+  // Checked before the cursor so that a bad filter is named whatever page is asked for.
+  const search = input.q == null ? null : classifySearch(input.q);
+  const window = dayWindow({ from: input.from ?? null, to: input.to ?? null });
   const before_seq = input.cursor === null ? null : decodeCursor(input.cursor);
-  // One extra row tells whether another page exists, without a count.
+  // One extra row tells whether another page exists, without a count. The cursor is a seq, and
+  // every filter is a condition on the row, so the next page under the same filters starts below
+  // it whatever was added since.
   const rows = await pageOfOrders(db, {
     partner_id: input.partner_id,
     client_reference: input.client_reference,
+    search,
     status: input.status ?? null,
+    type: input.type ?? null,
+    window,
     before_seq,
     limit: input.limit + 1,
   });

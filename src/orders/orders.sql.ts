@@ -4,10 +4,13 @@ import { randomBytes } from "node:crypto";
 import { type RawBuilder, sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import { sendAhead } from "../db/pool.ts";
+import { folded, startsWithLower } from "../db/prefix-match.ts";
 import type { Database } from "../db/schema.ts";
 import type { OrderForEmail } from "../notifications/send-confirmation-emails.ts";
+import type { TimeWindow } from "../shared/day-range.ts";
 import { holderGone } from "../shared/liveness.ts";
 import type { NewOrder, OrderRow, PurchaseRow } from "./order.ts";
+import type { SearchQuery } from "./search-query.ts";
 
 function newLeaseToken(): string {
   return randomBytes(12).toString("base64url");
@@ -283,25 +286,67 @@ export async function purchasesOf(db: Executor, order_ids: string[]): Promise<Pu
 }
 
 /** Newest first, keyset-paginated on seq: a page never shifts when new orders arrive. */
-export async function pageOfOrders(
-  db: Executor,
-  input: {
-    partner_id: string;
-    client_reference: string | null;
-    status?: OrderRow["status"] | null;
-    before_seq: number | null;
-    limit: number;
-  },
-): Promise<OrderRow[]> {
-  const result = await sql<OrderRow>`
+/** What a page of orders is filtered by; null or absent: not filtered. */
+export type OrderFilters = {
+  /** Exact, case-sensitive: the API's `client_reference` parameter. */
+  client_reference: string | null;
+  search?: SearchQuery | null;
+  status?: OrderRow["status"] | null;
+  type?: OrderRow["type"] | null;
+  /** created_at in [from, until). */
+  window?: TimeWindow | null;
+};
+
+/**
+ * One condition per kind of search, each bounded by an index of migration 0028 (or the primary
+ * key): test/orders.search.test.ts shows their plans.
+ */
+function searchCondition(search: SearchQuery): RawBuilder<boolean> {
+  switch (search.kind) {
+    case "order_id":
+      return sql<boolean>`order_id = ${search.order_id}`;
+    case "iccid":
+      return sql<boolean>`iccid = ${search.iccid}`;
+    case "email":
+      return sql<boolean>`${folded(sql`email`)} = ${folded(sql`${search.email}::text`)}`;
+    case "prefix":
+      // A BitmapOr of the two prefix indexes; `client_reference is not null` matches the partial one.
+      return sql<boolean>`((client_reference is not null and ${startsWithLower(folded(sql`client_reference`), search.prefix, search.like)})
+        or ${startsWithLower(folded(sql`last_name`), search.prefix, search.like)})`;
+  }
+}
+
+/** The `and ...` conditions of the filters, for a `where partner_id = ...` over orders. */
+function orderConditions(filters: OrderFilters): RawBuilder<unknown> {
+  const parts: RawBuilder<unknown>[] = [];
+  // Exact and case-sensitive, through the folded index of 0028 (equality is one of its operators).
+  if (filters.client_reference !== null)
+    parts.push(sql`${folded(sql`client_reference`)} = ${folded(sql`${filters.client_reference}::text`)}
+      and client_reference = ${filters.client_reference}`);
+  if (filters.search) parts.push(searchCondition(filters.search));
+  if (filters.status) parts.push(sql`status = ${filters.status}`);
+  if (filters.type) parts.push(sql`type = ${filters.type}`);
+  if (filters.window?.from) parts.push(sql`created_at >= ${filters.window.from}`);
+  if (filters.window?.until) parts.push(sql`created_at < ${filters.window.until}`);
+  if (parts.length === 0) return sql``;
+  return sql`and ${sql.join(parts, sql` and `)}`;
+}
+
+export type OrderPageQuery = OrderFilters & { partner_id: string; before_seq: number | null; limit: number };
+
+/** The statement of a page, unrun: pageOfOrders runs it, the plans test explains it. */
+export function orderPageStatement(input: OrderPageQuery): RawBuilder<OrderRow> {
+  return sql<OrderRow>`
     select ${ORDER_COLUMNS} from orders
     where partner_id = ${input.partner_id}
-      ${input.client_reference === null ? sql`` : sql`and client_reference = ${input.client_reference}`}
-      ${input.status == null ? sql`` : sql`and status = ${input.status}`}
+      ${orderConditions(input)}
       ${input.before_seq === null ? sql`` : sql`and seq < ${input.before_seq}`}
     order by seq desc
-    limit ${input.limit}`.execute(db);
-  return result.rows;
+    limit ${input.limit}`;
+}
+
+export async function pageOfOrders(db: Executor, input: OrderPageQuery): Promise<OrderRow[]> {
+  return (await orderPageStatement(input).execute(db)).rows;
 }
 
 /**

@@ -21,6 +21,7 @@ import { consoleRoutes } from "../console/routes.ts";
 import { esimRoutes } from "../esims/routes.ts";
 import { carrierCallbackRoutes, esimSignalRoutes, smdpCallbackRoutes } from "../esims/signal-routes.ts";
 import { eventRoutes } from "../events/routes.ts";
+import { orderAdminRoutes } from "../orders/admin-routes.ts";
 import { pendingOrderIds, pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
@@ -91,6 +92,7 @@ const PARTNER_ROUTES: DomainRoutes[] = [
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
 const ADMIN_ROUTES: DomainRoutes[] = [
   partnerAdminRoutes,
+  orderAdminRoutes,
   walletAdminRoutes,
   catalogAdminRoutes,
   refundAdminRoutes,

@@ -74,8 +74,12 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
     sdk: `const { data } = await client.orders.events("${EXAMPLE.order_id}"); // oldest first`,
   },
   listOrders: {
-    query: "limit=20",
-    sdk: "for await (const order of client.orders.list({ limit: 20 })) {\n  console.log(order.orderID, order.status);\n}",
+    query: "q=ANA%40example.com&status=completed&from=2026-11-01&to=2026-11-30&limit=20",
+    sdk:
+      "// A traveller's orders: q is an order id, an ICCID, an email (whole, any case) or the start of a\n" +
+      "// client reference or last name (any case).\n" +
+      'for await (const order of client.orders.list({ q: "ANA@example.com", status: "completed", from: "2026-11-01" })) {\n' +
+      "  console.log(order.orderID, order.status);\n}",
   },
   listAvailableTopUps: {
     path: { iccid: EXAMPLE.iccid },
@@ -108,9 +112,9 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
     sdk: "const wallet = await client.wallet.setLowBalanceAlert({ threshold_minor: 50000 }); // null: off",
   },
   listEsims: {
-    query: "status=active&limit=20",
+    query: "status=active&q=lima&limit=20",
     sdk:
-      'for await (const esim of client.esims.list({ status: "active" })) {\n' +
+      'for await (const esim of client.esims.list({ status: "active", q: "lima" })) {\n' +
       "  console.log(esim.iccid, esim.usage.data_remaining_mb, esim.usage.updated_at);\n}",
   },
   getEsim: {
@@ -197,6 +201,7 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
   adminRefundOrder: { body: { reason: "Traveller's trip cancelled; agreed with the partner" } },
   adminInviteUser: { body: { email: "maria@acme-travel.example", role: "support" } },
   adminListAuditLog: { query: `partner_id=${EXAMPLE.partner_id}&action=wallet.credited` },
+  adminListPartnerOrders: { path: { partner_id: EXAMPLE.partner_id }, query: "q=lima&status=refunded" },
   listAuditLog: { query: "action=api_key.created&from=2026-11-01" },
 };
 
