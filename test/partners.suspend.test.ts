@@ -320,3 +320,126 @@ test("suspending while 20 purchases run: each is done (200) or refused (403), ne
   assert.equal(next.statusCode, 403);
   assert.deepEqual((await auditLedger(t.db)).breaches, []);
 });
+
+/** An operator person of `role`, signed in: the cookie and a CSRF token for its forms. */
+async function operatorSession(role: string) {
+  const person = await addPerson(t.database.pool, { realm: "operator", role });
+  const cookie = `console_operator=${await signInCookie(base, person)}`;
+  const page = await (await fetch(`${base}/console/admin/people`, { headers: { cookie } })).text();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page)?.[1];
+  assert.ok(csrf);
+  const post = (path: string, fields: Record<string, string>) =>
+    fetch(`${base}${path}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: base, cookie },
+      body: new URLSearchParams({ _csrf: csrf, ...fields }).toString(),
+    });
+  return { person, cookie, post };
+}
+
+test("the operator console's forms: rename and suspend audited as the person, bad input refused with nothing changed", async () => {
+  const partner = await t.createPartner("Form Travel");
+  const admin = await operatorSession("admin");
+  const base_path = `/console/admin/partners/${partner.partner_id}`;
+  for (const [path, fields] of [
+    [`${base_path}/name`, { name: "Nul\u0000Travel" }],
+    [`${base_path}/status`, { status: "suspended" }],
+    [`${base_path}/status`, { status: "closed", reason: "x" }],
+  ] as const) {
+    const answer = await admin.post(path, fields);
+    assert.equal(answer.status, 400, `${path} ${JSON.stringify(fields)}`);
+  }
+  assert.equal((await audits(partner.partner_id)).length, 0, "nothing changed");
+  assert.equal((await admin.post(`${base_path}/name`, { name: "Form Travel Ltd" })).status, 303);
+  const suspended = await admin.post(`${base_path}/status`, { status: "suspended", reason: "audit pending" });
+  assert.equal(suspended.headers.get("location"), `${base_path}?done=suspended`);
+  const entries = await sql<{ action: string; actor_type: string; actor_id: string }>`
+    select action, actor_type, actor_id from audit_log
+    where target_id = ${partner.partner_id} and action like 'partner.%' and action <> 'partner.created'
+    order by audit_seq`.execute(t.db);
+  assert.deepEqual(
+    entries.rows.map((e) => [e.action, e.actor_type, e.actor_id]),
+    [
+      ["partner.updated", "operator", admin.person.user_id],
+      ["partner.suspended", "operator", admin.person.user_id],
+    ],
+  );
+  const page = await (await fetch(`${base}${base_path}`, { headers: { cookie: admin.cookie } })).text();
+  assert.match(page, /audit pending/);
+  const list = await (
+    await fetch(`${base}/console/admin?q=form+travel&status=suspended`, { headers: { cookie: admin.cookie } })
+  ).text();
+  assert.match(list, /Form Travel Ltd/);
+  const none = await (
+    await fetch(`${base}/console/admin?q=form+travel&status=active`, { headers: { cookie: admin.cookie } })
+  ).text();
+  assert.doesNotMatch(none, /Form Travel Ltd/);
+});
+
+test("the operator console's order page: support settles a pending order and refunds a completed one, each audited with its reason", async () => {
+  const partner = await t.createPartner("Order Page Travel", 10_000);
+  const support = await operatorSession("support");
+  const buy = async (email: string) => {
+    const cart = await newCart(partner.api_key);
+    return t.app.inject({
+      method: "POST",
+      url: "/v1/orders/submit",
+      headers: t.auth(partner.api_key),
+      payload: { cart_key: cart.json().cart_key, ...END_USER, email },
+    });
+  };
+  const stuck = await buy("unavailable@carrier.test");
+  assert.equal(stuck.statusCode, 503);
+  const pending_id = stuck.json().order_id as string;
+  const pendingPage = await (
+    await fetch(`${base}/console/admin/orders/${pending_id}`, { headers: { cookie: support.cookie } })
+  ).text();
+  assert.match(pendingPage, /action="\/console\/admin\/orders\/[^"]+\/settle"/);
+  assert.doesNotMatch(pendingPage, /\/refund"/, "no refund form on a pending order");
+  assert.equal(
+    (
+      await support.post(`/console/admin/orders/${pending_id}/settle`, {
+        outcome: "failed",
+        reason: "ctrl\u0001",
+      })
+    ).status,
+    400,
+  );
+  const settled = await support.post(`/console/admin/orders/${pending_id}/settle`, {
+    outcome: "failed",
+    reason: "carrier ticket 9",
+  });
+  assert.equal(settled.status, 303);
+  const order = await t.app.inject({ url: `/v1/orders/${pending_id}`, headers: t.auth(partner.api_key) });
+  assert.equal(order.json().status, "failed");
+
+  const bought = await buy("ana@example.com");
+  assert.equal(bought.statusCode, 200, bought.body);
+  const order_id = bought.json().orderID as string;
+  const completedPage = await (
+    await fetch(`${base}/console/admin/orders/${order_id}`, { headers: { cookie: support.cookie } })
+  ).text();
+  assert.match(completedPage, /\/refund"/);
+  const refunded = await support.post(`/console/admin/orders/${order_id}/refund`, {
+    reason: "trip cancelled",
+  });
+  assert.equal(refunded.status, 303, await refunded.text());
+  const after = await t.app.inject({ url: `/v1/orders/${order_id}`, headers: t.auth(partner.api_key) });
+  assert.equal(after.json().status, "refunded");
+  const wallet = await t.app.inject({ url: "/v1/profile/wallet", headers: t.auth(partner.api_key) });
+  assert.equal(wallet.json().balance.amount_minor, 10_000, "both holds released or refunded");
+  const { rows } = await sql<{ action: string; reason: string }>`
+    select action, coalesce(details->>'reason', '') as reason from audit_log
+    where target_id in (${pending_id}, ${order_id}) and action in ('order.settled', 'order.refunded') order by audit_seq`.execute(
+    t.db,
+  );
+  assert.deepEqual(
+    rows.map((r) => [r.action, r.reason]),
+    [
+      ["order.settled", "carrier ticket 9"],
+      ["order.refunded", "trip cancelled"],
+    ],
+  );
+  assert.deepEqual((await auditLedger(t.db)).breaches, []);
+});

@@ -36,8 +36,12 @@ async function knownOrder(ctx: AppContext, order_id: string) {
 /** The reason a form gives: 1 to 500 characters once trimmed (the API's own limit). */
 function reasonOf(request: FastifyRequest): string {
   const reason = formOf(request).reason ?? "";
-  if (reason.length === 0 || reason.length > MAX_REASON_LENGTH) {
-    throw new ApiError("invalid_request", `reason: must be 1 to ${MAX_REASON_LENGTH} characters.`);
+  // As the API's schema: PostgreSQL refuses NUL, and a reason is one line of text.
+  if (reason.length === 0 || reason.length > MAX_REASON_LENGTH || /[\x00-\x1f\x7f]/.test(reason)) {
+    throw new ApiError(
+      "invalid_request",
+      `reason: must be 1 to ${MAX_REASON_LENGTH} characters, no control characters.`,
+    );
   }
   return reason;
 }

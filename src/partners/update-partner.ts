@@ -15,6 +15,8 @@ import { lockedPartner, type PartnerSummary, updatePartner } from "./partners.sq
 export const MAX_SUSPEND_REASON_LENGTH = 500;
 export const MAX_PARTNER_NAME_LENGTH = 200;
 
+const CONTROL = /[\x00-\x1f\x7f]/;
+
 export type PartnerPatch = { name?: string; status?: PartnerStatus; reason?: string };
 
 function invalid(field: string, message: string): ApiError {
@@ -34,6 +36,10 @@ function checkPatch(patch: PartnerPatch): PartnerPatch {
   if (reason !== undefined && (reason.length === 0 || reason.length > MAX_SUSPEND_REASON_LENGTH)) {
     throw invalid("reason", `must be 1 to ${MAX_SUSPEND_REASON_LENGTH} characters once trimmed`);
   }
+  // The API's schema refuses them too; the console's forms arrive here unchecked (PostgreSQL refuses NUL).
+  if (name !== undefined && CONTROL.test(name)) throw invalid("name", "must not contain control characters");
+  if (reason !== undefined && CONTROL.test(reason))
+    throw invalid("reason", "must not contain control characters");
   if (reason !== undefined && patch.status === undefined) throw invalid("reason", "goes with status");
   // The partner's people read it on their console's banner: a suspension always says why.
   if (patch.status === "suspended" && reason === undefined) {
