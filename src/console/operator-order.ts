@@ -11,6 +11,7 @@ import type { AppContext } from "../shared/context.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../shared/errors.ts";
 import { actorOf } from "../shared/http-types.ts";
 import { readsQuery } from "../shared/query-names.ts";
+import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
 import { finishTopUp } from "../topups/finish-topup.ts";
 import { formatInstant, formatMoney, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
@@ -21,6 +22,7 @@ import { operatorShell } from "./shells.ts";
 
 const ORDER_ID = /^ord_[A-Za-z0-9_-]{16,64}$/;
 const MAX_REASON_LENGTH = 500;
+const TEXT = new RegExp(NO_CONTROL_CHARACTERS);
 
 const FLASH: Record<string, string> = {
   settled: "The order is settled.",
@@ -37,7 +39,7 @@ async function knownOrder(ctx: AppContext, order_id: string) {
 function reasonOf(request: FastifyRequest): string {
   const reason = formOf(request).reason ?? "";
   // As the API's schema: PostgreSQL refuses NUL, and a reason is one line of text.
-  if (reason.length === 0 || reason.length > MAX_REASON_LENGTH || /[\x00-\x1f\x7f]/.test(reason)) {
+  if (reason.length === 0 || reason.length > MAX_REASON_LENGTH || !TEXT.test(reason)) {
     throw new ApiError(
       "invalid_request",
       `reason: must be 1 to ${MAX_REASON_LENGTH} characters, no control characters.`,

@@ -8,6 +8,7 @@ import { type AuditEntry, recordAudit } from "../audit/record-audit.ts";
 import type { Database } from "../db/schema.ts";
 import type { Actor } from "../shared/actor.ts";
 import { ApiError } from "../shared/errors.ts";
+import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
 import type { PartnerStatus } from "./admin-partner.ts";
 import { lockedPartner, type PartnerSummary, updatePartner } from "./partners.sql.ts";
 
@@ -15,7 +16,8 @@ import { lockedPartner, type PartnerSummary, updatePartner } from "./partners.sq
 export const MAX_SUSPEND_REASON_LENGTH = 500;
 export const MAX_PARTNER_NAME_LENGTH = 200;
 
-const CONTROL = /[\x00-\x1f\x7f]/;
+/** Text without control characters: the API schema's own pattern. */
+const TEXT = new RegExp(NO_CONTROL_CHARACTERS);
 
 export type PartnerPatch = { name?: string; status?: PartnerStatus; reason?: string };
 
@@ -37,8 +39,8 @@ function checkPatch(patch: PartnerPatch): PartnerPatch {
     throw invalid("reason", `must be 1 to ${MAX_SUSPEND_REASON_LENGTH} characters once trimmed`);
   }
   // The API's schema refuses them too; the console's forms arrive here unchecked (PostgreSQL refuses NUL).
-  if (name !== undefined && CONTROL.test(name)) throw invalid("name", "must not contain control characters");
-  if (reason !== undefined && CONTROL.test(reason))
+  if (name !== undefined && !TEXT.test(name)) throw invalid("name", "must not contain control characters");
+  if (reason !== undefined && !TEXT.test(reason))
     throw invalid("reason", "must not contain control characters");
   if (reason !== undefined && patch.status === undefined) throw invalid("reason", "goes with status");
   // The partner's people read it on their console's banner: a suspension always says why.
