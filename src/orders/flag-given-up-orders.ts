@@ -1,6 +1,7 @@
 // Pending orders past PENDING_GIVE_UP_HOURS are the operator's to settle (the resolver keeps asking
-// the carrier, but never guesses, until PENDING_FAIL_AFTER_HOURS: give-up-order.ts). Every run of flag_given_up_orders names them in an error log
-// line, beside the esim_orders_pending_given_up metric and `npm run cli -- orders pending`.
+// the carrier, but never guesses, until PENDING_FAIL_AFTER_HOURS: give-up-order.ts). Every run of
+// flag_given_up_orders names them in an error log line, beside the esim_orders_pending_given_up
+// metric and `npm run cli -- orders pending`.
 import type { AppContext } from "../shared/context.ts";
 import { listPendingOrders } from "./orders.sql.ts";
 
