@@ -19,7 +19,7 @@ import { startWebhookReceiver, type WebhookReceiver } from "../test/support/webh
 const OUT = path.resolve("docs/console");
 const ADMIN_TOKEN = "screenshots-admin-token-0123456789";
 
-type Shot = { name: string; url: string; area: "partner" | "operator" | "none" };
+type Shot = { name: string; url: string; area: "partner" | "operator" | "none" | "suspended" };
 
 async function seed(base: string) {
   const partner = await createPartner(base, {
@@ -86,10 +86,28 @@ async function seed(base: string) {
   );
   const receiver = await startWebhookReceiver({ autoClose: false });
   const endpoint_id = await seedWebhooks(base, key, receiver);
+  // A pending order (the carrier is down for this magic email) for the operator's Settle form, and a
+  // suspended partner for its page and its people's banner.
+  const stuck = await purchase(base, key, "fr-1gb-7d", { email: "unavailable@carrier.test" }, [503]);
+  const suspended = await createPartner(base, {
+    admin_token: ADMIN_TOKEN,
+    name: "Nomad Roaming",
+    credit_minor: 8_000,
+  });
+  expectStatus(
+    await request(base, "PATCH", `/admin/partners/${suspended.partner_id}`, {
+      headers: bearer(ADMIN_TOKEN),
+      body: { status: "suspended", reason: "Invoice 2026-10 unpaid; see ticket 4411" },
+    }),
+    200,
+    "suspend",
+  );
   return {
     partner,
     order_id: orders[0]!.orderID as string,
     refundable_id: orders[1]!.orderID as string,
+    pending_order_id: stuck.order_id as string,
+    suspended,
     iccid,
     endpoint_id,
     receiver,
@@ -126,7 +144,8 @@ async function seedWebhooks(base: string, key: string, receiver: WebhookReceiver
 async function seedPeople(
   database_url: string,
   partner_id: string,
-): Promise<{ owner: Person; operator: Person }> {
+  suspended_partner_id: string,
+): Promise<{ owner: Person; operator: Person; suspended: Person }> {
   const pool = new pg.Pool({ connectionString: database_url, max: 2 });
   try {
     const owner = await addPerson(pool, {
@@ -154,7 +173,14 @@ async function seedPeople(
       email: "money@esim.example",
       name: "Finance Desk",
     });
-    return { owner, operator };
+    const suspended = await addPerson(pool, {
+      realm: "partner",
+      role: "owner",
+      partner_id: suspended_partner_id,
+      email: "nina@nomad-roaming.example",
+      name: "Nina Nomad",
+    });
+    return { owner, operator, suspended };
   } finally {
     await pool.end();
   }
@@ -202,8 +228,9 @@ async function main(): Promise<void> {
   const browser = await launchBrowser();
   try {
     const base = service.url;
-    const { partner, order_id, refundable_id, iccid, endpoint_id, receiver } = await seed(base);
-    const people = await seedPeople(postgres.url, partner.partner_id);
+    const { partner, order_id, refundable_id, pending_order_id, suspended, iccid, endpoint_id, receiver } =
+      await seed(base);
+    const people = await seedPeople(postgres.url, partner.partner_id, suspended.partner_id);
     const shots: Shot[] = [
       { name: "sign-in", url: "/console/sign-in", area: "none" },
       { name: "sso", url: "/console/sso", area: "none" },
@@ -245,11 +272,20 @@ async function main(): Promise<void> {
       { name: "admin-ledger", url: "/console/admin/ledger", area: "operator" },
       { name: "admin-people", url: "/console/admin/people", area: "operator" },
       { name: "admin-audit-log", url: "/console/admin/audit-log", area: "operator" },
+      {
+        name: "admin-partner-suspended",
+        url: `/console/admin/partners/${suspended.partner_id}`,
+        area: "operator",
+      },
+      { name: "admin-order", url: `/console/admin/orders/${order_id}`, area: "operator" },
+      { name: "admin-order-pending", url: `/console/admin/orders/${pending_order_id}`, area: "operator" },
+      { name: "suspended-overview", url: "/console", area: "suspended" },
     ];
     const contexts = {
       none: await browser.newContext({ deviceScaleFactor: 1 }),
       partner: await signedIn(browser, base, "partner", people.owner),
       operator: await signedIn(browser, base, "operator", people.operator),
+      suspended: await signedIn(browser, base, "partner", people.suspended),
     };
     for (const shot of shots.filter((s) => only.length === 0 || only.includes(s.name))) {
       const page = await contexts[shot.area].newPage();

@@ -93,6 +93,8 @@ export type Config = {
   resolve_after_ms: number;
   /** A pending order this old is flagged for the operator to settle (`orders settle`). */
   pending_give_up_hours: number;
+  /** A pending order this old is ended by the resolver's last look (give-up-order.ts): the hold voided. */
+  pending_fail_after_hours: number;
   worker_concurrency: number;
   /** Confirmation emails one worker process sends at once (and its SMTP connections at most). */
   email_concurrency: number;
@@ -413,6 +415,7 @@ function readLimits(env: Env) {
     worker_concurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 64),
     email_concurrency: integer(env, "EMAIL_CONCURRENCY", 48, 1, 256),
     pending_give_up_hours: integer(env, "PENDING_GIVE_UP_HOURS", 24, 1, 24 * 30),
+    pending_fail_after_hours: integer(env, "PENDING_FAIL_AFTER_HOURS", 72, 1, 24 * 90),
     stale_job_after_ms: integer(env, "STALE_JOB_AFTER_MS", 120_000, 1_000, 24 * 3_600_000),
     console_idle_minutes: integer(env, "CONSOLE_IDLE_MINUTES", 30, 1, 24 * 60),
     console_session_hours: integer(env, "CONSOLE_SESSION_HOURS", 12, 1, 7 * 24),
@@ -528,6 +531,13 @@ const RULES: readonly Rule[] = [
     involves: ["RESOLVE_AFTER_MS"],
     broken: (c) => c.pending_give_up_hours * 3_600_000 <= c.resolve_after_ms,
     problem: "must be longer than RESOLVE_AFTER_MS",
+  },
+  {
+    // The operator is told of a stuck order (PENDING_GIVE_UP_HOURS) before the resolver ends it.
+    variable: "PENDING_FAIL_AFTER_HOURS",
+    involves: ["PENDING_GIVE_UP_HOURS"],
+    broken: (c) => c.pending_fail_after_hours < c.pending_give_up_hours,
+    problem: "must be at least PENDING_GIVE_UP_HOURS",
   },
   {
     // The resolver must not race a request that is still legitimately waiting on the carrier.

@@ -232,6 +232,7 @@ async function listen(
     direct_url,
     counted(addNoticeCounter(metrics), {
       api_key_revoked: (key_id) => authenticator.onKeyRevoked(key_id),
+      partner_status_changed: (partner_id) => authenticator.onPartnerStatusChanged(partner_id),
       catalog_changed: (version) => catalogChanged(pool, version),
       esim_changed: (iccid) => esimChanged(pool, iccid),
     }),

@@ -582,12 +582,49 @@ test("every partner operation refuses missing, malformed, revoked and other-envi
   assert.ok((await ownerOrderIds()).includes(owner.order_id));
 });
 
-test("every partner operation documents 403 ip_not_allowed, and every write 403 insufficient_scope", () => {
+test("every partner operation documents 403 ip_not_allowed, and every write 403 insufficient_scope and partner_suspended", () => {
   for (const op of operations.filter((o) => o.area === "partner")) {
     const problem = (op.responses as Record<string, Json>)["403"]?.content?.["application/problem+json"];
     const codes: string[] = problem?.schema?.["x-error-codes"] ?? [];
     assert.ok(codes.includes("ip_not_allowed"), `${op.id} lists ip_not_allowed`);
     assert.equal(codes.includes("insufficient_scope"), !READS.has(op.method), `${op.id}: insufficient_scope`);
+    assert.equal(codes.includes("partner_suspended"), !READS.has(op.method), `${op.id}: partner_suspended`);
+  }
+});
+
+test("the owner suspended: every partner operation reads as before and every write answers 403 partner_suspended, changing nothing", async () => {
+  const suspend = await call(sandbox, "PATCH", `/admin/partners/${owner.partner_id}`, {
+    headers: admin,
+    payload: { status: "suspended", reason: "matrix" },
+  });
+  assert.equal(suspend.status, 200, JSON.stringify(suspend.body));
+  sandbox.authenticator.onPartnerStatusChanged(owner.partner_id);
+  try {
+    for (const row of PARTNER_ROWS) {
+      const cell = `${row.operation} × suspended partner's own key`;
+      const before = await snapshotTables(sandbox.db);
+      const answer = await call(sandbox, row.request.method, row.request.url, {
+        headers: { ...bearer(owner.api_key), ...row.request.headers },
+        payload: row.request.payload,
+      });
+      if (READS.has(row.request.method)) {
+        assert.equal(answer.status, 200, `${cell}: ${JSON.stringify(answer.body)}`);
+        continue;
+      }
+      assertAnswer(answer, { status: 403, code: "partner_suspended" }, cell);
+      assert.deepEqual(
+        changedTables(before, await snapshotTables(sandbox.db)),
+        [],
+        `${cell} changed nothing`,
+      );
+    }
+  } finally {
+    const reactivate = await call(sandbox, "PATCH", `/admin/partners/${owner.partner_id}`, {
+      headers: admin,
+      payload: { status: "active", reason: "matrix done" },
+    });
+    assert.equal(reactivate.status, 200);
+    sandbox.authenticator.onPartnerStatusChanged(owner.partner_id);
   }
 });
 
@@ -838,6 +875,52 @@ const ADMIN_ROWS: AdminRow[] = [
       method: "POST",
       url: "/admin/orders/ord_AAAAAAAAAAAAAAAAAAAAAA/refund/settle",
       payload: { outcome: "cancelled" },
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 404, code: "order_not_found" },
+    disabled: NOT_FOUND,
+  },
+  {
+    operation: "GET /admin/partners",
+    request: async () => ({ method: "GET", url: "/admin/partners?q=owner&status=active" }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 200 },
+    disabled: NOT_FOUND,
+  },
+  {
+    operation: "GET /admin/partners/{partner_id}",
+    request: async () => ({ method: "GET", url: `/admin/partners/${owner.partner_id}` }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 200 },
+    disabled: NOT_FOUND,
+  },
+  {
+    // The intruder's name as it is: a no-op that answers 200 and leaves the owner alone.
+    operation: "PATCH /admin/partners/{partner_id}",
+    request: async () => ({
+      method: "PATCH",
+      url: `/admin/partners/${intruder.partner_id}`,
+      payload: { status: "active" },
+    }),
+    no_token: UNAUTHORIZED,
+    wrong_token: UNAUTHORIZED,
+    partner_key: UNAUTHORIZED,
+    right_token: { status: 200 },
+    disabled: NOT_FOUND,
+  },
+  {
+    // An unknown order: the owner's order stays completed for the other rows.
+    operation: "POST /admin/orders/{orderID}/settle",
+    request: async () => ({
+      method: "POST",
+      url: "/admin/orders/ord_AAAAAAAAAAAAAAAAAAAAAA/settle",
+      payload: { outcome: "failed", reason: "matrix" },
     }),
     no_token: UNAUTHORIZED,
     wrong_token: UNAUTHORIZED,

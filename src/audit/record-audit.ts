@@ -42,6 +42,7 @@ export type AuditAction =
   | "partner.created"
   | "partner.updated"
   | "partner.suspended"
+  | "partner.reactivated"
   | "pricing.updated"
   | "catalog.imported"
   | "branding.updated";

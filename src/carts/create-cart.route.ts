@@ -55,6 +55,7 @@ export const createCartRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
+        "partner_suspended",
         "ip_not_allowed",
         "package_not_found",
         "invalid_start_date",

@@ -15,7 +15,17 @@ export type Shell = {
   current?: string;
   /** This origin's script files the page loads (deferred; the page's CSP must allow 'self'). */
   scripts?: readonly string[];
+  /** The partner is suspended (issue 32): every page says so, and why, above its content. */
+  suspended?: { reason: string; since: Date };
 };
+
+function suspendedBanner(shell: Shell): Html | string {
+  if (!shell.suspended) return "";
+  return html`<div class="notice error" role="alert" data-testid="suspended-banner"><strong>Your account is suspended
+    by the operator</strong> since ${shell.suspended.since.toISOString().slice(0, 16).replace("T", " ")} UTC:
+    ${shell.suspended.reason}. You can look at everything, but nothing can be changed (orders, keys, webhooks,
+    the team) until the operator reactivates it; your own sign-in settings still work.</div>`;
+}
 
 /** Each entry with the permission its page takes (permissions.ts): a role sees only what it may open. */
 const NAV: Record<
@@ -85,7 +95,7 @@ ${(shell.scripts ?? []).map((src) => html`<script src="${src}" defer></script>\n
   ${nav(shell)}
 </header>
 <main id="main" tabindex="-1"${shell.signed_in ? "" : html` class="narrow"`}>
-<h1>${title}</h1>
+${suspendedBanner(shell)}<h1>${title}</h1>
 ${body}
 </main>
 </body>

@@ -81,7 +81,9 @@ export const operatorOrderPages: ConsolePages = (scope, ctx) => {
       html`<table><thead><tr><th scope="col">Order</th><th scope="col">Type</th><th scope="col">Partner</th>
         <th scope="col">Created</th><th scope="col" class="num">Age</th><th scope="col">Flag</th></tr></thead>
         <tbody>${pending.map(
-          (o) => html`<tr><td class="mono">${o.order_id}</td><td>${o.type}</td>
+          (
+            o,
+          ) => html`<tr><td><a class="mono" href="/console/admin/orders/${o.order_id}">${o.order_id}</a></td><td>${o.type}</td>
             <td><a class="mono" href="/console/admin/partners/${o.partner_id}">${o.partner_id}</a></td>
             <td>${formatInstant(o.created_at)}</td><td class="num">${age(o.age_seconds)}</td>
             <td>${o.given_up ? html`<span class="status failed">given up</span>` : ""}</td></tr>`,
@@ -93,7 +95,8 @@ export const operatorOrderPages: ConsolePages = (scope, ctx) => {
         <div class="submit"><button type="submit">Show</button></div></div></form>
       ${pending.length === 0 ? html`<div class="panel"><p>No order has been pending that long.</p></div>` : table}
       <p class="hint">Given up: pending longer than PENDING_GIVE_UP_HOURS (${give_up_hours} h). The money stays held until
-        it is settled: <code>npm run cli -- orders settle &lt;order_id&gt; --completed|--failed</code> (the carrier is asked first).</p>
+        the order is settled (open it: Settle, when you know the outcome from the carrier) or, past PENDING_FAIL_AFTER_HOURS
+        (${ctx.config.pending_fail_after_hours} h), the resolver's last look ends it (failed, the hold voided, unless the carrier made it).</p>
       ${await profileSections(ctx)}`;
     return reply
       .type("text/html; charset=utf-8")

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { partnerSuspended } from "../partners/list-partners.ts";
 import { warmDecoy } from "../people/passwords.ts";
 import { csrfToken, csrfTokenMatches, findSession, type SessionKind } from "../people/sessions.ts";
 import type { AppContext } from "../shared/context.ts";
@@ -24,6 +25,7 @@ import { linkPages } from "./link-pages.ts";
 import { operatorAuditLogPages } from "./operator-audit-log.ts";
 import { operatorCatalogPages } from "./operator-catalog.ts";
 import { operatorLedgerPages } from "./operator-ledger.ts";
+import { operatorOrderDetailPages } from "./operator-order.ts";
 import { operatorOrderPages } from "./operator-orders.ts";
 import { operatorMoneyPages } from "./operator-partner-money.ts";
 import { operatorPartnerPages } from "./operator-partners.ts";
@@ -35,7 +37,7 @@ import { partnerOrderPages } from "./partner-orders.ts";
 import { partnerOverviewPages } from "./partner-overview.ts";
 import { partnerWalletPages } from "./partner-wallet.ts";
 import { partnerWebhookPages } from "./partner-webhooks.ts";
-import { assertRouteHasPermission, mayUseRoute } from "./permissions.ts";
+import { assertRouteHasPermission, mayUseRoute, routePermission } from "./permissions.ts";
 import {
   cookie,
   formOf,
@@ -90,6 +92,7 @@ const OPERATOR_PAGES: ConsolePages[] = [
   operatorPartnerPages,
   operatorMoneyPages,
   operatorOrderPages,
+  operatorOrderDetailPages,
   operatorCatalogPages,
   operatorLedgerPages,
   operatorAuditLogPages,
@@ -191,7 +194,29 @@ function requireSession(ctx: AppContext, kind: SessionKind, budget: KeyBudget) {
       const detail = `Your role (${session.role}) does not allow this page or form. Nothing was changed.`;
       return sendPage(reply, 403, refusal(request, ctx, ERROR_CODES.forbidden.title, detail));
     }
+    if (session.partner_id !== null && (await suspendedChange(ctx, request, session.partner_id))) {
+      const detail =
+        "The operator suspended your account: you can look at everything, but nothing can be changed until it is " +
+        "reactivated. Nothing was changed.";
+      return sendPage(reply, 403, refusal(request, ctx, ERROR_CODES.partner_suspended.title, detail));
+    }
   };
+}
+
+/**
+ * A change a suspended partner's people may not make (issue 32): every form but those of their own
+ * account (a second factor, a passkey) and signing out (the `signed_in` rows of permissions.ts), so
+ * a suspended team's people can still secure and leave their accounts. Reads cost no query here.
+ */
+async function suspendedChange(
+  ctx: AppContext,
+  request: FastifyRequest,
+  partner_id: string,
+): Promise<boolean> {
+  if (request.method === "GET" || request.method === "HEAD") return false;
+  const url = request.routeOptions.url;
+  if (url === undefined || routePermission("partner", request.method, url) === "signed_in") return false;
+  return partnerSuspended(ctx.db, partner_id);
 }
 
 /** The pages a session that owes a second factor may open: giving it, enrolling one, signing out. */

@@ -23,6 +23,9 @@ export async function partnerShell(
       who: `${partner?.name ?? ""} · ${session.email} (${session.role})`,
       sandbox: ctx.config.app_env === "sandbox",
     },
+    ...(partner?.status === "suspended" && partner.suspended_at !== null
+      ? { suspended: { reason: partner.suspended_reason ?? "", since: partner.suspended_at } }
+      : {}),
   };
 }
 

@@ -7,7 +7,11 @@ import pg from "pg";
 
 export type InvalidationHandlers = Partial<
   Record<
-    "api_key_revoked" | "catalog_changed" | "esim_changed" | "webhook_deliveries_due",
+    | "api_key_revoked"
+    | "partner_status_changed"
+    | "catalog_changed"
+    | "esim_changed"
+    | "webhook_deliveries_due",
     (payload: string) => void
   >
 >;

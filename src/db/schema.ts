@@ -21,6 +21,11 @@ export type Database = {
     created_at: Timestamp;
     /** An owner requires a second factor of every person of the team (migration 0023). */
     require_two_factor: Generated<boolean>;
+    /** Suspended: its keys and people may read, every write is refused (migration 0030). */
+    status: Generated<"active" | "suspended">;
+    /** The operator's reason, while suspended; null while active. */
+    suspended_reason: string | null;
+    suspended_at: Date | null;
   };
   api_keys: {
     key_id: string;

@@ -47,6 +47,7 @@ export const simulateEsimRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
+        "partner_suspended",
         "ip_not_allowed",
         "not_found",
         "esim_not_found",

@@ -1,6 +1,7 @@
 // Pending orders past PENDING_GIVE_UP_HOURS are the operator's to settle (the resolver keeps asking
-// the carrier, but never guesses). Every run of flag_given_up_orders names them in an error log
-// line, beside the esim_orders_pending_given_up metric and `npm run cli -- orders pending`.
+// the carrier, but never guesses, until PENDING_FAIL_AFTER_HOURS: give-up-order.ts). Every run of
+// flag_given_up_orders names them in an error log line, beside the esim_orders_pending_given_up
+// metric and `npm run cli -- orders pending`.
 import type { AppContext } from "../shared/context.ts";
 import { listPendingOrders } from "./orders.sql.ts";
 
@@ -14,7 +15,9 @@ export async function flagGivenUpOrders(ctx: AppContext, log: (message: string) 
     log(
       `${given_up.length === MAX_NAMED ? "at least " : ""}${given_up.length} orders pending for more than ` +
         `${hours} h (PENDING_GIVE_UP_HOURS), money held: ${given_up.map((o) => o.order_id).join(", ")}; ` +
-        "settle each with `npm run cli -- orders settle <order_id> --completed|--failed`",
+        "settle each with `npm run cli -- orders settle <order_id> --completed|--failed`, or at once with " +
+        `POST /admin/orders/{orderID}/settle; past PENDING_FAIL_AFTER_HOURS (${ctx.config.pending_fail_after_hours} h) ` +
+        "the resolver ends them itself",
     );
   }
   return given_up.length;

@@ -5,11 +5,14 @@
 // LOCKED` (orders.sql.ts claimDueOrders), leasing each to itself and pushing its next look back
 // with capped backoff, then drives them. While the carrier stays unreachable an order is asked
 // again less and less often, never abandoned; it never guesses an outcome, since a guess could
-// charge for nothing or provision for free. Past PENDING_GIVE_UP_HOURS the operator settles it.
+// charge for nothing or provision for free. Past PENDING_GIVE_UP_HOURS the operator is told to settle
+// it; past PENDING_FAIL_AFTER_HOURS (issue 32) the resolver takes one last look and ends it
+// (give-up-order.ts): completed if the carrier made it, failed otherwise, the hold voided.
 import type { AppContext } from "../shared/context.ts";
 import { driveOrder, leaseClaim } from "./drive-order.ts";
 import type { FinishByType } from "./finish.ts";
 import { flagGivenUpOrders } from "./flag-given-up-orders.ts";
+import { giveUpOrder, pastFailAge } from "./give-up-order.ts";
 import { claimDueOrders } from "./orders.sql.ts";
 
 /** The longest wait between two looks at an order the carrier does not answer for. */
@@ -40,6 +43,11 @@ export async function resolveDueOrders(
   await Promise.all(
     claimed.map(async (order) => {
       try {
+        if (pastFailAge(ctx, order)) {
+          const ended = await giveUpOrder(ctx, order, finishers[order.type]);
+          log.warn({ order_id: order.order_id, status: ended }, "resolver: gave the order a last look");
+          return;
+        }
         const driven = await driveOrder(ctx, order, finishers[order.type], leased_at);
         if (driven.status === "failed") {
           log.warn(

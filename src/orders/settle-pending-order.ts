@@ -99,7 +99,7 @@ function decide(ctx: AppContext, order: OrderRow, carrier: LookedUpOutcome, want
 }
 
 /** Takes the order's lease, or says why not (already final, or someone is driving it now). */
-async function takeLease(ctx: AppContext, order_id: string): Promise<OrderRow> {
+export async function takeLease(ctx: AppContext, order_id: string): Promise<OrderRow> {
   const claimed = await claimLease(ctx.db, order_id, leaseClaim(ctx));
   if (claimed) return claimed;
   const order = await orderById(ctx.db, order_id);

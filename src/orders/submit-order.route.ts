@@ -41,6 +41,7 @@ const schema = {
       "unauthorized",
       "wrong_environment",
       "insufficient_scope",
+      "partner_suspended",
       "ip_not_allowed",
       "insufficient_balance",
       "cart_not_found",

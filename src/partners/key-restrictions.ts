@@ -6,21 +6,30 @@
 // neither restriction carries none (null) and pays one comparison; a read-only key's check is a
 // string comparison; an allowlisted key's is one BlockList.check (which makes a SocketAddress of
 // the request's address: a small allocation, on those keys' requests only).
+// A suspended partner's keys (issue 32) carry the same kind of restriction: they may read, and any
+// write is refused (403 partner_suspended). The partner's standing is read with the key and cached
+// with it; a change of standing NOTIFYs every process, which drops the partner's keys at once.
 import { BlockList } from "node:net";
 import { ApiError } from "../shared/errors.ts";
 import type { KeyScope } from "./key-access.ts";
 
 export type KeyRestrictions = {
   read_only: boolean;
+  /** The key's partner is suspended: reads only, whatever the key's scope. */
+  suspended: boolean;
   /** The allowlist as a BlockList (node:net: subnet matching, IPv4-mapped IPv6 included); null: any address. */
   allowed: BlockList | null;
 };
 
 /** Null when the key may do anything from anywhere: the common case costs nothing per request. */
-export function keyRestrictions(scope: KeyScope, allowed_ips: readonly string[]): KeyRestrictions | null {
+export function keyRestrictions(
+  scope: KeyScope,
+  allowed_ips: readonly string[],
+  suspended = false,
+): KeyRestrictions | null {
   const read_only = scope === "read_only";
-  if (!read_only && allowed_ips.length === 0) return null;
-  return { read_only, allowed: allowed_ips.length === 0 ? null : blockListOf(allowed_ips) };
+  if (!read_only && !suspended && allowed_ips.length === 0) return null;
+  return { read_only, suspended, allowed: allowed_ips.length === 0 ? null : blockListOf(allowed_ips) };
 }
 
 function blockListOf(allowed_ips: readonly string[]): BlockList {
@@ -33,7 +42,7 @@ function blockListOf(allowed_ips: readonly string[]): BlockList {
   return list;
 }
 
-export type KeyRefusal = "ip_not_allowed" | "insufficient_scope";
+export type KeyRefusal = "ip_not_allowed" | "insufficient_scope" | "partner_suspended";
 
 /**
  * Why this request may not use the key, or null. The address first: a stranger holding a stolen
@@ -44,15 +53,22 @@ export function keyRefusal(restrictions: KeyRestrictions, method: string, ip: st
   if (restrictions.allowed !== null && !restrictions.allowed.check(ip, ip.includes(":") ? "ipv6" : "ipv4")) {
     return "ip_not_allowed";
   }
-  if (restrictions.read_only && method !== "GET" && method !== "HEAD" && method !== "OPTIONS") {
-    return "insufficient_scope";
-  }
+  const write = method !== "GET" && method !== "HEAD" && method !== "OPTIONS";
+  if (restrictions.read_only && write) return "insufficient_scope";
+  if (restrictions.suspended && write) return "partner_suspended";
   return null;
 }
 
 export function keyRefusalError(refusal: KeyRefusal, ip: string): ApiError {
   // The address as seen (an address, or whatever a trusted proxy forwarded): shown, never long.
   const seen = ip.slice(0, 64);
+  if (refusal === "partner_suspended") {
+    return new ApiError(
+      "partner_suspended",
+      "Your account is suspended by the operator: you may read, but nothing can be changed until it is " +
+        "reactivated. Nothing was changed; the console says why.",
+    );
+  }
   return refusal === "ip_not_allowed"
     ? new ApiError(
         "ip_not_allowed",

@@ -51,12 +51,16 @@ export type KeyRecord = Pick<ApiKeyRow, "key_id" | "partner_id"> & {
   revoked: boolean;
   scope: KeyScope;
   allowed_ips: string[];
+  /** The key's partner is suspended (migration 0030): the key may read, never write. */
+  suspended: boolean;
 };
 
 export async function findKeyByHash(db: Executor, key_hash: Buffer): Promise<KeyRecord | null> {
   const result = await sql<KeyRecord>`
-    select key_id, partner_id, revoked_at is not null as revoked, scope, allowed_ips::text[] as allowed_ips
-    from api_keys where key_hash = ${key_hash}`.execute(db);
+    select k.key_id, k.partner_id, k.revoked_at is not null as revoked, k.scope,
+      k.allowed_ips::text[] as allowed_ips, p.status = 'suspended' as suspended
+    from api_keys k join partners p on p.partner_id = k.partner_id
+    where k.key_hash = ${key_hash}`.execute(db);
   return result.rows[0] ?? null;
 }
 
@@ -88,15 +92,89 @@ export async function touchKeys(db: Executor, key_ids: string[]): Promise<void> 
 
 export type PartnerSummary = Selectable<Database["partners"]>;
 
+const PARTNER_COLUMNS = sql`partner_id, name, created_at, require_two_factor, status, suspended_reason, suspended_at`;
+
 export async function listPartners(db: Executor, limit: number): Promise<PartnerSummary[]> {
   const result = await sql<PartnerSummary>`
-    select partner_id, name, created_at from partners order by created_at desc limit ${limit}`.execute(db);
+    select ${PARTNER_COLUMNS} from partners order by created_at desc, partner_id desc limit ${limit}`.execute(
+    db,
+  );
+  return result.rows;
+}
+
+export type PartnerSearch = {
+  /** Text the name contains (case-insensitive) or a whole partner id (as written); null: every partner. */
+  q: string | null;
+  status: "active" | "suspended" | null;
+  /** The page ends before this (created_at in microseconds since the epoch, partner_id); null: the first page. */
+  before: { created_us: string; partner_id: string } | null;
+  limit: number;
+};
+
+export type PartnerListRow = PartnerSummary & { created_us: string };
+
+/** One page of partners, newest first (partners_newest_idx), filtered by name, id and status. */
+export async function searchPartners(db: Executor, search: PartnerSearch): Promise<PartnerListRow[]> {
+  const { q, status, before } = search;
+  const result = await sql<PartnerListRow>`
+    select ${PARTNER_COLUMNS}, (extract(epoch from created_at) * 1000000)::bigint::text as created_us
+    from partners
+    where (${q}::text is null or partner_id = ${q} or strpos(lower(name), lower(${q})) > 0)
+      and (${status}::text is null or status = ${status})
+      and (${before?.created_us ?? null}::bigint is null
+        or (created_at, partner_id) < (to_timestamp(${before?.created_us ?? null}::bigint / 1000000.0), ${before?.partner_id ?? null}::text))
+    order by created_at desc, partner_id desc
+    limit ${search.limit}`.execute(db);
   return result.rows;
 }
 
 export async function partnerById(db: Executor, partner_id: string): Promise<PartnerSummary | null> {
   const result = await sql<PartnerSummary>`
-    select partner_id, name, created_at from partners where partner_id = ${partner_id}`.execute(db);
+    select ${PARTNER_COLUMNS} from partners where partner_id = ${partner_id}`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+/** The partner's row locked until the transaction ends (a PATCH reads, compares and writes it). */
+export async function lockedPartner(db: Executor, partner_id: string): Promise<PartnerSummary | null> {
+  const result = await sql<PartnerSummary>`
+    select ${PARTNER_COLUMNS} from partners where partner_id = ${partner_id} for update`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+export type PartnerChange = {
+  name: string;
+  status: "active" | "suspended";
+  /** Kept only while suspended (the 0030 check). */
+  suspended_reason: string | null;
+};
+
+/**
+ * Writes the partner's name and standing. A change of standing NOTIFYs every API process, which
+ * drops the partner's keys from its cache (server/auth.ts), so the next request of each reads it.
+ */
+export async function updatePartner(
+  db: Executor,
+  partner_id: string,
+  change: PartnerChange,
+  standing_changed: boolean,
+): Promise<PartnerSummary> {
+  const result = await sql<PartnerSummary>`
+    update partners set name = ${change.name}, status = ${change.status},
+      suspended_reason = ${change.suspended_reason},
+      suspended_at = case when ${change.status} = 'active' then null else coalesce(suspended_at, now()) end
+    where partner_id = ${partner_id}
+    returning ${PARTNER_COLUMNS}`.execute(db);
+  if (standing_changed) await sql`select pg_notify('partner_status_changed', ${partner_id})`.execute(db);
+  return result.rows[0]!;
+}
+
+/** The partner's standing, for a console session (one primary-key read): null when no such partner. */
+export async function partnerStanding(
+  db: Executor,
+  partner_id: string,
+): Promise<Pick<PartnerSummary, "status" | "suspended_reason" | "suspended_at"> | null> {
+  const result = await sql<Pick<PartnerSummary, "status" | "suspended_reason" | "suspended_at">>`
+    select status, suspended_reason, suspended_at from partners where partner_id = ${partner_id}`.execute(db);
   return result.rows[0] ?? null;
 }
 

@@ -108,6 +108,7 @@ export const refundOrderRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
+        "partner_suspended",
         "ip_not_allowed",
         "order_not_found",
         "idempotency_key_reused",

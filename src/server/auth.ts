@@ -8,6 +8,9 @@
 // A key's scope and allowlist (issue 31) are read with it and cached with it, prepared once
 // (key-restrictions.ts), so a cached request is checked against them without a query. They are
 // set when the key is issued and never change, so caching them is as safe as caching the key.
+// The partner's standing (issue 32: a suspended partner's keys may only read) rides in the same
+// restrictions: a change of it NOTIFYs every process (partner_status_changed), which drops that
+// partner's keys here (onPartnerStatusChanged), exactly as a revocation drops one key.
 import { timingSafeEqual as cryptoTimingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
@@ -57,7 +60,7 @@ export class Authenticator {
   readonly #cache = new Map<string, CacheEntry>();
   /** Keys used since the last flush: last-used times are written in batches, off the request path. */
   readonly #used = new Set<string>();
-  /** Bumped by every revocation notice; a lookup caches only if none arrived while it ran. */
+  /** Bumped by every revocation or standing notice; a lookup caches only if none arrived while it ran. */
   #generation = 0;
   #timer: NodeJS.Timeout | null = null;
 
@@ -92,6 +95,17 @@ export class Authenticator {
     this.#generation++;
     for (const [hash, entry] of this.#cache) {
       if (entry.partner.key_id === key_id) this.#cache.delete(hash);
+    }
+  }
+
+  /**
+   * A partner was suspended or reactivated: drop its keys, so the next request of each reads the
+   * partner's standing again; the generation guards a lookup racing the change, as for revocations.
+   */
+  onPartnerStatusChanged(partner_id: string): void {
+    this.#generation++;
+    for (const [hash, entry] of this.#cache) {
+      if (entry.partner.partner_id === partner_id) this.#cache.delete(hash);
     }
   }
 
@@ -193,7 +207,7 @@ export class Authenticator {
     }
     const entry: CacheEntry = {
       partner: { partner_id: record.partner_id, key_id: record.key_id },
-      restrictions: keyRestrictions(record.scope, record.allowed_ips),
+      restrictions: keyRestrictions(record.scope, record.allowed_ips, record.suspended),
       expires_at_ms: now + CACHE_TTL_MS,
     };
     // A revocation noticed since the read may be this key's: answer this request (it read the key

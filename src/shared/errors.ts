@@ -69,6 +69,15 @@ export const ERROR_CODES = {
     title: "The partner is suspended: it may read, but changes nothing until the operator reactivates it.",
   },
   no_email_for_order: { status: 409, title: "This order has no confirmation email (a top-up sends none)." },
+  order_not_pending: {
+    status: 409,
+    title: "This order is no longer pending: it was completed or failed already, and nothing was changed.",
+  },
+  carrier_disagrees: {
+    status: 409,
+    title:
+      "The carrier's own record of this order contradicts the settlement asked for; nothing was changed.",
+  },
   resend_limit_reached: {
     status: 429,
     title: "The confirmation email of this order was resent as often as a day allows (5).",

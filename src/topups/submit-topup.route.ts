@@ -116,6 +116,7 @@ export const submitTopUpRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
+        "partner_suspended",
         "ip_not_allowed",
         "invalid_iccid",
         "insufficient_balance",

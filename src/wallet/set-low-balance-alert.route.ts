@@ -34,6 +34,7 @@ export const setLowBalanceAlertRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
+        "partner_suspended",
         "ip_not_allowed",
         "invalid_request",
       ),

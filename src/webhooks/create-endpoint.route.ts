@@ -35,6 +35,7 @@ export const createEndpointRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
+        "partner_suspended",
         "ip_not_allowed",
         "invalid_webhook_url",
         "webhook_endpoint_limit_reached",

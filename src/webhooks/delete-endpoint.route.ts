@@ -21,6 +21,7 @@ export const deleteEndpointRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
+        "partner_suspended",
         "ip_not_allowed",
         "webhook_endpoint_not_found",
       ),

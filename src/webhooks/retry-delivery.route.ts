@@ -25,6 +25,7 @@ export const retryDeliveryRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
+        "partner_suspended",
         "ip_not_allowed",
         "webhook_endpoint_not_found",
         "delivery_not_found",

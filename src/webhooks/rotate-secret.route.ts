@@ -27,6 +27,7 @@ export const rotateSecretRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
+        "partner_suspended",
         "ip_not_allowed",
         "webhook_endpoint_not_found",
       ),

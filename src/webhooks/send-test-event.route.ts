@@ -22,6 +22,7 @@ export const sendTestEventRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
+        "partner_suspended",
         "ip_not_allowed",
         "webhook_endpoint_not_found",
       ),

@@ -34,6 +34,7 @@ export const updateEndpointRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
+        "partner_suspended",
         "ip_not_allowed",
         "webhook_endpoint_not_found",
         "invalid_webhook_url",

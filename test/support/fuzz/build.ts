@@ -65,7 +65,7 @@ export function encodeQueryValue(value: unknown): string {
 }
 
 export async function build(env: FuzzEnvironment, plan: Plan, sequence: number): Promise<Built> {
-  const used: ResolvedRefs = { caller: callerOf(plan.auth) };
+  const used: ResolvedRefs = { caller: callerOf(plan.auth), operator: plan.auth === "admin" };
   let target = plan.target;
   if (target === null) {
     target = plan.op.path;

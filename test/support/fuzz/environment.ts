@@ -71,6 +71,7 @@ export async function startFuzzEnvironment(
       revocable_key_ids: [],
       revoked_key_ids: [],
       partner_ids: [],
+      pending_orders: [],
       sent: [],
     },
     lastRoute: null,

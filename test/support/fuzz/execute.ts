@@ -2,6 +2,7 @@
 
 import { type Built, build } from "./build.ts";
 import { changedTables, type ResponseChecker, snapshotTables, type Violation } from "./checker.ts";
+import { callJson } from "./fixtures.ts";
 import { REPORT_CHARS } from "./limits.ts";
 import type { Operation } from "./openapi.ts";
 import { type AuthKind, INVALID_PARTNER_AUTH, type Plan, VALID_PARTNER_AUTH } from "./plans.ts";
@@ -117,6 +118,9 @@ export function learn(env: FuzzEnvironment, sent: Sent, routed: Operation | null
   if (path === "/admin/partners" && answer.status === 201) {
     if (pools.partner_ids.length < 100) pools.partner_ids.push(json.partner_id);
     pools.revocable_key_ids.push(json.key_id);
+  }
+  if (path === "/admin/orders/{orderID}/settle" && answer.status === 200) {
+    pools.pending_orders = pools.pending_orders.filter((id) => id !== json.orderID);
   }
   if (path === "/admin/partners/{partner_id}/api-keys" && answer.status === 201) {
     pools.revocable_key_ids.push(json.key_id);
@@ -275,6 +279,7 @@ export async function executePlan(
   }
   const route_id = routed?.id ?? null;
   learn(env, { built, auth, route: route_id, status: answer.status, json }, routed, answer, json);
+  await reactivateSuspended(env, routed, answer, json);
   const bodyText = built.body ? built.body.toString("utf8") : "";
   return {
     sequence,
@@ -293,6 +298,29 @@ export async function executePlan(
     violations,
     response: truncate(answer.text),
   };
+}
+
+/**
+ * A fuzzed PATCH that suspended a partner is undone at once: the world's partners stay active, so
+ * their writes keep reaching the code behind them (a request in the moment before the notice
+ * lands may still answer 403 partner_suspended, which every write documents).
+ */
+async function reactivateSuspended(
+  env: FuzzEnvironment,
+  routed: Operation | null,
+  answer: Answer,
+  json: any,
+) {
+  if (
+    routed?.id !== "PATCH /admin/partners/{partner_id}" ||
+    answer.status !== 200 ||
+    json?.status !== "suspended"
+  )
+    return;
+  await callJson(env, "PATCH", `/admin/partners/${json.partner_id}`, {
+    auth: env.fixtures.admin_token,
+    body: { status: "active", reason: "fuzz: undone" },
+  });
 }
 
 export function hiddenOperation(

@@ -94,6 +94,19 @@ export async function prepareFixtures(env: FuzzEnvironment, admin_token: string)
   pools.holdings.poor.orders.push(poorOrder.orderID);
   pools.holdings.poor.iccids.push(poorOrder.purchases[0].iccid);
   pools.holdings.poor.used_carts.push(poorCart.cart_key);
+  // Pending orders (the carrier is down for this magic email): the operator's settle has some to
+  // settle, as `failed` (its `completed` is 409 carrier_disagrees: the carrier made nothing).
+  for (let i = 0; i < 4; i++) {
+    const stuck = await purchase(
+      env.url,
+      main.api_key,
+      country.package_id,
+      { email: "unavailable@carrier.test" },
+      [503],
+    );
+    pools.holdings.main.orders.push(stuck.order_id);
+    pools.pending_orders.push(stuck.order_id);
+  }
   // A failed order (the carrier refuses this magic email).
   await purchase(env.url, main.api_key, country.package_id, { email: "decline@carrier.test" }, [502]);
   const page = await callJson(env, "GET", "/v1/profile/orders?limit=1", { auth: main.api_key });

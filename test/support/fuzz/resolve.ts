@@ -47,6 +47,9 @@ export async function resolveRef(env: FuzzEnvironment, ref: Ref, used: ResolvedR
       return `cart_${Buffer.from(String(n)).toString("base64url").padEnd(22, "A")}`;
     }
     case "order_id":
+      // The operator's settle needs a pending order: a third of its picks are one (while any is left).
+      if (used.operator && bucket < 7 && pools.pending_orders.length > 0)
+        return at(pools.pending_orders, "ord_none");
       if (bucket < 14) return at(own.orders, "ord_none");
       if (bucket < 17) return at(foreign.orders, "ord_none");
       return `ord_${Buffer.from(String(n)).toString("base64url").padEnd(22, "A")}`;
@@ -177,6 +180,8 @@ export type ResolvedRefs = {
   endpoint_id?: string;
   /** Whose objects the request names: the caller's own, mostly. */
   caller: Holder;
+  /** The operator's token: its order routes (refund, settle) name main's orders. */
+  operator?: boolean;
   /** The request-target, once built (headers are resolved after it). */
   target?: string;
   cart_key?: string;

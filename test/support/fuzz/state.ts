@@ -52,6 +52,8 @@ export type Pools = {
   revocable_key_ids: string[];
   revoked_key_ids: string[];
   partner_ids: string[];
+  /** main's orders left pending (the carrier is down for them): the operator's settle needs one. */
+  pending_orders: string[];
   /** Requests already answered, to send again exactly as they were (replays). */
   sent: Sent[];
 };

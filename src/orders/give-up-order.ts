@@ -1,0 +1,58 @@
+// The resolver's last look at an order (issue 32): one pending for PENDING_FAIL_AFTER_HOURS, whose
+// carrier never answered for it (the sandbox's unavailable@carrier.test, a carrier down for days),
+// ends instead of holding the partner's money forever. The carrier is asked one last time, by
+// reference, with a look-up that provisions nothing, and its record wins: what it made is
+// completed (the partner gets the eSIM it paid for), what it refused fails; with no record, or no
+// answer at all, the order fails as `given_up` and its hold is voided. So long after the order was
+// placed no call of ours can still be in flight at the carrier (each ends within CARRIER_TIMEOUT_MS),
+// so nothing can be made for it afterwards. Exactly once, under the lease the sweep claimed, like
+// every driver.
+import type { LookedUpOutcome } from "../carrier/carrier.ts";
+import type { AppContext } from "../shared/context.ts";
+import { complete, fail } from "./drive-order.ts";
+import type { OrderFinish } from "./finish.ts";
+import type { OrderRow } from "./order.ts";
+import { lockOwnLease, releaseLease } from "./orders.sql.ts";
+
+/** failure_code of an order the resolver gave up on (the partner sees `failed`, its hold voided). */
+export const GIVEN_UP = "given_up";
+
+/** Whether the resolver gives this order up rather than asking the carrier again. */
+export function pastFailAge(ctx: AppContext, order: OrderRow): boolean {
+  const age_ms = Date.now() - new Date(order.created_at).getTime();
+  return age_ms >= ctx.config.pending_fail_after_hours * 3_600_000;
+}
+
+function detailOf(ctx: AppContext, carrier: LookedUpOutcome): string {
+  const said =
+    carrier.kind === "unavailable" ? `could not be asked (${carrier.reason})` : "has no record of it";
+  return (
+    `the carrier did not answer for ${ctx.config.pending_fail_after_hours} h (PENDING_FAIL_AFTER_HOURS) ` +
+    `and ${said}: given up, the hold voided`
+  );
+}
+
+/** Ends a leased order past the fail age; returns what it became (`pending` if it was taken over). */
+export async function giveUpOrder(
+  ctx: AppContext,
+  order: OrderRow,
+  finish: OrderFinish,
+): Promise<"completed" | "failed" | "pending"> {
+  const carrier = await ctx.carrier.lookUpOutcome(order.order_id);
+  try {
+    return await ctx.db.transaction().execute(async (trx) => {
+      if (!(await lockOwnLease(trx, order.order_id, order.lease_token))) return "pending";
+      if (carrier.kind === "ok") {
+        const sync_s = ctx.config.usage_sync_min_interval_s;
+        return (await complete(trx, order, carrier.value, finish, sync_s)) ? "completed" : "pending";
+      }
+      const failed =
+        carrier.kind === "refused"
+          ? await fail(trx, order, carrier.reason, finish)
+          : await fail(trx, order, detailOf(ctx, carrier), finish, GIVEN_UP);
+      return failed ? "failed" : "pending";
+    });
+  } finally {
+    await releaseLease(ctx.db, order.order_id, order.lease_token);
+  }
+}

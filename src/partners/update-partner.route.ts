@@ -1,0 +1,64 @@
+// PATCH /admin/partners/{partner_id}: rename, suspend (with the reason its console shows), reactivate.
+import { Type } from "typebox";
+import { endpoint } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
+import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, PrefixedId } from "../shared/schemas.ts";
+import { AdminPartner, renderAdminPartner } from "./admin-partner.ts";
+import { MAX_PARTNER_NAME_LENGTH, MAX_SUSPEND_REASON_LENGTH, patchPartner } from "./update-partner.ts";
+
+const TEXT = "^[^\\x00-\\x1f\\x7f]+$";
+
+export const UpdatePartnerBody = Type.Object(
+  {
+    name: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_PARTNER_NAME_LENGTH,
+        pattern: TEXT,
+        description: `The new name, trimmed: 1 to ${MAX_PARTNER_NAME_LENGTH} characters.`,
+      }),
+    ),
+    status: Type.Optional(
+      Type.Union([Type.Literal("active"), Type.Literal("suspended")], {
+        description:
+          "`suspended`: every write of the partner's keys and console people answers 403 `partner_suspended` " +
+          "(reads still work; orders already pending still finish). `active` reactivates it.",
+      }),
+    ),
+    reason: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_SUSPEND_REASON_LENGTH,
+        pattern: TEXT,
+        description:
+          "Why: required to suspend (the partner's console shows it), optional to reactivate; goes with `status`. " +
+          "Suspending a suspended partner with a new reason replaces the reason.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const updatePartnerRoute = endpoint({
+  method: "PATCH",
+  url: "/partners/:partner_id",
+  schema: {
+    operationId: "adminUpdatePartner",
+    summary: "Rename, suspend or reactivate a partner",
+    description:
+      "Audited (`partner.updated`, `partner.suspended`, `partner.reactivated`) with the reason; a PATCH that changes " +
+      "nothing answers the partner as it is and writes no audit entry.",
+    tags: ["Operator"],
+    security: ADMIN_SECURITY,
+    params: Type.Object({ partner_id: PrefixedId("ptr") }),
+    body: UpdatePartnerBody,
+    response: {
+      200: AdminPartner,
+      ...errorResponses(...ADMIN_ERRORS, "invalid_request", "partner_not_found"),
+    },
+  },
+  handler: (ctx) => async (request) => {
+    const partner = await patchPartner(ctx.db, request.params.partner_id, request.body, actorOf(request));
+    return renderAdminPartner(ctx.db, partner);
+  },
+});

@@ -1,0 +1,107 @@
+// Operator use case: rename a partner, suspend it or reactivate it (PATCH /admin/partners/{id},
+// the operator console). One transaction holds the partner's row: it compares, writes, audits and
+// (when the standing changes) notifies every API process, which drops the partner's keys from its
+// cache, so the next request of each key reads the new standing (server/auth.ts). A PATCH that
+// changes nothing writes nothing, not even an audit entry.
+import type { Kysely } from "kysely";
+import { type AuditEntry, recordAudit } from "../audit/record-audit.ts";
+import type { Database } from "../db/schema.ts";
+import type { Actor } from "../shared/actor.ts";
+import { ApiError } from "../shared/errors.ts";
+import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
+import type { PartnerStatus } from "./admin-partner.ts";
+import { lockedPartner, type PartnerSummary, updatePartner } from "./partners.sql.ts";
+
+/** The database's own limit (migration 0030). */
+export const MAX_SUSPEND_REASON_LENGTH = 500;
+export const MAX_PARTNER_NAME_LENGTH = 200;
+
+/** Text without control characters: the API schema's own pattern. */
+const TEXT = new RegExp(NO_CONTROL_CHARACTERS);
+
+export type PartnerPatch = { name?: string; status?: PartnerStatus; reason?: string };
+
+function invalid(field: string, message: string): ApiError {
+  return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, message }] });
+}
+
+/** The patch as given, checked: names and reasons trimmed; a suspension needs its reason. */
+function checkPatch(patch: PartnerPatch): PartnerPatch {
+  if (patch.name === undefined && patch.status === undefined) {
+    throw invalid("body", "must give name or status");
+  }
+  const name = patch.name?.trim();
+  if (name !== undefined && (name.length === 0 || name.length > MAX_PARTNER_NAME_LENGTH)) {
+    throw invalid("name", `must be 1 to ${MAX_PARTNER_NAME_LENGTH} characters once trimmed`);
+  }
+  const reason = patch.reason?.trim();
+  if (reason !== undefined && (reason.length === 0 || reason.length > MAX_SUSPEND_REASON_LENGTH)) {
+    throw invalid("reason", `must be 1 to ${MAX_SUSPEND_REASON_LENGTH} characters once trimmed`);
+  }
+  // The API's schema refuses them too; the console's forms arrive here unchecked (PostgreSQL refuses NUL).
+  if (name !== undefined && !TEXT.test(name)) throw invalid("name", "must not contain control characters");
+  if (reason !== undefined && !TEXT.test(reason))
+    throw invalid("reason", "must not contain control characters");
+  if (reason !== undefined && patch.status === undefined) throw invalid("reason", "goes with status");
+  // The partner's people read it on their console's banner: a suspension always says why.
+  if (patch.status === "suspended" && reason === undefined) {
+    throw invalid("reason", "is required to suspend a partner (the partner's console shows it)");
+  }
+  return { name, status: patch.status, reason };
+}
+
+/** The audit entries of a change (none for a no-op): one per thing changed. */
+function auditEntries(
+  before: PartnerSummary,
+  after: PartnerSummary,
+  reason: string | undefined,
+  actor: Actor,
+) {
+  const target = { type: "partner", id: before.partner_id };
+  const base = { actor, partner_id: before.partner_id, target };
+  const entries: AuditEntry[] = [];
+  if (after.name !== before.name) {
+    entries.push({
+      ...base,
+      action: "partner.updated",
+      details: { name: { from: before.name, to: after.name } },
+    });
+  }
+  if (after.status !== before.status || after.suspended_reason !== before.suspended_reason) {
+    const action = after.status === "suspended" ? "partner.suspended" : "partner.reactivated";
+    entries.push({
+      ...base,
+      action,
+      details: { from: before.status, to: after.status, reason: reason ?? null },
+    });
+  }
+  return entries;
+}
+
+export async function patchPartner(
+  db: Kysely<Database>,
+  partner_id: string,
+  given: PartnerPatch,
+  actor: Actor,
+): Promise<PartnerSummary> {
+  const patch = checkPatch(given);
+  return db.transaction().execute(async (trx) => {
+    const before = await lockedPartner(trx, partner_id);
+    if (before === null) throw new ApiError("partner_not_found", `No partner ${partner_id}.`);
+    const status = patch.status ?? before.status;
+    const change = {
+      name: patch.name ?? before.name,
+      status,
+      // Suspending again with a new reason replaces it; reactivating clears it (the audit log keeps it).
+      suspended_reason: status === "suspended" ? (patch.reason ?? before.suspended_reason) : null,
+    };
+    const same =
+      change.name === before.name &&
+      change.status === before.status &&
+      change.suspended_reason === before.suspended_reason;
+    if (same) return before;
+    const after = await updatePartner(trx, partner_id, change, change.status !== before.status);
+    for (const entry of auditEntries(before, after, patch.reason, actor)) await recordAudit(trx, entry);
+    return after;
+  });
+}

@@ -1,0 +1,74 @@
+// POST /admin/orders/{orderID}/settle: the operator's word for a pending order whose carrier cannot
+// answer (issue 32; orders/settle-by-operator.ts decides what the carrier's record allows). Here,
+// beside the operator's refund and held-refund settlement, because settling finishes an order with
+// the steps of its type, and a top-up's steps belong to the top-ups above the orders.
+import { Type } from "typebox";
+import { FINISH_ESIM } from "../orders/finish.ts";
+import { orderBody } from "../orders/refunded-order.ts";
+import { Order } from "../orders/render-order.ts";
+import { settleByOperator } from "../orders/settle-by-operator.ts";
+import { endpoint } from "../shared/endpoint.ts";
+import { actorOf } from "../shared/http-types.ts";
+import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
+import { finishTopUp } from "../topups/finish-topup.ts";
+
+const DESCRIPTION =
+  "For a pending order whose carrier cannot answer, when the operator knows the outcome out of band. The carrier " +
+  "is asked first, by reference, with a look-up that provisions nothing, and its own record wins: `failed` voids the " +
+  "hold at once (a profile or bundle the carrier made is cancelled first; one it will not cancel, such as an " +
+  "installed eSIM, is 409 `carrier_disagrees`); `completed` posts the charge with what the carrier made (409 " +
+  "`carrier_disagrees` when it made nothing, 503 `carrier_unavailable` while it cannot be asked). An order already " +
+  "completed or failed is 409 `order_not_pending`; one being driven right now (the resolver, a retry) 409 " +
+  "`request_in_progress`. Exactly once; audited as `order.settled` with `reason`.";
+
+export const adminSettleOrderRoute = endpoint({
+  method: "POST",
+  url: "/orders/:orderID/settle",
+  schema: {
+    operationId: "adminSettleOrder",
+    summary: "Settle a pending order the carrier cannot answer for",
+    description: DESCRIPTION,
+    tags: ["Operator"],
+    security: ADMIN_SECURITY,
+    params: Type.Object({
+      orderID: Type.String({ minLength: 1, maxLength: 100, pattern: NO_CONTROL_CHARACTERS }),
+    }),
+    body: Type.Object(
+      {
+        outcome: Type.Union([Type.Literal("completed"), Type.Literal("failed")]),
+        reason: Type.String({
+          minLength: 1,
+          maxLength: 500,
+          pattern: "^(?=.*\\S)[^\\x00-\\x1f\\x7f]+$",
+          description: "How the outcome is known (a carrier ticket): kept in the audit log.",
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    response: {
+      200: Type.Object(Order.properties, {
+        additionalProperties: false,
+        description: "The settled order (`completed` or `failed`).",
+      }),
+      ...errorResponses(
+        ...ADMIN_ERRORS,
+        "order_not_found",
+        "order_not_pending",
+        "carrier_disagrees",
+        "request_in_progress",
+        "carrier_unavailable",
+      ),
+    },
+  },
+  handler: (ctx) => async (request) => {
+    const { orderID } = request.params;
+    const finishers = { esim: FINISH_ESIM, topup: finishTopUp(ctx.config.idempotency_ttl_hours) };
+    const settled = await settleByOperator(
+      ctx,
+      orderID,
+      { outcome: request.body.outcome, reason: request.body.reason.trim(), actor: actorOf(request) },
+      finishers,
+    );
+    return orderBody(ctx.db, settled);
+  },
+});
