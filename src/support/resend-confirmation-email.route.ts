@@ -76,6 +76,7 @@ export const resendEmailRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
+        "partner_suspended",
         "ip_not_allowed",
         "order_not_found",
         "no_email_for_order",

@@ -3657,7 +3657,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            /** @description Problem details. Codes: `insufficient_scope`, `partner_suspended`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;
