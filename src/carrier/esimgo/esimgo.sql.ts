@@ -59,18 +59,25 @@ export type Claim = { kind: "claimed" } | { kind: "taken" } | { kind: "rival"; r
  * The right to send one POST for `intent`, taken under a per-bundle advisory lock so that two
  * claims of one bundle (kind, item and, for a top-up, ICCID) are decided one after the other:
  * refused while another reference of that bundle has a POST sent and unresolved (then a lookup
- * of a lost answer has only one reference of ours to serve, place-order.ts), and only if nobody
- * posted for this reference since we read it (`posts` as a version).
+ * of a lost answer has only one reference of ours to serve, place-order.ts), except those in
+ * `cleared` (the caller looked them up after their live call: eSIM Go had no order of theirs),
+ * and only if nobody posted for this reference since we read it (`posts` as a version).
  */
-export async function claimPost(pool: pg.Pool, intent: IntentRow, seen_posts: number): Promise<Claim> {
+export async function claimPost(
+  pool: pg.Pool,
+  intent: IntentRow,
+  seen_posts: number,
+  cleared: string[],
+): Promise<Claim> {
   return inTransaction(pool, async (client) => {
     await client.query("select pg_advisory_xact_lock(hashtext($1))", [rivalryKey(intent)]);
     const rivals = await client.query<Rival>(
       `select reference, requested_at from esimgo_orders
        where kind = $1 and item = $2 and iccid is not distinct from $3 and reference <> $4
          and requested_at is not null and order_reference is null and refusal is null
+         and reference <> all($5::text[])
        order by requested_at limit 1`,
-      [intent.kind, intent.item, intent.kind === "topup" ? intent.iccid : null, intent.reference],
+      [intent.kind, intent.item, intent.kind === "topup" ? intent.iccid : null, intent.reference, cleared],
     );
     if (rivals.rows[0]) return { kind: "rival", rival: rivals.rows[0] };
     const claimed = await client.query(

@@ -43,6 +43,8 @@ type Value = ProvisionedProfile | TopUpResult;
 
 /** How often a caller waiting for another reference of its bundle looks again. */
 const RIVAL_POLL_MS = 100;
+/** Claims tried by one call: each round waits, or resolves one rival. */
+const MAX_CLAIM_ROUNDS = 200;
 
 /** The outcome a stored intent already holds, or null when it holds none yet. */
 export function settledOutcome(intent: IntentRow): CarrierOutcome<Value> | null {
@@ -89,7 +91,8 @@ export async function placeOnce(
   return settleAnswer(deps, posted, await deps.client.call("/orders", { method: "POST", json: body }));
 }
 
-type Resolved = { kind: "open" } | { kind: "settled"; outcome: CarrierOutcome<Value> };
+/** `absent`: eSIM Go has no order of it yet (its POST may still land). */
+type Resolved = { kind: "open" } | { kind: "settled"; outcome: CarrierOutcome<Value>; absent?: true };
 
 /**
  * A reference whose POST may have landed: found → recorded; absent and older than the in-flight
@@ -105,6 +108,7 @@ export async function resolveUnanswered(deps: PlaceDeps, intent: IntentRow): Pro
   }
   return {
     kind: "settled",
+    absent: true,
     outcome: {
       kind: "unavailable",
       reason:
@@ -115,30 +119,43 @@ export async function resolveUnanswered(deps: PlaceDeps, intent: IntentRow): Pro
 }
 
 /**
- * Claims the POST; while another reference of the bundle has one unresolved, waits for it as long
- * as a live POST may take (`timeout_ms` + 1 s), then resolves it by its own lookup.
+ * Claims the POST. While another reference of the bundle has one unresolved, waits for it as long
+ * as a live POST may take (`timeout_ms` + 1 s); past that its answer is lost, and its lookup is
+ * run here: found, it is recorded for it; absent, it no longer holds us back (`cleared`): should
+ * its POST still land later and our own answer be lost too, each lookup sees two orders of the
+ * bundle and answers unknown for an operator (never a second order), so one lost answer does not
+ * stop the bundle's sales for the in-flight window.
  */
 async function claimWaitingForRivals(deps: PlaceDeps, intent: IntentRow): Promise<Claim> {
   const live_ms = deps.timeout_ms + 1_000;
   const deadline_ms = Date.now() + live_ms + 1_000;
-  let resolved_rival: string | null = null;
-  for (;;) {
+  const cleared: string[] = [];
+  for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
     const current = (await selectIntent(deps.pool, intent.reference))!;
     if (current.requested_at !== null || settledOutcome(current) !== null) return { kind: "taken" };
-    const claim = await claimPost(deps.pool, current, current.posts);
+    const claim = await claimPost(deps.pool, current, current.posts, cleared);
     if (claim.kind !== "rival") return claim;
     const age_ms = (await databaseNow(deps.pool)).getTime() - claim.rival.requested_at.getTime();
-    if (age_ms >= live_ms && resolved_rival !== claim.rival.reference) {
-      resolved_rival = claim.rival.reference; // its answer is lost: ask eSIM Go once what it did
+    if (age_ms >= live_ms) {
       const rival = await selectIntent(deps.pool, claim.rival.reference);
       if (rival !== null && rival.requested_at !== null && rival.order_reference === null) {
-        await resolveUnanswered(deps, rival);
+        const resolved = await resolveUnanswered(deps, rival);
+        const after = await selectIntent(deps.pool, rival.reference);
+        const found = after !== null && (after.order_reference !== null || after.refusal !== null);
+        if (!found && (resolved.kind === "open" || isAbsentYet(resolved))) cleared.push(rival.reference);
+        else if (!found) return claim; // the rival's outcome is unknown (ambiguous, eSIM Go unreachable)
       }
       continue;
     }
     if (Date.now() + RIVAL_POLL_MS > deadline_ms) return claim;
     await sleep(RIVAL_POLL_MS);
   }
+  return { kind: "taken" };
+}
+
+/** The rival's lookup found no order of it (yet): not ambiguous, not unreachable. */
+function isAbsentYet(resolved: Resolved): boolean {
+  return resolved.kind === "settled" && resolved.outcome.kind === "unavailable" && resolved.absent === true;
 }
 
 async function settleAnswer(
