@@ -10,8 +10,9 @@
 //      (`in_flight_ms`, 15 minutes by default); after it, the claim is released and we post;
 //   4. the right to POST is one claim (esimgo.sql.ts claimPost) under a per-bundle lock: of two
 //      callers of one reference, one posts; and while another reference of the same bundle has an
-//      unresolved POST, we wait for it (a live POST answers within `timeout_ms`) or resolve it
-//      ourselves by its lookup, so a lookup only ever has one reference of ours to serve;
+//      unresolved POST, we wait for it (a live POST answers within `timeout_ms`), then resolve it
+//      ourselves by its lookup (found: recorded for it; absent: it holds us back no longer), so a
+//      lookup of a lost answer does not find two unattributed orders of ours but in a double fault;
 //   5. the answer: an order is recorded, then our reference is written as the eSIM's customerRef
 //      (PUT /esims) so later lookups are exact; a 400 is a refusal (nothing made: eSIM Go validates
 //      before it orders); "not made" (401, 403, 429) releases the claim; anything else (5xx, a

@@ -12,10 +12,12 @@
 //      - a top-up: its line's ICCIDs are exactly [our eSIM] (allowReassign false: never a new one).
 //    Exactly one candidate is ours. None: absent. More: unknown, for an operator.
 //
-// Why one candidate can be trusted: a claim to POST (esimgo.sql.ts claimPost) is refused while
-// another reference of the same bundle (and eSIM, for a top-up) has a POST unresolved, so at most
-// one reference of ours per bundle is ever being looked up; every other order of ours for that
-// bundle in the window was answered (recorded, excluded) or said "not made". The total is not
+// Why one candidate can be trusted: a claim to POST (esimgo.sql.ts claimPost) waits while another
+// reference of the same bundle (and eSIM, for a top-up) has a POST unresolved, until that one's
+// answer is found or its lookup shows it absent after its live call. So every other order of ours
+// for the bundle in the window was answered (recorded, excluded), said "not made", or is a POST
+// that landed after its lookup found nothing: then two orders are unattributed and the answer is
+// unknown (an operator matches them), never a guess and never a second POST. The total is not
 // matched: we do not know the price before the answer (a validate call would give it, but a price
 // is no better a fingerprint than the bundle name, and it costs a rate-limited call per POST).
 // Residual risk: an order of the same bundle made outside this service (the portal, another
@@ -41,10 +43,9 @@ export type RecoveryDeps = {
 
 export async function findOrder(deps: RecoveryDeps, intent: IntentRow): Promise<Recovered> {
   const tagged = intent.kind === "esim" ? await esimTagged(deps.client, intent.reference) : null;
-  if (tagged !== null && typeof tagged === "object") return tagged;
   const listed = await ordersInWindow(deps, intent);
   if (listed.kind !== "orders") return listed;
-  if (typeof tagged === "string") {
+  if (tagged !== null) {
     const order = listed.orders.find((one) => one.lines.some((line) => line.iccids.includes(tagged)));
     if (order) return { kind: "found", order };
   }
@@ -74,16 +75,15 @@ function fits(order: EsimGoOrder, intent: IntentRow): boolean {
   return line.iccids.length <= 1;
 }
 
-/** The ICCID of an eSIM carrying our reference as customerRef, null when none; or unknown. */
-async function esimTagged(
-  client: EsimGoClient,
-  reference: string,
-): Promise<string | null | { kind: "unknown"; reason: string }> {
+/**
+ * The ICCID of an eSIM carrying our reference as customerRef, or null: none, or the filter not
+ * answered (the window match below is safe on its own; the tag only makes it exact).
+ */
+async function esimTagged(client: EsimGoClient, reference: string): Promise<string | null> {
   const verdict = await client.call("/esims", {
     query: { filterBy: "customerRef", filter: `eq:${reference}`, perPage: "5" },
   });
-  if (verdict.kind !== "ok")
-    return { kind: "unknown", reason: `looking up customerRef: ${reasonOf(verdict)}` };
+  if (verdict.kind !== "ok") return null;
   const esims = isObject(verdict.body) && Array.isArray(verdict.body.esims) ? verdict.body.esims : [];
   const ours = esims.find((esim) => isObject(esim) && esim.customerRef === reference);
   return isObject(ours) && typeof ours.iccid === "string" ? ours.iccid : null;

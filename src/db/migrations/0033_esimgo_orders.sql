@@ -8,8 +8,9 @@
 --     before a POST is sent; null when no POST is in flight or unknown. Cleared only by an answer
 --     that says nothing was made (429, 401, 403), or re-claimed after a lookup found nothing and
 --     the POST is older than the in-flight window. While one reference of a bundle (and, for a
---     top-up, of an eSIM) has requested_at set and no answer, no other reference of that bundle
---     posts: the window match of a lost answer then has only one reference of ours to serve.
+--     top-up, of an eSIM) has requested_at set and no answer, another reference of that bundle
+--     posts only once that one's order is found, or its lookup found none after its live call:
+--     the window match of a lost answer then has one reference of ours to serve.
 --   order_reference (+ iccid, smdp_address, matching_id): eSIM Go's answer, or what a lookup
 --     found; unique, so one eSIM Go order is never ours twice.
 --   refusal: eSIM Go's definitive no (a 400 to POST /orders); nothing was made.
