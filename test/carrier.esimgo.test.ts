@@ -145,6 +145,22 @@ describe("provisioning", () => {
     assert.equal(sentCount("POST /v2.4/orders"), posts);
   });
 
+  test("an order answered without its eSIM is completed from the install details, asked for in JSON", async () => {
+    const withoutEsims: typeof fetch = async (input, init) => {
+      const response = await recordingFetch(input, init);
+      if (init?.method !== "POST" || !String(input).endsWith("/orders")) return response;
+      const body: any = await response.json();
+      for (const line of body.order) line.esims = [];
+      return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+    };
+    const reference = newReference();
+    const outcome = await provision(adapter({ fetch: withoutEsims }), reference);
+    assert.equal(outcome.kind, "ok", JSON.stringify(outcome));
+    const order = (await esimGoOrders())[0];
+    assert.equal((outcome as { value: ProvisionedProfile }).value.iccid, order.order[0].iccids[0]);
+    assert.equal(sentCount("GET /v2.4/esims/assignments") > 0, true);
+  });
+
   test("insufficient balance is refused, nothing is made, and the refusal is kept without asking again", async () => {
     await api("POST", "/sandbox/organisation", { balance: 0.5 });
     const reference = newReference();
@@ -277,6 +293,26 @@ describe("lost answers", () => {
     assert.equal(late.kind, "ok", JSON.stringify(late));
     assert.equal((await esimGoOrders()).length, 2);
     assert.notEqual((await row(a)).order_reference, (await row(b)).order_reference);
+  });
+
+  test("a lost answer with a second unattributed order of the bundle in its window is left to an operator, never posted again", async () => {
+    arm({ faults: [{ kind: "commit_then_500", method: "POST", path: "/orders" }] });
+    const reference = newReference();
+    assert.equal((await provision(adapter(), reference)).kind, "unavailable");
+    // The same bundle bought outside this service (the portal, another integration) meanwhile.
+    await api("POST", "/orders", {
+      type: "transaction",
+      assign: true,
+      order: [{ type: "bundle", quantity: 1, item: BUNDLE }],
+    });
+    const posts = sentCount("POST /v2.4/orders");
+    const outcome = await provision(adapter({ in_flight_ms: 0 }), reference);
+    assert.equal(outcome.kind, "unavailable");
+    assert.match((outcome as { reason: string }).reason, /an operator must match them/);
+    assert.equal((await adapter({ in_flight_ms: 0 }).lookUpOutcome(reference)).kind, "unavailable");
+    assert.equal(sentCount("POST /v2.4/orders"), posts);
+    assert.equal((await esimGoOrders()).length, 2);
+    assert.equal((await row(reference)).order_reference, null);
   });
 
   test("lookUpOutcome of a reference never posted is not_found", async () => {

@@ -60,7 +60,7 @@ export type Claim = { kind: "claimed" } | { kind: "taken" } | { kind: "rival"; r
  * claims of one bundle (kind, item and, for a top-up, ICCID) are decided one after the other:
  * refused while another reference of that bundle has a POST sent and unresolved (then a lookup
  * of a lost answer has only one reference of ours to serve, place-order.ts), except those in
- * `cleared` (the caller looked them up after their live call: eSIM Go had no order of theirs),
+ * `cleared` (the caller looked them up after their live call and found no order of theirs alone),
  * and only if nobody posted for this reference since we read it (`posts` as a version).
  */
 export async function claimPost(

@@ -11,8 +11,9 @@
 //   4. the right to POST is one claim (esimgo.sql.ts claimPost) under a per-bundle lock: of two
 //      callers of one reference, one posts; and while another reference of the same bundle has an
 //      unresolved POST, we wait for it (a live POST answers within `timeout_ms`), then resolve it
-//      ourselves by its lookup (found: recorded for it; absent: it holds us back no longer), so a
-//      lookup of a lost answer does not find two unattributed orders of ours but in a double fault;
+//      ourselves by its lookup (found: recorded for it; absent or ambiguous: it holds us back no
+//      longer), so a lookup of a lost answer does not find two unattributed orders of ours but in a
+//      double fault, and then answers unknown for an operator;
 //   5. the answer: an order is recorded, then our reference is written as the eSIM's customerRef
 //      (PUT /esims) so later lookups are exact; a 400 is a refusal (nothing made: eSIM Go validates
 //      before it orders); "not made" (401, 403, 429) releases the claim; anything else (5xx, a
@@ -92,8 +93,7 @@ export async function placeOnce(
   return settleAnswer(deps, posted, await deps.client.call("/orders", { method: "POST", json: body }));
 }
 
-/** `absent`: eSIM Go has no order of it yet (its POST may still land). */
-type Resolved = { kind: "open" } | { kind: "settled"; outcome: CarrierOutcome<Value>; absent?: true };
+type Resolved = { kind: "open" } | { kind: "settled"; outcome: CarrierOutcome<Value> };
 
 /**
  * A reference whose POST may have landed: found → recorded; absent and older than the in-flight
@@ -109,7 +109,6 @@ export async function resolveUnanswered(deps: PlaceDeps, intent: IntentRow): Pro
   }
   return {
     kind: "settled",
-    absent: true,
     outcome: {
       kind: "unavailable",
       reason:
@@ -122,10 +121,11 @@ export async function resolveUnanswered(deps: PlaceDeps, intent: IntentRow): Pro
 /**
  * Claims the POST. While another reference of the bundle has one unresolved, waits for it as long
  * as a live POST may take (`timeout_ms` + 1 s); past that its answer is lost, and its lookup is
- * run here: found, it is recorded for it; absent, it no longer holds us back (`cleared`): should
- * its POST still land later and our own answer be lost too, each lookup sees two orders of the
- * bundle and answers unknown for an operator (never a second order), so one lost answer does not
- * stop the bundle's sales for the in-flight window.
+ * run here once: found, it is recorded for its owner; absent or ambiguous, it holds us back no
+ * longer (`cleared`). Safe: should its POST land later, or its window already hold two orders,
+ * and our own answer be lost too, our lookup sees several candidates and answers unknown for an
+ * operator (never a guess, never a second POST); and one lost answer does not stop the bundle's
+ * sales for the in-flight window, nor an ambiguous one until an operator comes.
  */
 async function claimWaitingForRivals(deps: PlaceDeps, intent: IntentRow): Promise<Claim> {
   const live_ms = deps.timeout_ms + 1_000;
@@ -140,23 +140,15 @@ async function claimWaitingForRivals(deps: PlaceDeps, intent: IntentRow): Promis
     if (age_ms >= live_ms) {
       const rival = await selectIntent(deps.pool, claim.rival.reference);
       if (rival !== null && rival.requested_at !== null && rival.order_reference === null) {
-        const resolved = await resolveUnanswered(deps, rival);
-        const after = await selectIntent(deps.pool, rival.reference);
-        const found = after !== null && (after.order_reference !== null || after.refusal !== null);
-        if (!found && (resolved.kind === "open" || isAbsentYet(resolved))) cleared.push(rival.reference);
-        else if (!found) return claim; // the rival's outcome is unknown (ambiguous, eSIM Go unreachable)
+        await resolveUnanswered(deps, rival);
       }
+      cleared.push(claim.rival.reference);
       continue;
     }
     if (Date.now() + RIVAL_POLL_MS > deadline_ms) return claim;
     await sleep(RIVAL_POLL_MS);
   }
   return { kind: "taken" };
-}
-
-/** The rival's lookup found no order of it (yet): not ambiguous, not unreachable. */
-function isAbsentYet(resolved: Resolved): boolean {
-  return resolved.kind === "settled" && resolved.outcome.kind === "unavailable" && resolved.absent === true;
 }
 
 async function settleAnswer(
