@@ -313,6 +313,11 @@ describe("lost answers", () => {
     assert.equal(sentCount("POST /v2.4/orders"), posts);
     assert.equal((await esimGoOrders()).length, 2);
     assert.equal((await row(reference)).order_reference, null);
+    assert.ok((await row(reference)).ambiguous_at);
+    // Marked for an operator, it holds other orders of the bundle back no longer.
+    const lookups = sentCount("GET /v2.4/orders");
+    await provisioned(adapter());
+    assert.equal(sentCount("GET /v2.4/orders"), lookups);
   });
 
   test("lookUpOutcome of a reference never posted is not_found", async () => {

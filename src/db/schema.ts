@@ -413,6 +413,7 @@ export type Database = {
     matching_id: string | null;
     refusal: string | null;
     answered_at: Date | null;
+    ambiguous_at: Date | null;
     customer_ref_set: Generated<boolean>;
     refund_requested_at: Date | null;
     refunded_at: Date | null;

@@ -75,7 +75,7 @@ export async function claimPost(
       `select reference, requested_at from esimgo_orders
        where kind = $1 and item = $2 and iccid is not distinct from $3 and reference <> $4
          and requested_at is not null and order_reference is null and refusal is null
-         and reference <> all($5::text[])
+         and ambiguous_at is null and reference <> all($5::text[])
        order by requested_at limit 1`,
       [intent.kind, intent.item, intent.kind === "topup" ? intent.iccid : null, intent.reference, cleared],
     );
@@ -144,6 +144,14 @@ export async function recordRefusal(db: Queryable, reference: string, refusal: s
     `update esimgo_orders set refusal = $2, answered_at = now()
      where reference = $1 and order_reference is null and refusal is null`,
     [reference, refusal.slice(0, 500)],
+  );
+}
+
+/** A lookup found several orders that could be this reference's: an operator's to match. */
+export async function markAmbiguous(db: Queryable, reference: string): Promise<void> {
+  await db.query(
+    "update esimgo_orders set ambiguous_at = coalesce(ambiguous_at, now()) where reference = $1 and order_reference is null",
+    [reference],
   );
 }
 

@@ -29,6 +29,7 @@ import {
   databaseNow,
   type IntentRow,
   knownIccids,
+  markAmbiguous,
   markCustomerRefSet,
   recordOrder,
   recordProfile,
@@ -47,6 +48,8 @@ type Value = ProvisionedProfile | TopUpResult;
 const RIVAL_POLL_MS = 100;
 /** Claims tried by one call: each round waits, or resolves one rival. */
 const MAX_CLAIM_ROUNDS = 200;
+/** Rivals whose lookup one call runs; more, and it answers unavailable (the next call goes on). */
+const MAX_RIVALS_LOOKED_UP = 1;
 
 /** The outcome a stored intent already holds, or null when it holds none yet. */
 export function settledOutcome(intent: IntentRow): CarrierOutcome<Value> | null {
@@ -138,6 +141,9 @@ async function claimWaitingForRivals(deps: PlaceDeps, intent: IntentRow): Promis
     if (claim.kind !== "rival") return claim;
     const age_ms = (await databaseNow(deps.pool)).getTime() - claim.rival.requested_at.getTime();
     if (age_ms >= live_ms) {
+      // Each lookup is a few calls: the operation's lease (operation_ms) allows one rival's. An
+      // ambiguous rival is marked by its lookup and no longer counts (esimgo.sql.ts claimPost).
+      if (cleared.length >= MAX_RIVALS_LOOKED_UP) return claim;
       const rival = await selectIntent(deps.pool, claim.rival.reference);
       if (rival !== null && rival.requested_at !== null && rival.order_reference === null) {
         await resolveUnanswered(deps, rival);
@@ -200,7 +206,8 @@ export async function recover(deps: PlaceDeps, intent: IntentRow): Promise<Recov
     intent,
   );
   if (found.kind === "absent") return { kind: "absent" };
-  if (found.kind === "unknown")
+  if (found.kind === "ambiguous") await markAmbiguous(deps.pool, intent.reference);
+  if (found.kind === "unknown" || found.kind === "ambiguous")
     return { kind: "settled", outcome: { kind: "unavailable", reason: found.reason } };
   return { kind: "settled", outcome: await recordFound(deps, intent, found.order) };
 }

@@ -32,6 +32,8 @@ import { type EsimGoOrder, parseOrderList } from "./shapes.ts";
 export type Recovered =
   | { kind: "found"; order: EsimGoOrder }
   | { kind: "absent" }
+  /** Several orders could be ours: an operator's to match. */
+  | { kind: "ambiguous"; reason: string }
   | { kind: "unknown"; reason: string };
 
 export type RecoveryDeps = {
@@ -59,7 +61,7 @@ export async function findOrder(deps: RecoveryDeps, intent: IntentRow): Promise<
   if (candidates.length === 0) return { kind: "absent" };
   if (candidates.length === 1) return { kind: "found", order: candidates[0]! };
   return {
-    kind: "unknown",
+    kind: "ambiguous",
     reason:
       `${candidates.length} eSIM Go orders of ${intent.item} in the window of ${intent.reference} are ` +
       `nobody's of ours (${candidates.map((order) => order.reference).join(", ")}): an operator must match them`,

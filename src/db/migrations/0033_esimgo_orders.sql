@@ -29,6 +29,9 @@ create table esimgo_orders (
   matching_id text check (length(matching_id) <= 255),
   refusal text check (length(refusal) <= 500),
   answered_at timestamptz,
+  -- A lookup found several orders that could be this reference's: left to an operator; it no
+  -- longer holds other orders of its bundle back (it is not a rival in claimPost).
+  ambiguous_at timestamptz,
   -- Whether customerRef = reference was written on the eSIM (an eSIM of ours only).
   customer_ref_set boolean not null default false,
   refund_requested_at timestamptz,
@@ -41,5 +44,5 @@ create table esimgo_orders (
 );
 -- The rivals of a claim: references of one bundle (and eSIM) whose POST is unresolved.
 create index esimgo_orders_unresolved on esimgo_orders (item, iccid)
-  where requested_at is not null and order_reference is null and refusal is null;
+  where requested_at is not null and order_reference is null and refusal is null and ambiguous_at is null;
 create index esimgo_orders_iccid on esimgo_orders (iccid) where iccid is not null;
