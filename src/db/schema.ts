@@ -273,7 +273,7 @@ export type Database = {
     partner_id: string;
     recipient: string;
     idempotency_key: string | null;
-    created_at: Generated<Timestamp>;
+    created_at: Timestamp;
     due_at: Generated<Timestamp>;
     attempts: Generated<number>;
     lease_token: string | null;
@@ -403,6 +403,26 @@ export type Database = {
     answered_at: Date | null;
     refund_requested_at: Date | null;
     refund_id: string | null;
+    created_at: Timestamp;
+  };
+  /** The eSIM Go adapter's intent per reference, written before each POST (migration 0033). */
+  esimgo_orders: {
+    reference: string;
+    kind: "esim" | "topup";
+    item: string;
+    iccid: string | null;
+    requested_at: Date | null;
+    posts: Generated<number>;
+    order_reference: string | null;
+    smdp_address: string | null;
+    matching_id: string | null;
+    refusal: string | null;
+    answered_at: Date | null;
+    ambiguous_at: Date | null;
+    customer_ref_set: Generated<boolean>;
+    refund_requested_at: Date | null;
+    refunded_at: Date | null;
+    refund_refusal: string | null;
     created_at: Timestamp;
   };
   /** Confirmation emails to send (migration 0007): a row per order until its delivery is recorded. */
