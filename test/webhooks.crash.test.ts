@@ -24,10 +24,12 @@ const receiver = await startWebhookReceiver();
 test("a SIGKILL mid-delivery loses no event: each one is answered 2xx at least once, with a valid signature", async () => {
   const first = world.services[0]!;
   const partner = await newPartner(first.url, 1_000_00);
-  // Every answer takes 400 ms: the kill below finds calls in flight.
+  // Until the kill every answer takes 3 s, so the kill below finds calls in flight however loaded
+  // the machine is (the test's own event loop may lag hundreds of milliseconds); after it, 400 ms.
+  let before_kill = true;
   const created = await call(first.url, "POST", "/v1/webhook-endpoints", {
     key: partner.api_key,
-    body: { url: receiver.path("crash", () => ({ status: 200, delay_ms: 400 })) },
+    body: { url: receiver.path("crash", () => ({ status: 200, delay_ms: before_kill ? 3_000 : 400 })) },
   });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   receiver.setSecrets("crash", [created.body.secret]);
@@ -40,7 +42,7 @@ test("a SIGKILL mid-delivery loses no event: each one is answered 2xx at least o
   for (let i = 0; i < 12; i++) {
     await call(first.url, "POST", `/v1/webhook-endpoints/${endpoint_id}/test`, { key: partner.api_key });
   }
-  // Kill while a call is in flight (each answer takes 400 ms), whatever the machine's load.
+  // Kill while a call is in flight (each answer takes 3 s until then).
   await waitFor(
     "a call in flight",
     async () =>
@@ -50,6 +52,7 @@ test("a SIGKILL mid-delivery loses no event: each one is answered 2xx at least o
   );
   await first.kill();
   const unanswered = receiver.received("crash").filter((entry) => entry.answered === null).length;
+  before_kill = false;
   const second = await world.startService();
 
   const events = await sql<{ event_id: string }>`
