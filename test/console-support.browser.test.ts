@@ -1,9 +1,10 @@
 // Support work in the partner console (issue 32) in headless Chromium against the real service
 // process, the carrier simulator, a real SMTP server and PostgreSQL: a person with the `support`
-// role opens an order, reads its email log, resends the confirmation to another address (the SMTP
-// server receives it, and the log says sent), reads the refund rules and refunds the order (the
-// order becomes refunded, the wallet is credited once, the books balance); a `viewer` sees the log
-// and the timeline but no form; the page passes axe-core at desktop and phone width.
+// role opens an order, reads its email log, resends the confirmation to the order's own address
+// and to another one (the SMTP server receives both, and the log says sent), reads the refund
+// rules and refunds the order (the order becomes refunded, the wallet is credited once, the books
+// balance); a `viewer` sees the log and the timeline but no form; the page passes axe-core at
+// desktop and phone width.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { auditSystem, formatAudit } from "./support/audit.ts";
@@ -32,6 +33,15 @@ test("a support person resends the confirmation to another address and refunds t
     return (await row.count()) > 0 && /sent/.test(await row.innerText());
   });
   assert.match(await page.locator("#email-log").innerText(), new RegExp(END_USER.email.replace(".", "\\.")));
+
+  // Left empty, the form sends to the order's own address (its field arrives absent, not empty).
+  await page.getByRole("button", { name: "Resend confirmation email" }).click();
+  await page.waitForURL(/done=resend/);
+  await waitFor("the resend to the order's address at the SMTP server", async () =>
+    world.smtp.messages.find(
+      (m) => m.envelope.rcpt_to.includes(END_USER.email) && /Message-ID: <resend\.eml_/.test(m.raw),
+    ),
+  );
 
   await page.getByLabel(/Send to/).fill("frontdesk@hotel.example");
   await page.getByRole("button", { name: "Resend confirmation email" }).click();
@@ -76,7 +86,7 @@ test("a support person resends the confirmation to another address and refunds t
   );
   assert.deepEqual(
     audit.rows.map((row) => row.action),
-    ["order.email_resent", "order.refunded"],
+    ["order.email_resent", "order.email_resent", "order.refunded"],
   );
   const books = await auditSystem({ pool, simulator: world.simulator, smtp: world.smtp });
   assert.deepEqual(books.breaches, [], formatAudit(books));
