@@ -1,5 +1,5 @@
 // Queues a resend of an order's confirmation email, in the caller's transaction and under its lock
-// of the order's row (the orders domain holds it: orders/resend-confirmation-email.ts), so
+// of the order's row (the support use case holds it: support/resend-confirmation-email.ts), so
 // concurrent resends of one order take turns and the limit below is exact.
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";

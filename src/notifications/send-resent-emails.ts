@@ -19,13 +19,12 @@ import {
   recordResendFailure,
   recordResendsSent,
 } from "./email-resends.sql.ts";
-import { renderConfirmationEmail } from "./render-confirmation-email.ts";
 import {
   CONFIRMATION_EMAIL_MAX_ATTEMPTS,
-  checkOrder,
   EMAIL_LEASE_MS,
   type EmailJob,
   type OrderForEmail,
+  renderOrderEmail,
   type SendConfirmationEmailsDeps,
 } from "./send-confirmation-emails.ts";
 
@@ -102,16 +101,7 @@ async function processResend(
     return fail("not sent: the order was refunded, its eSIM is cancelled", null);
   }
   try {
-    const loaded = checkOrder(row.order_id, order);
-    const email = await renderConfirmationEmail({
-      order_id: row.order_id,
-      first_name: loaded.first_name,
-      package_name: loaded.package_name,
-      iccid: loaded.iccid,
-      smdp_address: loaded.smdp_address,
-      activation_code: loaded.activation_code,
-      start_date: loaded.start_date,
-    });
+    const { email } = await renderOrderEmail(row.order_id, order);
     const { message_id } = await deps.mailer.send({
       ...email,
       key: resendMessageKey(row.email_id),
