@@ -90,6 +90,14 @@ async function round(): Promise<number> {
   return jobs.length;
 }
 
+/** A resend's due_at as text: 'infinity' once it is given up. */
+async function dueAt(email_id: string): Promise<string> {
+  const { rows } = await pool.query("select due_at::text as due_at from email_resends where email_id = $1", [
+    email_id,
+  ]);
+  return rows[0].due_at;
+}
+
 async function entry(order: { order_id: string; email: string }, email_id: string) {
   return (await emailLog(db, order)).find((e) => e.email_id === email_id);
 }
@@ -115,7 +123,7 @@ test("a resend is queued until the sweep sends it, then sent to its recipient wi
   assert.deepEqual(received[0]!.envelope.rcpt_to, ["desk@agency.example"]);
 });
 
-test("a refused send is failed with the server's answer and due later; after the last attempt failed is final", async () => {
+test("a refused send is failed with the server's answer and due later; after the last attempt failed is final and due at infinity", async () => {
   const order = await completedOrder();
   const email_id = await resend(order.order_id, "desk@agency.example");
   smtp.failNext(1);
@@ -131,13 +139,13 @@ test("a refused send is failed with the server's answer and due later; after the
   ]);
   smtp.failNext(1);
   assert.equal(await round(), 1);
-  await pool.query("update email_resends set due_at = now() where email_id = $1", [email_id]);
+  assert.equal(await dueAt(email_id), "infinity", "out of the claim's way for good, the row kept");
   assert.equal(await round(), 0, "all attempts used");
   assert.equal((await entry(order, email_id))?.status, "failed");
   assert.equal(smtp.messages.filter((m) => m.raw.includes(`<resend.${email_id}@`)).length, 0);
 });
 
-test("a resend whose order was refunded before it went out is failed for good, nothing sent", async () => {
+test("a resend whose order was refunded before it went out is failed for good (due at infinity), nothing sent", async () => {
   const order = await completedOrder();
   const email_id = await resend(order.order_id, "desk@agency.example");
   await pool.query("update orders set status = 'refunded', refunded_at = now() where order_id = $1", [
@@ -147,7 +155,7 @@ test("a resend whose order was refunded before it went out is failed for good, n
   const given_up = await entry(order, email_id);
   assert.equal(given_up?.status, "failed");
   assert.match(given_up?.last_error ?? "", /refunded/);
-  await pool.query("update email_resends set due_at = now() where email_id = $1", [email_id]);
+  assert.equal(await dueAt(email_id), "infinity", "out of the claim's way for good, the row kept");
   assert.equal(await round(), 0);
   assert.equal(smtp.messages.filter((m) => m.raw.includes(`<resend.${email_id}@`)).length, 0);
 });

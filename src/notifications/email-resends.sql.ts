@@ -125,7 +125,9 @@ export async function recordResendsSent(pool: pg.Pool, sent: readonly ResendSent
 
 /**
  * A failed attempt: due again after `retry_after_s` (null: never, the resend is given up), with
- * the error kept for the log; only while this claim still holds the row.
+ * the error kept for the log; only while this claim still holds the row. A resend given up, or
+ * whose attempts are used, is due at 'infinity': the row stays (it is the log) but leaves the
+ * due range of email_resends_due_idx, so a claim never walks past it again.
  */
 export async function recordResendFailure(
   pool: pg.Pool,
@@ -139,7 +141,8 @@ export async function recordResendFailure(
 ): Promise<void> {
   await pool.query(
     `update email_resends
-     set due_at = case when $3::float8 is null then due_at else clock_timestamp() + make_interval(secs => $3::float8) end,
+     set due_at = case when $3::float8 is null or attempts >= $5::int then 'infinity'::timestamptz
+                       else clock_timestamp() + make_interval(secs => $3::float8) end,
          attempts = case when $3::float8 is null then greatest(attempts, $5::int) else attempts end,
          last_error = $4
      where email_id = $1 and lease_token = $2 and sent_at is null`,
