@@ -14,7 +14,7 @@ import {
   releaseConfirmationEmails,
   type SendConfirmationEmailsDeps,
 } from "../src/notifications/send-confirmation-emails.ts";
-import { claimDueResentEmails } from "../src/notifications/send-resent-emails.ts";
+import { claimDueEmailJobs, claimDueResentEmails } from "../src/notifications/send-resent-emails.ts";
 import { ordersForEmail } from "../src/orders/order-for-email.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { startSmtpServer } from "./support/smtp.ts";
@@ -201,4 +201,33 @@ test("the first confirmation is failed with its error while in the outbox, and s
   const [sent] = await emailLog(db, order);
   assert.equal(sent?.status, "sent");
   assert.equal(sent?.last_error, null);
+});
+
+test("a resend is claimed ahead of a backlog of first confirmations larger than the claim", async () => {
+  // As after a relay outage: more confirmations due, and due longer, than one claim takes.
+  const backlog: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const order = await completedOrder();
+    await pool.query("insert into email_outbox (order_id, due_at) values ($1, now() - interval '1 hour')", [
+      order.order_id,
+    ]);
+    backlog.push(order.order_id);
+  }
+  const order = await completedOrder();
+  const email_id = await resend(order.order_id, "desk@agency.example");
+  const jobs = await claimDueEmailJobs(deps, 3);
+  assert.equal(jobs.length, 3);
+  assert.deepEqual(
+    jobs.filter((job) => job.email_id !== undefined).map((job) => job.email_id),
+    [email_id],
+  );
+  await Promise.all(jobs.map((job) => job.run()));
+  assert.equal((await entry(order, email_id))?.status, "sent");
+  // The rest of the backlog goes out in the next claims.
+  const rest = await claimDueEmailJobs(deps, 10);
+  await Promise.all(rest.map((job) => job.run()));
+  const { rows } = await pool.query("select count(*)::int as n from email_outbox where order_id = any($1)", [
+    backlog,
+  ]);
+  assert.equal(rows[0].n, 0);
 });

@@ -21,6 +21,7 @@ import {
 } from "./email-resends.sql.ts";
 import {
   CONFIRMATION_EMAIL_MAX_ATTEMPTS,
+  claimDueConfirmationEmails,
   EMAIL_LEASE_MS,
   type EmailJob,
   type OrderForEmail,
@@ -76,6 +77,19 @@ export async function claimDueResentEmails(deps: SendResentEmailsDeps, limit: nu
       }
     },
   }));
+}
+
+/**
+ * One claim of the email sweep, at most `wanted` jobs: resends first, first confirmations in the
+ * room they leave. A resend is asked for by a person waiting on it and there are few (5 per order,
+ * a per-partner cap to other addresses), while confirmations pile up by the thousand behind a relay
+ * outage: claimed the other way round, that backlog would hold a resend back for as long as it lasts.
+ */
+export async function claimDueEmailJobs(deps: SendResentEmailsDeps, wanted: number): Promise<EmailJob[]> {
+  const resent = await claimDueResentEmails(deps, wanted);
+  const confirmations =
+    resent.length < wanted ? await claimDueConfirmationEmails(deps, wanted - resent.length) : [];
+  return [...resent, ...confirmations];
 }
 
 async function processResend(
