@@ -79,7 +79,13 @@ async function completedOrder(): Promise<{ order_id: string; email: string }> {
 async function resend(order_id: string, recipient: string): Promise<string> {
   const queued = await db
     .transaction()
-    .execute((trx) => queueResend(trx, { order_id, partner_id, recipient, idempotency_key: null }));
+    .execute((trx) =>
+      queueResend(
+        trx,
+        { order_id, partner_id, recipient, to_other_address: true, idempotency_key: null },
+        { to_other_addresses_per_partner_per_day: 1_000 },
+      ),
+    );
   return queued.email_id;
 }
 

@@ -273,6 +273,8 @@ export type Database = {
     partner_id: string;
     recipient: string;
     idempotency_key: string | null;
+    /** Sent to another address than the order's: counted by the partner's cap (migration 0033). */
+    to_other_address: Generated<boolean>;
     created_at: Generated<Timestamp>;
     due_at: Generated<Timestamp>;
     attempts: Generated<number>;
