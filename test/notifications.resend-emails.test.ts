@@ -181,7 +181,7 @@ test("claims a closing sweep never started are given back: due at once, the atte
   assert.equal((await entry(order, email_id))?.status, "sent");
 });
 
-test("the first confirmation is failed with its error while in the outbox, and sent once delivered", async () => {
+test("the first confirmation is failed with its error (class and reply code) while in the outbox, and sent once delivered", async () => {
   const order = await completedOrder();
   await pool.query(
     "insert into email_outbox (order_id, last_error, attempts) values ($1, '451 4.3.0 try later', 1)",
@@ -196,9 +196,13 @@ test("the first confirmation is failed with its error while in the outbox, and s
       kind: "confirmation",
       status: "failed",
       sent_at: null,
-      last_error: "451 4.3.0 try later",
+      last_error: "temporarily refused by the mail server (451 4.3.0)",
     },
   );
+  const stored = await pool.query("select last_error from email_outbox where order_id = $1", [
+    order.order_id,
+  ]);
+  assert.equal(stored.rows[0].last_error, "451 4.3.0 try later", "the raw answer stays for the operator");
   await pool.query(
     `with gone as (delete from email_outbox where order_id = $1)
      insert into email_deliveries (order_id, message_id, recipient) values ($1, '<m@x>', $2)`,
@@ -236,4 +240,26 @@ test("a resend is claimed ahead of a backlog of first confirmations larger than 
     backlog,
   ]);
   assert.equal(rows[0].n, 0);
+});
+
+test("a relay that cannot be reached: the partner reads 'mail server unreachable', the raw error with its address stays stored", async () => {
+  const order = await completedOrder();
+  const email_id = await resend(order.order_id, "desk@agency.example");
+  // Port 1 on the loopback: nothing listens, the connection is refused (ECONNREFUSED 127.0.0.1:1).
+  const unreachable: SendConfirmationEmailsDeps = {
+    ...deps,
+    mailer: createMailer({
+      smtp_url: "smtp://127.0.0.1:1",
+      mail_from: "eSIM <esim@example.com>",
+      data_dir: "/nonexistent",
+    }),
+  };
+  const jobs = await claimDueResentEmails(unreachable, 10);
+  assert.equal(jobs.length, 1);
+  await Promise.all(jobs.map((job) => job.run()));
+  const { rows } = await pool.query("select last_error from email_resends where email_id = $1", [email_id]);
+  assert.match(rows[0].last_error, /127\.0\.0\.1:1/, "the operator keeps the raw text");
+  const told = await entry(order, email_id);
+  assert.equal(told?.status, "failed");
+  assert.equal(told?.last_error, "mail server unreachable");
 });
