@@ -87,6 +87,11 @@ export type Config = {
   refund_sweep_interval_ms: number;
   /** Refunds one partner may start per rolling hour; past it 429 `rate_limited` (refund-budget.ts). */
   refunds_per_partner_per_hour: number;
+  /**
+   * Confirmation resends one partner may send to addresses other than their orders' per rolling
+   * 24 hours; past it 429 `resend_limit_reached` (notifications/queue-resend.ts).
+   */
+  resends_to_other_addresses_per_partner_per_day: number;
   /** An ES2+ package whose free ICCIDs fall below this is reported low (metric, warn log, console). */
   profile_inventory_low_threshold: number;
   /** How long a pending order waits before the resolver asks the carrier about it. */
@@ -410,6 +415,13 @@ function readLimits(env: Env) {
     audit_retention_days: auditRetentionDays(env),
     refund_sweep_interval_ms: integer(env, "REFUND_SWEEP_INTERVAL_MS", 2_000, 100, 600_000),
     refunds_per_partner_per_hour: integer(env, "REFUNDS_PER_PARTNER_PER_HOUR", 30, 1, 100_000),
+    resends_to_other_addresses_per_partner_per_day: integer(
+      env,
+      "RESENDS_TO_OTHER_ADDRESSES_PER_PARTNER_PER_DAY",
+      100,
+      1,
+      100_000,
+    ),
     profile_inventory_low_threshold: integer(env, "PROFILE_INVENTORY_LOW_THRESHOLD", 100, 0, 10_000_000),
     resolve_after_ms: integer(env, "RESOLVE_AFTER_MS", 30_000, 100, 3_600_000),
     worker_concurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 64),

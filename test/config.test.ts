@@ -356,3 +356,15 @@ test("DATABASE_DIRECT_URL: absent by default; set, it needs DATABASE_URL and pre
     );
   }
 });
+
+test("resends to other addresses than the orders': 100 per partner per day by default, 1 to 100000", () => {
+  assert.equal(loadConfig({}).resends_to_other_addresses_per_partner_per_day, 100);
+  const set = loadConfig({ RESENDS_TO_OTHER_ADDRESSES_PER_PARTNER_PER_DAY: "20" });
+  assert.equal(set.resends_to_other_addresses_per_partner_per_day, 20);
+  for (const value of ["0", "100001", "many"]) {
+    assert.throws(
+      () => loadConfig({ RESENDS_TO_OTHER_ADDRESSES_PER_PARTNER_PER_DAY: value }),
+      /RESENDS_TO_OTHER_ADDRESSES_PER_PARTNER_PER_DAY: expected (1 to 100000|a whole number)/,
+    );
+  }
+});

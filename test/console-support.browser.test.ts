@@ -1,9 +1,11 @@
 // Support work in the partner console (issue 32) in headless Chromium against the real service
-// process, the carrier simulator, a real SMTP server and PostgreSQL: a person with the `support`
-// role opens an order, reads its email log, resends the confirmation to another address (the SMTP
-// server receives it, and the log says sent), reads the refund rules and refunds the order (the
-// order becomes refunded, the wallet is credited once, the books balance); a `viewer` sees the log
-// and the timeline but no form; the page passes axe-core at desktop and phone width.
+// process, the carrier simulator, a real SMTP server and PostgreSQL, as one flow: a person with the
+// `support` role finds the order by typing the traveller's email in capitals into the Orders
+// search, opens it, reads its email log, resends the confirmation to the order's own address and
+// to another one (the SMTP server receives both, and the log says sent), reads the refund rules and
+// refunds the order (the order becomes refunded, the wallet is credited once, the books balance); a
+// `viewer` sees the log and the timeline but no form; the page passes axe-core at desktop and phone
+// width.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { auditSystem, formatAudit } from "./support/audit.ts";
@@ -21,17 +23,35 @@ const paid: number = bought.body.total.amount_minor;
 const support = await addPerson(pool, { realm: "partner", role: "support", partner_id: partner.partner_id });
 const viewer = await addPerson(pool, { realm: "partner", role: "viewer", partner_id: partner.partner_id });
 
-test("a support person resends the confirmation to another address and refunds the order after reading the rules", async () => {
+test("a support person finds the order by the traveller's email in capitals, resends the confirmation and refunds it, in one flow", async () => {
   const context = await browser.newContext({ viewport: DESKTOP });
   const page = await context.newPage();
   await signInPage(page, base, support);
+  // The traveller calls: the support person types their email as they spell it, in capitals, into
+  // the Orders search, and opens the one order found.
+  await page.getByRole("navigation").getByRole("link", { name: "Orders", exact: true }).click();
+  await page.getByLabel("Search", { exact: true }).fill(END_USER.email.toUpperCase());
+  await page.getByRole("button", { name: "Search" }).click();
+  await page.waitForURL(/\/console\/orders\?q=/);
+  assert.deepEqual(await page.locator("main table tbody tr td:first-child").allInnerTexts(), [order_id]);
+  await page.getByRole("link", { name: order_id }).click();
+  await page.waitForURL(new RegExp(`/console/orders/${order_id}$`));
   // The first confirmation is in the log once the sweep sent it.
   await waitFor("the first confirmation sent", async () => {
-    await page.goto(`${base}/console/orders/${order_id}`);
+    await page.reload();
     const row = page.locator("#email-log tbody tr").first();
     return (await row.count()) > 0 && /sent/.test(await row.innerText());
   });
   assert.match(await page.locator("#email-log").innerText(), new RegExp(END_USER.email.replace(".", "\\.")));
+
+  // Left empty, the form sends to the order's own address (its field arrives absent, not empty).
+  await page.getByRole("button", { name: "Resend confirmation email" }).click();
+  await page.waitForURL(/done=resend/);
+  await waitFor("the resend to the order's address at the SMTP server", async () =>
+    world.smtp.messages.find(
+      (m) => m.envelope.rcpt_to.includes(END_USER.email) && /Message-ID: <resend\.eml_/.test(m.raw),
+    ),
+  );
 
   await page.getByLabel(/Send to/).fill("frontdesk@hotel.example");
   await page.getByRole("button", { name: "Resend confirmation email" }).click();
@@ -76,7 +96,7 @@ test("a support person resends the confirmation to another address and refunds t
   );
   assert.deepEqual(
     audit.rows.map((row) => row.action),
-    ["order.email_resent", "order.refunded"],
+    ["order.email_resent", "order.email_resent", "order.refunded"],
   );
   const books = await auditSystem({ pool, simulator: world.simulator, smtp: world.smtp });
   assert.deepEqual(books.breaches, [], formatAudit(books));

@@ -14,7 +14,7 @@ import {
   releaseConfirmationEmails,
   type SendConfirmationEmailsDeps,
 } from "../src/notifications/send-confirmation-emails.ts";
-import { claimDueResentEmails } from "../src/notifications/send-resent-emails.ts";
+import { claimDueEmailJobs, claimDueResentEmails } from "../src/notifications/send-resent-emails.ts";
 import { ordersForEmail } from "../src/orders/order-for-email.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { startSmtpServer } from "./support/smtp.ts";
@@ -79,7 +79,13 @@ async function completedOrder(): Promise<{ order_id: string; email: string }> {
 async function resend(order_id: string, recipient: string): Promise<string> {
   const queued = await db
     .transaction()
-    .execute((trx) => queueResend(trx, { order_id, partner_id, recipient, idempotency_key: null }));
+    .execute((trx) =>
+      queueResend(
+        trx,
+        { order_id, partner_id, recipient, to_other_address: true, idempotency_key: null },
+        { to_other_addresses_per_partner_per_day: 1_000 },
+      ),
+    );
   return queued.email_id;
 }
 
@@ -88,6 +94,14 @@ async function round(): Promise<number> {
   const jobs = await claimDueResentEmails(deps, 10);
   await Promise.all(jobs.map((job) => job.run()));
   return jobs.length;
+}
+
+/** A resend's due_at as text: 'infinity' once it is given up. */
+async function dueAt(email_id: string): Promise<string> {
+  const { rows } = await pool.query("select due_at::text as due_at from email_resends where email_id = $1", [
+    email_id,
+  ]);
+  return rows[0].due_at;
 }
 
 async function entry(order: { order_id: string; email: string }, email_id: string) {
@@ -115,7 +129,7 @@ test("a resend is queued until the sweep sends it, then sent to its recipient wi
   assert.deepEqual(received[0]!.envelope.rcpt_to, ["desk@agency.example"]);
 });
 
-test("a refused send is failed with the server's answer and due later; after the last attempt failed is final", async () => {
+test("a refused send is failed with the server's answer and due later; after the last attempt failed is final and due at infinity", async () => {
   const order = await completedOrder();
   const email_id = await resend(order.order_id, "desk@agency.example");
   smtp.failNext(1);
@@ -131,13 +145,13 @@ test("a refused send is failed with the server's answer and due later; after the
   ]);
   smtp.failNext(1);
   assert.equal(await round(), 1);
-  await pool.query("update email_resends set due_at = now() where email_id = $1", [email_id]);
+  assert.equal(await dueAt(email_id), "infinity", "out of the claim's way for good, the row kept");
   assert.equal(await round(), 0, "all attempts used");
   assert.equal((await entry(order, email_id))?.status, "failed");
   assert.equal(smtp.messages.filter((m) => m.raw.includes(`<resend.${email_id}@`)).length, 0);
 });
 
-test("a resend whose order was refunded before it went out is failed for good, nothing sent", async () => {
+test("a resend whose order was refunded before it went out is failed for good (due at infinity), nothing sent", async () => {
   const order = await completedOrder();
   const email_id = await resend(order.order_id, "desk@agency.example");
   await pool.query("update orders set status = 'refunded', refunded_at = now() where order_id = $1", [
@@ -147,7 +161,7 @@ test("a resend whose order was refunded before it went out is failed for good, n
   const given_up = await entry(order, email_id);
   assert.equal(given_up?.status, "failed");
   assert.match(given_up?.last_error ?? "", /refunded/);
-  await pool.query("update email_resends set due_at = now() where email_id = $1", [email_id]);
+  assert.equal(await dueAt(email_id), "infinity", "out of the claim's way for good, the row kept");
   assert.equal(await round(), 0);
   assert.equal(smtp.messages.filter((m) => m.raw.includes(`<resend.${email_id}@`)).length, 0);
 });
@@ -167,7 +181,7 @@ test("claims a closing sweep never started are given back: due at once, the atte
   assert.equal((await entry(order, email_id))?.status, "sent");
 });
 
-test("the first confirmation is failed with its error while in the outbox, and sent once delivered", async () => {
+test("the first confirmation is failed with its error (class and reply code) while in the outbox, and sent once delivered", async () => {
   const order = await completedOrder();
   await pool.query(
     "insert into email_outbox (order_id, last_error, attempts) values ($1, '451 4.3.0 try later', 1)",
@@ -182,9 +196,13 @@ test("the first confirmation is failed with its error while in the outbox, and s
       kind: "confirmation",
       status: "failed",
       sent_at: null,
-      last_error: "451 4.3.0 try later",
+      last_error: "temporarily refused by the mail server (451 4.3.0)",
     },
   );
+  const stored = await pool.query("select last_error from email_outbox where order_id = $1", [
+    order.order_id,
+  ]);
+  assert.equal(stored.rows[0].last_error, "451 4.3.0 try later", "the raw answer stays for the operator");
   await pool.query(
     `with gone as (delete from email_outbox where order_id = $1)
      insert into email_deliveries (order_id, message_id, recipient) values ($1, '<m@x>', $2)`,
@@ -193,4 +211,55 @@ test("the first confirmation is failed with its error while in the outbox, and s
   const [sent] = await emailLog(db, order);
   assert.equal(sent?.status, "sent");
   assert.equal(sent?.last_error, null);
+});
+
+test("a resend is claimed ahead of a backlog of first confirmations larger than the claim", async () => {
+  // As after a relay outage: more confirmations due, and due longer, than one claim takes.
+  const backlog: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const order = await completedOrder();
+    await pool.query("insert into email_outbox (order_id, due_at) values ($1, now() - interval '1 hour')", [
+      order.order_id,
+    ]);
+    backlog.push(order.order_id);
+  }
+  const order = await completedOrder();
+  const email_id = await resend(order.order_id, "desk@agency.example");
+  const jobs = await claimDueEmailJobs(deps, 3);
+  assert.equal(jobs.length, 3);
+  assert.deepEqual(
+    jobs.filter((job) => job.email_id !== undefined).map((job) => job.email_id),
+    [email_id],
+  );
+  await Promise.all(jobs.map((job) => job.run()));
+  assert.equal((await entry(order, email_id))?.status, "sent");
+  // The rest of the backlog goes out in the next claims.
+  const rest = await claimDueEmailJobs(deps, 10);
+  await Promise.all(rest.map((job) => job.run()));
+  const { rows } = await pool.query("select count(*)::int as n from email_outbox where order_id = any($1)", [
+    backlog,
+  ]);
+  assert.equal(rows[0].n, 0);
+});
+
+test("a relay that cannot be reached: the partner reads 'mail server unreachable', the raw error with its address stays stored", async () => {
+  const order = await completedOrder();
+  const email_id = await resend(order.order_id, "desk@agency.example");
+  // Port 1 on the loopback: nothing listens, the connection is refused (ECONNREFUSED 127.0.0.1:1).
+  const unreachable: SendConfirmationEmailsDeps = {
+    ...deps,
+    mailer: createMailer({
+      smtp_url: "smtp://127.0.0.1:1",
+      mail_from: "eSIM <esim@example.com>",
+      data_dir: "/nonexistent",
+    }),
+  };
+  const jobs = await claimDueResentEmails(unreachable, 10);
+  assert.equal(jobs.length, 1);
+  await Promise.all(jobs.map((job) => job.run()));
+  const { rows } = await pool.query("select last_error from email_resends where email_id = $1", [email_id]);
+  assert.match(rows[0].last_error, /127\.0\.0\.1:1/, "the operator keeps the raw text");
+  const told = await entry(order, email_id);
+  assert.equal(told?.status, "failed");
+  assert.equal(told?.last_error, "mail server unreachable");
 });

@@ -146,6 +146,22 @@ test("429 with Retry-After: the SDK waits at least that long, then succeeds", as
   assert.equal(wallet.balance.amount_minor, 500);
 });
 
+test("429 resend_limit_reached is final: one attempt, the ApiError at once with its Retry-After", async () => {
+  const { client } = await partnerClient(500);
+  proxy.inject("GET", "/v1/profile/wallet", {
+    kind: "respond",
+    status: 429,
+    headers: { "retry-after": "3600" },
+    body: { status: 429, code: "resend_limit_reached", detail: "5 a day", request_id: "req_quota" },
+  });
+  const before = proxy.seen("GET", "/v1/profile/wallet").length;
+  const error = await client.wallet.get().catch((e: unknown) => e);
+  assert.ok(error instanceof ApiError, String(error));
+  assert.equal(error.code, "resend_limit_reached");
+  assert.equal(error.retryAfter, 3600);
+  assert.equal(proxy.seen("GET", "/v1/profile/wallet").length - before, 1, "not retried");
+});
+
 test("retries run out: the last answer's ApiError carries status, code, requestId and retryAfter", async () => {
   const { client } = await partnerClient(0, { maxRetries: 1 });
   for (let i = 0; i < 2; i++) {

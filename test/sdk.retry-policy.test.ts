@@ -26,6 +26,12 @@ test("retried: 408, 429, 500, 502, 503, 504 and 409 request_in_progress; final: 
   assert.ok(!isRetryableAnswer(502, "carrier_error"), "the carrier's refusal is final");
 });
 
+test("a 429 is retried when it is rate_limited or has no code; resend_limit_reached (a daily quota) is final", () => {
+  assert.ok(isRetryableAnswer(429, "rate_limited"));
+  assert.ok(isRetryableAnswer(429, null), "a proxy's throttle, no problem body");
+  assert.ok(!isRetryableAnswer(429, "resend_limit_reached"));
+});
+
 test("backoff is full jitter: anywhere from 0 up to a ceiling that doubles and stops at 8 s", () => {
   for (let retry = 0; retry < 8; retry++) {
     const ceiling = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** retry);

@@ -305,6 +305,48 @@ test("resends and a refund of one order at once: no 500, each resend queued befo
   assert.equal((await resend(partner.api_key, order_id)).body.code, "no_email_for_order");
 });
 
+test("a partner's resends to other addresses are capped per rolling 24 hours, exactly under concurrency; its orders' own addresses are not", async () => {
+  // A second process with a cap of 3 (RESENDS_TO_OTHER_ADDRESSES_PER_PARTNER_PER_DAY), on the same database.
+  const capped = (await world.startService({ RESENDS_TO_OTHER_ADDRESSES_PER_PARTNER_PER_DAY: "3" })).url;
+  const { partner, order_id } = await buyEsim(api, 100_00);
+  const second = await submit(
+    api,
+    partner.api_key,
+    (await newCart(api, partner.api_key, "fr-1gb-7d")).cart_key,
+  );
+  assert.equal(second.status, 200, JSON.stringify(second.body));
+  const orders = [order_id, second.body.orderID as string];
+  const resendVia = (id: string, body: Json) =>
+    call(capped, "POST", `/v1/orders/${id}/resend-email`, { key: partner.api_key, body });
+  // Four per order (under the order's limit of 5), eight in all, at once.
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, (_, i) => resendVia(orders[i % 2]!, { email: `relay${i}@elsewhere.example` })),
+  );
+  assert.deepEqual(answers.map((a) => a.status).sort(), [202, 202, 202, 429, 429, 429, 429, 429]);
+  for (const refused of answers.filter((a) => a.status === 429)) {
+    assert.equal(refused.body.code, "resend_limit_reached");
+    assert.match(refused.body.detail, /addresses other than their orders'.*at most 3/);
+    const retry_after = Number(refused.headers.get("retry-after"));
+    assert.ok(retry_after > 23 * 3600 && retry_after <= 24 * 3600, `Retry-After ${retry_after}`);
+  }
+  const { rows } = await pool.query(
+    "select count(*)::int as n from email_resends where partner_id = $1 and to_other_address",
+    [partner.partner_id],
+  );
+  assert.equal(rows[0].n, 3);
+  // The order's own address, whatever its case, is not counted and still goes out.
+  const own = await resendVia(order_id, { email: END_USER.email.toUpperCase() });
+  assert.equal(own.status, 202, JSON.stringify(own.body));
+  assert.equal((await resendVia(orders[1]!, {})).status, 202);
+  // Another partner has its own cap.
+  const other = await buyEsim(api, 100_00);
+  const theirs = await call(capped, "POST", `/v1/orders/${other.order_id}/resend-email`, {
+    key: other.partner.api_key,
+    body: { email: "desk@elsewhere.example" },
+  });
+  assert.equal(theirs.status, 202);
+});
+
 test("the books and the SMTP audit hold after resends (resend Message-IDs included)", async () => {
   await waitFor("every email sent or given up", async () => {
     const left = await pool.query(

@@ -27,9 +27,12 @@ import { allows } from "./shells.ts";
 const KEY = Type.String({ pattern: "^[0-9a-f-]{36}$" });
 const CSRF = Type.String({ maxLength: 200 });
 
-/** The address is optional: empty sends to the order's own (the API's own email schema checks it). */
+/**
+ * The address is optional: left empty, it sends to the order's own. The console's form parser
+ * drops an empty field (routes.ts formFields), so "empty" arrives as an absent `email`.
+ */
 const ResendForm = Type.Object({
-  email: Type.Union([Type.Literal(""), EndUserFields.email]),
+  email: Type.Optional(EndUserFields.email),
   idempotency_key: KEY,
   _csrf: CSRF,
 });

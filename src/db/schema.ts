@@ -273,7 +273,9 @@ export type Database = {
     partner_id: string;
     recipient: string;
     idempotency_key: string | null;
-    created_at: Timestamp;
+    /** Sent to another address than the order's: counted by the partner's cap (migration 0034). */
+    to_other_address: Generated<boolean>;
+    created_at: Generated<Timestamp>;
     due_at: Generated<Timestamp>;
     attempts: Generated<number>;
     lease_token: string | null;

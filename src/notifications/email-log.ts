@@ -1,8 +1,10 @@
 // The email log of one order (GET /v1/orders/{orderID}/emails and the consoles' order pages): the
 // first confirmation (email_outbox / email_deliveries) and every resend (email_resends), each with
-// its delivery status as the SMTP server's answer left it.
+// its delivery status as the SMTP server's answer left it; a failure told as a class and the SMTP
+// reply code, never the raw text, which may name the operator's relay (describe-email-error.ts).
 import type { Executor } from "../db/executor.ts";
 import { rfc3339 } from "../shared/time.ts";
+import { describeEmailError } from "./describe-email-error.ts";
 import { confirmationState, type ResendRow, resendsOf } from "./email-resends.sql.ts";
 
 /** At most this many resends in a log: 5 a day are allowed, so 200 cover more than a month of them. */
@@ -17,6 +19,7 @@ export type EmailLogEntry = {
   kind: "confirmation" | "resend";
   status: EmailStatus;
   sent_at: string | null;
+  /** The last failure as a partner may read it (describe-email-error.ts); the raw text stays stored. */
   last_error: string | null;
 };
 
@@ -38,7 +41,7 @@ function resendEntry(row: ResendRow): EmailLogEntry {
     kind: "resend",
     status: statusOf(row.sent_at !== null, row.last_error),
     sent_at: row.sent_at === null ? null : rfc3339(row.sent_at),
-    last_error: row.sent_at === null ? row.last_error : null,
+    last_error: row.sent_at === null ? describeEmailError(row.last_error) : null,
   };
 }
 
@@ -72,7 +75,7 @@ export async function emailLog(
       kind: "confirmation",
       status: statusOf(false, state.outbox.last_error),
       sent_at: null,
-      last_error: state.outbox.last_error,
+      last_error: describeEmailError(state.outbox.last_error),
     });
   }
   return [...first, ...resends.map(resendEntry)];

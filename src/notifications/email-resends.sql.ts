@@ -26,14 +26,39 @@ export async function insertResend(
     order_id: string;
     partner_id: string;
     recipient: string;
+    to_other_address: boolean;
     idempotency_key: string | null;
   },
 ): Promise<void> {
   await sql`
-    insert into email_resends (email_id, order_id, partner_id, recipient, idempotency_key)
-    values (${row.email_id}, ${row.order_id}, ${row.partner_id}, ${row.recipient}, ${row.idempotency_key})`.execute(
+    insert into email_resends (email_id, order_id, partner_id, recipient, to_other_address, idempotency_key)
+    values (${row.email_id}, ${row.order_id}, ${row.partner_id}, ${row.recipient}, ${row.to_other_address},
+            ${row.idempotency_key})`.execute(db);
+}
+
+/**
+ * Takes the partner's lock on resends to other addresses (held to the transaction's end, so
+ * concurrent ones take turns and the cap is exact), then counts its resends to other addresses of
+ * the last `hours`, and in how many seconds the oldest of them leaves that window. Taken after the
+ * order's row lock and never before it, so no two transactions wait on each other in a cycle.
+ */
+export async function lockRecentResendsToOtherAddresses(
+  db: Executor,
+  partner_id: string,
+  hours: number,
+): Promise<{ count: number; oldest_leaves_in_s: number }> {
+  await sql`select pg_advisory_xact_lock(hashtext('resends_to_other_addresses:' || ${partner_id}))`.execute(
     db,
   );
+  const result = await sql<{ count: number; oldest_leaves_in_s: number | null }>`
+    select count(*)::int as count,
+           ceil(extract(epoch from (min(created_at) + make_interval(hours => ${hours}) - clock_timestamp())))::int
+             as oldest_leaves_in_s
+    from email_resends
+    where partner_id = ${partner_id} and to_other_address
+      and created_at > clock_timestamp() - make_interval(hours => ${hours})`.execute(db);
+  const row = result.rows[0];
+  return { count: row?.count ?? 0, oldest_leaves_in_s: Math.max(1, row?.oldest_leaves_in_s ?? 1) };
 }
 
 /**
@@ -125,7 +150,9 @@ export async function recordResendsSent(pool: pg.Pool, sent: readonly ResendSent
 
 /**
  * A failed attempt: due again after `retry_after_s` (null: never, the resend is given up), with
- * the error kept for the log; only while this claim still holds the row.
+ * the error kept for the log; only while this claim still holds the row. A resend given up, or
+ * whose attempts are used, is due at 'infinity': the row stays (it is the log) but leaves the
+ * due range of email_resends_due_idx, so a claim never walks past it again.
  */
 export async function recordResendFailure(
   pool: pg.Pool,
@@ -139,7 +166,8 @@ export async function recordResendFailure(
 ): Promise<void> {
   await pool.query(
     `update email_resends
-     set due_at = case when $3::float8 is null then due_at else clock_timestamp() + make_interval(secs => $3::float8) end,
+     set due_at = case when $3::float8 is null or attempts >= $5::int then 'infinity'::timestamptz
+                       else clock_timestamp() + make_interval(secs => $3::float8) end,
          attempts = case when $3::float8 is null then greatest(attempts, $5::int) else attempts end,
          last_error = $4
      where email_id = $1 and lease_token = $2 and sent_at is null`,

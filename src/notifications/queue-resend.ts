@@ -1,11 +1,16 @@
 // Queues a resend of an order's confirmation email, in the caller's transaction and under its lock
-// of the order's row (the orders domain holds it: orders/resend-confirmation-email.ts), so
+// of the order's row (the support use case holds it: support/resend-confirmation-email.ts), so
 // concurrent resends of one order take turns and the limit below is exact.
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
-import { insertResend, recentResends, resendByKey } from "./email-resends.sql.ts";
+import {
+  insertResend,
+  lockRecentResendsToOtherAddresses,
+  recentResends,
+  resendByKey,
+} from "./email-resends.sql.ts";
 
 /** At most this many resends of one order per rolling 24 hours (contract: 5 a day). */
 export const MAX_RESENDS_PER_DAY = 5;
@@ -15,18 +20,29 @@ export type ResendRequest = {
   order_id: string;
   partner_id: string;
   recipient: string;
+  /** Another address than the order's (case aside): counted by the partner's cap below. */
+  to_other_address: boolean;
   idempotency_key: string | null;
 };
 
 /**
+ * The partner's resends to other addresses than their orders' per rolling 24 hours
+ * (RESENDS_TO_OTHER_ADDRESSES_PER_PARTNER_PER_DAY). The per-order limit alone would let a partner
+ * with N completed orders send 5N emails a day to any address from the operator's domain.
+ */
+export type ResendLimits = { to_other_addresses_per_partner_per_day: number };
+
+/**
  * The resend's email_id, and whether it is a replay of the request's Idempotency-Key (the same
  * order and recipient: the resend it made, nothing queued again). The same key for another order
- * or recipient is 422 idempotency_key_reused; over the limit, 429 resend_limit_reached with
- * Retry-After (a refused request uses no key, so the same key may be tried again later).
+ * or recipient is 422 idempotency_key_reused; over either limit (the order's, the partner's to
+ * other addresses), 429 resend_limit_reached with Retry-After and a detail naming the limit (a
+ * refused request uses no key, so the same key may be tried again later).
  */
 export async function queueResend(
   trx: Transaction<Database>,
   request: ResendRequest,
+  limits: ResendLimits,
 ): Promise<{ email_id: string; replayed: boolean }> {
   if (request.idempotency_key !== null) {
     const earlier = await resendByKey(trx, request.partner_id, request.idempotency_key);
@@ -48,6 +64,7 @@ export async function queueResend(
       { headers: { "retry-after": String(recent.oldest_leaves_in_s) } },
     );
   }
+  if (request.to_other_address) await checkOtherAddressCap(trx, request.partner_id, limits);
   const email_id = newId("email");
   await insertResend(trx, { ...request, email_id }).catch((error: unknown) => {
     // The same key at once for another order (whose row lock this one does not wait on): the
@@ -59,6 +76,22 @@ export async function queueResend(
     throw error;
   });
   return { email_id, replayed: false };
+}
+
+async function checkOtherAddressCap(
+  trx: Transaction<Database>,
+  partner_id: string,
+  limits: ResendLimits,
+): Promise<void> {
+  const cap = limits.to_other_addresses_per_partner_per_day;
+  const recent = await lockRecentResendsToOtherAddresses(trx, partner_id, WINDOW_HOURS);
+  if (recent.count < cap) return;
+  throw new ApiError(
+    "resend_limit_reached",
+    `This partner resent confirmation emails to addresses other than their orders' ${recent.count} times in ` +
+      `the last 24 hours; at most ${cap}. Resending to the order's own address is still possible.`,
+    { headers: { "retry-after": String(recent.oldest_leaves_in_s) } },
+  );
 }
 
 /**

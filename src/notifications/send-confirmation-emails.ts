@@ -221,16 +221,7 @@ async function sendOne(
   found: OrderForEmail | null,
   sent: () => void,
 ) {
-  const order = checkOrder(order_id, found);
-  const email = await renderConfirmationEmail({
-    order_id,
-    first_name: order.first_name,
-    package_name: order.package_name,
-    iccid: order.iccid,
-    smdp_address: order.smdp_address,
-    activation_code: order.activation_code,
-    start_date: order.start_date,
-  });
+  const { order, email } = await renderOrderEmail(order_id, found);
   // The one window this cannot close: the relay accepts the message and this process dies (or
   // the recording fails) before the delivery is recorded. The row then comes due again and the
   // email is sent again, with the same Message-ID, which mail clients and many relays use to
@@ -243,6 +234,21 @@ async function sendOne(
   sent();
   await recorder.record({ order_id, message_id, recipient: order.email });
   deps.log.info({ order_id }, "confirmation email sent");
+}
+
+/** The order checked (checkOrder) and its confirmation rendered: the first one's and a resend's. */
+export async function renderOrderEmail(order_id: string, found: OrderForEmail | null) {
+  const order = checkOrder(order_id, found);
+  const email = await renderConfirmationEmail({
+    order_id,
+    first_name: order.first_name,
+    package_name: order.package_name,
+    iccid: order.iccid,
+    smdp_address: order.smdp_address,
+    activation_code: order.activation_code,
+    start_date: order.start_date,
+  });
+  return { order, email };
 }
 
 // The row is inserted by the statement that completes a new-eSIM order, so anything else here is

@@ -19,13 +19,13 @@ import {
   recordResendFailure,
   recordResendsSent,
 } from "./email-resends.sql.ts";
-import { renderConfirmationEmail } from "./render-confirmation-email.ts";
 import {
   CONFIRMATION_EMAIL_MAX_ATTEMPTS,
-  checkOrder,
+  claimDueConfirmationEmails,
   EMAIL_LEASE_MS,
   type EmailJob,
   type OrderForEmail,
+  renderOrderEmail,
   type SendConfirmationEmailsDeps,
 } from "./send-confirmation-emails.ts";
 
@@ -79,6 +79,19 @@ export async function claimDueResentEmails(deps: SendResentEmailsDeps, limit: nu
   }));
 }
 
+/**
+ * One claim of the email sweep, at most `wanted` jobs: resends first, first confirmations in the
+ * room they leave. A resend is asked for by a person waiting on it and there are few (5 per order,
+ * a per-partner cap to other addresses), while confirmations pile up by the thousand behind a relay
+ * outage: claimed the other way round, that backlog would hold a resend back for as long as it lasts.
+ */
+export async function claimDueEmailJobs(deps: SendResentEmailsDeps, wanted: number): Promise<EmailJob[]> {
+  const resent = await claimDueResentEmails(deps, wanted);
+  const confirmations =
+    resent.length < wanted ? await claimDueConfirmationEmails(deps, wanted - resent.length) : [];
+  return [...resent, ...confirmations];
+}
+
 async function processResend(
   deps: SendResentEmailsDeps,
   recorder: ResendRecorder,
@@ -102,16 +115,7 @@ async function processResend(
     return fail("not sent: the order was refunded, its eSIM is cancelled", null);
   }
   try {
-    const loaded = checkOrder(row.order_id, order);
-    const email = await renderConfirmationEmail({
-      order_id: row.order_id,
-      first_name: loaded.first_name,
-      package_name: loaded.package_name,
-      iccid: loaded.iccid,
-      smdp_address: loaded.smdp_address,
-      activation_code: loaded.activation_code,
-      start_date: loaded.start_date,
-    });
+    const { email } = await renderOrderEmail(row.order_id, order);
     const { message_id } = await deps.mailer.send({
       ...email,
       key: resendMessageKey(row.email_id),

@@ -25,12 +25,11 @@ import { syncDueEsims } from "../esims/sync-esims.ts";
 import type { Mailer } from "../notifications/mailer.ts";
 import { DeliveryRecorder } from "../notifications/record-deliveries.ts";
 import {
-  claimDueConfirmationEmails,
   type EmailJob,
   emailClaimCapacity,
   releaseConfirmationEmails,
 } from "../notifications/send-confirmation-emails.ts";
-import { claimDueResentEmails, ResendRecorder } from "../notifications/send-resent-emails.ts";
+import { claimDueEmailJobs, ResendRecorder } from "../notifications/send-resent-emails.ts";
 import { cartHasOrder } from "../orders/cart-has-order.ts";
 import { FINISH_ESIM, type FinishByType } from "../orders/finish.ts";
 import { ordersForEmail } from "../orders/order-for-email.ts";
@@ -365,12 +364,10 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
     round: async () => {
       const wanted = slots.wanted(capacity);
       if (wanted > 0) {
-        const claimed = await claimDueConfirmationEmails(deps, wanted);
-        // Resends (few, asked for by a person waiting) take the room first confirmations leave.
-        const resent =
-          claimed.length < wanted ? await claimDueResentEmails(deps, wanted - claimed.length) : [];
-        slots.more = claimed.length + resent.length === wanted;
-        slots.queue.push(...claimed, ...resent);
+        // Resends first: a backlog of confirmations never holds back one a person waits on.
+        const claimed = await claimDueEmailJobs(deps, wanted);
+        slots.more = claimed.length === wanted;
+        slots.queue.push(...claimed);
       }
       slots.start();
       return 0;

@@ -80,7 +80,8 @@ export const ERROR_CODES = {
   },
   resend_limit_reached: {
     status: 429,
-    title: "The confirmation email of this order was resent as often as a day allows (5).",
+    title:
+      "A resend limit was reached: 5 per order, or the partner's cap on resends to other addresses, per rolling 24 hours.",
   },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -10,7 +10,11 @@ const DESCRIPTION =
   "The order's emails, oldest first: its first confirmation (`kind` `confirmation`, `email_id` " +
   "`confirmation.{orderID}`), listed once queued, and each resend (`kind` `resend`, `eml_…`; at most " +
   `${MAX_LOGGED_RESENDS}). \`status\`: \`queued\` (not sent yet), \`sent\` (the SMTP server accepted it at ` +
-  "`sent_at`), `failed` (the last attempt was refused or errored: `last_error` has the server's answer). " +
+  "`sent_at`), `failed` (the last attempt was refused or errored: `last_error` says how). `last_error` is a " +
+  "class of failure, with the SMTP reply code when there is one: `rejected by the mail server (550 5.1.1)`, " +
+  "`temporarily refused by the mail server (451 4.3.0)`, `mail server unreachable`, `timed out`, " +
+  "`not sent: the order was refunded, its eSIM is cancelled`, or `not sent: an internal error (the operator " +
+  "has the details)`; the relay's own text, which may name the operator's mail servers, stays with the operator. " +
   "A failed email is retried with backoff (about 4 days, 25 attempts in all), so it may still become " +
   "`sent`; after the last attempt, or for a resend whose order was refunded meanwhile, `failed` is final. " +
   "A top-up, an order that is not completed, or a partner that sends its own confirmations " +
@@ -24,7 +28,9 @@ export const EmailLogEntry = Type.Object(
     status: Type.Union([Type.Literal("queued"), Type.Literal("sent"), Type.Literal("failed")]),
     sent_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
     last_error: Type.Union([Type.String(), Type.Null()], {
-      description: "While not sent: the last attempt's error (the SMTP server's answer).",
+      description:
+        "While not sent: the last attempt's failure, as a class with the SMTP reply code when there is one " +
+        "(`rejected by the mail server (550 5.1.1)`, `mail server unreachable`, `timed out`, …).",
     }),
   },
   { additionalProperties: false },

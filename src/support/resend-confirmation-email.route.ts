@@ -22,8 +22,10 @@ const DESCRIPTION = [
     "Follow it in GET /v1/orders/{orderID}/emails.",
   "Only a completed new-eSIM order has a confirmation email: a top-up, or a pending, failed or refunded " +
     "order (nothing to install) answers 409 `no_email_for_order`. At most 5 resends per order per rolling " +
-    "24 hours: past it 429 `resend_limit_reached` with `Retry-After` (when the oldest of them leaves the " +
-    "window); nothing is queued.",
+    "24 hours, and per partner at most RESENDS_TO_OTHER_ADDRESSES_PER_PARTNER_PER_DAY (100 by default) to " +
+    "addresses other than the order's (the order's own, in any case, is not counted): past either, 429 " +
+    "`resend_limit_reached` with `Retry-After` (when the oldest of them leaves the window) and a `detail` " +
+    "naming the limit; nothing is queued.",
   "**Idempotency-Key** (optional, recommended): a retried request with the same key, order and `email` " +
     "answers the same `email_id` with `Idempotent-Replayed: true` and queues nothing (never emails twice); " +
     "the same key for another order or address answers 422 `idempotency_key_reused`. Refused requests " +

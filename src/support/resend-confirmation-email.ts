@@ -1,7 +1,7 @@
 // Partner use case: resend an order's confirmation email (POST /v1/orders/{orderID}/resend-email,
 // and the partner console's order page). One transaction: the order's row locked (concurrent
-// resends of one order take turns, so the limit of 5 per rolling 24 hours is exact), the rules
-// checked, the resend queued (notifications/queue-resend.ts) and audited. The email sweep sends it
+// resends of one order take turns, so the limit of 5 per rolling 24 hours is exact; a resend to
+// another address also takes the partner's lock for its cap, queue-resend.ts), the rules checked, the resend queued (notifications/queue-resend.ts) and audited. The email sweep sends it
 // after the commit (notifications/send-resent-emails.ts): a 202 is a promise kept by the database.
 
 import { recordAudit } from "../audit/record-audit.ts";
@@ -48,12 +48,18 @@ export async function resendConfirmationEmail(
     if (order === null) throw new ApiError("order_not_found", "No such order for this partner.");
     checkHasEmail(order);
     const recipient = input.email ?? order.email;
-    const queued = await queueResend(trx, {
-      order_id: order.order_id,
-      partner_id: input.partner_id,
-      recipient,
-      idempotency_key: input.idempotency_key,
-    });
+    const to_other_address = recipient.toLowerCase() !== order.email.toLowerCase();
+    const queued = await queueResend(
+      trx,
+      {
+        order_id: order.order_id,
+        partner_id: input.partner_id,
+        recipient,
+        to_other_address,
+        idempotency_key: input.idempotency_key,
+      },
+      { to_other_addresses_per_partner_per_day: ctx.config.resends_to_other_addresses_per_partner_per_day },
+    );
     if (queued.replayed) return queued;
     // The address is the partner's own data about its traveller, shown to its team anyway.
     await recordAudit(trx, {
@@ -61,7 +67,7 @@ export async function resendConfirmationEmail(
       action: "order.email_resent",
       partner_id: input.partner_id,
       target: { type: "order", id: order.order_id },
-      details: { email_id: queued.email_id, to: recipient, to_order_address: recipient === order.email },
+      details: { email_id: queued.email_id, to: recipient, to_order_address: !to_other_address },
     });
     return queued;
   });

@@ -14,10 +14,14 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 /**
  * Whether an answer with this status and problem `code` is worth another attempt. 409 only when
  * the first attempt is still running (`request_in_progress`); a 502 `carrier_error` is the
- * carrier's definitive refusal, so it is final even though 502 is otherwise retried.
+ * carrier's definitive refusal, so it is final even though 502 is otherwise retried. A 429 only
+ * when it is `rate_limited` (a throttle of seconds) or has no problem code (a proxy's throttle):
+ * another code is a quota, such as `resend_limit_reached`, whose Retry-After is hours away, and a
+ * retry would only sleep a minute before failing the same way.
  */
 export function isRetryableAnswer(status: number, code: string | null): boolean {
   if (status === 409) return code === "request_in_progress";
+  if (status === 429) return code === "rate_limited" || code === null;
   if (code === "carrier_error") return false;
   return RETRYABLE_STATUSES.has(status);
 }
