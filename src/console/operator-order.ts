@@ -54,7 +54,7 @@ function actions(base: string, csrf: string, status: string): Html | string {
   if (status === "pending") {
     return html`<h2>Settle</h2><form method="post" action="${base}/settle" class="panel">${csrfField(csrf)}
       <p class="hint">Only when you know the outcome from the carrier itself. The carrier is asked first and its own record
-        wins: failed voids the hold at once (what the carrier made is cancelled first); completed posts the charge with
+        wins: failed voids the hold at once (what the carrier made is then cancelled); completed posts the charge with
         the eSIM the carrier made.</p>
       <div class="fields"><div><label for="outcome">Outcome</label><select id="outcome" name="outcome">
         <option value="failed">Failed: release the hold</option><option value="completed">Completed: post the charge</option></select></div>

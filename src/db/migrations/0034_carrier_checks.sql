@@ -1,0 +1,20 @@
+-- Orders failed without the carrier's word (issue 32 review): the resolver's last look that could
+-- not ask the carrier, an operator's `failed` settle while the carrier was unreachable or had no
+-- record yet (a call of a dead process may still land), or a cancel the carrier did not confirm.
+-- The hold is voided at once; if the carrier did make something, the eSIM would be free and nothing
+-- would say so. The follow-up (orders/check-failed-at-carrier.ts) looks each one up again once
+-- carrier_check_after has passed and cancels what the carrier made. Numbered 0034: 0033 is taken by
+-- another branch of issue 32.
+--
+-- carrier_check_after: when the follow-up looks next; null once nothing is owed.
+-- carrier_check: the last word: due (not looked at yet), nothing_made, cancelled, refused (the
+--   carrier made it and will not cancel it: the operator's to reconcile), unavailable (never
+--   answered within the follow-up's attempts: the operator's to reconcile).
+alter table orders
+  add column carrier_check_after timestamptz,
+  add column carrier_check text
+    constraint orders_carrier_check_check
+      check (carrier_check in ('due', 'nothing_made', 'cancelled', 'refused', 'unavailable')),
+  add column carrier_check_attempts int not null default 0;
+
+create index orders_carrier_check_due_idx on orders (carrier_check_after) where carrier_check_after is not null;
