@@ -10,7 +10,7 @@ import type { CancelOutcome, CancelRequest, Carrier, LookedUpOutcome } from "../
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { checkFailedAtCarrier } from "../src/orders/check-failed-at-carrier.ts";
 import { resolveDueOrders } from "../src/orders/resolve-pending-orders.ts";
-import { orderFinishers } from "../src/server/worker.ts";
+import { orderFinishers } from "../src/topups/order-finishers.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";

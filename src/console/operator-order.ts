@@ -3,20 +3,20 @@
 // case as POST /admin/orders/{orderID}/settle), refund a completed one on its partner's behalf
 // (as POST /admin/orders/{orderID}/refund). Both take a reason, kept in the audit log.
 import type { FastifyRequest } from "fastify";
-import { FINISH_ESIM } from "../orders/finish.ts";
 import { orderBody, orderOf } from "../orders/refunded-order.ts";
 import { settleByOperator } from "../orders/settle-by-operator.ts";
 import { refundOrder } from "../refunds/refund-order.ts";
 import type { AppContext } from "../shared/context.ts";
-import { ApiError, ERROR_CODES, type ErrorCode } from "../shared/errors.ts";
+import { ApiError } from "../shared/errors.ts";
 import { actorOf } from "../shared/http-types.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
-import { finishTopUp } from "../topups/finish-topup.ts";
+import { orderFinishers } from "../topups/order-finishers.ts";
 import { formatInstant, formatMoney, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
 import { csrfField, notice, page } from "./layout.ts";
 import type { ConsolePages } from "./pages.ts";
+import { refusalOf } from "./refund-refusal.ts";
 import { formOf, queryValue, seeOther } from "./request.ts";
 import { operatorShell } from "./shells.ts";
 
@@ -87,13 +87,6 @@ async function orderPage(request: FastifyRequest, ctx: AppContext, order_id: str
   return page(`Order ${order_id}`, shell, body);
 }
 
-/** A refund's stored answer, as the console's error page when it is a refusal. */
-function refusalOf(status: number, body: string): ApiError {
-  const problem = JSON.parse(body) as { code?: string; detail?: string };
-  const code = (problem.code && problem.code in ERROR_CODES ? problem.code : "internal_error") as ErrorCode;
-  return new ApiError(code, problem.detail ?? `The refund answered ${status}.`);
-}
-
 export const operatorOrderDetailPages: ConsolePages = (scope, ctx) => {
   scope.get("/orders/:order_id", readsQuery("done"), async (request, reply) => {
     const { order_id } = request.params as { order_id: string };
@@ -106,12 +99,11 @@ export const operatorOrderDetailPages: ConsolePages = (scope, ctx) => {
     if (outcome !== "completed" && outcome !== "failed") {
       throw new ApiError("invalid_request", "outcome: must be completed or failed.");
     }
-    const finishers = { esim: FINISH_ESIM, topup: finishTopUp(ctx.config.idempotency_ttl_hours) };
     await settleByOperator(
       ctx,
       order_id,
       { outcome, reason: reasonOf(request), actor: actorOf(request) },
-      finishers,
+      orderFinishers(ctx.config),
     );
     return seeOther(reply, `/console/admin/orders/${order_id}?done=settled`);
   });

@@ -3,14 +3,13 @@
 // beside the operator's refund and held-refund settlement, because settling finishes an order with
 // the steps of its type, and a top-up's steps belong to the top-ups above the orders.
 import { Type } from "typebox";
-import { FINISH_ESIM } from "../orders/finish.ts";
 import { orderBody } from "../orders/refunded-order.ts";
 import { Order } from "../orders/render-order.ts";
 import { settleByOperator } from "../orders/settle-by-operator.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { actorOf } from "../shared/http-types.ts";
 import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
-import { finishTopUp } from "../topups/finish-topup.ts";
+import { orderFinishers } from "../topups/order-finishers.ts";
 
 const DESCRIPTION =
   "For a pending order whose carrier cannot answer, when the operator knows the outcome out of band. The carrier " +
@@ -65,12 +64,11 @@ export const adminSettleOrderRoute = endpoint({
   },
   handler: (ctx) => async (request) => {
     const { orderID } = request.params;
-    const finishers = { esim: FINISH_ESIM, topup: finishTopUp(ctx.config.idempotency_ttl_hours) };
     const settled = await settleByOperator(
       ctx,
       orderID,
       { outcome: request.body.outcome, reason: request.body.reason.trim(), actor: actorOf(request) },
-      finishers,
+      orderFinishers(ctx.config),
     );
     return orderBody(ctx.db, settled);
   },
