@@ -10,7 +10,7 @@ import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import { actorOf } from "../shared/http-types.ts";
 import { readsQuery } from "../shared/query-names.ts";
-import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
+import { checkOneLine, MAX_REASON_LENGTH } from "../shared/schemas.ts";
 import { orderFinishers } from "../topups/order-finishers.ts";
 import { formatInstant, formatMoney, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
@@ -21,8 +21,6 @@ import { formOf, queryValue, seeOther } from "./request.ts";
 import { operatorShell } from "./shells.ts";
 
 const ORDER_ID = /^ord_[A-Za-z0-9_-]{16,64}$/;
-const MAX_REASON_LENGTH = 500;
-const TEXT = new RegExp(NO_CONTROL_CHARACTERS);
 
 const FLASH: Record<string, string> = {
   settled: "The order is settled.",
@@ -35,17 +33,9 @@ async function knownOrder(ctx: AppContext, order_id: string) {
   return order;
 }
 
-/** The reason a form gives: 1 to 500 characters once trimmed (the API's own limit). */
+/** The reason a form gives, trimmed: the API's own rule (shared/schemas.ts), in code points. */
 function reasonOf(request: FastifyRequest): string {
-  const reason = formOf(request).reason ?? "";
-  // As the API's schema: PostgreSQL refuses NUL, and a reason is one line of text.
-  if (reason.length === 0 || reason.length > MAX_REASON_LENGTH || !TEXT.test(reason)) {
-    throw new ApiError(
-      "invalid_request",
-      `reason: must be 1 to ${MAX_REASON_LENGTH} characters, no control characters.`,
-    );
-  }
-  return reason;
+  return checkOneLine("reason", formOf(request).reason ?? "");
 }
 
 function actions(base: string, csrf: string, status: string): Html | string {

@@ -24,6 +24,7 @@ import type { Database } from "../db/schema.ts";
 import type { Actor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
+import { checkOneLine } from "../shared/schemas.ts";
 import { oweCarrierCheck, settleCarrierCheck } from "./carrier-checks.sql.ts";
 import { CARRIER_CHECK_AFTER_S } from "./check-failed-at-carrier.ts";
 import { complete, fail } from "./drive-order.ts";
@@ -114,6 +115,8 @@ export async function settleByOperator(
   settlement: OperatorSettlement,
   finishers: FinishByType,
 ): Promise<OrderRow> {
+  // Checked here, for the API and the console's form alike (trimmed, counted in code points).
+  const reason = checkOneLine("reason", settlement.reason);
   const order = await leased(ctx, order_id);
   let recording: Recording;
   try {
@@ -140,7 +143,7 @@ export async function settleByOperator(
         details: {
           outcome: decided.record,
           asked: settlement.outcome,
-          reason: settlement.reason,
+          reason,
           ...(carrier_cancel ? { carrier_cancel } : {}),
         },
       });

@@ -8,7 +8,14 @@ import { Order } from "../orders/render-order.ts";
 import { settleByOperator } from "../orders/settle-by-operator.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { actorOf } from "../shared/http-types.ts";
-import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
+import {
+  ADMIN_ERRORS,
+  ADMIN_SECURITY,
+  errorResponses,
+  MAX_REASON_LENGTH,
+  NO_CONTROL_CHARACTERS,
+  ReasonText,
+} from "../shared/schemas.ts";
 import { orderFinishers } from "../topups/order-finishers.ts";
 
 const DESCRIPTION =
@@ -38,12 +45,9 @@ export const adminSettleOrderRoute = endpoint({
     body: Type.Object(
       {
         outcome: Type.Union([Type.Literal("completed"), Type.Literal("failed")]),
-        reason: Type.String({
-          minLength: 1,
-          maxLength: 500,
-          pattern: "^(?=.*\\S)[^\\x00-\\x1f\\x7f]+$",
-          description: "How the outcome is known (a carrier ticket): kept in the audit log.",
-        }),
+        reason: ReasonText(
+          `How the outcome is known (a carrier ticket), kept in the audit log: one line, 1 to ${MAX_REASON_LENGTH} characters once trimmed.`,
+        ),
       },
       { additionalProperties: false },
     ),
@@ -67,7 +71,7 @@ export const adminSettleOrderRoute = endpoint({
     const settled = await settleByOperator(
       ctx,
       orderID,
-      { outcome: request.body.outcome, reason: request.body.reason.trim(), actor: actorOf(request) },
+      { outcome: request.body.outcome, reason: request.body.reason, actor: actorOf(request) },
       orderFinishers(ctx.config),
     );
     return orderBody(ctx.db, settled);

@@ -12191,7 +12191,7 @@ export interface operations {
                     name?: string;
                     /** @description `suspended`: every write of the partner's keys and console people answers 403 `partner_suspended` (reads still work; orders already pending still finish). `active` reactivates it. */
                     status?: "active" | "suspended";
-                    /** @description Why: required to suspend (the partner's console shows it), optional to reactivate; goes with `status`. Suspending a suspended partner with a new reason replaces the reason. */
+                    /** @description Why: required to suspend (the partner's console shows it), optional to reactivate; goes with `status`. Suspending a suspended partner with a new reason replaces the reason. One line, 1 to 500 characters once trimmed. */
                     reason?: string;
                 };
             };
@@ -15518,7 +15518,7 @@ export interface operations {
             content: {
                 "application/json": {
                     outcome: "completed" | "failed";
-                    /** @description How the outcome is known (a carrier ticket): kept in the audit log. */
+                    /** @description How the outcome is known (a carrier ticket), kept in the audit log: one line, 1 to 500 characters once trimmed. */
                     reason: string;
                 };
             };
