@@ -382,6 +382,9 @@ test("failed when the carrier made it and refuses the cancel: the hold is voided
   });
   assert.equal(await cancelledAtCarrier(iccid), false);
   assert.deepEqual(await carrierCheck(order_id), { carrier_check: "refused", owed: false });
+  const metrics = await app.app.inject({ url: "/metrics" });
+  const unreconciled = Number(/^esim_orders_carrier_unreconciled (\d+)$/m.exec(metrics.body)?.[1]);
+  assert.ok(unreconciled >= 1, "esim_orders_carrier_unreconciled counts it");
   const audits = await settledAudits(order_id);
   assert.equal(audits.length, 1);
   assert.equal(audits[0]!.details.carrier_cancel, "requested");

@@ -52,3 +52,14 @@ export async function claimDueChecks(db: Executor, limit: number, retry_s: numbe
     returning order_id, type, iccid, carrier_check_attempts`.execute(db);
   return result.rows;
 }
+
+/**
+ * Failed orders the carrier may still hold something for: owed a look, or left `refused` /
+ * `unavailable` for the operator (a partial index: cheap at scrape time).
+ */
+export async function unreconciledCount(db: Executor): Promise<number> {
+  const result = await sql<{ count: number }>`
+    select count(*)::int as count from orders
+    where carrier_check in ('due', 'refused', 'unavailable')`.execute(db);
+  return result.rows[0]?.count ?? 0;
+}

@@ -20,4 +20,8 @@ alter table orders
   add column carrier_check carrier_check_word,
   add column carrier_check_attempts attempt_count not null default 0;
 
+-- The follow-up's claim reads the first index; the metric esim_orders_carrier_unreconciled counts the
+-- second (both stay as small as the orders owed or left for the operator).
 create index orders_carrier_check_due_idx on orders (carrier_check_after) where carrier_check_after is not null;
+create index orders_carrier_unreconciled_idx on orders (order_id)
+  where carrier_check in ('due', 'refused', 'unavailable');
