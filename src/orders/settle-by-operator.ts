@@ -16,7 +16,6 @@
 // A cancel the carrier refuses or cannot answer, and a failure without the carrier's word (it could
 // not be asked, or had no record yet: a call of a dead process may still land), is owed a later
 // look (check-failed-at-carrier.ts): recorded on the order, the audit entry says `carrier_cancel`.
-//
 import type { Transaction } from "kysely";
 import { recordAudit } from "../audit/record-audit.ts";
 import type { CancelOutcome, LookedUpOutcome } from "../carrier/carrier.ts";
@@ -108,6 +107,46 @@ async function record(
   return true;
 }
 
+type SettlementRecord = {
+  recording: Recording;
+  audit: OperatorSettlement;
+  carrier_cancel: string | undefined;
+};
+
+/** The outcome and its audit entry, in one transaction, while the lease is still ours. */
+async function recordSettlement(
+  ctx: AppContext,
+  order: OrderRow,
+  finish: OrderFinish,
+  { recording, audit, carrier_cancel }: SettlementRecord,
+): Promise<void> {
+  const order_id = order.order_id;
+  await ctx.db.transaction().execute(async (trx) => {
+    if (!(await lockOwnLease(trx, order_id, order.lease_token))) {
+      throw new ApiError(
+        "request_in_progress",
+        `Order ${order_id} was taken over meanwhile; try again.`,
+        LATER,
+      );
+    }
+    if (!(await record(trx, ctx, order, recording, finish))) {
+      throw new ApiError("order_not_pending", `Order ${order_id} was finished meanwhile.`);
+    }
+    await recordAudit(trx, {
+      actor: audit.actor,
+      action: "order.settled",
+      partner_id: order.partner_id,
+      target: { type: "order", id: order_id },
+      details: {
+        outcome: recording.record,
+        asked: audit.outcome,
+        reason: audit.reason,
+        ...(carrier_cancel ? { carrier_cancel } : {}),
+      },
+    });
+  });
+}
+
 /** Settles the order as the operator says (and the carrier allows); returns the order as it now is. */
 export async function settleByOperator(
   ctx: AppContext,
@@ -122,31 +161,10 @@ export async function settleByOperator(
   try {
     const carrier = await ctx.carrier.lookUpOutcome(order_id);
     recording = decide(order, carrier, settlement.outcome);
-    const decided = recording;
-    await ctx.db.transaction().execute(async (trx) => {
-      if (!(await lockOwnLease(trx, order_id, order.lease_token))) {
-        throw new ApiError(
-          "request_in_progress",
-          `Order ${order_id} was taken over meanwhile; try again.`,
-          LATER,
-        );
-      }
-      if (!(await record(trx, ctx, order, decided, finishers[order.type]))) {
-        throw new ApiError("order_not_pending", `Order ${order_id} was finished meanwhile.`);
-      }
-      const carrier_cancel = decided.record === "failed" ? carrierCancelOf(carrier) : undefined;
-      await recordAudit(trx, {
-        actor: settlement.actor,
-        action: "order.settled",
-        partner_id: order.partner_id,
-        target: { type: "order", id: order_id },
-        details: {
-          outcome: decided.record,
-          asked: settlement.outcome,
-          reason,
-          ...(carrier_cancel ? { carrier_cancel } : {}),
-        },
-      });
+    await recordSettlement(ctx, order, finishers[order.type], {
+      recording,
+      audit: { ...settlement, reason },
+      carrier_cancel: recording.record === "failed" ? carrierCancelOf(carrier) : undefined,
     });
   } finally {
     // A no-op once the order is final; after a refusal, the resolver may drive it again at once.
