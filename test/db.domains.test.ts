@@ -79,6 +79,8 @@ const COLUMNS: Record<string, Record<string, string>> = {
     carrier_refusal: "error_text",
     resolve_attempts: "attempt_count",
     lease_holder: "process_id_text",
+    carrier_check: "carrier_check_word",
+    carrier_check_attempts: "attempt_count",
   },
   esims: { status: "esim_status", sync_failures: "attempt_count", last_sync_error: "error_text" },
   esim_bundles: {

@@ -13,9 +13,9 @@ import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { driveIfAbandoned, driveOrder } from "../src/orders/drive-order.ts";
 import type { OrderRow } from "../src/orders/order.ts";
 import { driveRefund } from "../src/refunds/drive-refund.ts";
-import { orderFinishers } from "../src/server/worker.ts";
 import { newId } from "../src/shared/ids.ts";
 import { LIVE_WITHIN_MS } from "../src/shared/liveness.ts";
+import { orderFinishers } from "../src/topups/order-finishers.ts";
 import { createTestApp } from "./support/app.ts";
 
 // The carrier: the real adapter, at an HTTP server that notes each call's reference and answers

@@ -6,9 +6,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
+import type { CancelOutcome, CancelRequest, Carrier, LookedUpOutcome } from "../src/carrier/carrier.ts";
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { checkFailedAtCarrier } from "../src/orders/check-failed-at-carrier.ts";
 import { resolveDueOrders } from "../src/orders/resolve-pending-orders.ts";
-import { orderFinishers } from "../src/server/worker.ts";
+import { orderFinishers } from "../src/topups/order-finishers.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
@@ -31,6 +33,43 @@ const short = await createTestApp(
   },
   { database, carrier },
 );
+/**
+ * The same carrier with faults the test turns on: a look-up's or a cancel's answer forced, and a
+ * step run while the cancel is on its way (the settle's lease running out meanwhile, the resolver
+ * taking the order over), with no timing involved.
+ */
+const faults: {
+  lookUp: LookedUpOutcome | null;
+  cancel: CancelOutcome | null;
+  duringCancel: (() => Promise<void>) | null;
+} = { lookUp: null, cancel: null, duringCancel: null };
+const flakyCarrier = new Proxy(carrier, {
+  get(target, property) {
+    if (property === "lookUpOutcome" && faults.lookUp) return async () => faults.lookUp;
+    if (property === "cancelProfile" || property === "cancelBundle") {
+      return async (request: CancelRequest) => {
+        await faults.duringCancel?.();
+        return faults.cancel ?? target[property](request);
+      };
+    }
+    const value = Reflect.get(target, property, target);
+    return typeof value === "function" ? value.bind(target) : value;
+  },
+}) as Carrier;
+const flaky = await createTestApp(
+  {
+    carrier_timeout_ms: 2_000,
+    resolve_after_ms: 600_000,
+    pending_give_up_hours: 1,
+    pending_fail_after_hours: 1,
+  },
+  { database, carrier: flakyCarrier },
+);
+function clearFaults() {
+  faults.lookUp = null;
+  faults.cancel = null;
+  faults.duringCancel = null;
+}
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const PRICE_MINOR = 350;
 const CREDIT_MINOR = 100 * PRICE_MINOR;
@@ -263,4 +302,145 @@ test("past PENDING_FAIL_AFTER_HOURS the resolver's last look ends the order: fai
   assert.equal((await settle(young, { outcome: "failed", reason: "cleanup" })).statusCode, 200);
   assert.equal(await held(), 0);
   assert.deepEqual((await auditLedger(app.db)).breaches, []);
+});
+
+async function carrierCheck(order_id: string) {
+  const { rows } = await sql<{ carrier_check: string | null; owed: boolean }>`
+    select carrier_check, carrier_check_after is not null as owed from orders where order_id = ${order_id}`.execute(
+    app.db,
+  );
+  return rows[0]!;
+}
+
+async function cancelledAtCarrier(iccid: string): Promise<boolean> {
+  const profile = await sql<{ cancelled: boolean }>`
+    select cancelled_at is not null as cancelled from carrier_sim.profiles where iccid = ${iccid}`.execute(
+    app.db,
+  );
+  return profile.rows[0]?.cancelled === true;
+}
+
+/** The owed look comes due now rather than after CARRIER_CHECK_AFTER_S. */
+async function checkDueNow(order_id: string) {
+  await sql`update orders set carrier_check_after = now() - interval '1 second' where order_id = ${order_id}`.execute(
+    app.db,
+  );
+}
+
+function settleFlaky(order_id: string, payload: Record<string, unknown>) {
+  return flaky.app.inject({
+    method: "POST",
+    url: `/admin/orders/${order_id}/settle`,
+    headers: admin,
+    payload,
+  });
+}
+
+test("failed while the lease runs out during the cancel: the resolver taking over cannot complete the order, never charged for a cancelled eSIM", async () => {
+  const order_id = await pendingOrder(0);
+  const iccid = await provisionAtCarrier(order_id);
+  // While the cancel is on its way the settle's lease (one carrier call long) runs out and the
+  // resolver takes the order; it finds the carrier's profile and would complete it.
+  faults.duringCancel = async () => {
+    await sql`update orders set lease_until = now() - interval '1 second', next_resolve_at = now() - interval '1 second'
+              where order_id = ${order_id} and status = 'pending'`.execute(app.db);
+    await resolveDueOrders(app.ctx, orderFinishers(app.ctx.config), 10, quiet);
+  };
+  try {
+    const answer = await settleFlaky(order_id, { outcome: "failed", reason: "duplicate booking" });
+    assert.equal(answer.statusCode, 200, answer.body);
+  } finally {
+    clearFaults();
+  }
+  assert.deepEqual(await state(order_id), {
+    status: "failed",
+    failure_code: "settled_by_operator",
+    transfer: "voided",
+    esims: 0,
+  });
+  assert.equal(await cancelledAtCarrier(iccid), true);
+  assert.deepEqual(await carrierCheck(order_id), { carrier_check: "cancelled", owed: false });
+  assert.deepEqual((await auditLedger(app.db)).breaches, []);
+});
+
+test("failed when the carrier made it and refuses the cancel: the hold is voided anyway (200), the order marked for reconciliation", async () => {
+  const order_id = await pendingOrder(0);
+  const iccid = await provisionAtCarrier(order_id);
+  faults.cancel = { kind: "refused", reason: "esim_installed" };
+  try {
+    const answer = await settleFlaky(order_id, { outcome: "failed", reason: "partner cancelled" });
+    assert.equal(answer.statusCode, 200, answer.body);
+    assert.equal(answer.json().status, "failed");
+  } finally {
+    clearFaults();
+  }
+  assert.deepEqual(await state(order_id), {
+    status: "failed",
+    failure_code: "settled_by_operator",
+    transfer: "voided",
+    esims: 0,
+  });
+  assert.equal(await cancelledAtCarrier(iccid), false);
+  assert.deepEqual(await carrierCheck(order_id), { carrier_check: "refused", owed: false });
+  const metrics = await app.app.inject({ url: "/metrics" });
+  const unreconciled = Number(/^esim_orders_carrier_unreconciled (\d+)$/m.exec(metrics.body)?.[1]);
+  assert.ok(unreconciled >= 1, "esim_orders_carrier_unreconciled counts it");
+  const audits = await settledAudits(order_id);
+  assert.equal(audits.length, 1);
+  assert.equal(audits[0]!.details.carrier_cancel, "requested");
+});
+
+test("failed when the carrier made it and cannot be asked to cancel: 200, and the owed follow-up cancels it later", async () => {
+  const order_id = await pendingOrder(0);
+  const iccid = await provisionAtCarrier(order_id);
+  faults.cancel = { kind: "unavailable", reason: "503" };
+  try {
+    const answer = await settleFlaky(order_id, { outcome: "failed", reason: "partner cancelled" });
+    assert.equal(answer.statusCode, 200, answer.body);
+  } finally {
+    clearFaults();
+  }
+  assert.equal((await state(order_id)).transfer, "voided");
+  assert.deepEqual(await carrierCheck(order_id), { carrier_check: "due", owed: true });
+  assert.equal(await cancelledAtCarrier(iccid), false);
+  await checkDueNow(order_id);
+  await checkFailedAtCarrier(app.ctx, () => undefined);
+  assert.equal(await cancelledAtCarrier(iccid), true, "the follow-up cancelled what the carrier made");
+  assert.deepEqual(await carrierCheck(order_id), { carrier_check: "cancelled", owed: false });
+});
+
+test("given up while the carrier was unreachable, its profile made after all: the follow-up cancels it", async () => {
+  const order_id = await pendingOrder(2);
+  faults.lookUp = { kind: "unavailable", reason: "503" };
+  try {
+    await resolveDueOrders(flaky.ctx, orderFinishers(flaky.ctx.config), 10, quiet);
+  } finally {
+    clearFaults();
+  }
+  assert.deepEqual(await state(order_id), {
+    status: "failed",
+    failure_code: "given_up",
+    transfer: "voided",
+    esims: 0,
+  });
+  assert.deepEqual(await carrierCheck(order_id), { carrier_check: "due", owed: true });
+  // The carrier's answer had been lost: it made the profile.
+  const iccid = await provisionAtCarrier(order_id);
+  await checkFailedAtCarrier(app.ctx, () => undefined);
+  assert.equal(await cancelledAtCarrier(iccid), false, "not due yet: CARRIER_CHECK_AFTER_S");
+  await checkDueNow(order_id);
+  await checkFailedAtCarrier(app.ctx, () => undefined);
+  assert.equal(await cancelledAtCarrier(iccid), true);
+  assert.deepEqual(await carrierCheck(order_id), { carrier_check: "cancelled", owed: false });
+  assert.deepEqual((await auditLedger(app.db)).breaches, []);
+});
+
+test("failed with no record at the carrier yet: owed a look, which finds nothing made", async () => {
+  const order_id = await pendingOrder(0);
+  const answer = await settle(order_id, { outcome: "failed", reason: "never provisioned" });
+  assert.equal(answer.statusCode, 200, answer.body);
+  assert.deepEqual(await carrierCheck(order_id), { carrier_check: "due", owed: true });
+  await checkDueNow(order_id);
+  await checkFailedAtCarrier(app.ctx, () => undefined);
+  assert.deepEqual(await carrierCheck(order_id), { carrier_check: "nothing_made", owed: false });
 });

@@ -5,8 +5,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { resolveDueOrders } from "../src/orders/resolve-pending-orders.ts";
-import { orderFinishers } from "../src/server/worker.ts";
 import { newId } from "../src/shared/ids.ts";
+import { orderFinishers } from "../src/topups/order-finishers.ts";
 import { createTestApp } from "./support/app.ts";
 
 // The carrier is the real adapter pointed at a closed port: every call is "unavailable".

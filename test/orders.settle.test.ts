@@ -9,7 +9,7 @@ import { driveIfAbandoned } from "../src/orders/drive-order.ts";
 import { FINISH_ESIM } from "../src/orders/finish.ts";
 import { flagGivenUpOrders } from "../src/orders/flag-given-up-orders.ts";
 import { settlePendingOrder } from "../src/orders/settle-pending-order.ts";
-import { orderFinishers } from "../src/server/worker.ts";
+import { orderFinishers } from "../src/topups/order-finishers.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { createTestApp } from "./support/app.ts";
 import { type CliRun, runCli } from "./support/cli.ts";

@@ -443,3 +443,21 @@ test("the operator console's order page: support settles a pending order and ref
   );
   assert.deepEqual((await auditLedger(t.db)).breaches, []);
 });
+
+test("names and reasons count characters as the schema does: 200 emoji are a valid name, 500 a valid reason, trimmed", async () => {
+  const partner = await t.createPartner("Emoji Travel", 500);
+  const name = "🌍".repeat(200);
+  const renamed = await patch(partner.partner_id, { name });
+  assert.equal(renamed.statusCode, 200, renamed.body);
+  assert.equal(renamed.json().name, name);
+  const reason = "⏳".repeat(250) + "🧾".repeat(249);
+  const suspended = await patch(partner.partner_id, { status: "suspended", reason: ` ${reason}` });
+  assert.equal(suspended.statusCode, 200, suspended.body);
+  const stored = await sql<{ name: string; suspended_reason: string }>`
+    select name, suspended_reason from partners where partner_id = ${partner.partner_id}`.execute(t.db);
+  assert.deepEqual(stored.rows[0], { name, suspended_reason: reason });
+  const tooLong = await patch(partner.partner_id, { name: "🌍".repeat(201) });
+  assert.equal(tooLong.statusCode, 400);
+  assert.equal(tooLong.json().code, "invalid_request");
+  await setStatus(partner.partner_id, "active", "paid");
+});

@@ -5,7 +5,7 @@ import { listPendingOrders } from "../orders/order-totals.ts";
 import { orderOf } from "../orders/refunded-order.ts";
 import { type Settlement, SettlementRefused, settlePendingOrder } from "../orders/settle-pending-order.ts";
 import { refundStatus } from "../refunds/refund-status.ts";
-import { orderFinishers } from "../server/worker.ts";
+import { orderFinishers } from "../topups/order-finishers.ts";
 import { limit } from "./args.ts";
 import { withCarrier, withCarrierContext } from "./carrier.ts";
 import { type CliContext, CliError, type Command, type CommandArgs, type CommandOutput } from "./command.ts";

@@ -3,26 +3,24 @@
 // case as POST /admin/orders/{orderID}/settle), refund a completed one on its partner's behalf
 // (as POST /admin/orders/{orderID}/refund). Both take a reason, kept in the audit log.
 import type { FastifyRequest } from "fastify";
-import { FINISH_ESIM } from "../orders/finish.ts";
 import { orderBody, orderOf } from "../orders/refunded-order.ts";
 import { settleByOperator } from "../orders/settle-by-operator.ts";
 import { refundOrder } from "../refunds/refund-order.ts";
 import type { AppContext } from "../shared/context.ts";
-import { ApiError, ERROR_CODES, type ErrorCode } from "../shared/errors.ts";
+import { ApiError } from "../shared/errors.ts";
 import { actorOf } from "../shared/http-types.ts";
 import { readsQuery } from "../shared/query-names.ts";
-import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
-import { finishTopUp } from "../topups/finish-topup.ts";
+import { checkOneLine, MAX_REASON_LENGTH } from "../shared/schemas.ts";
+import { orderFinishers } from "../topups/order-finishers.ts";
 import { formatInstant, formatMoney, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
 import { csrfField, notice, page } from "./layout.ts";
 import type { ConsolePages } from "./pages.ts";
+import { refusalOf } from "./refund-refusal.ts";
 import { formOf, queryValue, seeOther } from "./request.ts";
 import { operatorShell } from "./shells.ts";
 
 const ORDER_ID = /^ord_[A-Za-z0-9_-]{16,64}$/;
-const MAX_REASON_LENGTH = 500;
-const TEXT = new RegExp(NO_CONTROL_CHARACTERS);
 
 const FLASH: Record<string, string> = {
   settled: "The order is settled.",
@@ -35,17 +33,9 @@ async function knownOrder(ctx: AppContext, order_id: string) {
   return order;
 }
 
-/** The reason a form gives: 1 to 500 characters once trimmed (the API's own limit). */
+/** The reason a form gives, trimmed: the API's own rule (shared/schemas.ts), in code points. */
 function reasonOf(request: FastifyRequest): string {
-  const reason = formOf(request).reason ?? "";
-  // As the API's schema: PostgreSQL refuses NUL, and a reason is one line of text.
-  if (reason.length === 0 || reason.length > MAX_REASON_LENGTH || !TEXT.test(reason)) {
-    throw new ApiError(
-      "invalid_request",
-      `reason: must be 1 to ${MAX_REASON_LENGTH} characters, no control characters.`,
-    );
-  }
-  return reason;
+  return checkOneLine("reason", formOf(request).reason ?? "");
 }
 
 function actions(base: string, csrf: string, status: string): Html | string {
@@ -54,7 +44,7 @@ function actions(base: string, csrf: string, status: string): Html | string {
   if (status === "pending") {
     return html`<h2>Settle</h2><form method="post" action="${base}/settle" class="panel">${csrfField(csrf)}
       <p class="hint">Only when you know the outcome from the carrier itself. The carrier is asked first and its own record
-        wins: failed voids the hold at once (what the carrier made is cancelled first); completed posts the charge with
+        wins: failed voids the hold at once (what the carrier made is then cancelled); completed posts the charge with
         the eSIM the carrier made.</p>
       <div class="fields"><div><label for="outcome">Outcome</label><select id="outcome" name="outcome">
         <option value="failed">Failed: release the hold</option><option value="completed">Completed: post the charge</option></select></div>
@@ -87,13 +77,6 @@ async function orderPage(request: FastifyRequest, ctx: AppContext, order_id: str
   return page(`Order ${order_id}`, shell, body);
 }
 
-/** A refund's stored answer, as the console's error page when it is a refusal. */
-function refusalOf(status: number, body: string): ApiError {
-  const problem = JSON.parse(body) as { code?: string; detail?: string };
-  const code = (problem.code && problem.code in ERROR_CODES ? problem.code : "internal_error") as ErrorCode;
-  return new ApiError(code, problem.detail ?? `The refund answered ${status}.`);
-}
-
 export const operatorOrderDetailPages: ConsolePages = (scope, ctx) => {
   scope.get("/orders/:order_id", readsQuery("done"), async (request, reply) => {
     const { order_id } = request.params as { order_id: string };
@@ -106,12 +89,11 @@ export const operatorOrderDetailPages: ConsolePages = (scope, ctx) => {
     if (outcome !== "completed" && outcome !== "failed") {
       throw new ApiError("invalid_request", "outcome: must be completed or failed.");
     }
-    const finishers = { esim: FINISH_ESIM, topup: finishTopUp(ctx.config.idempotency_ttl_hours) };
     await settleByOperator(
       ctx,
       order_id,
       { outcome, reason: reasonOf(request), actor: actorOf(request) },
-      finishers,
+      orderFinishers(ctx.config),
     );
     return seeOther(reply, `/console/admin/orders/${order_id}?done=settled`);
   });

@@ -13,7 +13,6 @@ import { type SupportOrder, supportOrder } from "../orders/order-for-support.ts"
 import { refundOrder } from "../refunds/refund-order.ts";
 import { refundPreview } from "../refunds/refund-preview.ts";
 import type { AppContext } from "../shared/context.ts";
-import { ApiError, type ErrorCode } from "../shared/errors.ts";
 import { actorOf } from "../shared/http-types.ts";
 import { resendConfirmationEmail } from "../support/resend-confirmation-email.ts";
 import { requestFingerprints } from "../topups/idempotency-key.ts";
@@ -21,6 +20,7 @@ import { formatInstant, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
 import { csrfField, scrollTable } from "./layout.ts";
 import type { ConsolePages } from "./pages.ts";
+import { refusalOf } from "./refund-refusal.ts";
 import { formOf, partnerOf, seeOther } from "./request.ts";
 import { allows } from "./shells.ts";
 
@@ -131,8 +131,7 @@ export async function supportSections(
 /** A refund's stored answer: the order page again, or the refusal as the console's error page. */
 function afterRefund(status: number, body: string, order_id: string): string {
   if (status < 300) return `/console/orders/${order_id}?done=refund`;
-  const parsed = JSON.parse(body) as { code?: ErrorCode; detail?: string };
-  throw new ApiError(parsed.code ?? "internal_error", parsed.detail);
+  throw refusalOf(status, body);
 }
 
 export const orderSupportPages: ConsolePages = (scope, ctx) => {

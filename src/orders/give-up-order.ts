@@ -5,10 +5,13 @@
 // completed (the partner gets the eSIM it paid for), what it refused fails; with no record, or no
 // answer at all, the order fails as `given_up` and its hold is voided. So long after the order was
 // placed no call of ours can still be in flight at the carrier (each ends within CARRIER_TIMEOUT_MS),
-// so nothing can be made for it afterwards. Exactly once, under the lease the sweep claimed, like
+// but with no answer at all the carrier may have made the profile and lost its reply: such an order
+// is owed a later look (check-failed-at-carrier.ts), which cancels whatever the carrier made. Exactly once, under the lease the sweep claimed, like
 // every driver.
 import type { LookedUpOutcome } from "../carrier/carrier.ts";
 import type { AppContext } from "../shared/context.ts";
+import { oweCarrierCheck } from "./carrier-checks.sql.ts";
+import { CARRIER_CHECK_AFTER_S } from "./check-failed-at-carrier.ts";
 import { complete, fail } from "./drive-order.ts";
 import type { OrderFinish } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
@@ -46,11 +49,12 @@ export async function giveUpOrder(
         const sync_s = ctx.config.usage_sync_min_interval_s;
         return (await complete(trx, order, carrier.value, finish, sync_s)) ? "completed" : "pending";
       }
-      const failed =
-        carrier.kind === "refused"
-          ? await fail(trx, order, carrier.reason, finish)
-          : await fail(trx, order, detailOf(ctx, carrier), finish, GIVEN_UP);
-      return failed ? "failed" : "pending";
+      if (carrier.kind === "refused")
+        return (await fail(trx, order, carrier.reason, finish)) ? "failed" : "pending";
+      if (!(await fail(trx, order, detailOf(ctx, carrier), finish, GIVEN_UP))) return "pending";
+      // Without the carrier's word it may have made the profile (its answer lost): looked up again later.
+      if (carrier.kind === "unavailable") await oweCarrierCheck(trx, order.order_id, CARRIER_CHECK_AFTER_S);
+      return "failed";
     });
   } finally {
     await releaseLease(ctx.db, order.order_id, order.lease_token);

@@ -2,6 +2,7 @@
 // audit (wallet/audit-ledger.ts), pending counts for /metrics, and which orders a carrier callback
 // names are still waiting for the carrier's answer (esims/carrier-callback.route.ts, through the server).
 import type { Executor } from "../db/executor.ts";
+import { unreconciledCount } from "./carrier-checks.sql.ts";
 import type { OrderRow } from "./order.ts";
 import {
   chargedTotals,
@@ -39,8 +40,15 @@ export async function orderStatusPage(
 export { listPendingOrders, type PendingOrderSummary } from "./orders.sql.ts";
 
 /** How many orders are pending and how old the oldest is, cheaply (a partial index). */
-export async function pendingOrders(db: Executor, give_up_hours: number): Promise<PendingOrderStats> {
-  return pendingOrderStats(db, give_up_hours);
+export async function pendingOrders(
+  db: Executor,
+  give_up_hours: number,
+): Promise<PendingOrderStats & { carrier_unreconciled: number }> {
+  const [stats, carrier_unreconciled] = await Promise.all([
+    pendingOrderStats(db, give_up_hours),
+    unreconciledCount(db),
+  ]);
+  return { ...stats, carrier_unreconciled };
 }
 
 /**

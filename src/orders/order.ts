@@ -4,7 +4,10 @@ import type { Selectable } from "kysely";
 import type { Database } from "../db/schema.ts";
 
 /** An order as read from the database. */
-export type OrderRow = Omit<Selectable<Database["orders"]>, "next_resolve_at" | "resolve_attempts">;
+export type OrderRow = Omit<
+  Selectable<Database["orders"]>,
+  "next_resolve_at" | "resolve_attempts" | "carrier_check_after" | "carrier_check" | "carrier_check_attempts"
+>;
 
 export type PurchaseRow = Selectable<Database["purchases"]>;
 

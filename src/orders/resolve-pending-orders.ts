@@ -9,6 +9,7 @@
 // it; past PENDING_FAIL_AFTER_HOURS (issue 32) the resolver takes one last look and ends it
 // (give-up-order.ts): completed if the carrier made it, failed otherwise, the hold voided.
 import type { AppContext } from "../shared/context.ts";
+import { checkFailedAtCarrier } from "./check-failed-at-carrier.ts";
 import { driveOrder, leaseClaim } from "./drive-order.ts";
 import type { FinishByType } from "./finish.ts";
 import { flagGivenUpOrders } from "./flag-given-up-orders.ts";
@@ -70,9 +71,11 @@ export const FLAG_GIVEN_UP_ORDERS_TASK = "flag_given_up_orders";
 /** Every ten minutes, across all processes (graphile-worker runs each cron tick once). */
 export const FLAG_GIVEN_UP_ORDERS_CRONTAB = `*/10 * * * * ${FLAG_GIVEN_UP_ORDERS_TASK}`;
 
-/** A scheduled task: names the orders past PENDING_GIVE_UP_HOURS in an error log line. */
+/** A scheduled task: names the orders past PENDING_GIVE_UP_HOURS in an error log line, and runs the carrier checks owed. */
 export function flagGivenUpOrdersTask(ctx: AppContext) {
   return async (_payload: unknown, helpers: { logger: { error(message: string): void } }) => {
     await flagGivenUpOrders(ctx, (message) => helpers.logger.error(message));
+    // The same ten-minute tick: orders failed without the carrier's word, looked up again.
+    await checkFailedAtCarrier(ctx, (message) => helpers.logger.error(message));
   };
 }

@@ -2,21 +2,25 @@
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
 import { actorOf } from "../shared/http-types.ts";
-import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, PrefixedId } from "../shared/schemas.ts";
+import {
+  ADMIN_ERRORS,
+  ADMIN_SECURITY,
+  errorResponses,
+  MAX_REASON_LENGTH,
+  OneLineText,
+  PrefixedId,
+  ReasonText,
+} from "../shared/schemas.ts";
 import { AdminPartner, renderAdminPartner } from "./admin-partner.ts";
-import { MAX_PARTNER_NAME_LENGTH, MAX_SUSPEND_REASON_LENGTH, patchPartner } from "./update-partner.ts";
-
-const TEXT = "^[^\\x00-\\x1f\\x7f]+$";
+import { MAX_PARTNER_NAME_LENGTH, patchPartner } from "./update-partner.ts";
 
 export const UpdatePartnerBody = Type.Object(
   {
     name: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: MAX_PARTNER_NAME_LENGTH,
-        pattern: TEXT,
-        description: `The new name, trimmed: 1 to ${MAX_PARTNER_NAME_LENGTH} characters.`,
-      }),
+      OneLineText(
+        `The new name, trimmed: 1 to ${MAX_PARTNER_NAME_LENGTH} characters.`,
+        MAX_PARTNER_NAME_LENGTH,
+      ),
     ),
     status: Type.Optional(
       Type.Union([Type.Literal("active"), Type.Literal("suspended")], {
@@ -26,14 +30,10 @@ export const UpdatePartnerBody = Type.Object(
       }),
     ),
     reason: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: MAX_SUSPEND_REASON_LENGTH,
-        pattern: TEXT,
-        description:
-          "Why: required to suspend (the partner's console shows it), optional to reactivate; goes with `status`. " +
-          "Suspending a suspended partner with a new reason replaces the reason.",
-      }),
+      ReasonText(
+        "Why: required to suspend (the partner's console shows it), optional to reactivate; goes with `status`. " +
+          `Suspending a suspended partner with a new reason replaces the reason. One line, 1 to ${MAX_REASON_LENGTH} characters once trimmed.`,
+      ),
     ),
   },
   { additionalProperties: false },

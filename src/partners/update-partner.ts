@@ -8,16 +8,13 @@ import { type AuditEntry, recordAudit } from "../audit/record-audit.ts";
 import type { Database } from "../db/schema.ts";
 import type { Actor } from "../shared/actor.ts";
 import { ApiError } from "../shared/errors.ts";
-import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
+import { checkOneLine, MAX_REASON_LENGTH } from "../shared/schemas.ts";
 import type { PartnerStatus } from "./admin-partner.ts";
 import { lockedPartner, type PartnerSummary, updatePartner } from "./partners.sql.ts";
 
-/** The database's own limit (migration 0030). */
-export const MAX_SUSPEND_REASON_LENGTH = 500;
+/** The database's own limits (migration 0030: suspended_reason, 500, is MAX_REASON_LENGTH). */
+export const MAX_SUSPEND_REASON_LENGTH = MAX_REASON_LENGTH;
 export const MAX_PARTNER_NAME_LENGTH = 200;
-
-/** Text without control characters: the API schema's own pattern. */
-const TEXT = new RegExp(NO_CONTROL_CHARACTERS);
 
 export type PartnerPatch = { name?: string; status?: PartnerStatus; reason?: string };
 
@@ -30,18 +27,10 @@ function checkPatch(patch: PartnerPatch): PartnerPatch {
   if (patch.name === undefined && patch.status === undefined) {
     throw invalid("body", "must give name or status");
   }
-  const name = patch.name?.trim();
-  if (name !== undefined && (name.length === 0 || name.length > MAX_PARTNER_NAME_LENGTH)) {
-    throw invalid("name", `must be 1 to ${MAX_PARTNER_NAME_LENGTH} characters once trimmed`);
-  }
-  const reason = patch.reason?.trim();
-  if (reason !== undefined && (reason.length === 0 || reason.length > MAX_SUSPEND_REASON_LENGTH)) {
-    throw invalid("reason", `must be 1 to ${MAX_SUSPEND_REASON_LENGTH} characters once trimmed`);
-  }
-  // The API's schema refuses them too; the console's forms arrive here unchecked (PostgreSQL refuses NUL).
-  if (name !== undefined && !TEXT.test(name)) throw invalid("name", "must not contain control characters");
-  if (reason !== undefined && !TEXT.test(reason))
-    throw invalid("reason", "must not contain control characters");
+  // The API's schema checks the same; the console's forms arrive here unchecked (PostgreSQL refuses NUL).
+  const name =
+    patch.name === undefined ? undefined : checkOneLine("name", patch.name, MAX_PARTNER_NAME_LENGTH);
+  const reason = patch.reason === undefined ? undefined : checkOneLine("reason", patch.reason);
   if (reason !== undefined && patch.status === undefined) throw invalid("reason", "goes with status");
   // The partner's people read it on their console's banner: a suspension always says why.
   if (patch.status === "suspended" && reason === undefined) {

@@ -3,23 +3,32 @@
 // beside the operator's refund and held-refund settlement, because settling finishes an order with
 // the steps of its type, and a top-up's steps belong to the top-ups above the orders.
 import { Type } from "typebox";
-import { FINISH_ESIM } from "../orders/finish.ts";
 import { orderBody } from "../orders/refunded-order.ts";
 import { Order } from "../orders/render-order.ts";
 import { settleByOperator } from "../orders/settle-by-operator.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { actorOf } from "../shared/http-types.ts";
-import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
-import { finishTopUp } from "../topups/finish-topup.ts";
+import {
+  ADMIN_ERRORS,
+  ADMIN_SECURITY,
+  errorResponses,
+  MAX_REASON_LENGTH,
+  NO_CONTROL_CHARACTERS,
+  ReasonText,
+} from "../shared/schemas.ts";
+import { orderFinishers } from "../topups/order-finishers.ts";
 
 const DESCRIPTION =
   "For a pending order whose carrier cannot answer, when the operator knows the outcome out of band. The carrier " +
-  "is asked first, by reference, with a look-up that provisions nothing, and its own record wins: `failed` voids the " +
-  "hold at once (a profile or bundle the carrier made is cancelled first; one it will not cancel, such as an " +
-  "installed eSIM, is 409 `carrier_disagrees`); `completed` posts the charge with what the carrier made (409 " +
-  "`carrier_disagrees` when it made nothing, 503 `carrier_unavailable` while it cannot be asked). An order already " +
-  "completed or failed is 409 `order_not_pending`; one being driven right now (the resolver, a retry) 409 " +
-  "`request_in_progress`. Exactly once; audited as `order.settled` with `reason`.";
+  "is asked first, by reference, with a look-up that provisions nothing, and its own record wins. `failed` always " +
+  "voids the hold at once; a profile or bundle the carrier made is then cancelled (the failure is recorded first, so " +
+  "nobody can complete the order meanwhile); a cancel the carrier refuses (an installed eSIM) or cannot answer, and a " +
+  "failure while the carrier could not be asked, are still 200, recorded as `carrier_cancel` in the audit entry and " +
+  "looked up again later. `completed` posts the charge with what the carrier made: 409 `carrier_disagrees` when it " +
+  "made nothing (there is no eSIM to deliver), 503 `carrier_unavailable` while it cannot be asked (a new eSIM is " +
+  "usable only with the carrier's ICCID and activation code). An order already completed or failed is 409 " +
+  "`order_not_pending`; one being driven right now (the resolver, a retry) 409 `request_in_progress`. Exactly once; " +
+  "audited as `order.settled` with `reason`.";
 
 export const adminSettleOrderRoute = endpoint({
   method: "POST",
@@ -36,12 +45,9 @@ export const adminSettleOrderRoute = endpoint({
     body: Type.Object(
       {
         outcome: Type.Union([Type.Literal("completed"), Type.Literal("failed")]),
-        reason: Type.String({
-          minLength: 1,
-          maxLength: 500,
-          pattern: "^(?=.*\\S)[^\\x00-\\x1f\\x7f]+$",
-          description: "How the outcome is known (a carrier ticket): kept in the audit log.",
-        }),
+        reason: ReasonText(
+          `How the outcome is known (a carrier ticket), kept in the audit log: one line, 1 to ${MAX_REASON_LENGTH} characters once trimmed.`,
+        ),
       },
       { additionalProperties: false },
     ),
@@ -62,12 +68,11 @@ export const adminSettleOrderRoute = endpoint({
   },
   handler: (ctx) => async (request) => {
     const { orderID } = request.params;
-    const finishers = { esim: FINISH_ESIM, topup: finishTopUp(ctx.config.idempotency_ttl_hours) };
     const settled = await settleByOperator(
       ctx,
       orderID,
-      { outcome: request.body.outcome, reason: request.body.reason.trim(), actor: actorOf(request) },
-      finishers,
+      { outcome: request.body.outcome, reason: request.body.reason, actor: actorOf(request) },
+      orderFinishers(ctx.config),
     );
     return orderBody(ctx.db, settled);
   },

@@ -37,7 +37,13 @@ export function observeRequest(
 }
 
 /** What an operator alerts on: orders whose outcome is not known yet, and how old the oldest is. */
-export type PendingOrders = () => Promise<{ count: number; oldest_age_seconds: number; given_up: number }>;
+export type PendingOrders = () => Promise<{
+  count: number;
+  oldest_age_seconds: number;
+  given_up: number;
+  /** Failed orders the carrier may still hold a profile or bundle for (orders/check-failed-at-carrier.ts). */
+  carrier_unreconciled: number;
+}>;
 
 export function createMetrics(pendingOrders?: PendingOrders): Metrics {
   const registry = new Registry();
@@ -84,6 +90,14 @@ export function createMetrics(pendingOrders?: PendingOrders): Metrics {
       registers: [registry],
       async collect() {
         this.set((await read()).given_up);
+      },
+    });
+    new Gauge({
+      name: "esim_orders_carrier_unreconciled",
+      help: "Failed orders (hold voided) the carrier may still hold a profile or bundle for: owed a look, or left for the operator.",
+      registers: [registry],
+      async collect() {
+        this.set((await read()).carrier_unreconciled);
       },
     });
   }

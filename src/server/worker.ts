@@ -19,7 +19,6 @@ import {
   PURGE_EXPIRED_CARTS_TASK,
   purgeExpiredCartsTask,
 } from "../carts/purge-expired-carts.ts";
-import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import { syncDueEsims } from "../esims/sync-esims.ts";
 import type { Mailer } from "../notifications/mailer.ts";
@@ -31,7 +30,6 @@ import {
 } from "../notifications/send-confirmation-emails.ts";
 import { claimDueEmailJobs, ResendRecorder } from "../notifications/send-resent-emails.ts";
 import { cartHasOrder } from "../orders/cart-has-order.ts";
-import { FINISH_ESIM, type FinishByType } from "../orders/finish.ts";
 import { ordersForEmail } from "../orders/order-for-email.ts";
 import {
   FLAG_GIVEN_UP_ORDERS_CRONTAB,
@@ -41,7 +39,7 @@ import {
 } from "../orders/resolve-pending-orders.ts";
 import type { AppContext } from "../shared/context.ts";
 import { startSweep } from "../shared/sweep.ts";
-import { finishTopUp } from "../topups/finish-topup.ts";
+import { orderFinishers } from "../topups/order-finishers.ts";
 import {
   PURGE_IDEMPOTENCY_KEYS_CRONTAB,
   PURGE_IDEMPOTENCY_KEYS_TASK,
@@ -63,14 +61,6 @@ export type WorkerDeps = {
    */
   jobs_pool?: Pool;
 };
-
-/**
- * The finishing steps of each order type, as the domain that creates such orders defines them:
- * what the resolver and the operator's settle command hand the order driver.
- */
-export function orderFinishers(config: Pick<Config, "idempotency_ttl_hours">): FinishByType {
-  return { esim: FINISH_ESIM, topup: finishTopUp(config.idempotency_ttl_hours) };
-}
 
 export function taskList(deps: WorkerDeps): TaskList {
   return {

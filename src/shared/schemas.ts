@@ -1,13 +1,52 @@
 // Schemas shared by several routes. Each route file holds its own request and response
 // schemas; only the shapes every domain speaks (Money, Problem) live here.
 import { type Static, type TSchema, Type } from "typebox";
-import { ALTERNATE_STATUS, type AlternateCode, ERROR_CODES, type ErrorCode } from "./errors.ts";
+import { ALTERNATE_STATUS, type AlternateCode, ApiError, ERROR_CODES, type ErrorCode } from "./errors.ts";
 
 /**
  * Text a partner sends that reaches the database (ids, filters, names): no control characters.
  * PostgreSQL refuses NUL in text outright, so without this a stray \u0000 would be a 500.
  */
 export const NO_CONTROL_CHARACTERS = "^[^\\x00-\\x1f\\x7f]+$";
+
+/**
+ * One line of text with something in it: no control characters (a line break included) and not
+ * only spaces. For names and an operator's reasons (audit log, statements, the partner's banner).
+ */
+const ONE_LINE_NOT_BLANK = "^[^\\x00-\\x1f\\x7f]*[^\\x00-\\x20\\x7f][^\\x00-\\x1f\\x7f]*$";
+const ONE_LINE = new RegExp(ONE_LINE_NOT_BLANK);
+
+/** The longest reason an operator gives (settle, refund on behalf, wallet adjustment, suspension). */
+export const MAX_REASON_LENGTH = 500;
+
+/**
+ * A one-line text field, 1 to `max_length` characters. The schema counts code points (ajv does, as
+ * PostgreSQL's length() does); checkOneLine, which the use case runs, counts the same way after
+ * trimming, so an emoji is one character in both and nothing the schema lets through is refused
+ * for its length alone, except text that is blank once trimmed.
+ */
+export function OneLineText(description: string, max_length: number) {
+  return Type.String({ minLength: 1, maxLength: max_length, pattern: ONE_LINE_NOT_BLANK, description });
+}
+
+/** An operator's reason: one line, 1 to MAX_REASON_LENGTH characters once trimmed. */
+export function ReasonText(description: string) {
+  return OneLineText(description, MAX_REASON_LENGTH);
+}
+
+/**
+ * The text trimmed, or 400 invalid_request naming `field`: for the use cases, which also take the
+ * console's forms (no schema in between). Lengths in code points, as OneLineText's schema counts.
+ */
+export function checkOneLine(field: string, value: string, max_length = MAX_REASON_LENGTH): string {
+  const text = value.trim();
+  const length = [...text].length;
+  if (length === 0 || length > max_length || !ONE_LINE.test(text)) {
+    const message = `must be 1 to ${max_length} characters once trimmed, on one line (no control characters)`;
+    throw new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, message }] });
+  }
+  return text;
+}
 
 export const Money = Type.Object(
   {

@@ -4,8 +4,15 @@ import { Type } from "typebox";
 import { MAX_AMOUNT_MINOR } from "../ledger/accounts.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { actorOf } from "../shared/http-types.ts";
-import { ADMIN_ERRORS, ADMIN_SECURITY, errorResponses, PrefixedId } from "../shared/schemas.ts";
-import { adjustWallet, MAX_REASON_LENGTH } from "./adjust-wallet.ts";
+import {
+  ADMIN_ERRORS,
+  ADMIN_SECURITY,
+  errorResponses,
+  MAX_REASON_LENGTH,
+  PrefixedId,
+  ReasonText,
+} from "../shared/schemas.ts";
+import { adjustWallet } from "./adjust-wallet.ts";
 import { Transaction } from "./list-transactions.ts";
 
 export const AdjustmentBody = Type.Object(
@@ -15,15 +22,10 @@ export const AdjustmentBody = Type.Object(
       maximum: MAX_AMOUNT_MINOR,
       description: "Minor units, never 0: positive adds to the wallet, negative takes from it.",
     }),
-    reason: Type.String({
-      minLength: 1,
-      maxLength: MAX_REASON_LENGTH,
-      // One line of text with something in it: no control characters (a line break included), not blank.
-      pattern: "^[^\\x00-\\x1f\\x7f]*[^\\x00-\\x20\\x7f][^\\x00-\\x1f\\x7f]*$",
-      description:
-        "Why, for the partner to read: it is the transaction's `description` on their statement. One line " +
-        "(no control characters), trimmed; 1-500 characters.",
-    }),
+    reason: ReasonText(
+      "Why, for the partner to read: it is the transaction's `description` on their statement. One line " +
+        `(no control characters), trimmed; 1-${MAX_REASON_LENGTH} characters.`,
+    ),
     reference: Type.String({
       minLength: 1,
       maxLength: 128,

@@ -10,38 +10,29 @@ import { type StatementRow, walletStatementRow } from "../ledger/accounts.ts";
 import { adjustWallet as adjustLedger } from "../ledger/transfers.ts";
 import type { Actor } from "../shared/actor.ts";
 import { ApiError } from "../shared/errors.ts";
-import { money } from "../shared/schemas.ts";
+import { checkOneLine, money } from "../shared/schemas.ts";
 import { partnerWallet, renderTransactions, type Transaction } from "./list-transactions.ts";
 import { recordBalanceLow } from "./record-balance-low.ts";
 
-/** What an adjustment's reason may hold, after trimming: the statement prints it. */
-export const MAX_REASON_LENGTH = 500;
-
 export type AdjustmentInput = { partner_id: string; amount_minor: number; reason: string; reference: string };
 
-export async function adjustWallet(
-  db: Kysely<Database>,
-  input: AdjustmentInput,
-  actor: Actor,
-): Promise<{ transaction: Transaction; adjusted: boolean }> {
+/** The input as the ledger takes it: a non-zero amount, the reason trimmed (shared/schemas.ts's rule). */
+function checkedAdjustment(input: AdjustmentInput): AdjustmentInput {
   if (input.amount_minor === 0) {
     throw new ApiError("invalid_request", "amount_minor must not be 0: positive adds, negative takes.", {
       errors: [{ field: "amount_minor", message: "must not be 0" }],
     });
   }
-  const reason = input.reason.trim();
-  // Counted in characters (code points), as the schema and PostgreSQL's length() count them.
-  const length = [...reason].length;
-  if (length === 0 || length > MAX_REASON_LENGTH) {
-    throw new ApiError("invalid_request", `reason must be 1-${MAX_REASON_LENGTH} characters once trimmed.`, {
-      errors: [{ field: "reason", message: `must be 1-${MAX_REASON_LENGTH} characters once trimmed` }],
-    });
-  }
-  const outcome = await db.transaction().execute(async (trx) => {
+  return { ...input, reason: checkOneLine("reason", input.reason) };
+}
+
+/** Posts the adjustment with its audit entry and low-balance alert, in one transaction. */
+function postAdjustment(db: Kysely<Database>, input: AdjustmentInput, actor: Actor) {
+  return db.transaction().execute(async (trx) => {
     const result = await adjustLedger(trx, input.partner_id, {
       signed_minor: input.amount_minor,
       reference: input.reference,
-      reason,
+      reason: input.reason,
     });
     if (result?.kind !== "adjusted") return result;
     // The audit entry and the alert in the adjustment's transaction; a replay writes neither.
@@ -53,7 +44,7 @@ export async function adjustWallet(
       details: {
         amount: money(input.amount_minor, result.balance.currency),
         reference: input.reference,
-        reason,
+        reason: input.reason,
         transaction_id: result.transfer_id,
       },
     });
@@ -63,6 +54,12 @@ export async function adjustWallet(
     });
     return result;
   });
+}
+
+type Posted = Awaited<ReturnType<typeof postAdjustment>>;
+
+/** The transfer the adjustment posted (or replayed), or the refusal as the API answers it. */
+function postedTransfer(input: AdjustmentInput, outcome: Posted): { transfer_id: string; adjusted: boolean } {
   if (outcome === null) throw new ApiError("partner_not_found", `No partner ${input.partner_id}.`);
   if (outcome.kind === "reference_conflict") {
     throw new ApiError(
@@ -76,9 +73,19 @@ export async function adjustWallet(
       `The available balance (${outcome.balance.available_minor} minor units, holds deducted) does not cover a debit of ${-input.amount_minor}.`,
     );
   }
-  const row = await adjustmentRow(db, input.partner_id, outcome.transfer_id);
+  return { transfer_id: outcome.transfer_id, adjusted: outcome.kind === "adjusted" };
+}
+
+export async function adjustWallet(
+  db: Kysely<Database>,
+  given: AdjustmentInput,
+  actor: Actor,
+): Promise<{ transaction: Transaction; adjusted: boolean }> {
+  const input = checkedAdjustment(given);
+  const { transfer_id, adjusted } = postedTransfer(input, await postAdjustment(db, input, actor));
+  const row = await adjustmentRow(db, input.partner_id, transfer_id);
   const [transaction] = await renderTransactions(db, [row]);
-  return { transaction: transaction!, adjusted: outcome.kind === "adjusted" };
+  return { transaction: transaction!, adjusted };
 }
 
 async function adjustmentRow(

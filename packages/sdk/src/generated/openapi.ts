@@ -849,7 +849,7 @@ export interface paths {
         put?: never;
         /**
          * Settle a pending order the carrier cannot answer for
-         * @description For a pending order whose carrier cannot answer, when the operator knows the outcome out of band. The carrier is asked first, by reference, with a look-up that provisions nothing, and its own record wins: `failed` voids the hold at once (a profile or bundle the carrier made is cancelled first; one it will not cancel, such as an installed eSIM, is 409 `carrier_disagrees`); `completed` posts the charge with what the carrier made (409 `carrier_disagrees` when it made nothing, 503 `carrier_unavailable` while it cannot be asked). An order already completed or failed is 409 `order_not_pending`; one being driven right now (the resolver, a retry) 409 `request_in_progress`. Exactly once; audited as `order.settled` with `reason`.
+         * @description For a pending order whose carrier cannot answer, when the operator knows the outcome out of band. The carrier is asked first, by reference, with a look-up that provisions nothing, and its own record wins. `failed` always voids the hold at once; a profile or bundle the carrier made is then cancelled (the failure is recorded first, so nobody can complete the order meanwhile); a cancel the carrier refuses (an installed eSIM) or cannot answer, and a failure while the carrier could not be asked, are still 200, recorded as `carrier_cancel` in the audit entry and looked up again later. `completed` posts the charge with what the carrier made: 409 `carrier_disagrees` when it made nothing (there is no eSIM to deliver), 503 `carrier_unavailable` while it cannot be asked (a new eSIM is usable only with the carrier's ICCID and activation code). An order already completed or failed is 409 `order_not_pending`; one being driven right now (the resolver, a retry) 409 `request_in_progress`. Exactly once; audited as `order.settled` with `reason`.
          */
         post: operations["adminSettleOrder"];
         delete?: never;
@@ -12191,7 +12191,7 @@ export interface operations {
                     name?: string;
                     /** @description `suspended`: every write of the partner's keys and console people answers 403 `partner_suspended` (reads still work; orders already pending still finish). `active` reactivates it. */
                     status?: "active" | "suspended";
-                    /** @description Why: required to suspend (the partner's console shows it), optional to reactivate; goes with `status`. Suspending a suspended partner with a new reason replaces the reason. */
+                    /** @description Why: required to suspend (the partner's console shows it), optional to reactivate; goes with `status`. Suspending a suspended partner with a new reason replaces the reason. One line, 1 to 500 characters once trimmed. */
                     reason?: string;
                 };
             };
@@ -15518,7 +15518,7 @@ export interface operations {
             content: {
                 "application/json": {
                     outcome: "completed" | "failed";
-                    /** @description How the outcome is known (a carrier ticket): kept in the audit log. */
+                    /** @description How the outcome is known (a carrier ticket), kept in the audit log: one line, 1 to 500 characters once trimmed. */
                     reason: string;
                 };
             };
