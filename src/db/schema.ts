@@ -141,9 +141,9 @@ export type Database = {
     /** When the resolver sweep may next drive this pending order (migration 0007). */
     next_resolve_at: Date;
     resolve_attempts: Generated<number>;
-    /** When the follow-up looks a failed order up at the carrier again (migration 0034); null: nothing owed. */
+    /** When the follow-up looks a failed order up at the carrier again (migration 0036); null: nothing owed. */
     carrier_check_after: Date | null;
-    /** The follow-up's last word on an order failed without the carrier's (migration 0034). */
+    /** The follow-up's last word on an order failed without the carrier's (migration 0036). */
     carrier_check: "due" | "nothing_made" | "cancelled" | "refused" | "unavailable" | null;
     carrier_check_attempts: Generated<number>;
   };

@@ -1,4 +1,4 @@
-// SQL of the carrier checks owed on orders failed without the carrier's word (migration 0034).
+// SQL of the carrier checks owed on orders failed without the carrier's word (migration 0036).
 import { sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";

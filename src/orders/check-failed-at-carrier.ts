@@ -1,4 +1,4 @@
-// The follow-up on orders failed without the carrier's word (issue 32 review; migration 0034): the
+// The follow-up on orders failed without the carrier's word (issue 32 review; migration 0036): the
 // resolver's last look that could not ask the carrier, an operator's `failed` settle while the
 // carrier was unreachable or had no record yet, a cancel the carrier did not confirm. Their holds
 // are voided at once, so if the carrier did make the profile or bundle after all (its answer lost,

@@ -3,8 +3,7 @@
 -- record yet (a call of a dead process may still land), or a cancel the carrier did not confirm.
 -- The hold is voided at once; if the carrier did make something, the eSIM would be free and nothing
 -- would say so. The follow-up (orders/check-failed-at-carrier.ts) looks each one up again once
--- carrier_check_after has passed and cancels what the carrier made. Numbered 0034: 0033 and 0035 are
--- taken by other branches of issue 32.
+-- carrier_check_after has passed and cancels what the carrier made.
 --
 -- carrier_check_after: when the follow-up looks next; null once nothing is owed.
 -- carrier_check: the last word: due (not looked at yet), nothing_made, cancelled, refused (the
