@@ -9,16 +9,7 @@ import { HttpCarrier } from "../src/carrier/http-carrier.ts";
 import { auditSystem, formatAudit } from "./support/audit.ts";
 import { topUpBody } from "./support/fixtures.ts";
 import type { EsimSignal } from "./support/simulator.ts";
-import {
-  type Answer,
-  buyEsim,
-  call,
-  createWorld,
-  newCart,
-  newPartner,
-  submit,
-  waitFor,
-} from "./support/world.ts";
+import { type Answer, buyEsim, call, createWorld, newCart, submit, waitFor } from "./support/world.ts";
 
 const CALLBACK_TOKEN = "callback-token-0123456789abcdef";
 // The carrier's own pushes stay off (the simulator is not pointed at the service): the test sends

@@ -15,17 +15,7 @@ import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { applySignal } from "../src/esims/apply-signal.ts";
 import { HeldRefundNotSettled, settleHeldRefund } from "../src/refunds/settle-held-refund.ts";
-import {
-  balance,
-  buyEsim,
-  call,
-  createWorld,
-  newCart,
-  newPartner,
-  submit,
-  workerContext,
-  worldCarrier,
-} from "./support/world.ts";
+import { balance, buyEsim, call, createWorld, workerContext, worldCarrier } from "./support/world.ts";
 
 const world = await createWorld({ env: { REFUND_SWEEP_INTERVAL_MS: "600000" } });
 const api = world.services[0]!.url;

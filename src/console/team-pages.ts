@@ -3,7 +3,6 @@
 // lists the team; people who may (team.write / people.write) invite, change roles, disable and
 // enable; only an owner touches owners (team.owners) and requires a second factor of the team.
 import type { FastifyRequest } from "fastify";
-import { recordAudit } from "../audit/record-audit.ts";
 import { requiresTwoFactor, setRequiresTwoFactor } from "../partners/two-factor-policy.ts";
 import { AddressOfAnotherTeam, inviteUser } from "../people/invite-user.ts";
 import { changeRole, setUserStatus, type TeamChange } from "../people/manage-team.ts";
