@@ -22,7 +22,8 @@ export const UpdatePartnerBody = Type.Object(
       Type.Union([Type.Literal("active"), Type.Literal("suspended")], {
         description:
           "`suspended`: every write of the partner's keys and console people answers 403 `partner_suspended` " +
-          "(reads still work; orders already pending still finish). `active` reactivates it.",
+          "but those that only take access away (deleting a webhook endpoint; in the console also revoking a key " +
+          "and disabling a person); reads still work; orders already pending still finish. `active` reactivates it.",
       }),
     ),
     reason: Type.Optional(

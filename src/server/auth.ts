@@ -46,7 +46,7 @@ export type AuthenticatorOptions = {
 };
 
 /** The client as the authenticator sees it: its headers, its address and the method (read or write). */
-export type AuthRequest = Pick<FastifyRequest, "headers" | "ip" | "method">;
+export type AuthRequest = Pick<FastifyRequest, "headers" | "ip" | "method" | "routeOptions">;
 
 export class Authenticator {
   readonly #db: Kysely<Database>;
@@ -139,7 +139,7 @@ export class Authenticator {
     if (cached === undefined || cached.expires_at_ms <= Date.now()) return null;
     if (
       cached.restrictions !== null &&
-      keyRefusal(cached.restrictions, request.method, request.ip) !== null
+      keyRefusal(cached.restrictions, request.method, request.routeOptions.url, request.ip) !== null
     ) {
       return null;
     }
@@ -173,7 +173,7 @@ export class Authenticator {
     // A valid key used where it may not be: 403, outside the failure budget (nothing was guessed),
     // before the rate limit (a stolen key used from elsewhere spends none of the partner's tokens).
     if (key.restrictions !== null) {
-      const refusal = keyRefusal(key.restrictions, request.method, request.ip);
+      const refusal = keyRefusal(key.restrictions, request.method, request.routeOptions.url, request.ip);
       if (refusal !== null) throw keyRefusalError(refusal, request.ip);
     }
     this.#used.add(key.partner.key_id);

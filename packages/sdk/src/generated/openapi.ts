@@ -470,7 +470,10 @@ export interface paths {
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint */
+        /**
+         * Delete a webhook endpoint
+         * @description Allowed while the partner is suspended (it only takes access away: no more traveller data is sent there).
+         */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
@@ -8769,7 +8772,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `insufficient_scope`, `partner_suspended`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11371,7 +11374,7 @@ export interface operations {
                         data: {
                             partner_id: string;
                             name: string;
-                            /** @description `suspended`: the partner's API keys and console people may read, and every write answers 403 `partner_suspended`; orders already pending still finish. */
+                            /** @description `suspended`: the partner's API keys and console people may read, and every write answers 403 `partner_suspended` but those that only take access away (deleting a webhook endpoint, revoking a key, disabling a person); orders already pending still finish. */
                             status: "active" | "suspended";
                             /** @description The operator's reason, shown on the partner's console; null while active. */
                             suspended_reason: string | null;
@@ -11917,7 +11920,7 @@ export interface operations {
                     "application/json": {
                         partner_id: string;
                         name: string;
-                        /** @description `suspended`: the partner's API keys and console people may read, and every write answers 403 `partner_suspended`; orders already pending still finish. */
+                        /** @description `suspended`: the partner's API keys and console people may read, and every write answers 403 `partner_suspended` but those that only take access away (deleting a webhook endpoint, revoking a key, disabling a person); orders already pending still finish. */
                         status: "active" | "suspended";
                         /** @description The operator's reason, shown on the partner's console; null while active. */
                         suspended_reason: string | null;
@@ -12189,7 +12192,7 @@ export interface operations {
                 "application/json": {
                     /** @description The new name, trimmed: 1 to 200 characters. */
                     name?: string;
-                    /** @description `suspended`: every write of the partner's keys and console people answers 403 `partner_suspended` (reads still work; orders already pending still finish). `active` reactivates it. */
+                    /** @description `suspended`: every write of the partner's keys and console people answers 403 `partner_suspended` but those that only take access away (deleting a webhook endpoint; in the console also revoking a key and disabling a person); reads still work; orders already pending still finish. `active` reactivates it. */
                     status?: "active" | "suspended";
                     /** @description Why: required to suspend (the partner's console shows it), optional to reactivate; goes with `status`. Suspending a suspended partner with a new reason replaces the reason. */
                     reason?: string;
@@ -12206,7 +12209,7 @@ export interface operations {
                     "application/json": {
                         partner_id: string;
                         name: string;
-                        /** @description `suspended`: the partner's API keys and console people may read, and every write answers 403 `partner_suspended`; orders already pending still finish. */
+                        /** @description `suspended`: the partner's API keys and console people may read, and every write answers 403 `partner_suspended` but those that only take access away (deleting a webhook endpoint, revoking a key, disabling a person); orders already pending still finish. */
                         status: "active" | "suspended";
                         /** @description The operator's reason, shown on the partner's console; null while active. */
                         suspended_reason: string | null;
