@@ -163,7 +163,7 @@ export const operatorMoneyPages: ConsolePages = (scope, ctx) => {
     const { partner_id } = request.params as { partner_id: string };
     if (!(await findPartner(ctx.db, partner_id)))
       throw new ApiError("partner_not_found", `No partner ${partner_id}.`);
-    return sendMonthlyPdf(ctx, reply, { partner_id, month: monthOf(request) });
+    return sendMonthlyPdf(ctx, reply, { partner_id, month: monthOf(request), by: "operator" });
   });
   scope.post("/partners/:partner_id/adjustments", async (request, reply) => {
     const { partner_id } = request.params as { partner_id: string };

@@ -387,7 +387,7 @@ export interface paths {
         };
         /**
          * A month of your wallet: opening and closing balance and totals (JSON or PDF)
-         * @description A transaction belongs to the month it was posted in (UTC). `opening_balance` is the settled balance at the month's first instant; the totals are signed as they move the wallet (purchases and top-ups negative); `closing_balance` = opening + the five totals, the settled balance at the next month's first instant (now, for the month under way). With `Accept: application/pdf` (preferred over application/json) the same month as a PDF statement listing every transaction, oldest first. A month not begun yet, or not YYYY-MM: 400. More than 100000 transactions in the month (10000 for a PDF): 422 `statement_too_large`. A PDF takes one of the CSV exports' slots: past them, 429 `rate_limited` with Retry-After.
+         * @description A transaction belongs to the month it was posted in (UTC). `opening_balance` is the settled balance at the month's first instant; the totals are signed as they move the wallet (purchases and top-ups negative); `closing_balance` = opening + the five totals, the settled balance at the next month's first instant (now, for the month under way). With `Accept: application/pdf` (preferred over application/json) the same month as a PDF statement listing every transaction, oldest first. A month not begun yet, or not YYYY-MM: 400. More than 100000 transactions in the month (10000 for a PDF): 422 `statement_too_large`. A PDF takes one of the CSV exports' slots: past them, 429 `rate_limited` with Retry-After. The operator's downloads of a partner's statement have slots of their own: they never take the partner's.
          */
         get: operations["getMonthlyStatement"];
         put?: never;
@@ -769,7 +769,7 @@ export interface paths {
         };
         /**
          * A month of a partner's wallet (JSON or PDF)
-         * @description A transaction belongs to the month it was posted in (UTC). `opening_balance` is the settled balance at the month's first instant; the totals are signed as they move the wallet (purchases and top-ups negative); `closing_balance` = opening + the five totals, the settled balance at the next month's first instant (now, for the month under way). With `Accept: application/pdf` (preferred over application/json) the same month as a PDF statement listing every transaction, oldest first. A month not begun yet, or not YYYY-MM: 400. More than 100000 transactions in the month (10000 for a PDF): 422 `statement_too_large`. A PDF takes one of the CSV exports' slots: past them, 429 `rate_limited` with Retry-After.
+         * @description A transaction belongs to the month it was posted in (UTC). `opening_balance` is the settled balance at the month's first instant; the totals are signed as they move the wallet (purchases and top-ups negative); `closing_balance` = opening + the five totals, the settled balance at the next month's first instant (now, for the month under way). With `Accept: application/pdf` (preferred over application/json) the same month as a PDF statement listing every transaction, oldest first. A month not begun yet, or not YYYY-MM: 400. More than 100000 transactions in the month (10000 for a PDF): 422 `statement_too_large`. A PDF takes one of the CSV exports' slots: past them, 429 `rate_limited` with Retry-After. The operator's downloads of a partner's statement have slots of their own: they never take the partner's.
          */
         get: operations["adminGetMonthlyStatement"];
         put?: never;
