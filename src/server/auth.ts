@@ -43,6 +43,11 @@ type CacheEntry = {
 export type AuthenticatorOptions = {
   /** Failed API keys per client address (failure-budget.ts says when a valid key can be refused by it). */
   failures: FailureBudget;
+  /**
+   * How long a key found valid is trusted without a query (default CACHE_TTL_MS, 5 s). Only tests
+   * set it: a long one proves a revocation or standing notice, not the TTL, dropped a key.
+   */
+  cache_ttl_ms?: number;
 };
 
 /** The client as the authenticator sees it: its headers, its address and the method (read or write). */
@@ -52,6 +57,7 @@ export class Authenticator {
   readonly #db: Kysely<Database>;
   readonly #app_env: AppEnv;
   readonly #failures: FailureBudget;
+  readonly #cache_ttl_ms: number;
   /**
    * Keys that authenticated here, and only those: an unknown key is never cached, so a flood of
    * made-up keys cannot push real keys out. An entry past its TTL stays until evicted, marking the
@@ -68,6 +74,7 @@ export class Authenticator {
     this.#db = db;
     this.#app_env = app_env;
     this.#failures = options.failures;
+    this.#cache_ttl_ms = options.cache_ttl_ms ?? CACHE_TTL_MS;
   }
 
   start(): void {
@@ -208,7 +215,7 @@ export class Authenticator {
     const entry: CacheEntry = {
       partner: { partner_id: record.partner_id, key_id: record.key_id },
       restrictions: keyRestrictions(record.scope, record.allowed_ips, record.suspended),
-      expires_at_ms: now + CACHE_TTL_MS,
+      expires_at_ms: now + this.#cache_ttl_ms,
     };
     // A revocation noticed since the read may be this key's: answer this request (it read the key
     // before the revocation committed) but do not cache what may now be stale.
