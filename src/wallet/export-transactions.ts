@@ -7,6 +7,7 @@ import type { ServerResponse } from "node:http";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { walletStatementPageOldestFirst, walletStatementSize } from "../ledger/accounts.ts";
+import { dayWindow } from "../shared/day-range.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { KeyedSlots } from "../shared/keyed-slots.ts";
 import { majorUnits } from "../shared/major-units.ts";
@@ -16,7 +17,6 @@ import {
   type StatementLine,
   type StatementRange,
   statementPage,
-  statementWindow,
 } from "./list-transactions.ts";
 
 export const MAX_CSV_ROWS = 100_000;
@@ -128,7 +128,7 @@ export async function statementTransactions(
   db: Kysely<Database>,
   input: StatementRange & { partner_id: string },
 ): Promise<AsyncGenerator<StatementLine[]>> {
-  const window = statementWindow(input);
+  const window = dayWindow(input);
   const wallet = await partnerWallet(db, input.partner_id);
   const query = { account_id: wallet.account_id, ...window };
   // The export is the statement as of its newest row now: later postings are not in it (each row's
