@@ -47,6 +47,8 @@ export const updatePartnerRoute = endpoint({
     operationId: "adminUpdatePartner",
     summary: "Rename, suspend or reactivate a partner",
     description:
+      "`reason` is required with `status: suspended` (without it: 400 `invalid_request`, nothing changed); the " +
+      "schema lists it as optional only because a rename or a reactivation may go without one. " +
       "Audited (`partner.updated`, `partner.suspended`, `partner.reactivated`) with the reason; a PATCH that changes " +
       "nothing answers the partner as it is and writes no audit entry.",
     tags: ["Operator"],

@@ -661,7 +661,7 @@ export interface paths {
         head?: never;
         /**
          * Rename, suspend or reactivate a partner
-         * @description Audited (`partner.updated`, `partner.suspended`, `partner.reactivated`) with the reason; a PATCH that changes nothing answers the partner as it is and writes no audit entry.
+         * @description `reason` is required with `status: suspended` (without it: 400 `invalid_request`, nothing changed); the schema lists it as optional only because a rename or a reactivation may go without one. Audited (`partner.updated`, `partner.suspended`, `partner.reactivated`) with the reason; a PATCH that changes nothing answers the partner as it is and writes no audit entry.
          */
         patch: operations["adminUpdatePartner"];
         trace?: never;
