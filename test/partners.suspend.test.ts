@@ -1,12 +1,16 @@
 // The operator's partners (issue 32) over real HTTP and PostgreSQL: the list (search by name or id,
 // status filter, pages), one partner, rename, suspend and reactivate. A suspended partner's API
 // keys may read and every write answers 403 partner_suspended, changing nothing; its console's
-// people see why on every page and their forms are refused, but for their own account's and
-// signing out. Every change is audited once with its reason; a PATCH that changes nothing is not.
+// people see why on every page and their forms are refused, but for their own account's,
+// signing out and those that only take access away (revoking a key, disabling a person, deleting a
+// webhook endpoint). Every change is audited once with its reason; a PATCH that changes nothing is not.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { Authenticator } from "../src/server/auth.ts";
+import { FailureBudget, LookupLane } from "../src/server/failure-budget.ts";
+import type { ApiError } from "../src/shared/errors.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
@@ -17,7 +21,10 @@ import { startSimulatorProcess } from "./support/simulator.ts";
 const database = await createTestDatabase({ catalog: true });
 const simulator = await startSimulatorProcess({ databaseUrl: database.url, stopAfterTests: true });
 const carrier = new HttpCarrier({ base_url: simulator.url, api_key: simulator.apiKey, timeout_ms: 5_000 });
-const t = await createTestApp({ carrier_timeout_ms: 5_000 }, { database, carrier });
+const t = await createTestApp(
+  { carrier_timeout_ms: 5_000, webhook_allow_private_networks: true },
+  { database, carrier },
+);
 const base = await t.app.listen({ port: 0, host: "127.0.0.1" });
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
@@ -224,20 +231,39 @@ test("the operator suspends a partner: its next write is refused, reads still wo
 
 test("a suspension made in another process reaches this one's key cache by NOTIFY, without waiting for its TTL", async () => {
   const { listenForInvalidations } = await import("../src/db/invalidations.ts");
+  // A key cache that trusts a key for an hour: only the notice can drop the key within this test.
+  const authenticator = new Authenticator(t.db, "sandbox", {
+    failures: new FailureBudget(1_000, "API keys", new LookupLane(2, 64)),
+    cache_ttl_ms: 3_600_000,
+  });
   const listener = await listenForInvalidations(database.url, {
-    partner_status_changed: (partner_id) => t.authenticator.onPartnerStatusChanged(partner_id),
+    partner_status_changed: (partner_id) => authenticator.onPartnerStatusChanged(partner_id),
   });
   try {
     const partner = await t.createPartner("Notified Travel", 0);
-    assert.equal((await newCart(partner.api_key)).statusCode, 201, "cached as active");
+    const write = {
+      headers: { authorization: `Bearer ${partner.api_key}` },
+      ip: "192.0.2.1",
+      method: "POST",
+      routeOptions: { url: "/v1/orders/cart" },
+    } as never;
+    assert.equal(
+      (await authenticator.authenticate(write)).partner_id,
+      partner.partner_id,
+      "cached as active",
+    );
     const answer = await patch(partner.partner_id, { status: "suspended", reason: "fraud review" });
     assert.equal(answer.statusCode, 200);
-    let refused = false;
-    for (let i = 0; i < 100 && !refused; i++) {
-      refused = (await newCart(partner.api_key)).statusCode === 403;
-      if (!refused) await new Promise((resolve) => setTimeout(resolve, 20));
+    let refusal: string | null = null;
+    for (let i = 0; i < 400 && refusal === null; i++) {
+      await authenticator.authenticate(write).then(
+        () => new Promise((resolve) => setTimeout(resolve, 25)),
+        (error: ApiError) => {
+          refusal = error.code;
+        },
+      );
     }
-    assert.ok(refused, "the notice dropped the cached key well within its 5 s TTL");
+    assert.equal(refusal, "partner_suspended", "the notice dropped the key, cached for an hour");
   } finally {
     await listener.close();
   }
@@ -279,6 +305,85 @@ test("a suspended partner's console shows why on every page and refuses its form
   assert.equal(keysAfter.rows[0]!.n, keysBefore.rows[0]!.n, "no key was issued");
   const signOut = await post("/console/sign-out", {});
   assert.equal(signOut.status, 303, "signing out still works");
+});
+
+test("a suspended partner may still take access away: revoke a key, disable a person, delete a webhook endpoint; nothing else", async () => {
+  const partner = await t.createPartner("Compromised Travel", 0);
+  const owner = await addPerson(t.database.pool, {
+    realm: "partner",
+    role: "owner",
+    partner_id: partner.partner_id,
+  });
+  const member = await addPerson(t.database.pool, {
+    realm: "partner",
+    role: "viewer",
+    partner_id: partner.partner_id,
+  });
+  const cookie = `console_partner=${await signInCookie(base, owner)}`;
+  const hooks = [];
+  for (const name of ["api", "console"]) {
+    const made = await t.app.inject({
+      method: "POST",
+      url: "/v1/webhook-endpoints",
+      headers: t.auth(partner.api_key),
+      payload: { url: `http://127.0.0.1:9/${name}` },
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    hooks.push(made.json().endpoint_id as string);
+  }
+  await setStatus(partner.partner_id, "suspended", "credentials leaked");
+
+  // The API: deleting an endpoint works; changing one is still refused.
+  const changed = await t.app.inject({
+    method: "PATCH",
+    url: `/v1/webhook-endpoints/${hooks[0]}`,
+    headers: t.auth(partner.api_key),
+    payload: { description: "still mine" },
+  });
+  assert.equal(changed.json().code, "partner_suspended");
+  const deleted = await t.app.inject({
+    method: "DELETE",
+    url: `/v1/webhook-endpoints/${hooks[0]}`,
+    headers: t.auth(partner.api_key),
+  });
+  assert.equal(deleted.statusCode, 204, deleted.body);
+
+  const page = await (await fetch(`${base}/console/team`, { headers: { cookie } })).text();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page)?.[1];
+  assert.ok(csrf);
+  const post = (path: string, fields: Record<string, string> = {}) =>
+    fetch(`${base}${path}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: base, cookie },
+      body: new URLSearchParams({ _csrf: csrf, ...fields }).toString(),
+    });
+  const userStatus = async () =>
+    (
+      await t.db
+        .selectFrom("users")
+        .select("status")
+        .where("user_id", "=", member.user_id)
+        .executeTakeFirstOrThrow()
+    ).status;
+
+  assert.equal((await post(`/console/team/${member.user_id}/status`, { status: "disabled" })).status, 303);
+  assert.equal(await userStatus(), "disabled", "the person was disabled");
+  const enable = await post(`/console/team/${member.user_id}/status`, { status: "active" });
+  assert.equal(enable.status, 403, "enabling a person gives access: refused");
+  assert.match(await enable.text(), /suspended/);
+  assert.equal(await userStatus(), "disabled", "still disabled");
+
+  assert.equal((await post(`/console/webhooks/${hooks[1]}/delete`)).status, 303);
+  const endpoints = await sql<{ n: number }>`
+    select count(*)::int as n from webhook_endpoints where partner_id = ${partner.partner_id}`.execute(t.db);
+  assert.equal(endpoints.rows[0]!.n, 0, "both endpoints are gone: nothing more is sent");
+
+  assert.equal((await post("/console/keys", { name: "new" })).status, 403, "issuing a key stays refused");
+  assert.equal((await post(`/console/keys/${partner.key_id}/revoke`)).status, 303);
+  const key = await sql<{ revoked: boolean }>`
+    select revoked_at is not null as revoked from api_keys where key_id = ${partner.key_id}`.execute(t.db);
+  assert.equal(key.rows[0]!.revoked, true, "the key is revoked");
 });
 
 test("suspending while 20 purchases run: each is done (200) or refused (403), never a 500, and the ledger balances", async () => {

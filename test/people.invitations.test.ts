@@ -391,3 +391,41 @@ test("a team invites again someone whose invitation lapsed: a new link, the old 
   assert.notEqual(again.body.user_id, first.body.user_id);
   assert.equal(again.body.role, "finance");
 });
+
+test("an invitation to a suspended partner's team is refused with a page saying why, and works again once it is reactivated", async () => {
+  const partner = await t.createPartner("Suspended Invite Travel");
+  const before = smtp.messages.length;
+  const created = await invite(partner.partner_id, { email: "new@suspended-invite.test", role: "viewer" });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const link = await linkMailedTo("new@suspended-invite.test", before);
+  const standing = async (status: string, reason?: string) => {
+    const answer = await fetch(`${base}/admin/partners/${partner.partner_id}`, {
+      method: "PATCH",
+      headers: admin,
+      body: JSON.stringify({ status, ...(reason ? { reason } : {}) }),
+    });
+    assert.equal(answer.status, 200);
+  };
+  await standing("suspended", "chargebacks under review");
+  const fields = { name: "New Person", password: TEST_PASSWORD, confirm: TEST_PASSWORD };
+
+  const opened = await fetch(link);
+  assert.equal(opened.status, 403);
+  assert.match(await opened.text(), /suspended this team&#39;s account|suspended this team's account/);
+  const joined = await fetch(link, form(fields));
+  assert.equal(joined.status, 403);
+  assert.match(await joined.text(), /no one can join it until it is reactivated/);
+  const user = async () =>
+    (
+      await sql<{
+        status: string;
+      }>`select status from users where user_id = ${String(created.body.user_id)}`.execute(t.db)
+    ).rows[0]!.status;
+  assert.equal(await user(), "invited", "nobody joined");
+  assert.equal(await auditCount("user.invitation_accepted", String(created.body.user_id)), 0);
+
+  await standing("active");
+  const later = await fetch(link, form(fields));
+  assert.equal(later.status, 303, "the invitation stayed valid");
+  assert.equal(await user(), "active");
+});

@@ -180,6 +180,33 @@ test("a partner's second export waits for its first (the console's download too)
   assert.deepEqual(csvRows(await download.text()), await expectedRows(first));
 });
 
+test("the operator's PDF download of a partner's statement never takes the partner's own export slot", async () => {
+  const partner = await partnerWithStatement("Watched by the operator", 2);
+  const month = new Date().toISOString().slice(0, 7);
+  const operatorPdf = () =>
+    fetch(`${base}/admin/partners/${partner.partner_id}/wallet/statements/${month}`, {
+      headers: { authorization: `Bearer ${app.ctx.config.admin_token}`, accept: "application/pdf" },
+    });
+  const unlock = await lockStatements();
+  let running: Promise<Response>[] = [];
+  try {
+    running = [operatorPdf()];
+    await until(async () => (await exportsWaiting()) === 1, "the operator's download running");
+    const operatorAgain = await operatorPdf();
+    assert.equal(operatorAgain.status, 429, "the operator's downloads have their bound too");
+    running.push(exportOf(partner));
+    await until(async () => (await exportsWaiting()) === 2, "the partner's own export running beside it");
+  } finally {
+    await unlock();
+  }
+  const [pdf, csv] = await Promise.all(running);
+  assert.equal(pdf!.status, 200);
+  assert.equal(pdf!.headers.get("content-type"), "application/pdf");
+  assert.ok((await pdf!.arrayBuffer()).byteLength > 0);
+  assert.equal(csv!.status, 200, "the partner's export was not refused");
+  assert.deepEqual(csvRows(await csv!.text()), await expectedRows(partner));
+});
+
 /** Locks api_keys until the returned function is called: a key never seen here waits in its lookup. */
 async function lockApiKeys(): Promise<() => Promise<void>> {
   const client = new pg.Client({ connectionString: database.url });

@@ -2,38 +2,21 @@
 // Every value shown comes from the database or the command line, so control characters are
 // replaced: a partner named with terminal escape sequences must not repaint the operator's screen.
 
+import { majorUnits } from "../shared/major-units.ts";
 import type { MoneyBody } from "../shared/schemas.ts";
 
 export type Money = MoneyBody;
 
 /** A cell longer than this is cut with an ellipsis so one long value cannot wreck a table. */
 const MAX_CELL_CHARS = 120;
-const fractionDigitsCache = new Map<string, number>();
 
 export function money(amount_minor: number, currency: string): Money {
   return { amount_minor, currency };
 }
 
-/** The currency's minor-unit exponent (USD 2, JPY 0, KWD 3), from ICU's ISO 4217 data. */
-function fractionDigits(currency: string): number {
-  let digits = fractionDigitsCache.get(currency);
-  if (digits === undefined) {
-    digits = new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions()
-      .maximumFractionDigits as number;
-    fractionDigitsCache.set(currency, digits);
-  }
-  return digits;
-}
-
 /** 1250 USD -> "12.50 USD". Integer arithmetic only: a float never touches the amount. */
 export function formatMoney(amount_minor: number, currency: string): string {
-  const digits = fractionDigits(currency);
-  const sign = amount_minor < 0 ? "-" : "";
-  const absolute = Math.abs(amount_minor);
-  if (digits === 0) return `${sign}${absolute} ${currency}`;
-  const unit = 10 ** digits;
-  const fraction = String(absolute % unit).padStart(digits, "0");
-  return `${sign}${Math.floor(absolute / unit)}.${fraction} ${currency}`;
+  return `${majorUnits(amount_minor, currency)} ${currency}`;
 }
 
 /** RFC 3339 UTC without milliseconds, as the API speaks (`2026-11-22T10:00:00Z`); null -> null. */

@@ -1,4 +1,5 @@
 // How the console writes money, instants and statuses for people.
+import { minorUnitDigits } from "../shared/major-units.ts";
 import { type Html, html } from "./html.ts";
 
 type Money = { amount_minor: number; currency: string };
@@ -14,13 +15,8 @@ function currencyFormat(currency: string): Intl.NumberFormat {
   return format;
 }
 
-/** The currency's minor unit digits (2 for USD, 0 for JPY), as Intl knows them. */
-export function minorDigits(currency: string): number {
-  return currencyFormat(currency).resolvedOptions().maximumFractionDigits ?? 2;
-}
-
 export function formatMoney(money: Money): string {
-  return currencyFormat(money.currency).format(money.amount_minor / 10 ** minorDigits(money.currency));
+  return currencyFormat(money.currency).format(money.amount_minor / 10 ** minorUnitDigits(money.currency));
 }
 
 /**
@@ -28,7 +24,7 @@ export function formatMoney(money: Money): string {
  * it is not a positive amount with at most the currency's minor digits.
  */
 export function parseAmount(text: string, currency: string): number | null {
-  const digits = minorDigits(currency);
+  const digits = minorUnitDigits(currency);
   const match = /^(\d{1,12})(?:\.(\d+))?$/.exec(text.trim().replaceAll(",", ""));
   if (!match || (match[2] ?? "").length > digits) return null;
   const minor = Number(match[1]) * 10 ** digits + Number((match[2] ?? "").padEnd(digits, "0") || "0");

@@ -24,7 +24,8 @@ function suspendedBanner(shell: Shell): Html | string {
   return html`<div class="notice error" role="alert" data-testid="suspended-banner"><strong>Your account is suspended
     by the operator</strong> since ${shell.suspended.since.toISOString().slice(0, 16).replace("T", " ")} UTC:
     ${shell.suspended.reason}. You can look at everything, but nothing can be changed (orders, keys, webhooks,
-    the team) until the operator reactivates it; your own sign-in settings still work.</div>`;
+    the team) until the operator reactivates it, but for revoking keys, disabling people and deleting webhook
+    endpoints; your own sign-in settings still work.</div>`;
 }
 
 /** Each entry with the permission its page takes (permissions.ts): a role sees only what it may open. */

@@ -1,7 +1,8 @@
 // The pages of people's one-time links (issue 31), outside the areas' session check: accepting an
 // invitation (a name and a password, then signed in) and resetting a forgotten password (asking for
 // a link, then choosing a new password). A link works once: a used, expired or unknown one gets a
-// 410 page that says which. Asking for a reset answers the same whatever the email.
+// 410 page that says which; an invitation to a suspended partner's team, a 403 page (issue 32).
+// Asking for a reset answers the same whatever the email.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { MAX_PASSWORD_LENGTH } from "../people/passwords.ts";
 import { sendLinkEmail } from "../people/people-email.ts";
@@ -26,7 +27,15 @@ const REFUSALS: Record<LinkRefusal, string> = {
   unknown: "This link is not valid. Check that it was copied whole, or ask for a new one.",
   expired: "This link has expired. Ask for a new one.",
   used: "This link was already used: a link works once. Sign in, or ask for a new one.",
+  partner_suspended:
+    "The operator suspended this team's account: no one can join it until it is reactivated. The invitation " +
+    "still works after that, until it expires. Nothing was changed.",
 };
+
+/** 410 Gone for a link that will never work; 403 for one refused only while the partner is suspended. */
+function refusalStatus(refusal: LinkRefusal): number {
+  return refusal === "partner_suspended" ? 403 : 410;
+}
 
 function send(reply: FastifyReply, status: number, body: string): FastifyReply {
   return reply.code(status).type("text/html; charset=utf-8").send(body);
@@ -116,7 +125,8 @@ const FOREIGN_FORM = "Use this console's own page. Nothing was changed.";
 function invitationPages(scope: App, ctx: AppContext, area: Realm, path: string): void {
   scope.get(`${path}/:token`, async (request, reply) => {
     const state = await linkState(ctx.db, "invitation", area, tokenOf(request));
-    if ("refused" in state) return send(reply, 410, refusedPage(area, "Invitation", state.refused));
+    if ("refused" in state)
+      return send(reply, refusalStatus(state.refused), refusedPage(area, "Invitation", state.refused));
     return send(reply, 200, invitationForm(area, tokenOf(request), state.user.email, null));
   });
   scope.post(`${path}/:token`, async (request, reply) => {
@@ -136,7 +146,7 @@ function invitationPages(scope: App, ctx: AppContext, area: Realm, path: string)
       return seeOther(reply, await beginSession(request, reply, ctx, user, "password"));
     } catch (error) {
       if (error instanceof LinkRefused)
-        return send(reply, 410, refusedPage(area, "Invitation", error.refusal));
+        return send(reply, refusalStatus(error.refusal), refusedPage(area, "Invitation", error.refusal));
       if (error instanceof ApiError && error.code === "invalid_request")
         return send(
           reply,

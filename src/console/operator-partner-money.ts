@@ -11,6 +11,7 @@ import { findPartner } from "../partners/list-partners.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import { actorOf } from "../shared/http-types.ts";
+import { minorUnitDigits } from "../shared/major-units.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { MAX_REASON_LENGTH } from "../shared/schemas.ts";
 import { AdjustmentBody } from "../wallet/adjust-wallet.route.ts";
@@ -21,7 +22,7 @@ import { sendMonthlyPdf } from "../wallet/get-monthly-statement.route.ts";
 import { renderWallet } from "../wallet/get-wallet.route.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
 import { monthlyStatement } from "../wallet/monthly-statement.ts";
-import { formatMoney, minorDigits, parseAmount } from "./format.ts";
+import { formatMoney, parseAmount } from "./format.ts";
 import { type Html, html } from "./html.ts";
 import { csrfField, notice, page } from "./layout.ts";
 import { monthlyTotals, monthOf, monthPicker } from "./monthly-statement-panel.ts";
@@ -32,7 +33,7 @@ import { allows, operatorShell } from "./shells.ts";
 const MAX_OVERRIDE_LINES = 1_000;
 
 function amountStep(currency: string): string {
-  return minorDigits(currency) === 0 ? "1" : `0.${"0".repeat(minorDigits(currency) - 1)}1`;
+  return minorUnitDigits(currency) === 0 ? "1" : `0.${"0".repeat(minorUnitDigits(currency) - 1)}1`;
 }
 
 /**
@@ -164,7 +165,7 @@ export const operatorMoneyPages: ConsolePages = (scope, ctx) => {
     const { partner_id } = request.params as { partner_id: string };
     if (!(await findPartner(ctx.db, partner_id)))
       throw new ApiError("partner_not_found", `No partner ${partner_id}.`);
-    return sendMonthlyPdf(ctx, reply, { partner_id, month: monthOf(request) });
+    return sendMonthlyPdf(ctx, reply, { partner_id, month: monthOf(request), by: "operator" });
   });
   scope.post("/partners/:partner_id/adjustments", async (request, reply) => {
     const { partner_id } = request.params as { partner_id: string };

@@ -111,7 +111,7 @@ export const partnerWalletPages: ConsolePages = (scope, ctx) => {
     reply.type("text/html; charset=utf-8").send(await monthlyPage(request, ctx)),
   );
   scope.get("/wallet/statement.pdf", readsQuery("month"), async (request, reply) =>
-    sendMonthlyPdf(ctx, reply, { partner_id: partnerOf(request), month: monthOf(request) }),
+    sendMonthlyPdf(ctx, reply, { partner_id: partnerOf(request), month: monthOf(request), by: "partner" }),
   );
   scope.get("/wallet", readsQuery("from", "to", "cursor"), async (request, reply) =>
     reply.type("text/html; charset=utf-8").send(await walletPage(request, ctx)),

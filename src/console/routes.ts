@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { partnerSuspended } from "../partners/list-partners.ts";
+import { suspensionExemption } from "../partners/suspension-exemptions.ts";
 import { warmDecoy } from "../people/passwords.ts";
 import { csrfToken, csrfTokenMatches, findSession, type SessionKind } from "../people/sessions.ts";
 import type { AppContext } from "../shared/context.ts";
@@ -195,10 +196,11 @@ function requireSession(ctx: AppContext, kind: SessionKind, budget: KeyBudget) {
       return sendPage(reply, 403, refusal(request, ctx, ERROR_CODES.forbidden.title, detail));
     }
     if (session.partner_id !== null && (await suspendedChange(ctx, request, session.partner_id))) {
-      const detail =
-        "The operator suspended your account: you can look at everything, but nothing can be changed until it is " +
-        "reactivated. Nothing was changed.";
-      return sendPage(reply, 403, refusal(request, ctx, ERROR_CODES.partner_suspended.title, detail));
+      return sendPage(
+        reply,
+        403,
+        refusal(request, ctx, ERROR_CODES.partner_suspended.title, SUSPENDED_DETAIL),
+      );
     }
   };
 }
@@ -206,7 +208,9 @@ function requireSession(ctx: AppContext, kind: SessionKind, budget: KeyBudget) {
 /**
  * A change a suspended partner's people may not make (issue 32): every form but those of their own
  * account (a second factor, a passkey) and signing out (the `signed_in` rows of permissions.ts), so
- * a suspended team's people can still secure and leave their accounts. Reads cost no query here.
+ * a suspended team's people can still secure and leave their accounts, and those that only take
+ * access away (partners/suspension-exemptions.ts). A form whose direction its body tells (disabling
+ * a person, not enabling one) is checked once read, by refuseSuspendedForm. Reads cost no query here.
  */
 async function suspendedChange(
   ctx: AppContext,
@@ -216,7 +220,23 @@ async function suspendedChange(
   if (request.method === "GET" || request.method === "HEAD") return false;
   const url = request.routeOptions.url;
   if (url === undefined || routePermission("partner", request.method, url) === "signed_in") return false;
+  if (suspensionExemption(request.method, url) !== undefined) return false;
   return partnerSuspended(ctx.db, partner_id);
+}
+
+const SUSPENDED_DETAIL =
+  "The operator suspended your account: you can look at everything, but nothing can be changed until it is " +
+  "reactivated, except revoking keys, disabling people and deleting webhook endpoints. Nothing was changed.";
+
+/** After the CSRF check: a form exempt only in one direction (suspension-exemptions.ts) going the other. */
+function refuseSuspendedForm(ctx: AppContext) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const exemption = suspensionExemption(request.method, request.routeOptions.url);
+    if (typeof exemption !== "function" || exemption(formOf(request))) return;
+    const session = knownSession(request);
+    if (session?.partner_id == null || !(await partnerSuspended(ctx.db, session.partner_id))) return;
+    return sendPage(reply, 403, refusal(request, ctx, ERROR_CODES.partner_suspended.title, SUSPENDED_DETAIL));
+  };
 }
 
 /** The pages a session that owes a second factor may open: giving it, enrolling one, signing out. */
@@ -337,6 +357,7 @@ export async function consoleRoutes(
         partner.addHook("onRoute", (route) => assertRouteHasPermission("partner", route.method, route.url));
         partner.addHook("onRequest", requireSession(ctx, "partner", budget));
         partner.addHook("preValidation", requireCsrf(ctx));
+        partner.addHook("preValidation", refuseSuspendedForm(ctx));
         for (const pages of PARTNER_PAGES) pages(partner as App, ctx, failures);
       });
       await scope.register(

@@ -18,7 +18,8 @@ export const AdminPartner = Type.Object(
     status: Type.Union([Type.Literal("active"), Type.Literal("suspended")], {
       description:
         "`suspended`: the partner's API keys and console people may read, and every write answers 403 " +
-        "`partner_suspended`; orders already pending still finish.",
+        "`partner_suspended` but those that only take access away (deleting a webhook endpoint, revoking a key, " +
+        "disabling a person); orders already pending still finish.",
     }),
     suspended_reason: Type.Union([Type.String(), Type.Null()], {
       description: "The operator's reason, shown on the partner's console; null while active.",

@@ -7,11 +7,13 @@
 // string comparison; an allowlisted key's is one BlockList.check (which makes a SocketAddress of
 // the request's address: a small allocation, on those keys' requests only).
 // A suspended partner's keys (issue 32) carry the same kind of restriction: they may read, and any
-// write is refused (403 partner_suspended). The partner's standing is read with the key and cached
+// write is refused (403 partner_suspended) but those that only take access away
+// (suspension-exemptions.ts: deleting a webhook endpoint). The partner's standing is read with the key and cached
 // with it; a change of standing NOTIFYs every process, which drops the partner's keys at once.
 import { BlockList } from "node:net";
 import { ApiError } from "../shared/errors.ts";
 import type { KeyScope } from "./key-access.ts";
+import { suspensionExemption } from "./suspension-exemptions.ts";
 
 export type KeyRestrictions = {
   read_only: boolean;
@@ -48,14 +50,21 @@ export type KeyRefusal = "ip_not_allowed" | "insufficient_scope" | "partner_susp
  * Why this request may not use the key, or null. The address first: a stranger holding a stolen
  * key learns nothing about it (not even its scope). `ip` is request.ip, TRUSTED_PROXIES applied;
  * an IPv4 client on an IPv6 listener (`::ffff:a.b.c.d`) matches the IPv4 CIDRs (BlockList does).
+ * `url` is the matched route as registered (request.routeOptions.url; undefined when none matched).
  */
-export function keyRefusal(restrictions: KeyRestrictions, method: string, ip: string): KeyRefusal | null {
+export function keyRefusal(
+  restrictions: KeyRestrictions,
+  method: string,
+  url: string | undefined,
+  ip: string,
+): KeyRefusal | null {
   if (restrictions.allowed !== null && !restrictions.allowed.check(ip, ip.includes(":") ? "ipv6" : "ipv4")) {
     return "ip_not_allowed";
   }
   const write = method !== "GET" && method !== "HEAD" && method !== "OPTIONS";
   if (restrictions.read_only && write) return "insufficient_scope";
-  if (restrictions.suspended && write) return "partner_suspended";
+  if (restrictions.suspended && write && suspensionExemption(method, url) !== true)
+    return "partner_suspended";
   return null;
 }
 

@@ -26,7 +26,8 @@ export const UpdatePartnerBody = Type.Object(
       Type.Union([Type.Literal("active"), Type.Literal("suspended")], {
         description:
           "`suspended`: every write of the partner's keys and console people answers 403 `partner_suspended` " +
-          "(reads still work; orders already pending still finish). `active` reactivates it.",
+          "but those that only take access away (deleting a webhook endpoint; in the console also revoking a key " +
+          "and disabling a person); reads still work; orders already pending still finish. `active` reactivates it.",
       }),
     ),
     reason: Type.Optional(
@@ -46,6 +47,8 @@ export const updatePartnerRoute = endpoint({
     operationId: "adminUpdatePartner",
     summary: "Rename, suspend or reactivate a partner",
     description:
+      "`reason` is required with `status: suspended` (without it: 400 `invalid_request`, nothing changed); the " +
+      "schema lists it as optional only because a rename or a reactivation may go without one. " +
       "Audited (`partner.updated`, `partner.suspended`, `partner.reactivated`) with the reason; a PATCH that changes " +
       "nothing answers the partner as it is and writes no audit entry.",
     tags: ["Operator"],

@@ -5,6 +5,7 @@
 import type { Kysely } from "kysely";
 import { recordAudit } from "../audit/record-audit.ts";
 import type { Database } from "../db/schema.ts";
+import { partnerSuspended } from "../partners/list-partners.ts";
 import { ApiError } from "../shared/errors.ts";
 import { hasControlCharacters } from "./invite-user.ts";
 import { isLinkToken, linkTokenHash } from "./one-time-links.ts";
@@ -24,8 +25,12 @@ import {
 
 const MAX_NAME_LENGTH = 200;
 
-/** Why a link cannot be used (shown as is): null when it can. */
-export type LinkRefusal = "unknown" | "expired" | "used";
+/**
+ * Why a link cannot be used (shown as is): null when it can. `partner_suspended`: an invitation to a
+ * suspended partner's team (issue 32), refused while it is suspended and left unused, so it works
+ * again on reactivation until it expires.
+ */
+export type LinkRefusal = "unknown" | "expired" | "used" | "partner_suspended";
 
 /** A link's state without using it (the page that asks for the password). */
 export async function linkState(
@@ -44,6 +49,8 @@ export async function linkState(
     if (!user || user.realm !== realm) return { refused: "unknown" as const };
     if (kind === "invitation" ? user.status !== "invited" : user.status !== "active")
       return { refused: "used" as const };
+    if (kind === "invitation" && (await joinsSuspendedTeam(tx, user)))
+      return { refused: "partner_suspended" as const };
     return { user };
   });
 }
@@ -87,6 +94,10 @@ async function useLink<T>(
   });
 }
 
+async function joinsSuspendedTeam(tx: Kysely<Database>, user: UserRow): Promise<boolean> {
+  return user.partner_id !== null && (await partnerSuspended(tx, user.partner_id));
+}
+
 /** The invited person chooses a name and a password: active, audited; the caller starts the session. */
 export async function acceptInvitation(
   db: Kysely<Database>,
@@ -96,6 +107,8 @@ export async function acceptInvitation(
   if (name.length === 0 || name.length > MAX_NAME_LENGTH || hasControlCharacters(name))
     throw new ApiError("invalid_request", `Give your name (1 to ${MAX_NAME_LENGTH} characters).`);
   return useLink(db, "invitation", input.realm, input.token, async (tx, user) => {
+    // A suspended team takes no one new: a new person is new access (the rollback keeps the link).
+    if (await joinsSuspendedTeam(tx, user)) throw new LinkRefused("partner_suspended");
     checkedPassword(input.password, input.confirm, { ...user, name });
     if (!(await activateUser(tx, user.user_id, await hashPassword(input.password))))
       throw new LinkRefused("used");

@@ -43,15 +43,21 @@ type CacheEntry = {
 export type AuthenticatorOptions = {
   /** Failed API keys per client address (failure-budget.ts says when a valid key can be refused by it). */
   failures: FailureBudget;
+  /**
+   * How long a key found valid is trusted without a query (default CACHE_TTL_MS, 5 s). Only tests
+   * set it: a long one proves a revocation or standing notice, not the TTL, dropped a key.
+   */
+  cache_ttl_ms?: number;
 };
 
 /** The client as the authenticator sees it: its headers, its address and the method (read or write). */
-export type AuthRequest = Pick<FastifyRequest, "headers" | "ip" | "method">;
+export type AuthRequest = Pick<FastifyRequest, "headers" | "ip" | "method" | "routeOptions">;
 
 export class Authenticator {
   readonly #db: Kysely<Database>;
   readonly #app_env: AppEnv;
   readonly #failures: FailureBudget;
+  readonly #cache_ttl_ms: number;
   /**
    * Keys that authenticated here, and only those: an unknown key is never cached, so a flood of
    * made-up keys cannot push real keys out. An entry past its TTL stays until evicted, marking the
@@ -68,6 +74,7 @@ export class Authenticator {
     this.#db = db;
     this.#app_env = app_env;
     this.#failures = options.failures;
+    this.#cache_ttl_ms = options.cache_ttl_ms ?? CACHE_TTL_MS;
   }
 
   start(): void {
@@ -139,7 +146,7 @@ export class Authenticator {
     if (cached === undefined || cached.expires_at_ms <= Date.now()) return null;
     if (
       cached.restrictions !== null &&
-      keyRefusal(cached.restrictions, request.method, request.ip) !== null
+      keyRefusal(cached.restrictions, request.method, request.routeOptions.url, request.ip) !== null
     ) {
       return null;
     }
@@ -173,7 +180,7 @@ export class Authenticator {
     // A valid key used where it may not be: 403, outside the failure budget (nothing was guessed),
     // before the rate limit (a stolen key used from elsewhere spends none of the partner's tokens).
     if (key.restrictions !== null) {
-      const refusal = keyRefusal(key.restrictions, request.method, request.ip);
+      const refusal = keyRefusal(key.restrictions, request.method, request.routeOptions.url, request.ip);
       if (refusal !== null) throw keyRefusalError(refusal, request.ip);
     }
     this.#used.add(key.partner.key_id);
@@ -208,7 +215,7 @@ export class Authenticator {
     const entry: CacheEntry = {
       partner: { partner_id: record.partner_id, key_id: record.key_id },
       restrictions: keyRestrictions(record.scope, record.allowed_ips, record.suspended),
-      expires_at_ms: now + CACHE_TTL_MS,
+      expires_at_ms: now + this.#cache_ttl_ms,
     };
     // A revocation noticed since the read may be this key's: answer this request (it read the key
     // before the revocation committed) but do not cache what may now be stale.

@@ -1,6 +1,6 @@
-// `from` and `to` query dates of a list (orders, eSIMs): UTC days, both ends included, as the
-// wallet's statement reads them (wallet/list-transactions.ts statementWindow), so that one date
-// range means the same rows on every list.
+// `from` and `to` query dates of a list (orders, eSIMs, the wallet's statement and its CSV): UTC
+// days, both ends included, read here for all of them, so that one date range means the same rows
+// on every list.
 import { Type } from "typebox";
 import { ApiError } from "./errors.ts";
 

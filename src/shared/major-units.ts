@@ -1,6 +1,7 @@
-// Money in a currency's major unit as text (`-3.50` USD, `-350` JPY, `-3.500` KWD), for files people
-// read (the statement's CSV and PDF). The exponent is the currency's ISO 4217 minor unit as ICU
-// knows it; the digits come from the integer, never from float division.
+// Money in a currency's major unit as text (`-3.50` USD, `-350` JPY, `-3.500` KWD), for what people
+// read (the statement's CSV and PDF, the CLI's output; the console's amount forms take the
+// exponent). The exponent is the currency's ISO 4217 minor unit as ICU knows it; the digits come
+// from the integer, never from float division. The one place the exponent is worked out.
 
 const digitsCache = new Map<string, number>();
 

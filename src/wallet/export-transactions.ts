@@ -7,6 +7,7 @@ import type { ServerResponse } from "node:http";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { walletStatementPageOldestFirst, walletStatementSize } from "../ledger/accounts.ts";
+import { dayWindow } from "../shared/day-range.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { KeyedSlots } from "../shared/keyed-slots.ts";
 import { majorUnits } from "../shared/major-units.ts";
@@ -16,7 +17,6 @@ import {
   type StatementLine,
   type StatementRange,
   statementPage,
-  statementWindow,
 } from "./list-transactions.ts";
 
 export const MAX_CSV_ROWS = 100_000;
@@ -82,6 +82,13 @@ export function transactionLine(t: StatementLine): string {
 }
 
 /**
+ * Whose download it is. The operator's downloads of a partner's statement have their own slot key,
+ * so the operator never takes the partner's slot (its own export would answer 429 meanwhile); both
+ * still count against the process's cap, which protects the database.
+ */
+export type ExportedBy = "partner" | "operator";
+
+/**
  * A slot for one CSV export of the partner's statement (API or console), taken before its first
  * query and given back when `response` closes (sent, failed or dropped by the client). A client that
  * hung up before the handler ran (while its key was looked up) closed the response already, and a
@@ -91,8 +98,13 @@ export function transactionLine(t: StatementLine): string {
  * reads tenfold. Over CSV_EXPORTS_PER_PARTNER or CSV_EXPORTS_PER_PROCESS: 429 `rate_limited` with
  * Retry-After at once, nothing read (a wait would hold the request, and its client, for nothing).
  */
-export function exportSlot(slots: KeyedSlots, partner_id: string, response: ServerResponse): void {
-  const release = slots.take(partner_id);
+export function exportSlot(
+  slots: KeyedSlots,
+  partner_id: string,
+  response: ServerResponse,
+  by: ExportedBy = "partner",
+): void {
+  const release = slots.take(by === "operator" ? `operator:${partner_id}` : partner_id);
   if (release === null) {
     throw new ApiError(
       "rate_limited",
@@ -116,7 +128,7 @@ export async function statementTransactions(
   db: Kysely<Database>,
   input: StatementRange & { partner_id: string },
 ): Promise<AsyncGenerator<StatementLine[]>> {
-  const window = statementWindow(input);
+  const window = dayWindow(input);
   const wallet = await partnerWallet(db, input.partner_id);
   const query = { account_id: wallet.account_id, ...window };
   // The export is the statement as of its newest row now: later postings are not in it (each row's

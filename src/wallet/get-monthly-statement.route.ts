@@ -15,7 +15,7 @@ import {
   PARTNER_SECURITY,
   PrefixedId,
 } from "../shared/schemas.ts";
-import { exportSlot } from "./export-transactions.ts";
+import { type ExportedBy, exportSlot } from "./export-transactions.ts";
 import { MONTH_PATTERN, MonthlyStatement, monthlyStatement } from "./monthly-statement.ts";
 import { statementPdf } from "./statement-pdf.ts";
 
@@ -28,7 +28,8 @@ const DESCRIPTION =
   "for the month under way). With `Accept: application/pdf` (preferred over application/json) the same month " +
   "as a PDF statement listing every transaction, oldest first. A month not begun yet, or not YYYY-MM: 400. " +
   "More than 100000 transactions in the month (10000 for a PDF): 422 `statement_too_large`. A PDF takes one of the CSV exports' slots: " +
-  "past them, 429 `rate_limited` with Retry-After.";
+  "past them, 429 `rate_limited` with Retry-After. The operator's downloads of a partner's statement have slots of " +
+  "their own: they never take the partner's.";
 
 const responses = {
   200: {
@@ -43,14 +44,14 @@ const responses = {
 /**
  * The month as a PDF download (the API with Accept: application/pdf, and both consoles' download
  * links). A PDF reads and draws a whole month: it takes one of the statement exports' slots, as a
- * CSV does, given back when the response closes.
+ * CSV does, given back when the response closes; the operator's, a slot of its own (`by`).
  */
 export async function sendMonthlyPdf(
   ctx: AppContext,
   reply: FastifyReply,
-  input: { partner_id: string; month: string },
+  input: { partner_id: string; month: string; by: ExportedBy },
 ): Promise<FastifyReply> {
-  exportSlot(ctx.csv_exports, input.partner_id, reply.raw);
+  exportSlot(ctx.csv_exports, input.partner_id, reply.raw, input.by);
   const { statement, transactions } = await monthlyStatement(ctx.db, { ...input, with_rows: true });
   const partner = await findPartner(ctx.db, input.partner_id);
   if (!partner) throw new ApiError("partner_not_found", `No partner ${input.partner_id}.`);
@@ -64,7 +65,7 @@ export async function sendMonthlyPdf(
 async function answer(
   ctx: AppContext,
   reply: FastifyReply,
-  input: { partner_id: string; month: string; accept: string | undefined },
+  input: { partner_id: string; month: string; accept: string | undefined; by: ExportedBy },
 ): Promise<FastifyReply> {
   reply.header("vary", "Accept");
   if (prefersOverJson(input.accept, "application/pdf")) return sendMonthlyPdf(ctx, reply, input);
@@ -98,6 +99,7 @@ export const getMonthlyStatementRoute = endpoint({
       partner_id: request.partner!.partner_id,
       month: request.params.month,
       accept: request.headers.accept,
+      by: "partner",
     }),
 });
 
@@ -127,5 +129,6 @@ export const adminMonthlyStatementRoute = endpoint({
       partner_id: request.params.partner_id,
       month: request.params.month,
       accept: request.headers.accept,
+      by: "operator",
     }),
 });

@@ -12,6 +12,7 @@ import {
   walletStatementPage,
 } from "../ledger/accounts.ts";
 import { type OrderStatementFacts, orderStatementFacts } from "../orders/order-totals.ts";
+import { type DayRange, dayWindow } from "../shared/day-range.ts";
 import { ApiError } from "../shared/errors.ts";
 import { Money, money } from "../shared/schemas.ts";
 
@@ -62,27 +63,11 @@ export const TransactionPage = Type.Object(
 );
 export type TransactionPage = Static<typeof TransactionPage>;
 
-export type StatementRange = { from: string | null; to: string | null };
+/** `from` and `to` are UTC days, both included, read as every list reads them (shared/day-range.ts). */
+export type StatementRange = DayRange;
 
 function invalid(field: string, message: string): ApiError {
   return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, message }] });
-}
-
-function dayStart(field: string, date: string): Date {
-  const parsed = new Date(`${date}T00:00:00Z`);
-  if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== date) {
-    throw invalid(field, "is not a calendar date (YYYY-MM-DD)");
-  }
-  return parsed;
-}
-
-/** `from` and `to` are UTC days, both included: [from 00:00, the day after to 00:00). */
-export function statementWindow(range: StatementRange): { from: Date | null; until: Date | null } {
-  const from = range.from === null ? null : dayStart("from", range.from);
-  const to = range.to === null ? null : dayStart("to", range.to);
-  if (from && to && from > to) throw invalid("from", "is after to");
-  const until = to === null ? null : new Date(to.getTime() + 86_400_000);
-  return { from, until };
 }
 
 // The cursor is the posted_seq of the last row on the page, wrapped so clients treat it as opaque.
@@ -167,7 +152,7 @@ export async function listTransactions(
   if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > MAX_PAGE_SIZE) {
     throw new Error(`listTransactions: limit ${input.limit} outside 1-${MAX_PAGE_SIZE}`);
   }
-  const window = statementWindow(input);
+  const window = dayWindow(input);
   const before_seq = input.cursor === null ? null : decodeCursor(input.cursor);
   const wallet = await partnerWallet(db, input.partner_id);
   const { rows, next_seq } = await statementPage(db, {

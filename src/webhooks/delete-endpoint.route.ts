@@ -14,6 +14,8 @@ export const deleteEndpointRoute = endpoint({
     summary: "Delete a webhook endpoint",
     tags: ["Webhooks"],
     security: PARTNER_SECURITY,
+    description:
+      "Allowed while the partner is suspended (it only takes access away: no more traveller data is sent there).",
     params: EndpointParams,
     response: {
       204: Type.Null({ description: "Deleted." }),
@@ -21,7 +23,6 @@ export const deleteEndpointRoute = endpoint({
         "unauthorized",
         "wrong_environment",
         "insufficient_scope",
-        "partner_suspended",
         "ip_not_allowed",
         "webhook_endpoint_not_found",
       ),

@@ -303,7 +303,8 @@ export async function executePlan(
 /**
  * A fuzzed PATCH that suspended a partner is undone at once: the world's partners stay active, so
  * their writes keep reaching the code behind them (a request in the moment before the notice
- * lands may still answer 403 partner_suspended, which every write documents).
+ * lands may still answer 403 partner_suspended, which every write it refuses documents: all but
+ * those that only take access away, src/partners/suspension-exemptions.ts).
  */
 async function reactivateSuspended(
   env: FuzzEnvironment,

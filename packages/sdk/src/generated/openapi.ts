@@ -387,7 +387,7 @@ export interface paths {
         };
         /**
          * A month of your wallet: opening and closing balance and totals (JSON or PDF)
-         * @description A transaction belongs to the month it was posted in (UTC). `opening_balance` is the settled balance at the month's first instant; the totals are signed as they move the wallet (purchases and top-ups negative); `closing_balance` = opening + the five totals, the settled balance at the next month's first instant (now, for the month under way). With `Accept: application/pdf` (preferred over application/json) the same month as a PDF statement listing every transaction, oldest first. A month not begun yet, or not YYYY-MM: 400. More than 100000 transactions in the month (10000 for a PDF): 422 `statement_too_large`. A PDF takes one of the CSV exports' slots: past them, 429 `rate_limited` with Retry-After.
+         * @description A transaction belongs to the month it was posted in (UTC). `opening_balance` is the settled balance at the month's first instant; the totals are signed as they move the wallet (purchases and top-ups negative); `closing_balance` = opening + the five totals, the settled balance at the next month's first instant (now, for the month under way). With `Accept: application/pdf` (preferred over application/json) the same month as a PDF statement listing every transaction, oldest first. A month not begun yet, or not YYYY-MM: 400. More than 100000 transactions in the month (10000 for a PDF): 422 `statement_too_large`. A PDF takes one of the CSV exports' slots: past them, 429 `rate_limited` with Retry-After. The operator's downloads of a partner's statement have slots of their own: they never take the partner's.
          */
         get: operations["getMonthlyStatement"];
         put?: never;
@@ -470,7 +470,10 @@ export interface paths {
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint */
+        /**
+         * Delete a webhook endpoint
+         * @description Allowed while the partner is suspended (it only takes access away: no more traveller data is sent there).
+         */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
@@ -658,7 +661,7 @@ export interface paths {
         head?: never;
         /**
          * Rename, suspend or reactivate a partner
-         * @description Audited (`partner.updated`, `partner.suspended`, `partner.reactivated`) with the reason; a PATCH that changes nothing answers the partner as it is and writes no audit entry.
+         * @description `reason` is required with `status: suspended` (without it: 400 `invalid_request`, nothing changed); the schema lists it as optional only because a rename or a reactivation may go without one. Audited (`partner.updated`, `partner.suspended`, `partner.reactivated`) with the reason; a PATCH that changes nothing answers the partner as it is and writes no audit entry.
          */
         patch: operations["adminUpdatePartner"];
         trace?: never;
@@ -766,7 +769,7 @@ export interface paths {
         };
         /**
          * A month of a partner's wallet (JSON or PDF)
-         * @description A transaction belongs to the month it was posted in (UTC). `opening_balance` is the settled balance at the month's first instant; the totals are signed as they move the wallet (purchases and top-ups negative); `closing_balance` = opening + the five totals, the settled balance at the next month's first instant (now, for the month under way). With `Accept: application/pdf` (preferred over application/json) the same month as a PDF statement listing every transaction, oldest first. A month not begun yet, or not YYYY-MM: 400. More than 100000 transactions in the month (10000 for a PDF): 422 `statement_too_large`. A PDF takes one of the CSV exports' slots: past them, 429 `rate_limited` with Retry-After.
+         * @description A transaction belongs to the month it was posted in (UTC). `opening_balance` is the settled balance at the month's first instant; the totals are signed as they move the wallet (purchases and top-ups negative); `closing_balance` = opening + the five totals, the settled balance at the next month's first instant (now, for the month under way). With `Accept: application/pdf` (preferred over application/json) the same month as a PDF statement listing every transaction, oldest first. A month not begun yet, or not YYYY-MM: 400. More than 100000 transactions in the month (10000 for a PDF): 422 `statement_too_large`. A PDF takes one of the CSV exports' slots: past them, 429 `rate_limited` with Retry-After. The operator's downloads of a partner's statement have slots of their own: they never take the partner's.
          */
         get: operations["adminGetMonthlyStatement"];
         put?: never;
@@ -8769,7 +8772,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Problem details. Codes: `insufficient_scope`, `partner_suspended`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            /** @description Problem details. Codes: `insufficient_scope`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11371,7 +11374,7 @@ export interface operations {
                         data: {
                             partner_id: string;
                             name: string;
-                            /** @description `suspended`: the partner's API keys and console people may read, and every write answers 403 `partner_suspended`; orders already pending still finish. */
+                            /** @description `suspended`: the partner's API keys and console people may read, and every write answers 403 `partner_suspended` but those that only take access away (deleting a webhook endpoint, revoking a key, disabling a person); orders already pending still finish. */
                             status: "active" | "suspended";
                             /** @description The operator's reason, shown on the partner's console; null while active. */
                             suspended_reason: string | null;
@@ -11917,7 +11920,7 @@ export interface operations {
                     "application/json": {
                         partner_id: string;
                         name: string;
-                        /** @description `suspended`: the partner's API keys and console people may read, and every write answers 403 `partner_suspended`; orders already pending still finish. */
+                        /** @description `suspended`: the partner's API keys and console people may read, and every write answers 403 `partner_suspended` but those that only take access away (deleting a webhook endpoint, revoking a key, disabling a person); orders already pending still finish. */
                         status: "active" | "suspended";
                         /** @description The operator's reason, shown on the partner's console; null while active. */
                         suspended_reason: string | null;
@@ -12189,7 +12192,7 @@ export interface operations {
                 "application/json": {
                     /** @description The new name, trimmed: 1 to 200 characters. */
                     name?: string;
-                    /** @description `suspended`: every write of the partner's keys and console people answers 403 `partner_suspended` (reads still work; orders already pending still finish). `active` reactivates it. */
+                    /** @description `suspended`: every write of the partner's keys and console people answers 403 `partner_suspended` but those that only take access away (deleting a webhook endpoint; in the console also revoking a key and disabling a person); reads still work; orders already pending still finish. `active` reactivates it. */
                     status?: "active" | "suspended";
                     /** @description Why: required to suspend (the partner's console shows it), optional to reactivate; goes with `status`. Suspending a suspended partner with a new reason replaces the reason. One line, 1 to 500 characters once trimmed. */
                     reason?: string;
@@ -12206,7 +12209,7 @@ export interface operations {
                     "application/json": {
                         partner_id: string;
                         name: string;
-                        /** @description `suspended`: the partner's API keys and console people may read, and every write answers 403 `partner_suspended`; orders already pending still finish. */
+                        /** @description `suspended`: the partner's API keys and console people may read, and every write answers 403 `partner_suspended` but those that only take access away (deleting a webhook endpoint, revoking a key, disabling a person); orders already pending still finish. */
                         status: "active" | "suspended";
                         /** @description The operator's reason, shown on the partner's console; null while active. */
                         suspended_reason: string | null;
