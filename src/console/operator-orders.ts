@@ -52,7 +52,8 @@ async function partnerOrdersPage(
         limit: PARTNER_PAGE_SIZE,
         cursor,
       }),
-    null,
+    // The operator's page of the order (operator-order.ts): settle or refund it from there.
+    (order_id) => `/console/admin/orders/${order_id}`,
   );
   const shell = operatorShell(request, ctx, "/console/admin");
   return page(

@@ -37,7 +37,7 @@ export async function searchPage(
   request: FastifyRequest,
   action: string,
   list: (search: Search<OrderStatus>, cursor: string | null) => Promise<OrderPage>,
-  detail: ((order_id: string) => string) | null,
+  detail: (order_id: string) => string,
 ): Promise<Html> {
   const search = readSearch(request, ORDER_STATUSES);
   const cursor = queryValue(request, "cursor");
