@@ -10,6 +10,7 @@ import { refundOrder } from "../refunds/refund-order.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../shared/errors.ts";
 import { actorOf } from "../shared/http-types.ts";
+import { ORDER_ID } from "../shared/ids.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
 import { finishTopUp } from "../topups/finish-topup.ts";
@@ -20,7 +21,6 @@ import type { ConsolePages } from "./pages.ts";
 import { formOf, queryValue, seeOther } from "./request.ts";
 import { operatorShell } from "./shells.ts";
 
-const ORDER_ID = /^ord_[A-Za-z0-9_-]{16,64}$/;
 const MAX_REASON_LENGTH = 500;
 const TEXT = new RegExp(NO_CONTROL_CHARACTERS);
 

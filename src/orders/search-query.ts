@@ -4,12 +4,11 @@
 import { Type } from "typebox";
 import { isValidIccid } from "../carrier/luhn.ts";
 import { ApiError } from "../shared/errors.ts";
+import { ORDER_ID } from "../shared/ids.ts";
 import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
 
 /** The longest `q`: an email address's limit (RFC 5321), longer than any id, ICCID or name prefix. */
 export const MAX_SEARCH_LENGTH = 254;
-/** An order id as newId("order") makes them; a little looser so that an older id still matches. */
-const ORDER_ID = /^ord_[A-Za-z0-9_-]{16,64}$/;
 /** The schemas' rule for text that reaches the database (a console form skips the schema). */
 const WITHOUT_CONTROL_CHARACTERS = new RegExp(NO_CONTROL_CHARACTERS);
 /**
