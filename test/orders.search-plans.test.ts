@@ -7,8 +7,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type RawBuilder, sql } from "kysely";
 import { esimPageStatement } from "../src/esims/esims.sql.ts";
+import { listOrders } from "../src/orders/list-orders.ts";
 import { orderPageStatement } from "../src/orders/orders.sql.ts";
-import { classifySearch } from "../src/orders/search-query.ts";
+import { classifySearch, MAX_ROWS_EXAMINED } from "../src/orders/search-query.ts";
+import { dayWindow } from "../src/shared/day-range.ts";
 import { createTestApp } from "./support/app.ts";
 import { removeSeededOrders, seedOrders } from "./support/order-rows.ts";
 
@@ -21,7 +23,13 @@ await seedOrders(app.db, { partner_id: other.partner_id, partner_no: 2, tag: "ot
 await sql`analyze orders`.execute(app.db);
 await sql`analyze esims`.execute(app.db);
 
-type PlanNode = { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; Plans?: PlanNode[] };
+type PlanNode = {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  "Sort Key"?: string[];
+  Plans?: PlanNode[];
+};
 
 function nodesOf(plan: PlanNode): PlanNode[] {
   return [plan, ...(plan.Plans ?? []).flatMap(nodesOf)];
@@ -30,6 +38,7 @@ function nodesOf(plan: PlanNode): PlanNode[] {
 function literal(value: unknown): string {
   if (typeof value === "number") return String(value);
   if (typeof value === "string") return `'${value.replaceAll("'", "''")}'`;
+  if (value instanceof Date) return `'${value.toISOString()}'::timestamptz`;
   throw new Error(`no literal for ${typeof value}`);
 }
 
@@ -153,6 +162,135 @@ for (const generic of [false, true]) {
     });
   }
 }
+
+/** A UTC day before every seeded order (they span the last ROWS minutes). */
+const BEFORE_ALL = new Date(Date.now() - (ROWS + 3 * 24 * 60) * 60_000).toISOString().slice(0, 10);
+
+/**
+ * Filters no index narrows, each of which alone would walk the partner's whole index if it found
+ * few rows or none: no refunded top-up exists (seeded top-ups are every fifth order, refunds every
+ * twentieth second), and no order is older than BEFORE_ALL.
+ */
+const UNINDEXED_CASES: Array<[string, Partial<Parameters<typeof orderPageStatement>[0]>]> = [
+  ["to a day before every order", { window: dayWindow({ from: null, to: BEFORE_ALL }) }],
+  ["from a day, to a day", { window: dayWindow({ from: BEFORE_ALL, to: BEFORE_ALL }) }],
+  ["type topup and status refunded", { type: "topup", status: "refunded" }],
+  ["a one-letter prefix", { search: classifySearch("s") }],
+  ["a two-letter prefix and a status", { search: classifySearch("q1"), status: "failed" }],
+];
+
+for (const generic of [false, true]) {
+  const which = generic ? "the generic plan" : "the plan for the values";
+  for (const [kind, filters] of UNINDEXED_CASES) {
+    test(`orders by ${kind}: ${which} reads at most ${MAX_ROWS_EXAMINED} rows of the partner's newest-first index`, async () => {
+      const nodes = await planOf(orderPageStatement({ ...page, ...filters }), generic);
+      assert.deepEqual(
+        nodes.map((node) => node["Node Type"]),
+        ["Limit", "Subquery Scan", "Limit", "WindowAgg", "Index Scan"],
+      );
+      assert.deepEqual(indexesOf(nodes), ["orders_partner_page_idx"]);
+    });
+  }
+  const ESIM_UNINDEXED: Array<[string, Partial<Parameters<typeof esimPageStatement>[0]>, string]> = [
+    [
+      "to a day before every eSIM",
+      { window: dayWindow({ from: null, to: BEFORE_ALL }) },
+      "esims_partner_page_idx",
+    ],
+    [
+      "a status and a day",
+      { status: "installed", window: dayWindow({ from: BEFORE_ALL, to: BEFORE_ALL }) },
+      "esims_partner_status_idx",
+    ],
+    ["a one-letter prefix", { search: classifySearch("M") }, "esims_partner_page_idx"],
+  ];
+  for (const [kind, filters, index] of ESIM_UNINDEXED) {
+    test(`eSIMs by ${kind}: ${which} reads at most ${MAX_ROWS_EXAMINED} rows of ${index}, no sequential scan`, async () => {
+      const nodes = await planOf(esimPageStatement({ ...page, status: null, ...filters }), generic);
+      assert.deepEqual(
+        nodes.filter((node) => node["Node Type"] === "Seq Scan").map((node) => node["Relation Name"]),
+        [],
+      );
+      // The one sort: of each eSIM's few bundles (json_agg), none of the rows examined.
+      assert.deepEqual(
+        nodes.flatMap((node) => (node["Node Type"] === "Sort" ? [node["Sort Key"]] : [])),
+        [['b."position"']],
+      );
+      const scan = nodes.findIndex((node) => node["Index Name"] === index);
+      assert.ok(scan > 0, `${index} in ${indexesOf(nodes)}`);
+      assert.equal(nodes[scan - 1]!["Node Type"], "WindowAgg");
+      assert.equal(nodes[scan - 2]!["Node Type"], "Limit");
+    });
+  }
+}
+
+/** What the statement's scans read when run: rows out of each index scan. */
+async function rowsRead(statement: RawBuilder<unknown>): Promise<Record<string, number>> {
+  const compiled = statement.compile(app.db);
+  const result = await app.db.executeQuery<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>({
+    ...compiled,
+    sql: `explain (analyze, format json) ${compiled.sql}`,
+  } as never);
+  const nodes = nodesOf(result.rows[0]!["QUERY PLAN"][0]!.Plan) as Array<
+    PlanNode & { "Actual Rows": number }
+  >;
+  return Object.fromEntries(
+    nodes.flatMap((node) => (node["Index Name"] ? [[node["Index Name"], node["Actual Rows"]]] : [])),
+  );
+}
+
+test(`a page that finds nothing examines ${MAX_ROWS_EXAMINED} orders, comes back empty with a cursor, and the pages end`, async () => {
+  assert.ok(ROWS > MAX_ROWS_EXAMINED);
+  assert.deepEqual(await rowsRead(orderPageStatement({ ...page, type: "topup", status: "refunded" })), {
+    orders_partner_page_idx: MAX_ROWS_EXAMINED,
+  });
+  for (const filters of [{ type: "topup" as const, status: "refunded" as const }, { to: BEFORE_ALL }]) {
+    const pages = [];
+    let cursor: string | null = null;
+    do {
+      const answer: Awaited<ReturnType<typeof listOrders>> = await listOrders(app.db, {
+        partner_id: shop.partner_id,
+        client_reference: null,
+        ...filters,
+        limit: 20,
+        cursor,
+      });
+      pages.push(answer.data.length);
+      cursor = answer.next_cursor;
+      assert.equal(answer.has_more, cursor !== null);
+    } while (cursor !== null && pages.length < 10);
+    assert.deepEqual(
+      pages,
+      [0, 0, 0],
+      `${JSON.stringify(filters)}: two capped pages, then the last ${ROWS - 2 * MAX_ROWS_EXAMINED} rows`,
+    );
+  }
+});
+
+test("a one-letter prefix pages newest first through the rows examined, each order once, as the unfiltered list", async () => {
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  for (let pages = 0; pages < 3; pages++) {
+    const answer: Awaited<ReturnType<typeof listOrders>> = await listOrders(app.db, {
+      partner_id: shop.partner_id,
+      client_reference: null,
+      q: "s",
+      limit: 100,
+      cursor,
+    });
+    assert.equal(answer.data.length, 100, "a common letter fills its pages");
+    seen.push(...answer.data.map((order) => order.orderID));
+    cursor = answer.next_cursor;
+  }
+  const expected = await sql<{ order_id: string }>`
+    select order_id from orders
+    where partner_id = ${shop.partner_id} and (lower(last_name) like 's%' or lower(client_reference) like 's%')
+    order by seq desc limit 300`.execute(app.db);
+  assert.deepEqual(
+    seen,
+    expected.rows.map((row) => row.order_id),
+  );
+});
 
 test("the searches' answers: the ICCID finds the eSIM's order and its top-up, the email its traveller's orders", async () => {
   const run = async (q: string) =>

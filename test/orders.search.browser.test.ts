@@ -143,6 +143,8 @@ test("the operator's support finds the traveller among one partner's orders, the
   await page.getByRole("button", { name: "Search" }).click();
   await page.waitForURL(/q=Mila.Novak%40Example.COM/);
   assert.deepEqual(await listedOrders(page), [mila], "this partner's order, not the rival's");
+  await page.getByRole("link", { name: mila, exact: true }).click();
+  await page.waitForURL(`${base}/console/admin/orders/${mila}`);
   await page.goto(`${base}/console/admin/partners/${partner.partner_id}/orders?status=refunded`);
   assert.deepEqual(await listedOrders(page), [refunded]);
   const unknown = await page.goto(`${base}/console/admin/partners/ptr_AAAAAAAAAAAAAAAAAAAAAA/orders`);

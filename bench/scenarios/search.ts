@@ -22,7 +22,16 @@ const OTHER_ORDERS = 100_000;
 /** Distinct values each run goes round. */
 const VALUES_PER_KIND = 1_000;
 
-type Kind = { label: string; name: string; values: string };
+/**
+ * A kind of search: `values`, an expression over the searched partner's orders giving each `q`; or
+ * `paths`, the filters without `q` that no index narrows (status, type, dates, a short prefix), each
+ * page examining at most MAX_ROWS_EXAMINED orders: the worst, a filter nothing matches.
+ */
+type Kind =
+  | { label: string; name: string; values: string }
+  | { label: string; name: string; paths: string[] };
+
+const LETTERS = [..."abcdefghijklmnopqrstuvwxyz"];
 
 /** The q values of each kind, drawn from the searched partner's rows spread over all its history. */
 const KINDS: Kind[] = [
@@ -35,6 +44,26 @@ const KINDS: Kind[] = [
     values: "left(lower(client_reference), length(client_reference) - 1)",
   },
   { label: "last-name", name: "rare last name prefix", values: "left(upper(last_name), 6)" },
+  {
+    label: "one-letter",
+    name: "one-letter prefix, each letter",
+    paths: LETTERS.map((letter) => `/v1/profile/orders?q=${letter}`),
+  },
+  {
+    label: "to-2001",
+    name: "to=2001-01-01 (no order matches)",
+    paths: ["/v1/profile/orders?to=2001-01-01"],
+  },
+  {
+    label: "topup-refunded",
+    name: "type=topup&status=refunded (no order matches)",
+    paths: ["/v1/profile/orders?type=topup&status=refunded"],
+  },
+  {
+    label: "status-failed",
+    name: "status=failed (1 order in 20)",
+    paths: ["/v1/profile/orders?status=failed"],
+  },
 ];
 
 async function load(ctx: Context): Promise<void> {
@@ -67,6 +96,7 @@ async function load(ctx: Context): Promise<void> {
 
 /** A file of paths, one per value of this kind, for search.lua, and its first path. */
 async function pathsFile(ctx: Context, kind: Kind): Promise<{ file: string; first: string }> {
+  if ("paths" in kind) return writePaths(ctx, kind.label, kind.paths);
   const partner_id = ctx.partners[0]!.partner_id;
   const filter =
     kind.label === "last-name"
@@ -80,7 +110,15 @@ async function pathsFile(ctx: Context, kind: Kind): Promise<{ file: string; firs
     where partner_id = ${partner_id} and seq % 101 = 0 ${filter}
     order by md5(seq::text) limit ${VALUES_PER_KIND}`.execute(createKysely<Database>(ctx.pool));
   const paths = rows.rows.map((row) => `/v1/profile/orders?q=${encodeURIComponent(row.q)}`);
-  const file = path.join(ctx.tmp, `search-${kind.label}.txt`);
+  return writePaths(ctx, kind.label, paths);
+}
+
+async function writePaths(
+  ctx: Context,
+  label: string,
+  paths: string[],
+): Promise<{ file: string; first: string }> {
+  const file = path.join(ctx.tmp, `search-${label}.txt`);
   await writeFile(file, `${paths.join("\n")}\n`);
   return { file, first: paths[0]! };
 }
@@ -91,11 +129,14 @@ export async function search(ctx: Context, discovery: ScenarioResult | null): Pr
   for (const kind of KINDS) {
     const { file, first: sample } = await pathsFile(ctx, kind);
     const answer = await requestBytes(ctx.service.url, sample, key);
-    const found =
+    const body =
       answer.status === 200
-        ? (JSON.parse(answer.body.toString("utf8")) as { data: unknown[] }).data.length
-        : -1;
-    if (found < 1) throw new Error(`search: ${sample} answered ${answer.status} with ${found} orders`);
+        ? (JSON.parse(answer.body.toString("utf8")) as { data: unknown[]; next_cursor: string | null })
+        : null;
+    const found = body === null ? -1 : body.data.length;
+    // A filter nothing matches answers an empty page with a cursor: the next MAX_ROWS_EXAMINED to examine.
+    if (body === null || (found < 1 && body.next_cursor === null))
+      throw new Error(`search: ${sample} answered ${answer.status} with ${found} orders`);
     const result = await measureWrk(ctx, {
       label: `search-${kind.label}`,
       name: `search by ${kind.name} (1M orders)`,
@@ -108,7 +149,7 @@ export async function search(ctx: Context, discovery: ScenarioResult | null): Pr
       counted_by_script: false,
     });
     result.notes.push(
-      `${VALUES_PER_KIND} different values, e.g. ${sample} (${found} orders on its first page)`,
+      `${"paths" in kind ? kind.paths.length : VALUES_PER_KIND} different values, e.g. ${sample} (${found} orders on its first page)`,
     );
     if (discovery) {
       result.notes.push(

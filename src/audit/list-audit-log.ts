@@ -4,6 +4,7 @@
 // by UTC days.
 import { type Static, Type } from "typebox";
 import type { Executor } from "../db/executor.ts";
+import { DATE_PATTERN } from "../shared/day-range.ts";
 import { ApiError } from "../shared/errors.ts";
 import { seqCursor } from "../shared/seq-cursor.ts";
 import { pageOfAuditEntries, type StoredAuditRow } from "./audit.sql.ts";
@@ -15,7 +16,6 @@ const cursor = seqCursor("al");
 
 /** An action's shape (`noun.verb_phrase`); an action nobody writes simply finds nothing. */
 export const ACTION_PATTERN = "^[a-z][a-z_]{0,39}\\.[a-z][a-z_]{0,39}$";
-const DATE_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 
 /** The query filters both routes share. */
 export const auditFilters = {

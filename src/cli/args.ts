@@ -1,10 +1,10 @@
 // Checks of command-line values, before anything touches the database. Each says what was expected,
 // because an operator typing at a terminal is the reader; each bounds its input.
 import { MAX_AMOUNT_MINOR } from "../ledger/accounts.ts";
+import { PARTNER_ID } from "../shared/ids.ts";
 import { CliError } from "./command.ts";
 
 // The shapes of src/shared/ids.ts (prefix + 22 base64url characters), with the admin API's slack.
-const PARTNER_ID = /^ptr_[A-Za-z0-9_-]{16,64}$/;
 const KEY_ID = /^key_[A-Za-z0-9_-]{16,64}$/;
 /** The admin API's rule for a credit reference: 1-128 printable ASCII characters, no spaces. */
 const REFERENCE = /^[\x21-\x7e]{1,128}$/;

@@ -5,6 +5,7 @@ import { listPendingOrders } from "../orders/order-totals.ts";
 import { orderOf } from "../orders/refunded-order.ts";
 import { type Settlement, SettlementRefused, settlePendingOrder } from "../orders/settle-pending-order.ts";
 import { refundStatus } from "../refunds/refund-status.ts";
+import { ORDER_ID } from "../shared/ids.ts";
 import { orderFinishers } from "../topups/order-finishers.ts";
 import { limit } from "./args.ts";
 import { withCarrier, withCarrierContext } from "./carrier.ts";
@@ -13,8 +14,6 @@ import { fields, table, timestamp } from "./output.ts";
 
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1_000;
-/** The shape of src/shared/ids.ts order ids, with the admin API's slack. */
-const ORDER_ID = /^ord_[A-Za-z0-9_-]{16,64}$/;
 
 function age(seconds: number): string {
   const hours = Math.floor(seconds / 3600);

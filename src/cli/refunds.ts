@@ -5,6 +5,7 @@
 import type { CancelVerdict } from "../carrier/carrier.ts";
 import { heldCancels } from "../carrier/es2plus/settle-cancel.ts";
 import { HeldRefundNotSettled, settleHeldRefund } from "../refunds/settle-held-refund.ts";
+import { ORDER_ID } from "../shared/ids.ts";
 import { limit } from "./args.ts";
 import { withCarrier, withCarrierContext } from "./carrier.ts";
 import { type CliContext, CliError, type Command, type CommandArgs, type CommandOutput } from "./command.ts";
@@ -12,7 +13,6 @@ import { fields, table, timestamp } from "./output.ts";
 
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1_000;
-const ORDER_ID = /^ord_[A-Za-z0-9_-]{16,64}$/;
 
 async function held(ctx: CliContext, max: number): Promise<CommandOutput> {
   const rows = await heldCancels(ctx.pool, max);

@@ -1,6 +1,8 @@
 // `wallet statement`: a partner's statement for a date range, the same rows as
 // GET /v1/profile/wallet/transactions (src/wallet/export-transactions.ts); --csv prints the CSV the
 // API sends with Accept: text/csv, byte for byte.
+
+import { DATE } from "../shared/day-range.ts";
 import {
   CSV_COLUMNS,
   csvLine,
@@ -15,7 +17,7 @@ import { formatMoney, table } from "./output.ts";
 type Range = { partner_id: string; from: string; to: string; csv: boolean };
 
 function date(name: string, value: string | undefined): string {
-  if (value === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+  if (value === undefined || !DATE.test(value)) {
     throw new CliError("invalid_argument", `--${name} YYYY-MM-DD is required (a UTC day, included)`);
   }
   return value;

@@ -9,6 +9,7 @@ import { refundOrder } from "../refunds/refund-order.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import { actorOf } from "../shared/http-types.ts";
+import { ORDER_ID } from "../shared/ids.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { checkOneLine, MAX_REASON_LENGTH } from "../shared/schemas.ts";
 import { orderFinishers } from "../topups/order-finishers.ts";
@@ -19,8 +20,6 @@ import type { ConsolePages } from "./pages.ts";
 import { refusalOf } from "./refund-refusal.ts";
 import { formOf, queryValue, seeOther } from "./request.ts";
 import { operatorShell } from "./shells.ts";
-
-const ORDER_ID = /^ord_[A-Za-z0-9_-]{16,64}$/;
 
 const FLASH: Record<string, string> = {
   settled: "The order is settled.",

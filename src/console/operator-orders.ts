@@ -8,6 +8,7 @@ import { listPendingOrders } from "../orders/order-totals.ts";
 import { findPartner } from "../partners/list-partners.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
+import { PARTNER_ID } from "../shared/ids.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { formatInstant } from "./format.ts";
 import { html } from "./html.ts";
@@ -15,7 +16,7 @@ import { page, scrollTable } from "./layout.ts";
 import { profileSections } from "./operator-profiles.ts";
 import { SEARCH_QUERY_NAMES } from "./order-search.ts";
 import type { ConsolePages } from "./pages.ts";
-import { searchPage } from "./partner-orders.ts";
+import { ordersSearchPage } from "./partner-orders.ts";
 import { queryValue } from "./request.ts";
 import { operatorShell } from "./shells.ts";
 
@@ -29,7 +30,6 @@ function age(seconds: number): string {
 }
 
 const PARTNER_PAGE_SIZE = 25;
-const PARTNER_ID = /^ptr_[A-Za-z0-9_-]{16,64}$/;
 
 /** One partner's orders with the partner's search (the operator API's use case, listPartnerOrders). */
 async function partnerOrdersPage(
@@ -41,7 +41,7 @@ async function partnerOrdersPage(
   // Asked before the search so that an unknown partner is the 404 page, whatever the search's values.
   const partner = await findPartner(ctx.db, partner_id);
   if (!partner) throw new ApiError("partner_not_found", `No partner ${partner_id}.`);
-  const body = await searchPage(
+  const body = await ordersSearchPage(
     request,
     action,
     (search, cursor) =>
@@ -52,7 +52,8 @@ async function partnerOrdersPage(
         limit: PARTNER_PAGE_SIZE,
         cursor,
       }),
-    null,
+    // The operator's page of the order (operator-order.ts): settle or refund it from there.
+    (order_id) => `/console/admin/orders/${order_id}`,
   );
   const shell = operatorShell(request, ctx, "/console/admin");
   return page(

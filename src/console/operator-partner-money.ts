@@ -11,6 +11,7 @@ import { findPartner } from "../partners/list-partners.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import { actorOf } from "../shared/http-types.ts";
+import { PARTNER_ID } from "../shared/ids.ts";
 import { minorUnitDigits } from "../shared/major-units.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { MAX_REASON_LENGTH } from "../shared/schemas.ts";
@@ -69,9 +70,7 @@ const MONEY_FLASH: Record<string, string> = {
 };
 
 async function moneyPage(request: FastifyRequest, ctx: AppContext, partner_id: string): Promise<string> {
-  const partner = /^ptr_[A-Za-z0-9_-]{16,64}$/.test(partner_id)
-    ? await findPartner(ctx.db, partner_id)
-    : null;
+  const partner = PARTNER_ID.test(partner_id) ? await findPartner(ctx.db, partner_id) : null;
   if (!partner) throw new ApiError("partner_not_found", `No partner ${partner_id}.`);
   const shell = operatorShell(request, ctx, "/console/admin");
   const month = monthOf(request);

@@ -19,6 +19,7 @@ import {
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import { actorOf } from "../shared/http-types.ts";
+import { PARTNER_ID } from "../shared/ids.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { renderWallet } from "../wallet/get-wallet.route.ts";
 import { getWalletBalance } from "../wallet/get-wallet-balance.ts";
@@ -32,7 +33,6 @@ import { checked, formOf, queryValue, seeOther } from "./request.ts";
 import { operatorShell } from "./shells.ts";
 import { partnerPeoplePanel } from "./team-pages.ts";
 
-const PARTNER_ID = /^ptr_[A-Za-z0-9_-]{16,64}$/;
 const LISTED_PARTNERS = 50;
 /** Recent orders shown on a partner's page; the rest are on its orders pages. */
 const RECENT_ORDERS = 10;

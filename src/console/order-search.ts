@@ -4,13 +4,15 @@
 // value (a q of control characters, from after to) is the use case's 400 shown beside the form.
 import type { FastifyRequest } from "fastify";
 import { MAX_SEARCH_LENGTH } from "../orders/search-query.ts";
+import { DATE } from "../shared/day-range.ts";
+import { ApiError } from "../shared/errors.ts";
 import { type Html, html } from "./html.ts";
+import { notice } from "./layout.ts";
 import { queryValue } from "./request.ts";
 
 export const ORDER_STATUSES = ["completed", "pending", "failed", "refunded"] as const;
 export const ORDER_TYPES = ["esim", "topup"] as const;
 const TYPE_LABELS: Record<(typeof ORDER_TYPES)[number], string> = { esim: "new eSIM", topup: "top-up" };
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /** The query names a search page reads (its readsQuery list, with `cursor`). */
 export const SEARCH_QUERY_NAMES = ["q", "status", "type", "from", "to", "cursor"] as const;
@@ -83,4 +85,49 @@ export function searchForm<Status extends string>(
       <div><label for="to">To (UTC day, included)</label><input id="to" name="to" type="date" value="${search.to ?? ""}"></div>
       <div class="submit"><button type="submit">Search</button></div>
     </div></form>`;
+}
+
+/** What a search page shows: the form's place and choices, the list's use case and its table. */
+export type SearchPage<Status extends string, Row> = {
+  action: string;
+  statuses: readonly Status[];
+  /** Whether the form offers the order type (the orders' lists do, the eSIMs' does not). */
+  types: boolean;
+  /** The pager's link to the next page ("Older orders"). */
+  older: string;
+  list: (
+    search: Search<Status>,
+    cursor: string | null,
+  ) => Promise<{ data: Row[]; next_cursor: string | null }>;
+  table: (rows: Row[]) => Html;
+};
+
+/**
+ * A page of a list under the search form, the filters kept in the pager's links. The use case's
+ * 400 (a bad q, from after to) is shown beside the form, the values kept for correcting. A page
+ * may be short, even empty, with a next page (a filter no index narrows examines a bounded number
+ * of rows a page): the pager offers it all the same.
+ */
+export async function searchPage<Status extends string, Row>(
+  request: FastifyRequest,
+  shown: SearchPage<Status, Row>,
+): Promise<Html> {
+  const search = readSearch(request, shown.statuses);
+  const cursor = queryValue(request, "cursor");
+  let rows: { data: Row[]; next_cursor: string | null } = { data: [], next_cursor: null };
+  let refused: string | null = null;
+  try {
+    rows = await shown.list(search, cursor);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== "invalid_request") throw error;
+    refused = error.message;
+  }
+  const first = searchQuery(search);
+  return html`${searchForm(shown.action, search, shown.statuses, shown.types)}
+    ${refused ? notice("error", refused) : shown.table(rows.data)}
+    <div class="pager">${cursor ? html`<a href="${shown.action}${first ? `?${first}` : ""}">First page</a>` : ""}${
+      rows.next_cursor
+        ? html`<a href="${shown.action}?${searchQuery(search, rows.next_cursor)}">${shown.older}</a>`
+        : ""
+    }</div>`;
 }

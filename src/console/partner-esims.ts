@@ -5,20 +5,19 @@ import type { FastifyRequest } from "fastify";
 import type { SimulatedEvent } from "../carrier/carrier.ts";
 import { createQrPngCache, esimQrPng, QR_DEFAULT_SIZE_PX } from "../esims/esim-qr-png.ts";
 import { type EsimBody, getEsim } from "../esims/get-esim.ts";
-import { type EsimPage, listEsims } from "../esims/list-esims.ts";
+import { listEsims } from "../esims/list-esims.ts";
 import type { BundleBody } from "../esims/render-esim.ts";
 import { simulateEsimEvent } from "../esims/simulate-esim.ts";
 import type { AppContext } from "../shared/context.ts";
-import { ApiError } from "../shared/errors.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { formatInstant, megabytes, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
-import { csrfField, notice, page, scrollTable } from "./layout.ts";
-import { readSearch, SEARCH_QUERY_NAMES, searchForm, searchQuery } from "./order-search.ts";
+import { csrfField, page, scrollTable } from "./layout.ts";
+import { SEARCH_QUERY_NAMES, searchPage } from "./order-search.ts";
 import type { ConsolePages } from "./pages.ts";
 import { installKit } from "./partner-orders.ts";
 import { topUpForm, topUpPages } from "./partner-topup.ts";
-import { formOf, partnerOf, queryValue, seeOther } from "./request.ts";
+import { formOf, partnerOf, seeOther } from "./request.ts";
 import { partnerShell } from "./shells.ts";
 
 const PAGE_SIZE = 25;
@@ -50,34 +49,24 @@ function esimsTable(esims: readonly EsimBody[]): Html {
 }
 
 async function listPage(request: FastifyRequest, ctx: AppContext): Promise<string> {
-  const search = readSearch(request, STATUSES);
-  const cursor = queryValue(request, "cursor");
-  let esims: EsimPage = { data: [], has_more: false, next_cursor: null };
-  let refused: string | null = null;
-  try {
-    esims = await listEsims(ctx.db, {
-      partner_id: partnerOf(request),
-      client_reference: null,
-      status: search.status,
-      q: search.q,
-      from: search.from,
-      to: search.to,
-      limit: PAGE_SIZE,
-      cursor,
-    });
-  } catch (error) {
-    // A bad q or from after to: the use case's 400, shown beside the form that made it.
-    if (!(error instanceof ApiError) || error.code !== "invalid_request") throw error;
-    refused = error.message;
-  }
-  const first = searchQuery(search);
-  const body = html`${searchForm("/console/esims", search, STATUSES, false)}
-    ${refused ? notice("error", refused) : esimsTable(esims.data)}
-    <div class="pager">${cursor ? html`<a href="/console/esims${first ? `?${first}` : ""}">First page</a>` : ""}${
-      esims.next_cursor
-        ? html`<a href="/console/esims?${searchQuery(search, esims.next_cursor)}">Older eSIMs</a>`
-        : ""
-    }</div>`;
+  const body = await searchPage(request, {
+    action: "/console/esims",
+    statuses: STATUSES,
+    types: false,
+    older: "Older eSIMs",
+    list: (search, cursor) =>
+      listEsims(ctx.db, {
+        partner_id: partnerOf(request),
+        client_reference: null,
+        status: search.status,
+        q: search.q,
+        from: search.from,
+        to: search.to,
+        limit: PAGE_SIZE,
+        cursor,
+      }),
+    table: esimsTable,
+  });
   return page("eSIMs", await partnerShell(request, ctx, "/console/esims"), body);
 }
 

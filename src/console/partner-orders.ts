@@ -6,18 +6,12 @@ import { listOrders, type OrderPage } from "../orders/list-orders.ts";
 import type { OrderBody } from "../orders/render-order.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
+import { ORDER_ID } from "../shared/ids.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { formatInstant, formatMoney, statusPill } from "./format.ts";
 import { type Html, html } from "./html.ts";
 import { notice, page } from "./layout.ts";
-import {
-  ORDER_STATUSES,
-  readSearch,
-  SEARCH_QUERY_NAMES,
-  type Search,
-  searchForm,
-  searchQuery,
-} from "./order-search.ts";
+import { ORDER_STATUSES, SEARCH_QUERY_NAMES, type Search, searchPage } from "./order-search.ts";
 import type { ConsolePages } from "./pages.ts";
 import { orderSupportPages, supportSections } from "./partner-order-support.ts";
 import { ordersTable } from "./partner-overview.ts";
@@ -26,42 +20,30 @@ import { partnerShell } from "./shells.ts";
 
 const PAGE_SIZE = 25;
 type OrderStatus = (typeof ORDER_STATUSES)[number];
-const ORDER_ID = /^ord_[A-Za-z0-9_-]{16,64}$/;
 
 /**
- * A page of orders under the search form, the filters kept in the pager's links. `list` is the
- * use case (the partner's own, or the operator's for one partner); its 400 (a bad q, from after
- * to) is shown beside the form, the values kept for correcting.
+ * A page of orders under the search form (order-search.ts). `list` is the use case (the partner's
+ * own, or the operator's for one partner); `detail` links each order to its page.
  */
-export async function searchPage(
+export function ordersSearchPage(
   request: FastifyRequest,
   action: string,
   list: (search: Search<OrderStatus>, cursor: string | null) => Promise<OrderPage>,
-  detail: ((order_id: string) => string) | null,
+  detail: (order_id: string) => string,
 ): Promise<Html> {
-  const search = readSearch(request, ORDER_STATUSES);
-  const cursor = queryValue(request, "cursor");
-  let orders: OrderPage = { data: [], has_more: false, next_cursor: null };
-  let refused: string | null = null;
-  try {
-    orders = await list(search, cursor);
-  } catch (error) {
-    if (!(error instanceof ApiError) || error.code !== "invalid_request") throw error;
-    refused = error.message;
-  }
-  const first = searchQuery(search);
-  return html`${searchForm(action, search, ORDER_STATUSES, true)}
-    ${refused ? notice("error", refused) : ordersTable(orders.data, "Orders", detail)}
-    <div class="pager">${cursor ? html`<a href="${action}${first ? `?${first}` : ""}">First page</a>` : ""}${
-      orders.next_cursor
-        ? html`<a href="${action}?${searchQuery(search, orders.next_cursor)}">Older orders</a>`
-        : ""
-    }</div>`;
+  return searchPage(request, {
+    action,
+    statuses: ORDER_STATUSES,
+    types: true,
+    older: "Older orders",
+    list,
+    table: (orders) => ordersTable(orders, "Orders", detail),
+  });
 }
 
 async function listPage(request: FastifyRequest, ctx: AppContext): Promise<string> {
   const partner_id = partnerOf(request);
-  const body = await searchPage(
+  const body = await ordersSearchPage(
     request,
     "/console/orders",
     (search, cursor) =>

@@ -18,13 +18,13 @@ import { partnerShell } from "./shells.ts";
 const RECENT_ORDERS = 5;
 
 /**
- * The orders as a table; `detail` links an order to its page (the operator's list has none). On a
+ * The orders as a table; `detail` links an order to its page (the partner's, or the operator's). On a
  * phone the secondary columns (`secondary`, console.css) are hidden so the table fits the screen.
  */
 export function ordersTable(
   orders: readonly OrderBody[],
   label: string,
-  detail: ((order_id: string) => string) | null = (order_id) => `/console/orders/${order_id}`,
+  detail: (order_id: string) => string = (order_id) => `/console/orders/${order_id}`,
 ): Html {
   if (orders.length === 0) return html`<div class="panel"><p>No orders.</p></div>`;
   return scrollTable(
@@ -35,7 +35,7 @@ export function ordersTable(
         <th scope="col" class="secondary">Created</th></tr></thead>
       <tbody>${orders.map(
         (o) => html`<tr>
-          <td>${detail ? html`<a class="mono" href="${detail(o.orderID)}">${o.orderID}</a>` : html`<span class="mono">${o.orderID}</span>`}</td>
+          <td><a class="mono" href="${detail(o.orderID)}">${o.orderID}</a></td>
           <td class="secondary">${o.type === "esim" ? "new eSIM" : "top-up"}</td>
           <td>${statusPill(o.status)}</td>
           <td class="secondary">${o.client_reference ?? "—"}</td>

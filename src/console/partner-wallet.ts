@@ -4,6 +4,7 @@
 import { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import type { AppContext } from "../shared/context.ts";
+import { DATE } from "../shared/day-range.ts";
 import { readsQuery } from "../shared/query-names.ts";
 import { exportSlot, exportTransactions } from "../wallet/export-transactions.ts";
 import { sendMonthlyPdf } from "../wallet/get-monthly-statement.route.ts";
@@ -20,7 +21,6 @@ import { partnerOf, queryValue } from "./request.ts";
 import { allows, partnerShell } from "./shells.ts";
 
 const PAGE_SIZE = 50;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 function range(request: FastifyRequest): { from: string | null; to: string | null } {
   const date = (name: string) => {

@@ -4,9 +4,9 @@
 import { CompiledQuery, type RawBuilder, sql } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Pool } from "../db/pool.ts";
-import { folded, startsWithLower } from "../db/prefix-match.ts";
 import type { BundleStatus, EsimStatus } from "../db/schema.ts";
-import type { SearchQuery } from "../orders/search-query.ts";
+import { joinedOrderConditions, onePartner, splitScan } from "../orders/page-conditions.ts";
+import { MAX_ROWS_EXAMINED, type SearchQuery, searchIsIndexed } from "../orders/search-query.ts";
 import type { TimeWindow } from "../shared/day-range.ts";
 import type { EsimState } from "./render-esim.ts";
 
@@ -67,29 +67,24 @@ export async function esimWithBundles(
 }
 
 /**
- * The search (search-query.ts) over the eSIM and the order that bought it: the ICCID and the order id
- * by the eSIM's own keys, the traveller's email and the prefixes through the orders indexes of
- * migration 0028 (o.partner_id named so that they apply). The plans: test/orders.search.test.ts.
+ * The conditions of the search and the exact `client_reference` on the eSIM and the order that
+ * bought it (`o`): the ICCID and the order id by the eSIM's own keys; the traveller's email, the
+ * prefixes and the reference as the orders domain reads them (joinedOrderConditions, through the
+ * orders indexes of migration 0028). The plans: test/orders.search-plans.test.ts.
  */
-function esimSearchCondition(search: SearchQuery, partner_id: string): RawBuilder<boolean> {
-  switch (search.kind) {
-    case "order_id":
-      return sql<boolean>`e.order_id = ${search.order_id}`;
-    case "iccid":
-      return sql<boolean>`e.iccid = ${search.iccid}`;
-    case "email":
-      return sql<boolean>`o.partner_id = ${partner_id} and ${folded(sql`o.email`)} = ${folded(sql`${search.email}::text`)}`;
-    case "prefix":
-      return sql<boolean>`o.partner_id = ${partner_id}
-        and ((o.client_reference is not null and ${startsWithLower(folded(sql`o.client_reference`), search.prefix, search.like)})
-          or ${startsWithLower(folded(sql`o.last_name`), search.prefix, search.like)})`;
-  }
-}
-
-/** The exact (case-sensitive) `client_reference` filter, through migration 0028's folded index. */
-function exactReference(partner_id: string, client_reference: string): RawBuilder<unknown> {
-  return sql`and o.partner_id = ${partner_id} and ${folded(sql`o.client_reference`)} = ${folded(sql`${client_reference}::text`)}
-    and o.client_reference = ${client_reference}`;
+function esimConditions(input: EsimPageQuery): RawBuilder<unknown>[] {
+  const search = input.search ?? null;
+  const parts: RawBuilder<unknown>[] = [];
+  if (search?.kind === "order_id") parts.push(sql`e.order_id = ${search.order_id}`);
+  if (search?.kind === "iccid") parts.push(sql`e.iccid = ${search.iccid}`);
+  const of_order = joinedOrderConditions("o", input.partner_id, {
+    client_reference: input.client_reference,
+    search: search?.kind === "email" || search?.kind === "prefix" ? search : null,
+  });
+  if (of_order !== null) parts.push(of_order);
+  if (input.window?.from) parts.push(sql`e.created_at >= ${input.window.from}`);
+  if (input.window?.until) parts.push(sql`e.created_at < ${input.window.until}`);
+  return parts;
 }
 
 export type EsimPageQuery = {
@@ -103,25 +98,53 @@ export type EsimPageQuery = {
   limit: number;
 };
 
-/** The statement of a page, unrun: pageOfEsims runs it, the plans test explains it. */
-export function esimPageStatement(input: EsimPageQuery): RawBuilder<EsimWithBundlesRow> {
-  const window = input.window ?? { from: null, until: null };
-  return sql<EsimWithBundlesRow>`
-    select ${ESIM_WITH_BUNDLES}
-    from esims e join orders o on o.order_id = e.order_id
-    where e.partner_id = ${input.partner_id}
-      ${input.status === null ? sql`` : sql`and e.status = ${input.status}`}
-      ${input.client_reference === null ? sql`` : exactReference(input.partner_id, input.client_reference)}
-      ${input.search ? sql`and ${esimSearchCondition(input.search, input.partner_id)}` : sql``}
-      ${window.from === null ? sql`` : sql`and e.created_at >= ${window.from}`}
-      ${window.until === null ? sql`` : sql`and e.created_at < ${window.until}`}
-      ${input.before_seq === null ? sql`` : sql`and e.seq < ${input.before_seq}`}
-    order by e.seq desc
+/** Each row of a page statement: whether it matches the filters, and its place among the rows examined. */
+type ScanMark = { matched: boolean; examined: number };
+
+/**
+ * The statement of a page, unrun: pageOfEsims runs it, the plans test explains it. As orders'
+ * (orderPageStatement): filters an index narrows (an exact reference, a search other than a short
+ * prefix) are read through it; any other page reads the partner's newest-first index (with the status,
+ * esims_partner_status_idx), at most MAX_ROWS_EXAMINED rows, and returns the last row examined.
+ */
+export function esimPageStatement(input: EsimPageQuery): RawBuilder<EsimWithBundlesRow & ScanMark> {
+  const conditions = esimConditions(input);
+  const status = input.status === null ? sql`` : sql`and e.status = ${input.status}`;
+  const below = input.before_seq === null ? sql`` : sql`and e.seq < ${input.before_seq}`;
+  const narrowed = input.client_reference !== null || (input.search != null && searchIsIndexed(input.search));
+  if (narrowed)
+    return sql<EsimWithBundlesRow & ScanMark>`
+      select ${ESIM_WITH_BUNDLES}, true as matched, 0 as examined
+      from esims e join orders o on o.order_id = e.order_id
+      where e.partner_id = ${input.partner_id} ${status} and ${sql.join(conditions, sql` and `)} ${below}
+      order by e.seq desc
+      limit ${input.limit}`;
+  const matched = conditions.length === 0 ? sql`true` : sql.join(conditions, sql` and `);
+  // As onePartner: a status as a range of one value, in the order only esims_partner_status_idx
+  // yields, or the generic plan reads esims_partner_page_idx and counts only the rows of that status.
+  const order =
+    input.status === null ? sql`e.partner_id, e.seq desc` : sql`e.partner_id, e.status, e.seq desc`;
+  const of_status =
+    input.status === null ? sql`` : sql`and e.status >= ${input.status} and e.status <= ${input.status}`;
+  return sql<EsimWithBundlesRow & ScanMark>`
+    select ${ESIM_WITH_BUNDLES}, ${matched} as matched, e.examined
+    from (
+      select e.*, row_number() over (order by ${order}) as examined from esims e
+      where ${onePartner(input.partner_id, "e")} ${of_status} ${below}
+      order by ${order}
+      limit ${MAX_ROWS_EXAMINED}
+    ) e
+    join orders o on o.order_id = e.order_id
+    where (${matched}) or e.examined = ${MAX_ROWS_EXAMINED}
+    order by ${order}
     limit ${input.limit}`;
 }
 
-export async function pageOfEsims(db: Executor, input: EsimPageQuery): Promise<EsimWithBundlesRow[]> {
-  return (await esimPageStatement(input).execute(db)).rows;
+export async function pageOfEsims(
+  db: Executor,
+  input: EsimPageQuery,
+): Promise<{ rows: EsimWithBundlesRow[]; examined_to: number | null }> {
+  return splitScan((await esimPageStatement(input).execute(db)).rows);
 }
 
 /** What the QR image is drawn from: the eSIM's activation code parts, if it is the partner's. */

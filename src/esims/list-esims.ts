@@ -3,7 +3,7 @@
 import { type Static, Type } from "typebox";
 import type { Executor } from "../db/executor.ts";
 import type { EsimStatus } from "../db/schema.ts";
-import { classifySearch } from "../orders/search-query.ts";
+import { classifySearch, MAX_ROWS_EXAMINED } from "../orders/search-query.ts";
 import { dayWindow } from "../shared/day-range.ts";
 import { ApiError } from "../shared/errors.ts";
 import { pageOfEsims } from "./esims.sql.ts";
@@ -31,7 +31,10 @@ export const EsimPage = Type.Object(
     data: Type.Array(Esim),
     has_more: Type.Boolean(),
     next_cursor: Type.Union([Type.String(), Type.Null()], {
-      description: "Pass as `cursor` for the next page.",
+      description:
+        "Pass as `cursor` for the next page. Under filters no index narrows (status, type, dates, a `q` " +
+        `prefix of 1-2 characters), a page examines at most ${MAX_ROWS_EXAMINED} eSIMs: it may hold fewer than \`limit\`, ` +
+        "even none, while `has_more` is true.",
     }),
   },
   { additionalProperties: false },
@@ -60,7 +63,7 @@ export async function listEsims(
   const window = dayWindow({ from: input.from ?? null, to: input.to ?? null });
   const before_seq = input.cursor === null ? null : decodeCursor(input.cursor);
   // One extra row tells whether another page exists, without a count.
-  const rows = await pageOfEsims(db, {
+  const { rows, examined_to } = await pageOfEsims(db, {
     partner_id: input.partner_id,
     client_reference: input.client_reference,
     status: input.status,
@@ -70,10 +73,11 @@ export async function listEsims(
     limit: input.limit + 1,
   });
   const page = rows.slice(0, input.limit);
-  const has_more = rows.length > input.limit;
+  // A page that examined its most rows without filling up continues below the last one examined.
+  const next_seq = rows.length > input.limit ? page.at(-1)!.seq : examined_to;
   return {
     data: page.map((row) => renderEsim(row, row.bundles)),
-    has_more,
-    next_cursor: has_more ? encodeCursor(page.at(-1)!.seq) : null,
+    has_more: next_seq !== null,
+    next_cursor: next_seq === null ? null : encodeCursor(next_seq),
   };
 }

@@ -13,6 +13,7 @@ import {
   operatorAccountId,
   selectWallet,
   selectWalletEntries,
+  selectWallets,
   setLowBalanceThreshold,
   type WalletTotals,
 } from "./ledger.sql.ts";
@@ -69,6 +70,15 @@ function toBalance(row: WalletTotals): WalletRow {
 export async function walletOf(db: Executor, partner_id: string, lock = false): Promise<WalletRow | null> {
   const row = await selectWallet(db, partner_id, lock);
   return row ? toBalance(row) : null;
+}
+
+/** The wallets of these partners by partner id, read in one statement; a partner with none is absent. */
+export async function walletsOf(
+  db: Executor,
+  partner_ids: readonly string[],
+): Promise<Map<string, WalletRow>> {
+  const rows = await selectWallets(db, partner_ids);
+  return new Map(rows.map(({ partner_id, ...row }) => [partner_id, toBalance(row)]));
 }
 
 /** The wallet's transfers, newest first. */

@@ -70,6 +70,21 @@ export async function selectWallet(
   return result.rows[0] ?? null;
 }
 
+/** The wallets of these partners, one statement (a page of partners: no query per partner). */
+export async function selectWallets(
+  db: Executor,
+  partner_ids: readonly string[],
+): Promise<Array<WalletTotals & { partner_id: string }>> {
+  if (partner_ids.length === 0) return [];
+  const result = await sql<WalletTotals & { partner_id: string }>`
+    select partner_id, account_id, currency, posted_credits_minor, posted_debits_minor, pending_debits_minor,
+           low_balance_threshold_minor
+    from ledger_accounts where partner_id = any(${partner_ids}::text[]) and kind = 'partner_wallet'`.execute(
+    db,
+  );
+  return result.rows;
+}
+
 /**
  * The wallet's settled balance once `amount_minor` more is credited to it (negative: debited from it;
  * migration 0008): read from

@@ -7,7 +7,7 @@ import { ApiError } from "../shared/errors.ts";
 import type { OrderRow } from "./order.ts";
 import { pageOfOrders, purchasesOf } from "./orders.sql.ts";
 import { Order, renderOrder } from "./render-order.ts";
-import { classifySearch } from "./search-query.ts";
+import { classifySearch, MAX_ROWS_EXAMINED } from "./search-query.ts";
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -31,7 +31,10 @@ export const OrderPage = Type.Object(
     data: Type.Array(Order),
     has_more: Type.Boolean(),
     next_cursor: Type.Union([Type.String(), Type.Null()], {
-      description: "Pass as `cursor` for the next page.",
+      description:
+        "Pass as `cursor` for the next page. Under filters no index narrows (status, type, dates, a `q` " +
+        `prefix of 1-2 characters), a page examines at most ${MAX_ROWS_EXAMINED} orders: it may hold fewer than \`limit\`, ` +
+        "even none, while `has_more` is true.",
     }),
   },
   { additionalProperties: false },
@@ -61,8 +64,9 @@ export async function listOrders(
   const before_seq = input.cursor === null ? null : decodeCursor(input.cursor);
   // One extra row tells whether another page exists, without a count. The cursor is a seq, and
   // every filter is a condition on the row, so the next page under the same filters starts below
-  // it whatever was added since.
-  const rows = await pageOfOrders(db, {
+  // it whatever was added since. A page that examined its most rows (MAX_ROWS_EXAMINED) without
+  // filling up continues below the last row it examined.
+  const { rows, examined_to } = await pageOfOrders(db, {
     partner_id: input.partner_id,
     client_reference: input.client_reference,
     search,
@@ -78,10 +82,10 @@ export async function listOrders(
     page.map((order) => order.order_id),
   );
   const byOrder = Map.groupBy(purchases, (purchase) => purchase.order_id);
-  const has_more = rows.length > input.limit;
+  const next_seq = rows.length > input.limit ? page.at(-1)!.seq : examined_to;
   return {
     data: page.map((order) => renderOrder(order, byOrder.get(order.order_id) ?? [])),
-    has_more,
-    next_cursor: has_more ? encodeCursor(page.at(-1)!.seq) : null,
+    has_more: next_seq !== null,
+    next_cursor: next_seq === null ? null : encodeCursor(next_seq),
   };
 }

@@ -10,7 +10,7 @@ import type { OrderForEmail } from "../notifications/send-confirmation-emails.ts
 import type { TimeWindow } from "../shared/day-range.ts";
 import { holderGone } from "../shared/liveness.ts";
 import type { NewOrder, OrderRow, PurchaseRow } from "./order.ts";
-import type { SearchQuery } from "./search-query.ts";
+import { MAX_ROWS_EXAMINED, type SearchQuery, searchIsIndexed } from "./search-query.ts";
 
 function newLeaseToken(): string {
   return randomBytes(12).toString("base64url");
@@ -297,56 +297,134 @@ export type OrderFilters = {
   window?: TimeWindow | null;
 };
 
+/** A column of orders, of the table named `alias` in the statement (none: orders itself). */
+function column(alias: string | null, name: (typeof ORDER_COLUMN_LIST)[number]): RawBuilder<unknown> {
+  return alias === null ? sql.ref(name) : sql.ref(`${alias}.${name}`);
+}
+
 /**
  * One condition per kind of search, each bounded by an index of migration 0028 (or the primary
- * key): test/orders.search.test.ts shows their plans.
+ * key): test/orders.search-plans.test.ts shows their plans. A prefix shorter than MIN_INDEXED_PREFIX
+ * is the same condition, read on the rows examined instead (orderPageStatement).
  */
-function searchCondition(search: SearchQuery): RawBuilder<boolean> {
+function searchCondition(search: SearchQuery, alias: string | null = null): RawBuilder<boolean> {
+  const client_reference = column(alias, "client_reference");
   switch (search.kind) {
     case "order_id":
-      return sql<boolean>`order_id = ${search.order_id}`;
+      return sql<boolean>`${column(alias, "order_id")} = ${search.order_id}`;
     case "iccid":
-      return sql<boolean>`iccid = ${search.iccid}`;
+      return sql<boolean>`${column(alias, "iccid")} = ${search.iccid}`;
     case "email":
-      return sql<boolean>`${folded(sql`email`)} = ${folded(sql`${search.email}::text`)}`;
+      return sql<boolean>`${folded(column(alias, "email"))} = ${folded(sql`${search.email}::text`)}`;
     case "prefix":
       // A BitmapOr of the two prefix indexes; `client_reference is not null` matches the partial one.
-      return sql<boolean>`((client_reference is not null and ${startsWithLower(folded(sql`client_reference`), search.prefix, search.like)})
-        or ${startsWithLower(folded(sql`last_name`), search.prefix, search.like)})`;
+      return sql<boolean>`((${client_reference} is not null and ${startsWithLower(folded(client_reference), search.prefix, search.like)})
+        or ${startsWithLower(folded(column(alias, "last_name")), search.prefix, search.like)})`;
   }
 }
 
-/** The `and ...` conditions of the filters, for a `where partner_id = ...` over orders. */
-function orderConditions(filters: OrderFilters): RawBuilder<unknown> {
+/** Exact and case-sensitive, through the folded index of 0028 (equality is one of its operators). */
+function exactReference(client_reference: string, alias: string | null = null): RawBuilder<boolean> {
+  const stored = column(alias, "client_reference");
+  return sql<boolean>`${folded(stored)} = ${folded(sql`${client_reference}::text`)} and ${stored} = ${client_reference}`;
+}
+
+/**
+ * The search by a traveller's email or a name's or reference's start, and the exact client
+ * reference, on the orders another domain's statement joins as `alias` (the eSIMs' page joins the
+ * order that bought each eSIM): the orders' columns and their indexes stay this domain's. partner_id
+ * is named so that the indexes of 0028, which lead with it, apply.
+ */
+export function joinedOrderConditions(
+  alias: string,
+  partner_id: string,
+  filters: {
+    client_reference: string | null;
+    search: Extract<SearchQuery, { kind: "email" | "prefix" }> | null;
+  },
+): RawBuilder<boolean> | null {
   const parts: RawBuilder<unknown>[] = [];
-  // Exact and case-sensitive, through the folded index of 0028 (equality is one of its operators).
-  if (filters.client_reference !== null)
-    parts.push(sql`${folded(sql`client_reference`)} = ${folded(sql`${filters.client_reference}::text`)}
-      and client_reference = ${filters.client_reference}`);
+  if (filters.client_reference !== null) parts.push(exactReference(filters.client_reference, alias));
+  if (filters.search !== null) parts.push(searchCondition(filters.search, alias));
+  if (parts.length === 0) return null;
+  return sql<boolean>`${column(alias, "partner_id")} = ${partner_id} and ${sql.join(parts, sql` and `)}`;
+}
+
+/** The conditions of the filters on a row of orders (none: every row). */
+function orderConditions(filters: OrderFilters): RawBuilder<unknown>[] {
+  const parts: RawBuilder<unknown>[] = [];
+  if (filters.client_reference !== null) parts.push(exactReference(filters.client_reference));
   if (filters.search) parts.push(searchCondition(filters.search));
   if (filters.status) parts.push(sql`status = ${filters.status}`);
   if (filters.type) parts.push(sql`type = ${filters.type}`);
   if (filters.window?.from) parts.push(sql`created_at >= ${filters.window.from}`);
   if (filters.window?.until) parts.push(sql`created_at < ${filters.window.until}`);
-  if (parts.length === 0) return sql``;
-  return sql`and ${sql.join(parts, sql` and `)}`;
+  return parts;
 }
 
 export type OrderPageQuery = OrderFilters & { partner_id: string; before_seq: number | null; limit: number };
 
-/** The statement of a page, unrun: pageOfOrders runs it, the plans test explains it. */
-export function orderPageStatement(input: OrderPageQuery): RawBuilder<OrderRow> {
-  return sql<OrderRow>`
-    select ${ORDER_COLUMNS} from orders
-    where partner_id = ${input.partner_id}
-      ${orderConditions(input)}
-      ${input.before_seq === null ? sql`` : sql`and seq < ${input.before_seq}`}
-    order by seq desc
+/** A page's matching rows, and the seq of the last row examined when it examined MAX_ROWS_EXAMINED. */
+export type OrderPageRows = { rows: OrderRow[]; examined_to: number | null };
+
+/** Whether an index bounds the page's filters to the rows they find (an exact reference, a search). */
+function narrowedByIndex(filters: OrderFilters): boolean {
+  return filters.client_reference !== null || (filters.search != null && searchIsIndexed(filters.search));
+}
+
+/**
+ * The statement of a page, unrun: pageOfOrders runs it, the plans test explains it. Filters an index
+ * narrows (narrowedByIndex) are read through it; any other page reads the partner's newest-first
+ * index, at most MAX_ROWS_EXAMINED rows of it (row_number streams, so a page of common rows stops
+ * after a few), and always returns the last row examined, marked `matched` or not, when it gets there.
+ */
+export function orderPageStatement(input: OrderPageQuery): RawBuilder<OrderRow & ScanMark> {
+  const conditions = orderConditions(input);
+  const below = input.before_seq === null ? sql`` : sql`and seq < ${input.before_seq}`;
+  if (narrowedByIndex(input))
+    return sql<OrderRow & ScanMark>`
+      select ${ORDER_COLUMNS}, true as matched, 0 as examined from orders
+      where partner_id = ${input.partner_id} and ${sql.join(conditions, sql` and `)} ${below}
+      order by seq desc
+      limit ${input.limit}`;
+  const matched = conditions.length === 0 ? sql`true` : sql.join(conditions, sql` and `);
+  return sql<OrderRow & ScanMark>`
+    select ${ORDER_COLUMNS}, ${matched} as matched, examined from (
+      select *, row_number() over (order by partner_id, seq desc) as examined from orders
+      where ${onePartner(input.partner_id)} ${below}
+      order by partner_id, seq desc
+      limit ${MAX_ROWS_EXAMINED}
+    ) examined_rows
+    where (${matched}) or examined = ${MAX_ROWS_EXAMINED}
+    order by partner_id, seq desc
     limit ${input.limit}`;
 }
 
-export async function pageOfOrders(db: Executor, input: OrderPageQuery): Promise<OrderRow[]> {
-  return (await orderPageStatement(input).execute(db)).rows;
+/**
+ * The partner's rows as a range of one value, not `partner_id = ...`: with `order by partner_id, seq
+ * desc` only the partner's index (partner_id, seq desc) yields that order, so the planner cannot read
+ * orders_seq_key backward instead, skipping other partners' rows one by one without a bound (what
+ * it chose in test/orders.search-plans.test.ts, the partner's rows being half the table).
+ */
+export function onePartner(partner_id: string, alias: string | null = null): RawBuilder<boolean> {
+  const column = sql.ref(alias === null ? "partner_id" : `${alias}.partner_id`);
+  return sql<boolean>`${column} >= ${partner_id} and ${column} <= ${partner_id}`;
+}
+
+/** Each row of a page statement: whether it matches the filters, and its place among the rows examined. */
+type ScanMark = { matched: boolean; examined: number };
+
+export async function pageOfOrders(db: Executor, input: OrderPageQuery): Promise<OrderPageRows> {
+  const result = await orderPageStatement(input).execute(db);
+  return splitScan(result.rows);
+}
+
+/** The matching rows without their marks, and where the examination stopped (the cap's last row). */
+export function splitScan<Row>(marked: Array<Row & ScanMark>): { rows: Row[]; examined_to: number | null } {
+  const last = marked.at(-1) as (Row & ScanMark & { seq: number }) | undefined;
+  const examined_to = last !== undefined && Number(last.examined) === MAX_ROWS_EXAMINED ? last.seq : null;
+  const rows = marked.filter((row) => row.matched).map(({ matched: _m, examined: _e, ...row }) => row as Row);
+  return { rows, examined_to };
 }
 
 /**

@@ -4,12 +4,11 @@
 import { Type } from "typebox";
 import { isValidIccid } from "../carrier/luhn.ts";
 import { ApiError } from "../shared/errors.ts";
+import { ORDER_ID } from "../shared/ids.ts";
 import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
 
 /** The longest `q`: an email address's limit (RFC 5321), longer than any id, ICCID or name prefix. */
 export const MAX_SEARCH_LENGTH = 254;
-/** An order id as newId("order") makes them; a little looser so that an older id still matches. */
-const ORDER_ID = /^ord_[A-Za-z0-9_-]{16,64}$/;
 /** The schemas' rule for text that reaches the database (a console form skips the schema). */
 const WITHOUT_CONTROL_CHARACTERS = new RegExp(NO_CONTROL_CHARACTERS);
 /**
@@ -17,6 +16,21 @@ const WITHOUT_CONTROL_CHARACTERS = new RegExp(NO_CONTROL_CHARACTERS);
  * startsWithLower, src/db/prefix-match.ts). A noncharacter no name or reference holds, so refused outright.
  */
 const LAST_CODE_POINT = "\u{10FFFF}";
+
+/**
+ * The most rows of the partner's newest-first index one page examines when no index narrows its
+ * filters (status, type, dates, a prefix shorter than MIN_INDEXED_PREFIX): such a page may come back
+ * short, even empty, with a cursor to continue from the last row examined. Without it, `?to=` a day
+ * before the first order would walk every order of the partner, up to the statement timeout.
+ */
+export const MAX_ROWS_EXAMINED = 10_000;
+/**
+ * The shortest prefix read through the prefix indexes. A shorter one matches a large share of the
+ * orders (a letter: a twentieth or more), all of which the index read would fetch and sort to find the
+ * newest; it is read newest first through the partner's index instead, as the plain list is,
+ * examining at most MAX_ROWS_EXAMINED rows a page.
+ */
+export const MIN_INDEXED_PREFIX = 3;
 
 export type SearchQuery =
   | { kind: "order_id"; order_id: string }
@@ -63,3 +77,8 @@ export const SEARCH_DESCRIPTION =
 export const searchParameter = Type.Optional(
   Type.String({ minLength: 1, maxLength: MAX_SEARCH_LENGTH, description: SEARCH_DESCRIPTION }),
 );
+
+/** Whether an index of migration 0028 (or a key) bounds this search to the rows it finds. */
+export function searchIsIndexed(search: SearchQuery): boolean {
+  return search.kind !== "prefix" || [...search.prefix].length >= MIN_INDEXED_PREFIX;
+}

@@ -2,7 +2,7 @@
 // is, its standing (issue 32) and its wallet's balance, read through the ledger's own function.
 import { type Static, Type } from "typebox";
 import type { Executor } from "../db/executor.ts";
-import { walletOf } from "../ledger/accounts.ts";
+import { type WalletRow, walletOf } from "../ledger/accounts.ts";
 import { ApiError } from "../shared/errors.ts";
 import { Money, money } from "../shared/schemas.ts";
 import { rfc3339 } from "../shared/time.ts";
@@ -36,7 +36,11 @@ export type AdminPartner = Static<typeof AdminPartner>;
 
 /** The partner as the operator API shows it, with its wallet's balance and holds. */
 export async function renderAdminPartner(db: Executor, partner: PartnerSummary): Promise<AdminPartner> {
-  const wallet = await walletOf(db, partner.partner_id);
+  return adminPartnerOf(partner, await walletOf(db, partner.partner_id));
+}
+
+/** The partner with its wallet's balance, the wallet read beforehand (walletsOf for a page). */
+export function adminPartnerOf(partner: PartnerSummary, wallet: WalletRow | null | undefined): AdminPartner {
   // Every partner is created with its wallet in one transaction: a missing one is a broken invariant.
   if (!wallet) throw new ApiError("internal_error", "wallet missing");
   return {

@@ -6,6 +6,8 @@ import { ApiError } from "./errors.ts";
 
 /** A date query parameter's schema pattern; the calendar check is dayStart's. */
 export const DATE_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
+/** The same, for a form's value (a console page reads the query string without the schema). */
+export const DATE = new RegExp(DATE_PATTERN);
 
 export type DayRange = { from: string | null; to: string | null };
 /** [from 00:00 UTC, the day after `to` 00:00 UTC); null: that end is open. */

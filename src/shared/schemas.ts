@@ -2,6 +2,7 @@
 // schemas; only the shapes every domain speaks (Money, Problem) live here.
 import { type Static, type TSchema, Type } from "typebox";
 import { ALTERNATE_STATUS, type AlternateCode, ApiError, ERROR_CODES, type ErrorCode } from "./errors.ts";
+import { ID_BODY } from "./ids.ts";
 
 /**
  * Text a partner sends that reaches the database (ids, filters, names): no control characters.
@@ -188,4 +189,4 @@ export const ADMIN_ERRORS = ["unauthorized", "not_found"] as const;
 
 /** A prefixed id in a path (newId in ids.ts), e.g. `ptr_...`. */
 export const PrefixedId = (prefix: string) =>
-  Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]{16,64}$`, maxLength: 80 });
+  Type.String({ pattern: `^${prefix}_${ID_BODY}$`, maxLength: 80 });

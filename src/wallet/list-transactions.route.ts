@@ -2,12 +2,11 @@
 import { Readable } from "node:stream";
 import { Type } from "typebox";
 import { prefersOverJson } from "../shared/accept.ts";
+import { DATE_PATTERN } from "../shared/day-range.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { errorResponses, PARTNER_SECURITY, pageParameters, pageSize } from "../shared/schemas.ts";
 import { CSV_COLUMNS, exportSlot, exportTransactions, MAX_CSV_ROWS } from "./export-transactions.ts";
 import { DEFAULT_PAGE_SIZE, listTransactions, TransactionPage } from "./list-transactions.ts";
-
-const DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 
 export const listTransactionsRoute = endpoint({
   method: "GET",
@@ -30,10 +29,18 @@ export const listTransactionsRoute = endpoint({
       {
         ...pageParameters(DEFAULT_PAGE_SIZE),
         from: Type.Optional(
-          Type.String({ format: "date", pattern: DATE, description: "First UTC day included (YYYY-MM-DD)." }),
+          Type.String({
+            format: "date",
+            pattern: DATE_PATTERN,
+            description: "First UTC day included (YYYY-MM-DD).",
+          }),
         ),
         to: Type.Optional(
-          Type.String({ format: "date", pattern: DATE, description: "Last UTC day included (YYYY-MM-DD)." }),
+          Type.String({
+            format: "date",
+            pattern: DATE_PATTERN,
+            description: "Last UTC day included (YYYY-MM-DD).",
+          }),
         ),
       },
       { additionalProperties: false },

@@ -2946,7 +2946,7 @@ export interface operations {
                             refund_requested_at: string | null;
                         }[];
                         has_more: boolean;
-                        /** @description Pass as `cursor` for the next page. */
+                        /** @description Pass as `cursor` for the next page. Under filters no index narrows (status, type, dates, a `q` prefix of 1-2 characters), a page examines at most 10000 orders: it may hold fewer than `limit`, even none, while `has_more` is true. */
                         next_cursor: string | null;
                     };
                 };
@@ -5362,7 +5362,7 @@ export interface operations {
                             };
                         }[];
                         has_more: boolean;
-                        /** @description Pass as `cursor` for the next page. */
+                        /** @description Pass as `cursor` for the next page. Under filters no index narrows (status, type, dates, a `q` prefix of 1-2 characters), a page examines at most 10000 eSIMs: it may hold fewer than `limit`, even none, while `has_more` is true. */
                         next_cursor: string | null;
                     };
                 };
@@ -13092,7 +13092,7 @@ export interface operations {
                             refund_requested_at: string | null;
                         }[];
                         has_more: boolean;
-                        /** @description Pass as `cursor` for the next page. */
+                        /** @description Pass as `cursor` for the next page. Under filters no index narrows (status, type, dates, a `q` prefix of 1-2 characters), a page examines at most 10000 orders: it may hold fewer than `limit`, even none, while `has_more` is true. */
                         next_cursor: string | null;
                     };
                 };
