@@ -18,6 +18,7 @@
 // POST bodies are multipart/form-data, as the docs' curl examples send them (§1; the fake accepts
 // the SDKs' JSON and urlencoded forms too). A 401 refreshes the token; only a GET is then asked
 // again with the new one (a POST's 401 is not_done, and its caller decides).
+import { describeFailure, parseJson, readCapped } from "../supplier-http.ts";
 import { type AiraloFetch, MAX_REASON_LENGTH, MAX_RESPONSE_BYTES } from "./config.ts";
 import type { Family, RateLimits } from "./rate-limit.ts";
 import { type AiraloToken, TokenUnavailable } from "./token.ts";
@@ -146,12 +147,19 @@ export class AiraloClient {
         redirect: "manual",
         signal: AbortSignal.timeout(this.#timeout_ms),
       });
-      const text = await readCapped(response);
+      const text = await readCapped(response, MAX_RESPONSE_BYTES);
       if (text === null)
         return { kind: "failed", reason: `Airalo answer exceeds ${MAX_RESPONSE_BYTES} bytes`, sent: true };
       return { kind: "answer", status: response.status, body: parseJson(text) };
     } catch (error) {
-      return { kind: "failed", ...describeFailure(error, this.#timeout_ms) };
+      return {
+        kind: "failed",
+        ...describeFailure(error, {
+          supplier: "Airalo",
+          timeout_ms: this.#timeout_ms,
+          max_length: MAX_REASON_LENGTH,
+        }),
+      };
     }
   }
 }
@@ -226,40 +234,3 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 const clip = (text: string) => text.slice(0, MAX_REASON_LENGTH);
-
-async function readCapped(response: Response): Promise<string | null> {
-  if (Number(response.headers.get("content-length") ?? 0) > MAX_RESPONSE_BYTES) {
-    await response.body?.cancel();
-    return null;
-  }
-  if (response.body === null) return "";
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of response.body) {
-    total += chunk.length;
-    if (total > MAX_RESPONSE_BYTES) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** `sent`: whether the request may have reached Airalo (only a refused or unresolved connection says no). */
-function describeFailure(error: unknown, timeout_ms: number): { reason: string; sent: boolean } {
-  type Failure = { name?: unknown; code?: unknown; message?: unknown; cause?: Failure } | null;
-  const failure = error as Failure;
-  if (failure?.name === "TimeoutError" || failure?.cause?.name === "TimeoutError") {
-    return { reason: `Airalo did not answer within ${timeout_ms} ms`, sent: true };
-  }
-  const code = typeof failure?.cause?.code === "string" ? failure.cause.code : null;
-  const never_sent = code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN";
-  const detail = code ?? String(failure?.cause?.message ?? failure?.message ?? error);
-  return { reason: `Airalo unreachable: ${clip(detail)}`, sent: !never_sent };
-}

@@ -16,6 +16,7 @@
 //   unknown    anything else: 5xx (503 "Processing - Please come back later" included: an order may
 //              be under way), a timeout, a connection cut after the request was sent, an unreadable
 //              body. For a POST this means eSIM Go may have made the order: looked up before any repeat.
+import { describeFailure, parseJson, readCapped } from "../supplier-http.ts";
 import { type EsimGoFetch, MAX_REASON_LENGTH, MAX_RESPONSE_BYTES } from "./config.ts";
 import type { RateLimit } from "./rate-limit.ts";
 
@@ -85,12 +86,19 @@ export class EsimGoClient {
         redirect: "manual",
         signal: AbortSignal.timeout(this.#timeout_ms),
       });
-      const text = await readCapped(response);
+      const text = await readCapped(response, MAX_RESPONSE_BYTES);
       if (text === null)
         return { kind: "failed", reason: `eSIM Go answer exceeds ${MAX_RESPONSE_BYTES} bytes`, sent: true };
       return { kind: "answer", status: response.status, body: parseJson(text) };
     } catch (error) {
-      return { kind: "failed", ...describeFailure(error, this.#timeout_ms) };
+      return {
+        kind: "failed",
+        ...describeFailure(error, {
+          supplier: "eSIM Go",
+          timeout_ms: this.#timeout_ms,
+          max_length: MAX_REASON_LENGTH,
+        }),
+      };
     }
   }
 }
@@ -133,40 +141,3 @@ export function reasonOf(verdict: Exclude<Verdict, { kind: "ok" }>): string {
 }
 
 const clip = (text: string) => text.slice(0, MAX_REASON_LENGTH);
-
-async function readCapped(response: Response): Promise<string | null> {
-  if (Number(response.headers.get("content-length") ?? 0) > MAX_RESPONSE_BYTES) {
-    await response.body?.cancel();
-    return null;
-  }
-  if (response.body === null) return "";
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of response.body) {
-    total += chunk.length;
-    if (total > MAX_RESPONSE_BYTES) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** `sent`: whether the request may have reached eSIM Go (only a refused or unresolved connection says no). */
-function describeFailure(error: unknown, timeout_ms: number): { reason: string; sent: boolean } {
-  type Failure = { name?: unknown; code?: unknown; message?: unknown; cause?: Failure } | null;
-  const failure = error as Failure;
-  if (failure?.name === "TimeoutError" || failure?.cause?.name === "TimeoutError") {
-    return { reason: `eSIM Go did not answer within ${timeout_ms} ms`, sent: true };
-  }
-  const code = typeof failure?.cause?.code === "string" ? failure.cause.code : null;
-  const never_sent = code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN";
-  const detail = code ?? String(failure?.cause?.message ?? failure?.message ?? error);
-  return { reason: `eSIM Go unreachable: ${clip(detail)}`, sent: !never_sent };
-}
