@@ -32,6 +32,15 @@ export async function knownDestinationCodes(client: PoolClient): Promise<Set<str
   return new Set(result.rows.map((row) => row.destination_code));
 }
 
+/** Those of these package ids that a supplier's sync owns: an import file does not overwrite them. */
+export async function supplierPackageIds(client: PoolClient, package_ids: string[]): Promise<Set<string>> {
+  const result = await client.query<{ package_id: string }>(
+    "select package_id from packages where package_id = any($1::text[]) and supplier <> 'carrier'",
+    [package_ids],
+  );
+  return new Set(result.rows.map((row) => row.package_id));
+}
+
 /** The package holding each of these external_package_ids (the column is unique). */
 export async function externalPackageOwners(
   client: PoolClient,
@@ -179,13 +188,14 @@ export async function replacePackageDestinations(
 }
 
 /**
- * Retires every active package not in `keep`. Never deletes: carts, orders and eSIMs reference
- * packages by foreign key, and a retired package simply stops being offered.
+ * Retires every active package of the carrier not in `keep`. Never deletes: carts, orders and eSIMs
+ * reference packages by foreign key, and a retired package simply stops being offered. The
+ * suppliers' packages (Airalo, eSIM Go) are their syncs' to retire (supplier-sync.sql.ts).
  */
 export async function retirePackagesNotIn(client: PoolClient, keep: string[]): Promise<string[]> {
   const result = await client.query<{ package_id: string }>(
     `update packages set active = false, updated_at = now()
-     where active and not (package_id = any($1::text[]))
+     where active and supplier = 'carrier' and not (package_id = any($1::text[]))
      returning package_id`,
     [keep],
   );

@@ -17,6 +17,7 @@ import {
   retirePackagesNotIn,
   type StoredPackage,
   storedPackages,
+  supplierPackageIds,
   upsertDestinations,
   upsertPackages,
   writeBatches,
@@ -77,7 +78,15 @@ function reject(source: SourceRow, reason: string): RejectedRow {
     : { row: source.row, line: source.line, reason };
 }
 
-function crossRowProblem(pkg: CatalogPackage, seen: Seen, owners: Map<string, string>): string | null {
+function crossRowProblem(
+  pkg: CatalogPackage,
+  seen: Seen,
+  owners: Map<string, string>,
+  supplied: ReadonlySet<string>,
+): string | null {
+  // A supplier's package is its sync's: the file is the carrier's catalog (migration 0035).
+  if (supplied.has(pkg.package_id))
+    return `package_id ${pkg.package_id} is a supplier's package, set by its sync`;
   const samePackage = seen.packages.get(pkg.package_id);
   if (samePackage !== undefined) return `package_id ${pkg.package_id} repeats row ${samePackage}`;
   const sameExternal = seen.externals.get(pkg.external_package_id);
@@ -91,7 +100,12 @@ function crossRowProblem(pkg: CatalogPackage, seen: Seen, owners: Map<string, st
   return null;
 }
 
-function checkRows(rows: SourceRow[], known: ReadonlySet<string>, owners: Map<string, string>): CheckedRows {
+function checkRows(
+  rows: SourceRow[],
+  known: ReadonlySet<string>,
+  owners: Map<string, string>,
+  supplied: ReadonlySet<string>,
+): CheckedRows {
   const checked: CheckedRows = { valid: [], rejected: [], mentioned: new Set() };
   const seen: Seen = { packages: new Map(), externals: new Map() };
   for (const source of rows) {
@@ -104,7 +118,7 @@ function checkRows(rows: SourceRow[], known: ReadonlySet<string>, owners: Map<st
     const result = validateCatalogRow(source.data, known);
     const package_id = result.ok ? result.pkg.package_id : result.package_id;
     if (package_id !== null) checked.mentioned.add(package_id);
-    const problem = result.ok ? crossRowProblem(result.pkg, seen, owners) : result.reason;
+    const problem = result.ok ? crossRowProblem(result.pkg, seen, owners, supplied) : result.reason;
     if (package_id !== null && !seen.packages.has(package_id)) seen.packages.set(package_id, source.row);
     if (problem !== null || !result.ok) {
       checked.rejected.push(reject(source, problem ?? "invalid row"));
@@ -243,7 +257,8 @@ async function importRows(
   const destinationsWritten = await upsertDestinations(client, defaultDestinations());
   const known = await knownDestinationCodes(client);
   const owners = await externalPackageOwners(client, namedExternalIds(rows));
-  const checked = checkRows(rows, known, owners);
+  const named = rows.map((row) => readablePackageId(row.data)).filter((id): id is string => id !== null);
+  const checked = checkRows(rows, known, owners, await supplierPackageIds(client, named));
   const advance = progressCounter(rows.length, options.onProgress);
   advance(checked.rejected.length);
   // A file with no valid row is a broken file, not an order to retire the whole catalog.

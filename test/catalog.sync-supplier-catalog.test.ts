@@ -1,0 +1,281 @@
+// The catalog sync (src/catalog/sync-supplier-catalog.ts) against the Airalo and eSIM Go fakes
+// (src/simulators/), in-process over real HTTP, each test on a database of its own. The fakes keep
+// their own rows in a database of their own. Assertions read the packages table and the partners'
+// discovery answer, not only the report.
+import assert from "node:assert/strict";
+import { after, test } from "node:test";
+import type pg from "pg";
+import { listAiraloPackages } from "../src/carrier/airalo/list-packages.ts";
+import { listEsimGoCatalogue } from "../src/carrier/esimgo/list-catalogue.ts";
+import { destinationPackagesBody } from "../src/catalog/list-destination-packages.ts";
+import { decimalToMinor, type Supplier, supplierPackageId } from "../src/catalog/supplier-package.ts";
+import {
+  parseMarkupPercent,
+  priceWithMarkup,
+  SupplierSyncError,
+  syncSupplierCatalog,
+} from "../src/catalog/sync-supplier-catalog.ts";
+import { CLI_ACTOR } from "../src/shared/actor.ts";
+import { startAiralo } from "../src/simulators/airalo/server.ts";
+import { startEsimGoSimulator } from "../src/simulators/esimgo/server.ts";
+import { createTestDatabase } from "./support/db.ts";
+
+const CLIENT_ID = "sync-test-client";
+const CLIENT_SECRET = "sync-test-secret-0123456789";
+const API_KEY = "sync-test-key-1234";
+
+const fakes = await createTestDatabase();
+const airalo = await startAiralo({
+  pool: fakes.pool,
+  port: 0,
+  host: "127.0.0.1",
+  client_id: CLIENT_ID,
+  client_secret: CLIENT_SECRET,
+});
+const esimgo = await startEsimGoSimulator({
+  pool: fakes.pool,
+  port: 0,
+  host: "127.0.0.1",
+  apiKey: API_KEY,
+  rate_limit_per_second: 100_000,
+});
+after(async () => {
+  await airalo.close();
+  await esimgo.close();
+});
+
+/** Supplier ids a test has the supplier stop selling: dropped from the fakes' answers on the way. */
+const withdrawn = new Set<string>();
+const withdrawingFetch: typeof fetch = async (input, init) => {
+  const response = await fetch(input, init);
+  const path = new URL(String(input)).pathname;
+  if (withdrawn.size === 0 || !/\/(packages|catalogue)$/.test(path)) return response;
+  const body = (await response.json()) as any;
+  if (Array.isArray(body.bundles)) body.bundles = body.bundles.filter((b: any) => !withdrawn.has(b.name));
+  for (const entry of Array.isArray(body.data) ? body.data : []) {
+    for (const operator of entry.operators ?? []) {
+      operator.packages = operator.packages.filter((p: any) => !withdrawn.has(p.id));
+    }
+  }
+  return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+};
+
+function listerOf(pool: pg.Pool, supplier: Supplier) {
+  return supplier === "airalo"
+    ? () =>
+        listAiraloPackages({
+          pool,
+          base_url: `${airalo.url}/v2`,
+          client_id: CLIENT_ID,
+          client_secret: CLIENT_SECRET,
+          timeout_ms: 5_000,
+          fetch: withdrawingFetch,
+        })
+    : () =>
+        listEsimGoCatalogue({
+          base_url: `${esimgo.url}/v2.4`,
+          api_key: API_KEY,
+          timeout_ms: 5_000,
+          fetch: withdrawingFetch,
+        });
+}
+
+/** Each test's database asks the fake for a token of its own: Airalo allows 3 a minute. */
+async function resetAiraloRateLimits(): Promise<void> {
+  const response = await fetch(`${airalo.url}/control`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${CLIENT_SECRET}`, "content-type": "application/json" },
+    body: JSON.stringify({ reset_rate_limits: true }),
+  });
+  assert.equal(response.status, 200);
+}
+
+async function sync(
+  pool: pg.Pool,
+  supplier: Supplier,
+  markup: string,
+  destinations: string[] = [],
+  currency = "USD",
+) {
+  if (supplier === "airalo") await resetAiraloRateLimits();
+  return await syncSupplierCatalog(pool, {
+    supplier,
+    markup_basis_points: parseMarkupPercent(markup)!,
+    destination_codes: destinations,
+    currency,
+    actor: CLI_ACTOR,
+    list: listerOf(pool, supplier),
+  });
+}
+
+async function pkg(pool: pg.Pool, package_id: string) {
+  const result = await pool.query(
+    `select package_id, external_package_id, wholesale_minor, retail_minor, supplier, supplier_net_minor,
+            supplier_currency, top_up_only, active, data_mb, coverage
+     from packages where package_id = $1`,
+    [package_id],
+  );
+  return result.rows[0];
+}
+
+test("the markup is applied in integers and rounded up to the minor unit", () => {
+  assert.equal(priceWithMarkup(310, parseMarkupPercent("15")!), 357); // 3.10 x 1.15 = 3.565
+  assert.equal(priceWithMarkup(100, parseMarkupPercent("10")!), 110); // 1.00 x 1.1 is 1.1000000000000001 in floats
+  assert.equal(priceWithMarkup(288, parseMarkupPercent("15")!), 332); // 331.2
+  assert.equal(priceWithMarkup(199, 0), 199);
+  assert.equal(priceWithMarkup(333, parseMarkupPercent("12.5")!), 375); // 374.625
+  assert.equal(parseMarkupPercent("1.234"), null);
+  assert.equal(parseMarkupPercent("-5"), null);
+  assert.equal(decimalToMinor(2.88, "USD"), 288);
+  assert.equal(decimalToMinor("2.881", "USD"), 289);
+  assert.equal(decimalToMinor(1.5, "JPY"), 2);
+  assert.equal(supplierPackageId("esimgo", "esim_1GB_7D_FR_V2"), "esimgo-esim_1GB_7D_FR_V2");
+  assert.match(supplierPackageId("airalo", "a b/c"), /^airalo-a-b-c-[0-9a-f]{12}$/);
+});
+
+test("an Airalo sync adds its packages and top-ups at net plus markup, rounded up; a second reports nothing", async () => {
+  const { pool } = await createTestDatabase({ catalog: true });
+  const carrierBefore = await pool.query("select count(*)::int as n from packages where active");
+  const first = await sync(pool, "airalo", "15");
+  assert.ok(first.added.length > 50, `added ${first.added.length}`);
+  assert.deepEqual(first.changed, []);
+  assert.deepEqual(first.removed, []);
+  // France's 1 GB: net 2.88 USD; 2.88 x 1.15 = 3.312 -> 3.32. Airalo's retail 4.05 stays above it.
+  assert.deepEqual(await pkg(pool, "airalo-bonbon-mobile-7days-1gb"), {
+    package_id: "airalo-bonbon-mobile-7days-1gb",
+    external_package_id: "bonbon-mobile-7days-1gb",
+    wholesale_minor: 332,
+    retail_minor: 405,
+    supplier: "airalo",
+    supplier_net_minor: 288,
+    supplier_currency: "USD",
+    top_up_only: false,
+    active: true,
+    data_mb: 1024,
+    coverage: "country",
+  });
+  const topup = await pkg(pool, "airalo-bonbon-mobile-7days-1gb-topup");
+  assert.equal(topup.wholesale_minor, 332);
+  assert.equal(topup.top_up_only, true);
+  assert.equal((await pkg(pool, "airalo-moshi-moshi-7days-unlimited")).data_mb, null);
+  assert.equal((await pkg(pool, "airalo-discover-global-7days-1gb")).coverage, "global");
+  assert.equal((await pkg(pool, "airalo-eurolink-7days-1gb")).coverage, "regional");
+  // The carrier's packages are untouched.
+  const carrierAfter = await pool.query(
+    "select count(*)::int as n from packages where active and supplier = 'carrier'",
+  );
+  assert.equal(carrierAfter.rows[0].n, carrierBefore.rows[0].n);
+
+  const version = (await pool.query("select version from catalog_version")).rows[0].version;
+  const second = await sync(pool, "airalo", "15");
+  assert.deepEqual([second.added, second.changed, second.removed, second.version], [[], [], [], null]);
+  assert.equal((await pool.query("select version from catalog_version")).rows[0].version, version);
+
+  // A new markup changes every price.
+  const third = await sync(pool, "airalo", "20");
+  assert.equal(third.changed.length, first.added.length);
+  assert.equal((await pkg(pool, "airalo-bonbon-mobile-7days-1gb")).wholesale_minor, 346); // 345.6
+});
+
+test("an eSIM Go sync adds its bundles at net plus markup; partners see no supplier in the package JSON", async () => {
+  const { pool } = await createTestDatabase({ catalog: true });
+  const report = await sync(pool, "esimgo", "15");
+  assert.ok(report.added.includes("esimgo-esim_1GB_7D_FR_V2"));
+  // 1.99 x 1.15 = 2.2885 -> 2.29; eSIM Go gives no retail price, so retail is ours.
+  const fr = await pkg(pool, "esimgo-esim_1GB_7D_FR_V2");
+  assert.equal(fr.wholesale_minor, 229);
+  assert.equal(fr.retail_minor, 229);
+  assert.equal(fr.supplier, "esimgo");
+  assert.equal(fr.top_up_only, false);
+  assert.equal((await pkg(pool, "esimgo-esim_3GB_30D_RGLOBAL_V2")).coverage, "global");
+  assert.equal((await pkg(pool, "esimgo-esim_5GB_30D_REUP_V2")).coverage, "regional");
+  const again = await sync(pool, "esimgo", "15");
+  assert.deepEqual([again.added, again.changed, again.removed], [[], [], []]);
+
+  const answer = JSON.parse((await destinationPackagesBody(pool, "FR")).body.toString("utf8"));
+  const synced = answer.data.find((p: any) => p.package_id === "esimgo-esim_1GB_7D_FR_V2");
+  assert.ok(synced, "the synced package is offered to partners");
+  assert.equal(synced.external_package_id, "esim_1GB_7D_FR_V2");
+  const carrier = answer.data.find((p: any) => !String(p.package_id).startsWith("esimgo-"));
+  // Same keys for the carrier's package and the supplier's: nothing tells them apart.
+  assert.deepEqual(Object.keys(synced).sort(), Object.keys(carrier).sort());
+  assert.ok(!JSON.stringify(answer).includes("supplier"));
+  assert.ok(!JSON.stringify(answer).includes('esimgo"'));
+});
+
+test("a package the supplier stopped selling is removed, no longer offered, and a cart keeps its terms", async () => {
+  const { pool } = await createTestDatabase({ catalog: true });
+  await sync(pool, "airalo", "15");
+  await pool.query("insert into partners (partner_id, name) values ('ptr_sync_test', 'Sync Test')");
+  await pool.query(
+    `insert into carts (cart_key, partner_id, package_id, external_package_id, validity_days, total_minor, currency, expires_at)
+     values ('cart_sync_test', 'ptr_sync_test', 'airalo-bonbon-mobile-7days-1gb', 'bonbon-mobile-7days-1gb', 7, 332, 'USD',
+             now() + interval '30 minutes')`,
+  );
+  withdrawn.add("bonbon-mobile-7days-1gb");
+  try {
+    const report = await sync(pool, "airalo", "15");
+    assert.deepEqual(
+      [report.added, report.changed, report.removed],
+      [[], [], ["airalo-bonbon-mobile-7days-1gb"]],
+    );
+  } finally {
+    withdrawn.clear();
+  }
+  assert.equal((await pkg(pool, "airalo-bonbon-mobile-7days-1gb")).active, false);
+  const answer = JSON.parse((await destinationPackagesBody(pool, "FR")).body.toString("utf8"));
+  assert.ok(!answer.data.some((p: any) => p.package_id === "airalo-bonbon-mobile-7days-1gb"));
+  const cart = await pool.query(
+    "select package_id, total_minor from carts where cart_key = 'cart_sync_test'",
+  );
+  assert.deepEqual(cart.rows, [{ package_id: "airalo-bonbon-mobile-7days-1gb", total_minor: 332 }]);
+  // Sold again: offered again, reported added.
+  const back = await sync(pool, "airalo", "15");
+  assert.deepEqual(back.added, ["airalo-bonbon-mobile-7days-1gb"]);
+});
+
+test("--destinations keeps packages covering those countries, regional and global ones included", async () => {
+  const { pool } = await createTestDatabase({ catalog: true });
+  const report = await sync(pool, "esimgo", "10", ["FR"]);
+  assert.deepEqual(report.added, [
+    "esimgo-esim_10GB_30D_FR_V2",
+    "esimgo-esim_10GB_30D_RGLOBAL_V2",
+    "esimgo-esim_1GB_7D_FR_V2",
+    "esimgo-esim_20GB_30D_REUP_V2",
+    "esimgo-esim_3GB_30D_FR_V2",
+    "esimgo-esim_3GB_30D_RGLOBAL_V2",
+    "esimgo-esim_5GB_30D_FR_V2",
+    "esimgo-esim_5GB_30D_REUP_V2",
+  ]);
+  // Widening to Japan adds Japan's and Asia's; narrowing back removes them.
+  const wider = await sync(pool, "esimgo", "10", ["FR", "JP"]);
+  assert.equal(wider.added.length, 5);
+  const narrower = await sync(pool, "esimgo", "10", ["FR"]);
+  assert.deepEqual(narrower.removed.sort(), wider.added.sort());
+  // Another supplier's sync leaves eSIM Go's packages alone.
+  await sync(pool, "airalo", "10", ["DE"]);
+  const active = await pool.query(
+    "select count(*)::int as n from packages where active and supplier = 'esimgo'",
+  );
+  assert.equal(active.rows[0].n, 8);
+});
+
+test("a supplier pricing in another currency than the catalog's is refused, nothing written", async () => {
+  const { pool } = await createTestDatabase({ catalog: true });
+  await assert.rejects(sync(pool, "airalo", "15", [], "EUR"), (error: Error) => {
+    assert.ok(error instanceof SupplierSyncError);
+    assert.match(
+      error.message,
+      /airalo prices in USD and the catalog is in EUR; currencies are not converted/,
+    );
+    return true;
+  });
+  await assert.rejects(sync(pool, "esimgo", "15", [], "EUR"), SupplierSyncError);
+  const count = await pool.query("select count(*)::int as n from packages where supplier <> 'carrier'");
+  assert.equal(count.rows[0].n, 0);
+  const runs = await pool.query(
+    "select supplier, last_outcome from supplier_catalog_syncs order by supplier",
+  );
+  assert.equal(runs.rows.length, 2);
+  assert.match(runs.rows[0].last_outcome, /currencies are not converted/);
+});
