@@ -18,6 +18,7 @@ import {
 import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { startAiralo } from "../src/simulators/airalo/server.ts";
 import { startEsimGoSimulator } from "../src/simulators/esimgo/server.ts";
+import { runCli } from "./support/cli.ts";
 import { createTestDatabase } from "./support/db.ts";
 
 const CLIENT_ID = "sync-test-client";
@@ -278,4 +279,42 @@ test("a supplier pricing in another currency than the catalog's is refused, noth
   );
   assert.equal(runs.rows.length, 2);
   assert.match(runs.rows[0].last_outcome, /currencies are not converted/);
+});
+
+test("the CLI syncs from the sandbox's built-in eSIM Go fake and answers the contract's --json shape", async () => {
+  const db = await createTestDatabase({ catalog: true });
+  const env = { DATABASE_URL: db.url, APP_ENV: "sandbox", CURRENCY: "USD" };
+  const args = ["catalog", "sync", "esimgo", "--markup-percent", "15", "--destinations", "fr,de"];
+  const first = await runCli([...args, "--json"], env);
+  assert.equal(first.code, 0, first.stderr);
+  const report = JSON.parse(first.stdout);
+  assert.deepEqual(Object.keys(report), ["added", "changed", "removed"]);
+  assert.ok(report.added.includes("esimgo-esim_1GB_7D_FR_V2"));
+  assert.ok(report.added.includes("esimgo-esim_1GB_7D_DE_V2"));
+  assert.ok(!report.added.includes("esimgo-esim_1GB_7D_JP_V2"));
+  assert.equal((await pkg(db.pool, "esimgo-esim_1GB_7D_FR_V2")).wholesale_minor, 229);
+  const second = await runCli([...args, "--json"], env);
+  assert.deepEqual(JSON.parse(second.stdout), { added: [], changed: [], removed: [] });
+  const human = await runCli(args, env);
+  assert.match(human.stdout, /Catalog synced from esimgo\./);
+  const run = await db.pool.query(
+    "select markup_basis_points, destination_codes, last_outcome from supplier_catalog_syncs",
+  );
+  assert.deepEqual(run.rows, [
+    { markup_basis_points: 1500, destination_codes: ["DE", "FR"], last_outcome: "ok" },
+  ]);
+
+  const badMarkup = await runCli(["catalog", "sync", "esimgo", "--markup-percent", "1.234", "--json"], env);
+  assert.notEqual(badMarkup.code, 0);
+  assert.match(badMarkup.stdout + badMarkup.stderr, /--markup-percent N/);
+  const badSupplier = await runCli(["catalog", "sync", "acme", "--markup-percent", "5"], env);
+  assert.notEqual(badSupplier.code, 0);
+  assert.match(badSupplier.stdout + badSupplier.stderr, /the supplier is one of airalo, esimgo/);
+  const foreign = await runCli(["catalog", "sync", "airalo", "--markup-percent", "5", "--json"], {
+    ...env,
+    CURRENCY: "EUR",
+  });
+  assert.equal(foreign.code, 1);
+  assert.match(foreign.stdout + foreign.stderr, /supplier_sync_refused/);
+  assert.match(foreign.stdout + foreign.stderr, /currencies are not converted/);
 });
