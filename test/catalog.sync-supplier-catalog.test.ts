@@ -7,8 +7,8 @@ import { after, test } from "node:test";
 import type pg from "pg";
 import { listAiraloPackages } from "../src/carrier/airalo/list-packages.ts";
 import { listEsimGoCatalogue } from "../src/carrier/esimgo/list-catalogue.ts";
+import { decimalToMinor, type Supplier, supplierPackageId } from "../src/carrier/supplier-package.ts";
 import { destinationPackagesBody } from "../src/catalog/list-destination-packages.ts";
-import { decimalToMinor, type Supplier, supplierPackageId } from "../src/catalog/supplier-package.ts";
 import {
   parseMarkupPercent,
   priceWithMarkup,

@@ -5,7 +5,6 @@
 // close it after; the periodic sync likewise. Credentials go to the supplier only, never to a log.
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
-import type { Supplier, SupplierListing } from "../catalog/supplier-package.ts";
 import type { Config, SupplierConfig } from "../config.ts";
 import { startAiralo } from "../simulators/airalo/server.ts";
 import { startEsimGoSimulator } from "../simulators/esimgo/server.ts";
@@ -13,6 +12,7 @@ import { DEFAULT_AIRALO_API_URL } from "./airalo/config.ts";
 import { listAiraloPackages } from "./airalo/list-packages.ts";
 import { DEFAULT_ESIMGO_API_URL } from "./esimgo/config.ts";
 import { listEsimGoCatalogue } from "./esimgo/list-catalogue.ts";
+import type { Supplier, SupplierListing } from "./supplier-package.ts";
 
 export type OpenedCatalog = { list: () => Promise<SupplierListing>; close: () => Promise<void> };
 

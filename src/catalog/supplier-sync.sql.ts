@@ -1,8 +1,9 @@
 // The statements only the supplier catalog sync runs (sync-supplier-catalog.ts); the package and
 // destination writes it shares with the import are in catalog-writes.sql.ts. Each runs on the
 // caller's client inside the caller's transaction, under lockCatalogWriters.
+
+import type { Supplier } from "../carrier/supplier-package.ts";
 import type { PoolClient } from "../db/pool.ts";
-import type { Supplier } from "./supplier-package.ts";
 
 /** What the sync keeps beside a package's catalog fields (migration 0035). */
 export type SupplierTerms = {

@@ -7,6 +7,8 @@
 // no longer offered, never deleted, so carts and orders keep their terms. Other suppliers'
 // packages, the carrier's included, are untouched.
 import { recordAuditOnClient } from "../audit/record-audit.ts";
+import type { Supplier, SupplierListing, SupplierPackage } from "../carrier/supplier-package.ts";
+import { supplierPackageId } from "../carrier/supplier-package.ts";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.ts";
 import type { Actor } from "../shared/actor.ts";
 import { catalogChanged } from "./catalog-cache.ts";
@@ -25,8 +27,6 @@ import {
   writeBatches,
 } from "./catalog-writes.sql.ts";
 import { defaultDestinations } from "./default-catalog.ts";
-import type { Supplier, SupplierListing, SupplierPackage } from "./supplier-package.ts";
-import { supplierPackageId } from "./supplier-package.ts";
 import {
   recordSyncRun,
   retireSupplierPackagesNotIn,

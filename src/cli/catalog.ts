@@ -4,8 +4,8 @@
 // report and a redirected or --json run is never interleaved with bar redraws.
 import cliProgress from "cli-progress";
 import { openSupplierCatalog, SupplierNotConfigured } from "../carrier/supplier-catalogs.ts";
+import { SUPPLIERS, type Supplier } from "../carrier/supplier-package.ts";
 import { CatalogFileError, type ImportReport, importCatalogFile } from "../catalog/import-catalog.ts";
-import { SUPPLIERS, type Supplier } from "../catalog/supplier-package.ts";
 import {
   parseMarkupPercent,
   SupplierSyncError,

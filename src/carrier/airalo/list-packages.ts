@@ -15,11 +15,7 @@
 //   price         -> Airalo's recommended retail price, our retail_minor floor
 //   type `topup`  -> top_up_only
 import type pg from "pg";
-import {
-  decimalToMinor,
-  type SupplierListing,
-  type SupplierPackage,
-} from "../../catalog/supplier-package.ts";
+import { decimalToMinor, type SupplierListing, type SupplierPackage } from "../supplier-package.ts";
 import { AiraloClient, isObject } from "./client.ts";
 import { type AiraloFetch, MAX_TIMEOUT_MS } from "./config.ts";
 import { RateLimits } from "./rate-limit.ts";

@@ -13,11 +13,7 @@
 //                    bundle, so GET /organisation gives it (its shape is UNCONFIRMED, §2)
 // Every bundle is also a top-up: a top-up is a bundle ordered onto an existing ICCID (§4), so none
 // is top_up_only. eSIM Go gives no recommended retail price.
-import {
-  decimalToMinor,
-  type SupplierListing,
-  type SupplierPackage,
-} from "../../catalog/supplier-package.ts";
+import { decimalToMinor, type SupplierListing, type SupplierPackage } from "../supplier-package.ts";
 import { EsimGoClient, isObject, reasonOf } from "./client.ts";
 import { type EsimGoFetch, MAX_TIMEOUT_MS } from "./config.ts";
 import { RateLimit } from "./rate-limit.ts";

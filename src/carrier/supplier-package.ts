@@ -1,9 +1,11 @@
 // A package as a wholesale supplier lists it, mapped to our catalog's terms by the supplier's
 // adapter (src/carrier/airalo/list-packages.ts, src/carrier/esimgo/list-catalogue.ts) and priced by
-// the sync (sync-supplier-catalog.ts). Net prices are integers in the currency's minor units.
+// the sync (src/catalog/sync-supplier-catalog.ts). Net prices are integers in the currency's minor units.
 import { createHash } from "node:crypto";
 import { minorUnitDigits } from "../shared/major-units.ts";
-import type { Coverage } from "./catalog-package.ts";
+
+/** The catalog's coverage values (src/catalog/catalog-package.ts), written here: the carrier folder imports no domain. */
+type Coverage = "country" | "regional" | "global";
 
 export const SUPPLIERS = ["airalo", "esimgo"] as const;
 export type Supplier = (typeof SUPPLIERS)[number];
