@@ -9,12 +9,14 @@ import { listAiraloPackages } from "../src/carrier/airalo/list-packages.ts";
 import { listEsimGoCatalogue } from "../src/carrier/esimgo/list-catalogue.ts";
 import { decimalToMinor, type Supplier, supplierPackageId } from "../src/carrier/supplier-package.ts";
 import { destinationPackagesBody } from "../src/catalog/list-destination-packages.ts";
+import { repeatSupplierSyncs } from "../src/catalog/repeat-supplier-syncs.ts";
 import {
   parseMarkupPercent,
   priceWithMarkup,
   SupplierSyncError,
   syncSupplierCatalog,
 } from "../src/catalog/sync-supplier-catalog.ts";
+import { loadConfig } from "../src/config.ts";
 import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { startAiralo } from "../src/simulators/airalo/server.ts";
 import { startEsimGoSimulator } from "../src/simulators/esimgo/server.ts";
@@ -317,4 +319,27 @@ test("the CLI syncs from the sandbox's built-in eSIM Go fake and answers the con
   assert.equal(foreign.code, 1);
   assert.match(foreign.stdout + foreign.stderr, /supplier_sync_refused/);
   assert.match(foreign.stdout + foreign.stderr, /currencies are not converted/);
+});
+
+test("the periodic job re-runs a supplier's last sync once SUPPLIER_SYNC_MINUTES have passed, and only then", async () => {
+  const db = await createTestDatabase({ catalog: true });
+  await sync(db.pool, "esimgo", "15", ["FR"]);
+  const config = { ...loadConfig({ APP_ENV: "sandbox", CURRENCY: "USD" }), supplier_sync_minutes: 60 };
+  const deps = { pool: db.pool, config, log: () => undefined };
+  const soon = await repeatSupplierSyncs(deps, Date.now() + 59 * 60_000);
+  assert.equal(soon.size, 0);
+  // A price changed meanwhile: past the hour the job sets it back to the supplier's net plus the
+  // markup (through the built-in fake, as the sandbox does; the test's fake is the same catalogue).
+  await db.pool.query(
+    "update packages set wholesale_minor = 1, retail_minor = 1 where package_id = 'esimgo-esim_1GB_7D_FR_V2'",
+  );
+  const due = await repeatSupplierSyncs(deps, Date.now() + 61 * 60_000);
+  const report = due.get("esimgo");
+  assert.ok(report && !(report instanceof Error), String(report));
+  assert.deepEqual([report.added, report.changed, report.removed], [[], ["esimgo-esim_1GB_7D_FR_V2"], []]);
+  assert.equal((await pkg(db.pool, "esimgo-esim_1GB_7D_FR_V2")).wholesale_minor, 229);
+  const run = await db.pool.query(
+    "select markup_basis_points, destination_codes, changed from supplier_catalog_syncs",
+  );
+  assert.deepEqual(run.rows, [{ markup_basis_points: 1500, destination_codes: ["FR"], changed: 1 }]);
 });
