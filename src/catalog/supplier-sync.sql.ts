@@ -107,3 +107,13 @@ export async function lastSyncRuns(client: Pick<PoolClient, "query">): Promise<S
   );
   return result.rows.map((row) => ({ ...row, outcome: row.last_outcome }));
 }
+
+/** Active packages per supplier, the carrier's included: the operator's catalog page. */
+export async function activePackagesBySupplier(
+  client: Pick<PoolClient, "query">,
+): Promise<Map<string, number>> {
+  const result = await client.query<{ supplier: string; packages: number }>(
+    "select supplier, count(*)::int as packages from packages where active group by supplier",
+  );
+  return new Map(result.rows.map((row) => [row.supplier, row.packages]));
+}
