@@ -8,6 +8,7 @@ import type pg from "pg";
 import { listAiraloPackages } from "../src/carrier/airalo/list-packages.ts";
 import { listEsimGoCatalogue } from "../src/carrier/esimgo/list-catalogue.ts";
 import { decimalToMinor, type Supplier, supplierPackageId } from "../src/carrier/supplier-package.ts";
+import { importCatalog } from "../src/catalog/import-catalog.ts";
 import { destinationPackagesBody } from "../src/catalog/list-destination-packages.ts";
 import { repeatSupplierSyncs } from "../src/catalog/repeat-supplier-syncs.ts";
 import {
@@ -342,4 +343,48 @@ test("the periodic job re-runs a supplier's last sync once SUPPLIER_SYNC_MINUTES
     "select markup_basis_points, destination_codes, changed from supplier_catalog_syncs",
   );
   assert.deepEqual(run.rows, [{ markup_basis_points: 1500, destination_codes: ["FR"], changed: 1 }]);
+});
+
+test("a catalog file import names suppliers in an optional column, retires only the carrier's packages and never moves a package to another supplier", async () => {
+  const { pool } = await createTestDatabase({ catalog: true });
+  await sync(pool, "esimgo", "15", ["FR"]);
+  const row = {
+    external_package_id: "EXT-FILE-1",
+    name: "File package",
+    destination_codes: "FR",
+    data_mb: 1024,
+    validity_days: 7,
+    wholesale_minor: 300,
+    retail_minor: 400,
+  };
+  const report = await importCatalog(
+    pool,
+    [
+      { ...row, package_id: "file-fr-1gb" },
+      { ...row, package_id: "file-fr-airalo", external_package_id: "EXT-FILE-2", supplier: "airalo" },
+      // A synced eSIM Go package named without its supplier: the row is refused, the package kept.
+      { ...row, package_id: "esimgo-esim_1GB_7D_FR_V2", external_package_id: "esim_1GB_7D_FR_V2" },
+      { ...row, package_id: "file-bad", external_package_id: "EXT-FILE-3", supplier: "acme" },
+    ],
+    { currency: "USD", actor: CLI_ACTOR },
+  );
+  assert.deepEqual(
+    report.rejected.map((r) => r.reason),
+    [
+      "package_id esimgo-esim_1GB_7D_FR_V2 is a esimgo package; its supplier does not change",
+      "supplier must be one of carrier, airalo, esimgo",
+    ],
+  );
+  assert.equal((await pkg(pool, "file-fr-1gb")).supplier, "carrier");
+  assert.equal((await pkg(pool, "file-fr-airalo")).supplier, "airalo");
+  const active = await pool.query<{ supplier: string; n: number }>(
+    "select supplier, count(*)::int as n from packages where active group by supplier order by supplier",
+  );
+  // The seeded carrier packages are retired; eSIM Go's 8 stay, their prices untouched.
+  assert.deepEqual(active.rows, [
+    { supplier: "airalo", n: 1 },
+    { supplier: "carrier", n: 1 },
+    { supplier: "esimgo", n: 8 },
+  ]);
+  assert.equal((await pkg(pool, "esimgo-esim_1GB_7D_FR_V2")).wholesale_minor, 229);
 });

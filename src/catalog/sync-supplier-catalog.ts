@@ -124,6 +124,7 @@ function select(listed: SupplierPackage[], options: SyncOptions, known: Readonly
         retail_minor: Math.max(wholesale_minor, item.retail_minor ?? 0),
         coverage: item.coverage,
         region: item.region,
+        supplier: options.supplier,
       },
       known,
     );

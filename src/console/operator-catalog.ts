@@ -122,8 +122,8 @@ function form(csrf: string): Html {
     <input id="catalog_file" name="catalog_file" type="file" accept=".csv,.json,text/csv,application/json">
     <label for="catalog">or paste it here</label>
     <textarea id="catalog" name="catalog" spellcheck="false" aria-describedby="catalog-hint"
-      placeholder="package_id,external_package_id,name,destination_codes,data_mb,validity_days,wholesale_minor,retail_minor,coverage,region"></textarea>
-    <p class="hint" id="catalog-hint">The file becomes the whole catalog: packages it does not name are retired (never deleted).
+      placeholder="package_id,external_package_id,name,destination_codes,data_mb,validity_days,wholesale_minor,retail_minor,coverage,region,supplier"></textarea>
+    <p class="hint" id="catalog-hint">The file becomes the carrier's catalog: its packages the file does not name are retired (never deleted); suppliers' packages are their syncs'. Optional supplier column: carrier (default), airalo or esimgo.
       Bad rows are reported and skipped; nothing is written if the file as a whole cannot be read.</p>
     <div class="actions"><button type="submit">Import</button></div></form>`;
 }
