@@ -28,8 +28,11 @@ import {
 } from "./catalog-writes.sql.ts";
 import { defaultDestinations } from "./default-catalog.ts";
 import {
+  activePackagesBySupplier,
+  lastSyncRuns,
   recordSyncRun,
   retireSupplierPackagesNotIn,
+  type StoredSyncRun,
   type SupplierTerms,
   setSupplierTerms,
   storedSupplierTerms,
@@ -342,4 +345,11 @@ export async function syncSupplierCatalog(pool: Pool, options: SyncOptions): Pro
   const report = await inTransaction(pool, (client) => applySync(client, listing.packages, options));
   if (report.version !== null) catalogChanged(pool, report.version);
   return report;
+}
+
+/** For the operator's catalog page: active packages per supplier (the carrier's too) and each supplier's last sync. */
+export async function supplierOverview(
+  pool: Pool,
+): Promise<{ active_packages: Map<string, number>; last_syncs: StoredSyncRun[] }> {
+  return { active_packages: await activePackagesBySupplier(pool), last_syncs: await lastSyncRuns(pool) };
 }

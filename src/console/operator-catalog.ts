@@ -7,11 +7,11 @@
 import { openSupplierCatalog, SupplierNotConfigured } from "../carrier/supplier-catalogs.ts";
 import { SUPPLIERS, type Supplier } from "../carrier/supplier-package.ts";
 import { CatalogFileError, type ImportReport, importCatalogText } from "../catalog/import-catalog.ts";
-import { activePackagesBySupplier, lastSyncRuns } from "../catalog/supplier-sync.sql.ts";
 import {
   parseMarkupPercent,
   SupplierSyncError,
   type SyncReport,
+  supplierOverview,
   syncSupplierCatalog,
 } from "../catalog/sync-supplier-catalog.ts";
 import type { Pool } from "../db/pool.ts";
@@ -46,8 +46,9 @@ function syncForm(csrf: string): Html {
 }
 
 async function suppliersTable(pool: Pool): Promise<Html> {
-  const counts = await activePackagesBySupplier(pool);
-  const runs = new Map((await lastSyncRuns(pool)).map((run) => [run.supplier, run]));
+  const overview = await supplierOverview(pool);
+  const counts = overview.active_packages;
+  const runs = new Map(overview.last_syncs.map((run) => [run.supplier, run]));
   const rows = ["carrier", ...SUPPLIERS].map((supplier) => {
     const run = runs.get(supplier as Supplier);
     return html`<tr><td>${SUPPLIER_LABELS[supplier] ?? supplier}</td><td class="num">${counts.get(supplier) ?? 0}</td>
