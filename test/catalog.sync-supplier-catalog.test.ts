@@ -388,3 +388,63 @@ test("a catalog file import names suppliers in an optional column, retires only 
   ]);
   assert.equal((await pkg(pool, "esimgo-esim_1GB_7D_FR_V2")).wholesale_minor, 229);
 });
+
+test("each adapter follows every page of its supplier's catalogue", async () => {
+  const { pool } = await createTestDatabase();
+  const pages: string[] = [];
+  const recording: typeof fetch = (input, init) => {
+    const url = new URL(String(input));
+    if (/\/(packages|catalogue)$/.test(url.pathname)) pages.push(url.search);
+    return fetch(input, init);
+  };
+  await resetAiraloRateLimits();
+  const base = { pool, base_url: `${airalo.url}/v2`, client_id: CLIENT_ID, client_secret: CLIENT_SECRET };
+  const whole = await listAiraloPackages({ ...base, timeout_ms: 5_000 });
+  const paged = await listAiraloPackages({ ...base, timeout_ms: 5_000, fetch: recording, page_size: 3 });
+  assert.ok(whole.ok && paged.ok);
+  assert.equal(paged.packages.length, whole.packages.length);
+  // 10 countries in pages of 3, then 3 regional and global entries in one.
+  assert.equal(pages.length, 5, pages.join(" "));
+  pages.length = 0;
+  const esimgoBase = { base_url: `${esimgo.url}/v2.4`, api_key: API_KEY, timeout_ms: 5_000 };
+  const bundles = await listEsimGoCatalogue(esimgoBase);
+  const pagedBundles = await listEsimGoCatalogue({ ...esimgoBase, fetch: recording, page_size: 10 });
+  assert.ok(bundles.ok && pagedBundles.ok);
+  assert.equal(pagedBundles.packages.length, bundles.packages.length);
+  assert.equal(pages.length, Math.ceil(bundles.packages.length / 10));
+});
+
+test("a catalogue that cannot be read whole changes nothing: no package is removed", async () => {
+  const { pool } = await createTestDatabase({ catalog: true });
+  await sync(pool, "esimgo", "15");
+  const failingSecondPage: typeof fetch = async (input, init) => {
+    const url = new URL(String(input));
+    if (url.pathname.endsWith("/catalogue") && url.searchParams.get("page") === "2")
+      return new Response(JSON.stringify({ message: "Internal Server Error" }), { status: 500 });
+    return fetch(input, init);
+  };
+  await assert.rejects(
+    syncSupplierCatalog(pool, {
+      supplier: "esimgo",
+      markup_basis_points: 1500,
+      destination_codes: [],
+      currency: "USD",
+      actor: CLI_ACTOR,
+      list: () =>
+        listEsimGoCatalogue({
+          base_url: `${esimgo.url}/v2.4`,
+          api_key: API_KEY,
+          timeout_ms: 5_000,
+          fetch: failingSecondPage,
+          page_size: 10,
+        }),
+    }),
+    /esimgo: eSIM Go GET \/catalogue: .*500/,
+  );
+  const active = await pool.query(
+    "select count(*)::int as n from packages where active and supplier = 'esimgo'",
+  );
+  assert.ok(active.rows[0].n > 10);
+  const run = await pool.query("select last_outcome from supplier_catalog_syncs");
+  assert.match(run.rows[0].last_outcome, /500/);
+});

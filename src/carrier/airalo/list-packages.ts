@@ -38,6 +38,8 @@ export type AiraloCatalogOptions = {
   client_secret: string;
   timeout_ms: number;
   fetch?: AiraloFetch;
+  /** Tests: destinations per page (default DESTINATIONS_PER_PAGE). */
+  page_size?: number;
 };
 
 export async function listAiraloPackages(options: AiraloCatalogOptions): Promise<SupplierListing> {
@@ -59,20 +61,25 @@ export async function listAiraloPackages(options: AiraloCatalogOptions): Promise
   );
   const packages: SupplierPackage[] = [];
   for (const type of ["local", "global"] as const) {
-    const read = await readType(client, type, packages);
+    const read = await readType(client, type, options.page_size ?? DESTINATIONS_PER_PAGE, packages);
     if (read !== null) return { ok: false, reason: read };
   }
   return { ok: true, packages };
 }
 
 /** Appends every package of one `filter[type]`; returns why it failed, or null. */
-async function readType(client: AiraloClient, type: string, into: SupplierPackage[]): Promise<string | null> {
+async function readType(
+  client: AiraloClient,
+  type: string,
+  page_size: number,
+  into: SupplierPackage[],
+): Promise<string | null> {
   for (let page = 1; page <= MAX_PAGES; page += 1) {
     const verdict = await client.call("/packages", {
       query: {
         "filter[type]": type,
         include: "topup",
-        limit: String(DESTINATIONS_PER_PAGE),
+        limit: String(page_size),
         page: String(page),
       },
       limits: [["packages", "catalog"]],

@@ -28,6 +28,8 @@ export type EsimGoCatalogOptions = {
   api_key: string;
   timeout_ms: number;
   fetch?: EsimGoFetch;
+  /** Tests: bundles per page (default BUNDLES_PER_PAGE). */
+  page_size?: number;
 };
 
 export async function listEsimGoCatalogue(options: EsimGoCatalogOptions): Promise<SupplierListing> {
@@ -45,7 +47,7 @@ export async function listEsimGoCatalogue(options: EsimGoCatalogOptions): Promis
   const packages: SupplierPackage[] = [];
   for (let page = 1; page <= MAX_PAGES; page += 1) {
     const verdict = await client.call("/catalogue", {
-      query: { page: String(page), perPage: String(BUNDLES_PER_PAGE) },
+      query: { page: String(page), perPage: String(options.page_size ?? BUNDLES_PER_PAGE) },
     });
     if (verdict.kind !== "ok") return { ok: false, reason: `eSIM Go GET /catalogue: ${reasonOf(verdict)}` };
     const body = isObject(verdict.body) ? verdict.body : {};
