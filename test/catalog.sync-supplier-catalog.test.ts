@@ -343,6 +343,10 @@ test("the periodic job re-runs a supplier's last sync once SUPPLIER_SYNC_MINUTES
     "select markup_basis_points, destination_codes, changed from supplier_catalog_syncs",
   );
   assert.deepEqual(run.rows, [{ markup_basis_points: 1500, destination_codes: ["FR"], changed: 1 }]);
+  // Two ticks at once (a slow sync overlapping the next minute, or two processes): one runs it.
+  const later = Date.now() + 122 * 60_000;
+  const ticks = await Promise.all([repeatSupplierSyncs(deps, later), repeatSupplierSyncs(deps, later)]);
+  assert.deepEqual(ticks.map((tick) => tick.size).sort(), [0, 1]);
 });
 
 test("a catalog file import names suppliers in an optional column, retires only the carrier's packages and never moves a package to another supplier", async () => {
@@ -447,4 +451,45 @@ test("a catalogue that cannot be read whole changes nothing: no package is remov
   assert.ok(active.rows[0].n > 10);
   const run = await pool.query("select last_outcome from supplier_catalog_syncs");
   assert.match(run.rows[0].last_outcome, /500/);
+});
+
+test("a regional package listing a territory we have no destination for is offered for the others; one with none is skipped", async () => {
+  const { pool } = await createTestDatabase({ catalog: true });
+  const item = {
+    name: "Balkans 1 GB",
+    coverage: "regional" as const,
+    region: "Balkans",
+    data_mb: 1024,
+    validity_days: 7,
+    net_minor: 500,
+    retail_minor: null,
+    currency: "USD",
+    top_up_only: false,
+  };
+  const report = await syncSupplierCatalog(pool, {
+    supplier: "airalo",
+    markup_basis_points: 0,
+    destination_codes: [],
+    currency: "USD",
+    actor: CLI_ACTOR,
+    list: async () => ({
+      ok: true,
+      packages: [
+        { ...item, external_package_id: "balkans-1gb", destination_codes: ["AL", "RS", "ZZ"] },
+        { ...item, external_package_id: "nowhere-1gb", destination_codes: ["ZZ"] },
+      ],
+    }),
+  });
+  assert.deepEqual(report.added, ["airalo-balkans-1gb"]);
+  assert.deepEqual(
+    report.skipped.map((s) => s.external_package_id),
+    ["nowhere-1gb"],
+  );
+  const codes = await pool.query(
+    "select destination_code from package_destinations where package_id = 'airalo-balkans-1gb' order by 1",
+  );
+  assert.deepEqual(
+    codes.rows.map((r) => r.destination_code),
+    ["AL", "RS"],
+  );
 });

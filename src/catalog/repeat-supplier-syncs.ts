@@ -8,7 +8,7 @@ import { openSupplierCatalog } from "../carrier/supplier-catalogs.ts";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import { SYSTEM_ACTOR } from "../shared/actor.ts";
-import { lastSyncRuns, type StoredSyncRun } from "./supplier-sync.sql.ts";
+import { claimSyncRun, lastSyncRuns, type StoredSyncRun } from "./supplier-sync.sql.ts";
 import { type SyncReport, syncSupplierCatalog } from "./sync-supplier-catalog.ts";
 
 export const REPEAT_SUPPLIER_SYNCS_TASK = "repeat_supplier_syncs";
@@ -31,6 +31,8 @@ export async function repeatSupplierSyncs(
     isDue(run, now_ms, deps.config.supplier_sync_minutes),
   );
   for (const run of due) {
+    const due_before = new Date(now_ms - deps.config.supplier_sync_minutes * 60_000);
+    if (!(await claimSyncRun(deps.pool, run.supplier, due_before, new Date(now_ms)))) continue;
     try {
       outcomes.set(run.supplier, await repeatOne(deps, run));
     } catch (error) {

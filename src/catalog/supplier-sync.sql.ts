@@ -82,7 +82,8 @@ export async function recordSyncRun(client: Pick<PoolClient, "query">, run: Sync
      on conflict (supplier) do update set
        markup_basis_points = excluded.markup_basis_points,
        destination_codes = excluded.destination_codes,
-       last_run_at = now(),
+       -- Never backwards: a repetition's claim (claimSyncRun) may have set it to the job's clock.
+       last_run_at = greatest(s.last_run_at, now()),
        last_outcome = excluded.last_outcome,
        added = excluded.added, changed = excluded.changed, removed = excluded.removed`,
     [
@@ -98,6 +99,24 @@ export async function recordSyncRun(client: Pick<PoolClient, "query">, run: Sync
 }
 
 export type StoredSyncRun = SyncRun & { last_run_at: Date };
+
+/**
+ * Claims a due repetition: moves last_run_at to the job's now (`claimed_at`) only if it is still at or before `due_before`
+ * (now less the period), so a job tick that overlaps a sync still running, or another process's
+ * tick, does not start it twice.
+ */
+export async function claimSyncRun(
+  client: Pick<PoolClient, "query">,
+  supplier: Supplier,
+  due_before: Date,
+  claimed_at: Date,
+): Promise<boolean> {
+  const result = await client.query(
+    "update supplier_catalog_syncs set last_run_at = $3 where supplier = $1 and last_run_at <= $2::timestamptz",
+    [supplier, due_before, claimed_at],
+  );
+  return result.rowCount === 1;
+}
 
 export async function lastSyncRuns(client: Pick<PoolClient, "query">): Promise<StoredSyncRun[]> {
   const result = await client.query<StoredSyncRun & { last_outcome: string }>(

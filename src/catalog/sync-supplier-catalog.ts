@@ -114,18 +114,22 @@ function select(listed: SupplierPackage[], options: SyncOptions, known: Readonly
     if (!covers(item, wanted)) continue;
     const package_id = supplierPackageId(options.supplier, item.external_package_id);
     const wholesale_minor = priceWithMarkup(item.net_minor, options.markup_basis_points);
+    // A region may list a territory we have no destination for (ISO 3166 user-assigned codes such
+    // as XK): the package is offered for the destinations we know, and skipped only with none.
+    const destination_codes = item.destination_codes.filter((code) => known.has(code));
     const result = validateCatalogRow(
       {
         package_id,
         external_package_id: item.external_package_id,
         name: item.name,
-        destination_codes: item.destination_codes,
+        destination_codes: destination_codes.length > 0 ? destination_codes : item.destination_codes,
         data_mb: item.data_mb,
         validity_days: item.validity_days,
         wholesale_minor,
         // The supplier's recommended retail price when it is above ours; else ours.
         retail_minor: Math.max(wholesale_minor, item.retail_minor ?? 0),
-        coverage: item.coverage,
+        // Two known codes left of a region is still a regional package, one is a country's.
+        coverage: item.coverage !== "country" && destination_codes.length === 1 ? "regional" : item.coverage,
         region: item.region,
         supplier: options.supplier,
       },
