@@ -121,7 +121,29 @@ export type Config = {
    * private or link-local addresses (development, tests); refused outside the sandbox.
    */
   sso_allow_private_networks: boolean;
-} & WebhookConfig;
+} & WebhookConfig &
+  SupplierConfig;
+
+/**
+ * The wholesale suppliers (contract, "Suppliers (operator side)"; README "Suppliers"). A URL left
+ * unset is the supplier's production API in production, and in the sandbox its built-in fake,
+ * started in-process for the command that needs it (src/catalog/supplier-listing.ts).
+ */
+export type SupplierConfig = {
+  /** AIRALO_API_URL: the base including its version segment (production default https://partners-api.airalo.com/v2). */
+  airalo_api_url: string | null;
+  /** AIRALO_CLIENT_ID, AIRALO_CLIENT_SECRET: the partner account's client credentials; both or neither. */
+  airalo_client_id: string | null;
+  airalo_client_secret: string | null;
+  /** ESIMGO_API_URL: the base including its version segment (production default https://api.esim-go.com/v2.4). */
+  esimgo_api_url: string | null;
+  /** ESIMGO_API_KEY: sent as X-API-Key. */
+  esimgo_api_key: string | null;
+  /** SUPPLIER_TIMEOUT_MS: one call to a supplier, connection to last byte (default 30000). */
+  supplier_timeout_ms: number;
+  /** SUPPLIER_SYNC_MINUTES: a supplier's catalog sync repeats this often once run (default 60). */
+  supplier_sync_minutes: number;
+};
 
 /** Webhook delivery (README "Webhooks"). */
 export type WebhookConfig = {
@@ -445,6 +467,18 @@ function secretKey(env: Env, name: string): string | null {
   return value;
 }
 
+function readSuppliers(env: Env): SupplierConfig {
+  return {
+    airalo_api_url: url(env, "AIRALO_API_URL", ["http:", "https:"]),
+    airalo_client_id: text(env, "AIRALO_CLIENT_ID"),
+    airalo_client_secret: text(env, "AIRALO_CLIENT_SECRET"),
+    esimgo_api_url: url(env, "ESIMGO_API_URL", ["http:", "https:"]),
+    esimgo_api_key: text(env, "ESIMGO_API_KEY"),
+    supplier_timeout_ms: integer(env, "SUPPLIER_TIMEOUT_MS", 30_000, 100, 120_000),
+    supplier_sync_minutes: integer(env, "SUPPLIER_SYNC_MINUTES", 60, 1, 7 * 24 * 60),
+  };
+}
+
 function readWebhooks(env: Env): WebhookConfig {
   return {
     webhook_secret_key: secretKey(env, "WEBHOOK_SECRET_KEY"),
@@ -558,6 +592,26 @@ const RULES: readonly Rule[] = [
     broken: (c) => c.resolve_after_ms <= c.carrier_timeout_ms,
     problem: "must be greater than CARRIER_TIMEOUT_MS",
   },
+  {
+    // Half a credential is a typo, not a choice.
+    variable: "AIRALO_CLIENT_SECRET",
+    involves: ["AIRALO_CLIENT_ID"],
+    broken: (c) => (c.airalo_client_id === null) !== (c.airalo_client_secret === null),
+    problem: "and AIRALO_CLIENT_ID are set together or not at all",
+  },
+  {
+    // A real supplier's URL without its credentials could only ever answer 401.
+    variable: "AIRALO_CLIENT_ID",
+    involves: ["AIRALO_API_URL"],
+    broken: (c) => c.airalo_api_url !== null && c.airalo_client_id === null,
+    problem: "and AIRALO_CLIENT_SECRET are required with AIRALO_API_URL",
+  },
+  {
+    variable: "ESIMGO_API_KEY",
+    involves: ["ESIMGO_API_URL"],
+    broken: (c) => c.esimgo_api_url !== null && c.esimgo_api_key === null,
+    problem: "is required with ESIMGO_API_URL",
+  },
 ];
 
 /**
@@ -637,6 +691,7 @@ export function loadConfig(vars: Record<string, string | undefined> = process.en
     ...readLimits(env),
     crash_at: text(env, "CRASH_AT") === null ? null : oneOf(env, "CRASH_AT", CRASH_POINTS, CRASH_POINTS[0]),
     ...readWebhooks(env),
+    ...readSuppliers(env),
     sso_allow_private_networks:
       oneOf(env, "SSO_ALLOW_PRIVATE_NETWORKS", ["true", "false"] as const, "false") === "true",
     // npm sets npm_lifecycle_event for the scripts it runs: under `npm start` the service also

@@ -148,6 +148,7 @@ const OPERATOR_MATRIX: Array<[method: string, route: string, path: string, cells
   ["POST", "/console/admin/orders/:order_id/refund", `/console/admin/orders/${ORDER}/refund`, "YNYN"],
   ["GET", "/console/admin/catalog", "/console/admin/catalog", "YNNN"],
   ["POST", "/console/admin/catalog", "/console/admin/catalog", "YNNN"],
+  ["POST", "/console/admin/catalog/sync", "/console/admin/catalog/sync", "YNNN"],
   ["GET", "/console/admin/ledger", "/console/admin/ledger", "YYNY"],
   ["GET", "/console/admin/people", "/console/admin/people", "YYYY"],
   ["POST", "/console/admin/people/invitations", "/console/admin/people/invitations", "YNNN"],

@@ -45,6 +45,7 @@ export type AuditAction =
   | "partner.reactivated"
   | "pricing.updated"
   | "catalog.imported"
+  | "catalog.synced"
   | "branding.updated";
 
 export type AuditEntry = {

@@ -5,6 +5,11 @@ export type Coverage = "country" | "regional" | "global";
 
 export const COVERAGES: readonly Coverage[] = ["country", "regional", "global"];
 
+/** Who sells a package (migration 0035); the operator's to see, never a partner's. */
+export type PackageSupplier = "carrier" | "airalo" | "esimgo";
+
+export const PACKAGE_SUPPLIERS: readonly PackageSupplier[] = ["carrier", "airalo", "esimgo"];
+
 export type Destination = { destination_code: string; name: string };
 
 /** One package ready to be written: every field checked, destination codes upper-case and unique. */
@@ -21,6 +26,8 @@ export type CatalogPackage = {
   retail_minor: number;
   coverage: Coverage;
   region: string | null;
+  /** Absent: the carrier (the seed, a file without the column). */
+  supplier?: PackageSupplier;
 };
 
 /** The whole catalog as one set: what the seed writes on a new database. */

@@ -1,6 +1,12 @@
 // One row of a catalog import, as an operator writes it, and its validation. A bad row is a value
 // (a reason), never a crash: the import reports it and goes on with the others.
-import { type CatalogPackage, COVERAGES, type Coverage } from "./catalog-package.ts";
+import {
+  type CatalogPackage,
+  COVERAGES,
+  type Coverage,
+  PACKAGE_SUPPLIERS,
+  type PackageSupplier,
+} from "./catalog-package.ts";
 
 /**
  * A row of a catalog file: the CSV columns, or the fields of one object of a JSON array.
@@ -21,6 +27,8 @@ export type CatalogImportRow = {
   coverage?: string | null;
   /** Free text such as "Europe"; empty: none. */
   region?: string | null;
+  /** carrier, airalo or esimgo; empty: carrier. Operator-side only: partners never see it. */
+  supplier?: string | null;
 };
 
 export const CATALOG_COLUMNS = [
@@ -34,8 +42,9 @@ export const CATALOG_COLUMNS = [
   "retail_minor",
   "coverage",
   "region",
+  "supplier",
 ] as const;
-export const OPTIONAL_CATALOG_COLUMNS: readonly string[] = ["coverage", "region"];
+export const OPTIONAL_CATALOG_COLUMNS: readonly string[] = ["coverage", "region", "supplier"];
 
 // Limits, each matching or tightening a constraint of migration 0001.
 const PACKAGE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -128,6 +137,13 @@ function coverage(value: unknown, codes: string[], problems: Problems): Coverage
   return raw as Coverage;
 }
 
+function supplier(value: unknown, problems: Problems): PackageSupplier {
+  const raw = text(value)?.toLowerCase() ?? "carrier";
+  if ((PACKAGE_SUPPLIERS as readonly string[]).includes(raw)) return raw as PackageSupplier;
+  problems.push(`supplier must be one of ${PACKAGE_SUPPLIERS.join(", ")}`);
+  return "carrier";
+}
+
 /** The row's package_id when it is well-formed, whatever else is wrong with the row. */
 export function readablePackageId(data: unknown): string | null {
   if (typeof data !== "object" || data === null) return null;
@@ -170,6 +186,7 @@ export function validateCatalogRow(data: unknown, known: ReadonlySet<string>): R
     retail_minor: wholeNumber(row.retail_minor, "retail_minor", 1, MAX_PRICE_MINOR, problems),
     coverage: coverage(row.coverage, destination_codes, problems),
     region: label(row.region, "region", MAX_REGION_CHARS, problems),
+    supplier: supplier(row.supplier, problems),
   };
   // A recommended retail price below what the partner pays is a typo, not a promotion.
   if (pkg.retail_minor < pkg.wholesale_minor) problems.push("retail_minor is below wholesale_minor");

@@ -32,6 +32,18 @@ export async function knownDestinationCodes(client: PoolClient): Promise<Set<str
   return new Set(result.rows.map((row) => row.destination_code));
 }
 
+/** The supplier of each of these packages that exists: a file does not move a package to another. */
+export async function packageSuppliers(
+  client: PoolClient,
+  package_ids: string[],
+): Promise<Map<string, string>> {
+  const result = await client.query<{ package_id: string; supplier: string }>(
+    "select package_id, supplier from packages where package_id = any($1::text[])",
+    [package_ids],
+  );
+  return new Map(result.rows.map((row) => [row.package_id, row.supplier]));
+}
+
 /** The package holding each of these external_package_ids (the column is unique). */
 export async function externalPackageOwners(
   client: PoolClient,
@@ -46,7 +58,11 @@ export async function externalPackageOwners(
 }
 
 /** A package as stored, to compare with an imported row. */
-export type StoredPackage = Omit<CatalogPackage, "package_id"> & { currency: string; active: boolean };
+export type StoredPackage = Omit<CatalogPackage, "package_id" | "supplier"> & {
+  currency: string;
+  active: boolean;
+  supplier: NonNullable<CatalogPackage["supplier"]>;
+};
 
 /** Packages read per statement by storedPackages: each read stays well inside the statement timeout. */
 const MAX_PACKAGES_PER_READ = 10_000;
@@ -60,7 +76,7 @@ export async function storedPackages(
   for (let start = 0; start < package_ids.length; start += MAX_PACKAGES_PER_READ) {
     const result = await client.query<StoredPackage & { package_id: string }>(
       `select p.package_id, p.external_package_id, p.name, p.data_mb, p.validity_days,
-              p.wholesale_minor, p.retail_minor, p.currency, p.coverage, p.region, p.active,
+              p.wholesale_minor, p.retail_minor, p.currency, p.coverage, p.region, p.active, p.supplier,
               array(select pd.destination_code from package_destinations pd
                     where pd.package_id = p.package_id
                     order by pd.destination_code) as destination_codes
@@ -118,13 +134,13 @@ export async function upsertPackages(
   await client.query(
     `insert into packages as p (
        package_id, external_package_id, name, data_mb, validity_days,
-       wholesale_minor, retail_minor, currency, coverage, region, active, updated_at)
+       wholesale_minor, retail_minor, currency, coverage, region, supplier, active, updated_at)
      select t.package_id, t.external_package_id, t.name, t.data_mb, t.validity_days,
-            t.wholesale_minor, t.retail_minor, $10::text, t.coverage, t.region, true, now()
+            t.wholesale_minor, t.retail_minor, $10::text, t.coverage, t.region, t.supplier, true, now()
      from unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::integer[],
-                 $6::bigint[], $7::bigint[], $8::text[], $9::text[])
+                 $6::bigint[], $7::bigint[], $8::text[], $9::text[], $11::text[])
        as t(package_id, external_package_id, name, data_mb, validity_days,
-            wholesale_minor, retail_minor, coverage, region)
+            wholesale_minor, retail_minor, coverage, region, supplier)
      on conflict (package_id) do update set
        external_package_id = excluded.external_package_id,
        name = excluded.name,
@@ -135,6 +151,11 @@ export async function upsertPackages(
        currency = excluded.currency,
        coverage = excluded.coverage,
        region = excluded.region,
+       -- The supplier's net price is its own: kept while the supplier stays, dropped when it changes.
+       supplier_net_minor = case when p.supplier = excluded.supplier then p.supplier_net_minor end,
+       supplier_currency = case when p.supplier = excluded.supplier then p.supplier_currency end,
+       top_up_only = p.top_up_only and p.supplier = excluded.supplier,
+       supplier = excluded.supplier,
        active = true,
        updated_at = now()`,
     [
@@ -148,6 +169,7 @@ export async function upsertPackages(
       packages.map((p) => p.coverage),
       packages.map((p) => p.region),
       currency,
+      packages.map((p) => p.supplier ?? "carrier"),
     ],
   );
 }
@@ -179,13 +201,14 @@ export async function replacePackageDestinations(
 }
 
 /**
- * Retires every active package not in `keep`. Never deletes: carts, orders and eSIMs reference
- * packages by foreign key, and a retired package simply stops being offered.
+ * Retires every active package of the carrier not in `keep`. Never deletes: carts, orders and eSIMs
+ * reference packages by foreign key, and a retired package simply stops being offered. The
+ * suppliers' packages (Airalo, eSIM Go) are their syncs' to retire (supplier-sync.sql.ts).
  */
 export async function retirePackagesNotIn(client: PoolClient, keep: string[]): Promise<string[]> {
   const result = await client.query<{ package_id: string }>(
     `update packages set active = false, updated_at = now()
-     where active and not (package_id = any($1::text[]))
+     where active and supplier = 'carrier' and not (package_id = any($1::text[]))
      returning package_id`,
     [keep],
   );

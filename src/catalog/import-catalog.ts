@@ -13,6 +13,7 @@ import {
   externalPackageOwners,
   knownDestinationCodes,
   lockCatalogWriters,
+  packageSuppliers,
   replacePackageDestinations,
   retirePackagesNotIn,
   type StoredPackage,
@@ -77,7 +78,16 @@ function reject(source: SourceRow, reason: string): RejectedRow {
     : { row: source.row, line: source.line, reason };
 }
 
-function crossRowProblem(pkg: CatalogPackage, seen: Seen, owners: Map<string, string>): string | null {
+function crossRowProblem(
+  pkg: CatalogPackage,
+  seen: Seen,
+  owners: Map<string, string>,
+  suppliers: ReadonlyMap<string, string>,
+): string | null {
+  // A package keeps its supplier (migration 0035): orders already placed went through it.
+  const supplier = suppliers.get(pkg.package_id);
+  if (supplier !== undefined && supplier !== (pkg.supplier ?? "carrier"))
+    return `package_id ${pkg.package_id} is a ${supplier} package; its supplier does not change`;
   const samePackage = seen.packages.get(pkg.package_id);
   if (samePackage !== undefined) return `package_id ${pkg.package_id} repeats row ${samePackage}`;
   const sameExternal = seen.externals.get(pkg.external_package_id);
@@ -91,7 +101,12 @@ function crossRowProblem(pkg: CatalogPackage, seen: Seen, owners: Map<string, st
   return null;
 }
 
-function checkRows(rows: SourceRow[], known: ReadonlySet<string>, owners: Map<string, string>): CheckedRows {
+function checkRows(
+  rows: SourceRow[],
+  known: ReadonlySet<string>,
+  owners: Map<string, string>,
+  suppliers: ReadonlyMap<string, string>,
+): CheckedRows {
   const checked: CheckedRows = { valid: [], rejected: [], mentioned: new Set() };
   const seen: Seen = { packages: new Map(), externals: new Map() };
   for (const source of rows) {
@@ -104,7 +119,7 @@ function checkRows(rows: SourceRow[], known: ReadonlySet<string>, owners: Map<st
     const result = validateCatalogRow(source.data, known);
     const package_id = result.ok ? result.pkg.package_id : result.package_id;
     if (package_id !== null) checked.mentioned.add(package_id);
-    const problem = result.ok ? crossRowProblem(result.pkg, seen, owners) : result.reason;
+    const problem = result.ok ? crossRowProblem(result.pkg, seen, owners, suppliers) : result.reason;
     if (package_id !== null && !seen.packages.has(package_id)) seen.packages.set(package_id, source.row);
     if (problem !== null || !result.ok) {
       checked.rejected.push(reject(source, problem ?? "invalid row"));
@@ -138,7 +153,8 @@ function sameFields(stored: StoredPackage, pkg: CatalogPackage, currency: string
     stored.retail_minor === pkg.retail_minor &&
     stored.currency === currency &&
     stored.coverage === pkg.coverage &&
-    stored.region === pkg.region
+    stored.region === pkg.region &&
+    stored.supplier === (pkg.supplier ?? "carrier")
   );
 }
 
@@ -243,7 +259,8 @@ async function importRows(
   const destinationsWritten = await upsertDestinations(client, defaultDestinations());
   const known = await knownDestinationCodes(client);
   const owners = await externalPackageOwners(client, namedExternalIds(rows));
-  const checked = checkRows(rows, known, owners);
+  const named = rows.map((row) => readablePackageId(row.data)).filter((id): id is string => id !== null);
+  const checked = checkRows(rows, known, owners, await packageSuppliers(client, named));
   const advance = progressCounter(rows.length, options.onProgress);
   advance(checked.rejected.length);
   // A file with no valid row is a broken file, not an order to retire the whole catalog.

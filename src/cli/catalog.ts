@@ -3,7 +3,15 @@
 // one transaction). The progress bar goes to stderr, and only to a terminal, so stdout stays the
 // report and a redirected or --json run is never interleaved with bar redraws.
 import cliProgress from "cli-progress";
+import { openSupplierCatalog, SupplierNotConfigured } from "../carrier/supplier-catalogs.ts";
+import { SUPPLIERS, type Supplier } from "../carrier/supplier-package.ts";
 import { CatalogFileError, type ImportReport, importCatalogFile } from "../catalog/import-catalog.ts";
+import {
+  parseMarkupPercent,
+  SupplierSyncError,
+  type SyncReport,
+  syncSupplierCatalog,
+} from "../catalog/sync-supplier-catalog.ts";
 import { CLI_ACTOR } from "../shared/actor.ts";
 import type { CliContext, Command, CommandOutput } from "./command.ts";
 import { CliError } from "./command.ts";
@@ -101,6 +109,83 @@ async function importFile(ctx: CliContext, file: string): Promise<CommandOutput>
   };
 }
 
+/** `--destinations FR,DE`: upper-cased, unique, at most 300 two-letter codes. */
+export function parseDestinations(text: string | undefined): string[] | null {
+  if (text === undefined) return [];
+  const codes = text
+    .split(/[\s,]+/)
+    .filter((code) => code !== "")
+    .map((code) => code.toUpperCase());
+  if (codes.length === 0 || codes.length > 300 || codes.some((code) => !/^[A-Z]{2}$/.test(code))) return null;
+  return [...new Set(codes)].sort();
+}
+
+/** Package ids printed per list for people; --json carries every one. */
+const MAX_IDS_SHOWN = 50;
+
+function idList(title: string, ids: string[]): string[] {
+  if (ids.length === 0) return [];
+  const shown = ids.slice(0, MAX_IDS_SHOWN).map((id) => `  ${id}`);
+  const more = ids.length - shown.length;
+  return ["", `${title}:`, ...shown, ...(more > 0 ? [`  … and ${more} more (use --json)`] : [])];
+}
+
+function syncText(supplier: Supplier, report: SyncReport): string {
+  return [
+    `Catalog synced from ${supplier}.`,
+    fields([
+      ["added", report.added.length],
+      ["changed", report.changed.length],
+      ["removed", report.removed.length],
+      ["skipped", report.skipped_total],
+      ["catalog version", report.version ?? "unchanged"],
+    ]),
+    ...idList("Added", report.added),
+    ...idList("Changed", report.changed),
+    ...idList("Removed", report.removed),
+    ...idList(
+      "Skipped",
+      report.skipped.map((s) => `${s.external_package_id}: ${s.reason}`),
+    ),
+  ].join("\n");
+}
+
+async function syncCatalog(
+  ctx: CliContext,
+  supplier: Supplier,
+  markup_basis_points: number,
+  destination_codes: string[],
+): Promise<CommandOutput> {
+  let opened: Awaited<ReturnType<typeof openSupplierCatalog>>;
+  try {
+    // Progress and the sandbox fake's notes go to stderr: stdout stays the report.
+    opened = await openSupplierCatalog(ctx.config, ctx.pool, supplier, (m) => process.stderr.write(`${m}\n`));
+  } catch (error) {
+    if (error instanceof SupplierNotConfigured) throw new CliError("supplier_not_configured", error.message);
+    throw error;
+  }
+  try {
+    const report = await syncSupplierCatalog(ctx.pool, {
+      supplier,
+      markup_basis_points,
+      destination_codes,
+      currency: ctx.config.currency,
+      actor: CLI_ACTOR,
+      list: opened.list,
+    });
+    // The contract's --json shape: exactly these three lists.
+    return {
+      json: { added: report.added, changed: report.changed, removed: report.removed },
+      text: syncText(supplier, report),
+    };
+  } catch (error) {
+    if (error instanceof SupplierSyncError) throw new CliError("supplier_sync_refused", error.message);
+    throw error;
+  } finally {
+    await opened.close();
+  }
+}
+
 export const catalogCommands: readonly Command[] = [
   {
     group: "catalog",
@@ -113,6 +198,31 @@ export const catalogCommands: readonly Command[] = [
       if (file === "" || file.length > MAX_PATH_CHARS)
         throw new CliError("invalid_argument", "give a file path");
       return (ctx) => importFile(ctx, file);
+    },
+  },
+  {
+    group: "catalog",
+    name: "sync",
+    args: ["<airalo|esimgo>"],
+    options_usage: "--markup-percent <N> [--destinations FR,DE]",
+    options: ["markup-percent", "destinations"],
+    summary:
+      "Import a supplier's packages at its net price plus the markup (rounded up); reports added, changed, removed",
+    example: "npm run cli -- catalog sync airalo --markup-percent 15 --destinations FR,DE",
+    prepare: ({ positionals, options }) => {
+      const supplier = positionals[0] ?? "";
+      if (!(SUPPLIERS as readonly string[]).includes(supplier))
+        throw new CliError("invalid_argument", `the supplier is one of ${SUPPLIERS.join(", ")}`);
+      const markup = parseMarkupPercent(options["markup-percent"] ?? "");
+      if (markup === null)
+        throw new CliError(
+          "invalid_argument",
+          "give --markup-percent N: a percentage from 0 to 1000 with at most two decimals",
+        );
+      const destinations = parseDestinations(options.destinations);
+      if (destinations === null)
+        throw new CliError("invalid_argument", "--destinations takes two-letter country codes: FR,DE");
+      return (ctx) => syncCatalog(ctx, supplier as Supplier, markup, destinations);
     },
   },
 ];

@@ -30,7 +30,9 @@ export type OptionName =
   | "name"
   | "scope"
   | "allow-ip"
-  | "role";
+  | "role"
+  | "markup-percent"
+  | "destinations";
 
 /** Options given more than once (`--override a=1 --override b=2`) arrive joined by newlines. */
 export const REPEATABLE_SEPARATOR = "\n";

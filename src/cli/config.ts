@@ -8,7 +8,7 @@ import type { Command, CommandOutput } from "./command.ts";
 import { fields } from "./output.ts";
 
 /** Settings whose value is a secret, by name: shown only as set or not. */
-const SECRET_SETTING = /(_token|_api_key|_secret_key)$/;
+const SECRET_SETTING = /(_token|_api_key|_secret_key|_client_secret)$/;
 /** URL query parameters that may carry a credential (`?password=` in a PostgreSQL URL). */
 const SECRET_PARAMETER = /pass|secret|token|key/i;
 const HIDDEN = "****";

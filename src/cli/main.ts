@@ -40,6 +40,8 @@ const OPTIONS = {
   scope: { type: "string" },
   "allow-ip": { type: "string", multiple: true },
   role: { type: "string" },
+  "markup-percent": { type: "string" },
+  destinations: { type: "string" },
 } as const;
 
 function parseCommandLine(argv: string[]): Parsed {
@@ -93,6 +95,8 @@ function commandArgs(
     "scope",
     "allow-ip",
     "role",
+    "markup-percent",
+    "destinations",
   ] as const;
   for (const option of names) {
     const value = values[option];

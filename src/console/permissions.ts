@@ -70,6 +70,7 @@ const OPERATOR_ROUTES: Record<string, PagePermission<OperatorPermission>> = {
   "POST /console/admin/orders/:order_id/refund": "orders.write",
   "GET /console/admin/catalog": "catalog.write",
   "POST /console/admin/catalog": "catalog.write",
+  "POST /console/admin/catalog/sync": "catalog.write",
   "GET /console/admin/ledger": "money.read",
   "GET /console/admin/people": "partners.read",
   "POST /console/admin/people/invitations": "people.write",

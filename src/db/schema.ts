@@ -85,6 +85,22 @@ export type Database = {
     region: string | null;
     active: Generated<boolean>;
     updated_at: Timestamp;
+    /** Who sells it (migration 0035); the operator's to see, never a partner's. */
+    supplier: Generated<"carrier" | "airalo" | "esimgo">;
+    supplier_net_minor: number | null;
+    supplier_currency: string | null;
+    top_up_only: Generated<boolean>;
+  };
+  /** The last catalog sync per supplier, re-run every SUPPLIER_SYNC_MINUTES (migration 0035). */
+  supplier_catalog_syncs: {
+    supplier: "airalo" | "esimgo";
+    markup_basis_points: number;
+    destination_codes: Generated<string[]>;
+    last_run_at: Generated<Date>;
+    last_outcome: string;
+    added: Generated<number>;
+    changed: Generated<number>;
+    removed: Generated<number>;
   };
   package_destinations: { package_id: string; destination_code: string };
   catalog_version: { singleton: Generated<boolean>; version: number };

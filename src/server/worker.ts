@@ -19,6 +19,12 @@ import {
   PURGE_EXPIRED_CARTS_TASK,
   purgeExpiredCartsTask,
 } from "../carts/purge-expired-carts.ts";
+import {
+  REPEAT_SUPPLIER_SYNCS_CRONTAB,
+  REPEAT_SUPPLIER_SYNCS_TASK,
+  repeatSupplierSyncsTask,
+} from "../catalog/repeat-supplier-syncs.ts";
+import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import { syncDueEsims } from "../esims/sync-esims.ts";
 import type { Mailer } from "../notifications/mailer.ts";
@@ -69,6 +75,7 @@ export function taskList(deps: WorkerDeps): TaskList {
     [PURGE_IDEMPOTENCY_KEYS_TASK]: purgeIdempotencyKeysTask(deps.ctx),
     [PURGE_OLD_EVENTS_TASK]: purgeOldEventsTask(deps.ctx),
     [PURGE_AUDIT_LOG_TASK]: purgeAuditLogTask(deps.ctx),
+    [REPEAT_SUPPLIER_SYNCS_TASK]: repeatSupplierSyncsTask(deps.ctx),
     ...deps.extraTasks,
   };
 }
@@ -92,6 +99,7 @@ export const CRONTAB = [
   PURGE_EXPIRED_CARTS_CRONTAB,
   PURGE_OLD_EVENTS_CRONTAB,
   PURGE_AUDIT_LOG_CRONTAB,
+  REPEAT_SUPPLIER_SYNCS_CRONTAB,
 ].join("\n");
 
 /** This process's graphile-worker, kept running (startWorker). */
