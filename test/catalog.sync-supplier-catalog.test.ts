@@ -7,6 +7,11 @@ import { after, test } from "node:test";
 import type pg from "pg";
 import { listAiraloPackages } from "../src/carrier/airalo/list-packages.ts";
 import { listEsimGoCatalogue } from "../src/carrier/esimgo/list-catalogue.ts";
+import {
+  openSupplierCatalog,
+  SupplierNotConfigured,
+  SYNC_NOT_IN_PRODUCTION,
+} from "../src/carrier/supplier-catalogs.ts";
 import { decimalToMinor, type Supplier, supplierPackageId } from "../src/carrier/supplier-package.ts";
 import { importCatalog } from "../src/catalog/import-catalog.ts";
 import { destinationPackagesBody } from "../src/catalog/list-destination-packages.ts";
@@ -492,4 +497,18 @@ test("a regional package listing a territory we have no destination for is offer
     codes.rows.map((r) => r.destination_code),
     ["AL", "RS"],
   );
+});
+
+test("in production the sync refuses, saying why, and changes nothing: purchases of a supplier's packages are not routed to it yet", async () => {
+  // A production configuration with eSIM Go's credentials (the rest of production's settings play no part).
+  const sandbox = loadConfig({ APP_ENV: "sandbox", CURRENCY: "USD" });
+  const config = { ...sandbox, app_env: "production" as const, esimgo_api_key: "production-key-0123456789" };
+  const db = await createTestDatabase({ catalog: true });
+  const before = await db.pool.query("select count(*)::int as n from packages");
+  await assert.rejects(
+    openSupplierCatalog(config, db.pool, "esimgo", () => undefined),
+    (error: Error) => error instanceof SupplierNotConfigured && error.message === SYNC_NOT_IN_PRODUCTION,
+  );
+  const after_ = await db.pool.query("select count(*)::int as n from packages");
+  assert.equal(after_.rows[0].n, before.rows[0].n);
 });

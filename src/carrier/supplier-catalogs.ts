@@ -33,8 +33,15 @@ export async function openSupplierCatalog(
   supplier: Supplier,
   log: (message: string) => void,
 ): Promise<OpenedCatalog> {
+  // Purchases, top-ups and refunds of a supplier's package still go to the carrier: until they are
+  // routed to the package's supplier, a synced package could be sold but not delivered. So the
+  // sync runs in the sandbox only, where it is tried out against the built-in fakes.
+  if (config.app_env === "production") throw new SupplierNotConfigured(SYNC_NOT_IN_PRODUCTION);
   return supplier === "airalo" ? openAiralo(config, pool, log) : openEsimGo(config, pool, log);
 }
+
+export const SYNC_NOT_IN_PRODUCTION =
+  "catalog sync runs in the sandbox only in this release: purchases of a supplier's packages are not yet routed to that supplier";
 
 async function openAiralo(config: Settings, pool: pg.Pool, log: (m: string) => void): Promise<OpenedCatalog> {
   const timeout_ms = config.supplier_timeout_ms;
