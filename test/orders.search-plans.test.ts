@@ -211,10 +211,15 @@ for (const generic of [false, true]) {
         nodes.filter((node) => node["Node Type"] === "Seq Scan").map((node) => node["Relation Name"]),
         [],
       );
-      // The one sort: of each eSIM's few bundles (json_agg), none of the rows examined.
+      // No sort of the rows examined: the only one a plan may hold is of each eSIM's few bundles
+      // (json_agg), which PostgreSQL 15 plans without one.
       assert.deepEqual(
-        nodes.flatMap((node) => (node["Node Type"] === "Sort" ? [node["Sort Key"]] : [])),
-        [['b."position"']],
+        nodes.flatMap((node) =>
+          node["Node Type"] === "Sort" && JSON.stringify(node["Sort Key"]) !== '["b.\\"position\\""]'
+            ? [node["Sort Key"]]
+            : [],
+        ),
+        [],
       );
       const scan = nodes.findIndex((node) => node["Index Name"] === index);
       assert.ok(scan > 0, `${index} in ${indexesOf(nodes)}`);
@@ -241,9 +246,13 @@ async function rowsRead(statement: RawBuilder<unknown>): Promise<Record<string, 
 
 test(`a page that finds nothing examines ${MAX_ROWS_EXAMINED} orders, comes back empty with a cursor, and the pages end`, async () => {
   assert.ok(ROWS > MAX_ROWS_EXAMINED);
-  assert.deepEqual(await rowsRead(orderPageStatement({ ...page, type: "topup", status: "refunded" })), {
-    orders_partner_page_idx: MAX_ROWS_EXAMINED,
-  });
+  // The window function above the scan reads one row ahead on PostgreSQL 15 and 14.
+  const read = await rowsRead(orderPageStatement({ ...page, type: "topup", status: "refunded" }));
+  assert.deepEqual(Object.keys(read), ["orders_partner_page_idx"]);
+  assert.ok(
+    [MAX_ROWS_EXAMINED, MAX_ROWS_EXAMINED + 1].includes(read.orders_partner_page_idx!),
+    JSON.stringify(read),
+  );
   for (const filters of [{ type: "topup" as const, status: "refunded" as const }, { to: BEFORE_ALL }]) {
     const pages = [];
     let cursor: string | null = null;
