@@ -93,7 +93,8 @@ export function normalizeDestinationCode(destination_code: string): string {
   return destination_code.toUpperCase();
 }
 
-function toPackage(row: DestinationPackageRow, prices: PriceList): Package {
+/** A package as the partner of `prices` sees it; the change feed renders packages with it too. */
+export function toPackage(row: DestinationPackageRow, prices: PriceList): Package {
   return {
     package_id: row.package_id,
     external_package_id: row.external_package_id,

@@ -1,7 +1,8 @@
 // Operator use cases: read and replace a partner's pricing (PUT/GET /admin/partners/{id}/pricing,
 // `npm run cli -- partners pricing`). A change bumps the catalog version in its transaction, so
 // every process's discovery cache serves the new prices within milliseconds (catalog_changed).
-// A cart keeps the price it was made at: only carts made after the change see it.
+// A cart keeps the price it was made at: only carts made after the change see it. Each package
+// whose price changes for the partner is an `updated` change in its feed (GET /v1/catalog/changes).
 import type { Kysely } from "kysely";
 import { type Static, Type } from "typebox";
 import { recordAudit } from "../audit/record-audit.ts";
@@ -10,7 +11,10 @@ import { MAX_AMOUNT_MINOR } from "../ledger/accounts.ts";
 import { findPartner } from "../partners/list-partners.ts";
 import type { Actor } from "../shared/actor.ts";
 import { ApiError } from "../shared/errors.ts";
+import { partnerPriceList } from "./partner-prices.ts";
+import { priceList } from "./price-list.ts";
 import { existingPackages, replacePricing, selectPricing } from "./pricing.sql.ts";
+import { lockChangeLog, recordPriceListChanges } from "./record-catalog-changes.ts";
 
 /** More overrides than a real price list needs; bounds the body and the statement. */
 export const MAX_OVERRIDES = 1_000;
@@ -82,7 +86,16 @@ export async function setPartnerPricing(
       // The contract's 422: the body names a package that does not exist (not a missing resource).
       throw new ApiError("package_not_found", `No package ${unknown.package_id}.`, { alternate: true });
     }
+    // The change feed compares this partner's prices before and after: read under the lock every
+    // catalog writer takes, so no other change to the catalog or to these prices falls between.
+    await lockChangeLog(trx);
+    const before = await partnerPriceList(trx, partner_id);
     await replacePricing(trx, partner_id, pricing.discount_percent, pricing.overrides);
+    const after = priceList(
+      pricing.discount_percent,
+      new Map(pricing.overrides.map((o) => [o.package_id, o.amount_minor])),
+    );
+    await recordPriceListChanges(trx, partner_id, before, after);
     // Up to MAX_OVERRIDES overrides do not fit an entry (8 KiB): the entry says how many.
     await recordAudit(trx, {
       actor,

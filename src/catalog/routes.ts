@@ -2,8 +2,9 @@
 // /v1, for the operator under /admin.
 import { routesOf } from "../shared/endpoint.ts";
 import { getPartnerPricingRoute } from "./get-partner-pricing.route.ts";
+import { listCatalogChangesRoute } from "./list-catalog-changes.route.ts";
 import { listDestinationPackagesRoute } from "./list-destination-packages.route.ts";
 import { setPartnerPricingRoute } from "./set-partner-pricing.route.ts";
 
-export const catalogRoutes = routesOf([listDestinationPackagesRoute]);
+export const catalogRoutes = routesOf([listDestinationPackagesRoute, listCatalogChangesRoute]);
 export const catalogAdminRoutes = routesOf([getPartnerPricingRoute, setPartnerPricingRoute]);

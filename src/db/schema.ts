@@ -104,6 +104,17 @@ export type Database = {
   };
   package_destinations: { package_id: string; destination_code: string };
   catalog_version: { singleton: Generated<boolean>; version: number };
+  /** The catalog change feed (migration 0041); partner_id null: a catalog-wide change. */
+  catalog_changes: {
+    seq: Generated<number>;
+    change_id: string;
+    partner_id: string | null;
+    kind: "added" | "updated" | "removed";
+    package_id: string;
+    created_at: Timestamp;
+  };
+  /** How far catalog changes have become package.* events (migration 0041). */
+  catalog_change_fanout: { singleton: Generated<boolean>; last_seq: number; last_partner_id: string | null };
   carts: {
     cart_key: string;
     partner_id: string;
