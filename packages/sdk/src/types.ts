@@ -71,6 +71,11 @@ export type WebhookDelivery = WebhookDeliveryPage["data"][number];
 type ListWebhookDeliveriesQuery = NonNullable<operations["listWebhookDeliveries"]["parameters"]["query"]>;
 export type ListWebhookDeliveriesParams = NumericLimit<ListWebhookDeliveriesQuery>;
 
+export type CatalogChangePage = Ok<"listCatalogChanges", 200>;
+export type CatalogChange = CatalogChangePage["data"][number];
+type ListCatalogChangesQuery = NonNullable<operations["listCatalogChanges"]["parameters"]["query"]>;
+export type ListCatalogChangesParams = NumericLimit<ListCatalogChangesQuery>;
+
 export type ApiEventPage = Ok<"listEvents", 200>;
 /** One recorded event (named so that it does not shadow the DOM's global `Event`). */
 export type ApiEvent = Ok<"getEvent", 200>;

@@ -58,6 +58,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/catalog/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Changes to the packages you are offered, oldest first
+         * @description A package added, updated (its fields, destinations or your price) or removed, whether by the operator's catalog import, a supplier sync or a change of your price list. Start without `since` (the feed begins with every package offered when it began), then pass each answer's `next_cursor` as `since`: at once while `has_more`, later to poll. `package` is the package as you see it when you read the change (null once it is no longer offered). The same changes are the webhook events `package.added`, `package.updated` and `package.removed`, sent only to endpoints that list them. A `since` this API did not return (another environment's included) is 400 `invalid_request`.
+         */
+        get: operations["listCatalogChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orders/cart": {
         parameters: {
             query?: never;
@@ -1144,6 +1164,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "package.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * package.added
+         * @description A package is now offered to you: the change of GET /v1/catalog/changes, rendered when the event was recorded. POSTed to each enabled endpoint subscribed to `package.added` (listed by name: an endpoint of all types does not get it). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_package_added"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "package.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * package.updated
+         * @description A package's fields, destinations or your price changed (an import, a supplier sync, your price list): the change of GET /v1/catalog/changes. POSTed to each enabled endpoint subscribed to `package.updated` (listed by name: an endpoint of all types does not get it). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_package_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "package.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * package.removed
+         * @description A package is no longer offered (`package` is null): the change of GET /v1/catalog/changes. POSTed to each enabled endpoint subscribed to `package.removed` (listed by name: an endpoint of all types does not get it). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_package_removed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: never;
@@ -1571,6 +1651,318 @@ export interface operations {
             };
             /** @description Problem details. Codes: `destination_not_found`. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listCatalogChanges: {
+        parameters: {
+            query?: {
+                /** @description A `next_cursor` of an earlier answer. Absent: from the start of the feed. */
+                since?: string;
+                /** @description 1-100, default 100. */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description `chg_…`: deduplicate by it. */
+                            change_id: string;
+                            /** @description added: now offered (new, or offered again); updated: its fields, destinations or your price changed; removed: no longer offered. */
+                            kind: "added" | "updated" | "removed";
+                            package_id: string;
+                            /** @description The package as you see it now (your price), rendered when read; null when it is no longer offered. */
+                            package: {
+                                /** @description Our package id; send it to `POST /orders/cart`. */
+                                package_id: string;
+                                /** @description The carrier's id of the product. */
+                                external_package_id: string;
+                                name: string;
+                                /** @description Every destination (ISO 3166-1 alpha-2) the package covers. */
+                                destination_codes: string[];
+                                /** @description Data allowance in megabytes; null when unlimited. */
+                                data_mb: number | null;
+                                validity_days: number;
+                                /** @description What this partner pays: the wallet is debited this amount (its price list: an override, else the list price less its discount). */
+                                wholesale_price: {
+                                    /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                    amount_minor: number;
+                                    /** @description ISO 4217 currency code. */
+                                    currency: string;
+                                };
+                                /** @description The catalog's wholesale price before this partner's pricing. */
+                                list_price: {
+                                    /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                    amount_minor: number;
+                                    /** @description ISO 4217 currency code. */
+                                    currency: string;
+                                };
+                                /** @description The recommended price to the end user. */
+                                retail_price: {
+                                    /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                    amount_minor: number;
+                                    /** @description ISO 4217 currency code. */
+                                    currency: string;
+                                };
+                                /**
+                                 * @description country: one destination; regional: a region's destinations; global: every destination.
+                                 * @enum {unknown}
+                                 */
+                                coverage: "country" | "regional" | "global";
+                                /** @description The region a regional package covers. */
+                                region: string | null;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        /** @description True: ask again at once with `next_cursor`. */
+                        has_more: boolean;
+                        /** @description Pass as `since` for the next page. Never null: on the last page it is the position to poll from later. */
+                        next_cursor: string;
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description Present on validation failures: one entry per offending field. */
+                        errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4239,7 +4631,7 @@ export interface operations {
                             /** @description `evt_…`: the `webhook-id` of its deliveries; deduplicate by it. */
                             id: string;
                             /** @description The event types of the contract. */
-                            type: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test";
+                            type: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test" | "package.added" | "package.updated" | "package.removed";
                             /** Format: date-time */
                             created_at: string;
                             /** @description The resource as the API returned it when the event happened: an `Order` (order.*), an `Esim` (esim.*; `esim.usage_threshold` adds `threshold_percent`), `{balance, threshold}` (wallet.*), or `{endpoint_id, message}` (webhook.test). The OpenAPI `webhooks` section has each payload. */
@@ -8084,8 +8476,8 @@ export interface operations {
                     /** @description `https://` on a public address (checked after DNS, and again at every attempt). `http://` and private addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. No credentials in the URL, no space (percent-encode it) and no fragment (`#…`, never sent). */
                     url: string;
                     description?: string | null;
-                    /** @description The event types sent to this endpoint; an empty array means all of them. */
-                    event_types?: ("order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test")[];
+                    /** @description The event types sent to this endpoint; an empty array means all of them but `package.added`, `package.updated` and `package.removed`, which are sent only to endpoints that list them. */
+                    event_types?: ("order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test" | "package.added" | "package.updated" | "package.removed")[];
                 };
             };
         };
@@ -8992,8 +9384,8 @@ export interface operations {
                     /** @description `https://` on a public address (checked after DNS, and again at every attempt). `http://` and private addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. No credentials in the URL, no space (percent-encode it) and no fragment (`#…`, never sent). */
                     url?: string;
                     description?: string | null;
-                    /** @description The event types sent to this endpoint; an empty array means all of them. */
-                    event_types?: ("order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test")[];
+                    /** @description The event types sent to this endpoint; an empty array means all of them but `package.added`, `package.updated` and `package.removed`, which are sent only to endpoints that list them. */
+                    event_types?: ("order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test" | "package.added" | "package.updated" | "package.removed")[];
                     status?: "enabled" | "disabled";
                 };
             };
@@ -10493,7 +10885,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The event types of the contract. */
-                type?: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test";
+                type?: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test" | "package.added" | "package.updated" | "package.removed";
                 /** @description 1-100, default 20. */
                 limit?: string;
                 cursor?: string;
@@ -10515,7 +10907,7 @@ export interface operations {
                             /** @description `evt_…`: the `webhook-id` of its deliveries; deduplicate by it. */
                             id: string;
                             /** @description The event types of the contract. */
-                            type: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test";
+                            type: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test" | "package.added" | "package.updated" | "package.removed";
                             /** Format: date-time */
                             created_at: string;
                             /** @description The resource as the API returned it when the event happened: an `Order` (order.*), an `Esim` (esim.*; `esim.usage_threshold` adds `threshold_percent`), `{balance, threshold}` (wallet.*), or `{endpoint_id, message}` (webhook.test). The OpenAPI `webhooks` section has each payload. */
@@ -10784,7 +11176,7 @@ export interface operations {
                         /** @description `evt_…`: the `webhook-id` of its deliveries; deduplicate by it. */
                         id: string;
                         /** @description The event types of the contract. */
-                        type: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test";
+                        type: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test" | "package.added" | "package.updated" | "package.removed";
                         /** Format: date-time */
                         created_at: string;
                         /** @description The resource as the API returned it when the event happened: an `Order` (order.*), an `Esim` (esim.*; `esim.usage_threshold` adds `threshold_percent`), `{balance, threshold}` (wallet.*), or `{endpoint_id, message}` (webhook.test). The OpenAPI `webhooks` section has each payload. */
@@ -17648,6 +18040,285 @@ export interface operations {
                     data: {
                         endpoint_id: string;
                         message: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_package_added: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "package.added";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** @description One change to the packages you are offered. */
+                    data: {
+                        /** @description `chg_…`: deduplicate by it. */
+                        change_id: string;
+                        /** @description added: now offered (new, or offered again); updated: its fields, destinations or your price changed; removed: no longer offered. */
+                        kind: "added" | "updated" | "removed";
+                        package_id: string;
+                        /** @description The package as you see it now (your price), rendered when read; null when it is no longer offered. */
+                        package: {
+                            /** @description Our package id; send it to `POST /orders/cart`. */
+                            package_id: string;
+                            /** @description The carrier's id of the product. */
+                            external_package_id: string;
+                            name: string;
+                            /** @description Every destination (ISO 3166-1 alpha-2) the package covers. */
+                            destination_codes: string[];
+                            /** @description Data allowance in megabytes; null when unlimited. */
+                            data_mb: number | null;
+                            validity_days: number;
+                            /** @description What this partner pays: the wallet is debited this amount (its price list: an override, else the list price less its discount). */
+                            wholesale_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /** @description The catalog's wholesale price before this partner's pricing. */
+                            list_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /** @description The recommended price to the end user. */
+                            retail_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /**
+                             * @description country: one destination; regional: a region's destinations; global: every destination.
+                             * @enum {unknown}
+                             */
+                            coverage: "country" | "regional" | "global";
+                            /** @description The region a regional package covers. */
+                            region: string | null;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_package_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "package.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** @description One change to the packages you are offered. */
+                    data: {
+                        /** @description `chg_…`: deduplicate by it. */
+                        change_id: string;
+                        /** @description added: now offered (new, or offered again); updated: its fields, destinations or your price changed; removed: no longer offered. */
+                        kind: "added" | "updated" | "removed";
+                        package_id: string;
+                        /** @description The package as you see it now (your price), rendered when read; null when it is no longer offered. */
+                        package: {
+                            /** @description Our package id; send it to `POST /orders/cart`. */
+                            package_id: string;
+                            /** @description The carrier's id of the product. */
+                            external_package_id: string;
+                            name: string;
+                            /** @description Every destination (ISO 3166-1 alpha-2) the package covers. */
+                            destination_codes: string[];
+                            /** @description Data allowance in megabytes; null when unlimited. */
+                            data_mb: number | null;
+                            validity_days: number;
+                            /** @description What this partner pays: the wallet is debited this amount (its price list: an override, else the list price less its discount). */
+                            wholesale_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /** @description The catalog's wholesale price before this partner's pricing. */
+                            list_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /** @description The recommended price to the end user. */
+                            retail_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /**
+                             * @description country: one destination; regional: a region's destinations; global: every destination.
+                             * @enum {unknown}
+                             */
+                            coverage: "country" | "regional" | "global";
+                            /** @description The region a regional package covers. */
+                            region: string | null;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_package_removed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "package.removed";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** @description One change to the packages you are offered. */
+                    data: {
+                        /** @description `chg_…`: deduplicate by it. */
+                        change_id: string;
+                        /** @description added: now offered (new, or offered again); updated: its fields, destinations or your price changed; removed: no longer offered. */
+                        kind: "added" | "updated" | "removed";
+                        package_id: string;
+                        /** @description The package as you see it now (your price), rendered when read; null when it is no longer offered. */
+                        package: {
+                            /** @description Our package id; send it to `POST /orders/cart`. */
+                            package_id: string;
+                            /** @description The carrier's id of the product. */
+                            external_package_id: string;
+                            name: string;
+                            /** @description Every destination (ISO 3166-1 alpha-2) the package covers. */
+                            destination_codes: string[];
+                            /** @description Data allowance in megabytes; null when unlimited. */
+                            data_mb: number | null;
+                            validity_days: number;
+                            /** @description What this partner pays: the wallet is debited this amount (its price list: an override, else the list price less its discount). */
+                            wholesale_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /** @description The catalog's wholesale price before this partner's pricing. */
+                            list_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /** @description The recommended price to the end user. */
+                            retail_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /**
+                             * @description country: one destination; regional: a region's destinations; global: every destination.
+                             * @enum {unknown}
+                             */
+                            coverage: "country" | "regional" | "global";
+                            /** @description The region a regional package covers. */
+                            region: string | null;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
                     };
                 };
             };
