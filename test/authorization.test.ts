@@ -117,6 +117,19 @@ async function webhookObjects(api_key: string) {
   };
 }
 const ownerHook = await webhookObjects(owner.api_key);
+/** A feed position just before the owner's price list changed: the change after it is the owner's only. */
+const beforeOwnerPrices = Buffer.from(
+  `cs1:${(await database.pool.query("select max(seq)::int as seq from catalog_changes")).rows[0].seq}`,
+).toString("base64url");
+assert.equal(
+  (
+    await call(sandbox, "PUT", `/admin/partners/${owner.partner_id}/pricing`, {
+      headers: admin,
+      payload: { discount_percent: 0, overrides: [{ package_id: "de-5gb-30d", amount_minor: 999 }] },
+    })
+  ).status,
+  200,
+);
 const revoked = (
   await call(sandbox, "POST", `/admin/partners/${owner.partner_id}/api-keys`, { headers: admin })
 ).body;
@@ -251,6 +264,17 @@ const PARTNER_ROWS: PartnerRow[] = [
     sandbox_key_on_production: WRONG_ENVIRONMENT,
     // The catalog belongs to nobody: the same answer for every partner.
     other_partner: { status: 200, check: (body) => assert.equal(body.destination_code, "FR") },
+  },
+  {
+    operation: "GET /v1/catalog/changes",
+    request: { method: "GET", url: `/v1/catalog/changes?since=${beforeOwnerPrices}` },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    // The owner's price list is the owner's change: the intruder's feed has nothing after it.
+    other_partner: { status: 200, check: (body) => assert.deepEqual(body.data, []) },
   },
   {
     operation: "POST /v1/orders/cart",
