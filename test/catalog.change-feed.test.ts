@@ -320,7 +320,7 @@ test("announcing hands each (change, partner) pair out once, in bounded batches,
     const pairs: string[] = [];
     for (let calls = 0; calls < 100; calls++) {
       const claimed = await api.db.transaction().execute(async (trx) => {
-        const got = await claimChangesToAnnounce(trx, subscribers, max_events);
+        const got = await claimChangesToAnnounce(trx, async () => subscribers, max_events);
         assert.ok(got !== null);
         assert.ok(got.announcements.length <= max_events);
         await got.save();

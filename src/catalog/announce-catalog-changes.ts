@@ -65,18 +65,20 @@ function pairsAfter(
 
 /**
  * Locks the position (null when another process is announcing: it is skipped, never waited for)
- * and hands out the next owed changes. `subscribers` may come in any order.
+ * and hands out the next owed changes. `subscribers` (in any order) is asked only when there are
+ * changes to hand out: most rounds of the loop find none.
  */
 export async function claimChangesToAnnounce(
   trx: Transaction<Database>,
-  subscribers: ChangeSubscriber[],
+  subscribers: () => Promise<ChangeSubscriber[]>,
   max_events: number,
 ): Promise<ClaimedAnnouncements | null> {
   const from = await lockFanOutPosition(trx);
   if (from === null) return null;
   const window = await changesFrom(trx, from, WINDOW_CHANGES);
+  if (window.length === 0) return { announcements: [], read_any: false, save: async () => undefined };
   // Code-unit order, the same on every call: the position compares partner ids this way.
-  const ordered = [...subscribers].sort((a, b) => (a.partner_id < b.partner_id ? -1 : 1));
+  const ordered = (await subscribers()).sort((a, b) => (a.partner_id < b.partner_id ? -1 : 1));
   const { pairs, next } = pairsAfter(window, ordered, from, max_events);
   const rendered = await renderChanges(trx, pairs);
   return {

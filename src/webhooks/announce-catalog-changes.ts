@@ -37,10 +37,13 @@ function subscribersOf(
 /** One batch; `more` when the log had changes left to read (call again). */
 export async function announceCatalogChanges(ctx: AppContext): Promise<{ events: number; more: boolean }> {
   return ctx.db.transaction().execute(async (trx) => {
-    const rows = await packageSubscriptions(trx);
-    // Cut, the list would silently leave partners out: stop loudly instead.
-    assert.ok(rows.length < MAX_PACKAGE_SUBSCRIPTIONS, "package subscriptions within their bound");
-    const claimed = await claimChangesToAnnounce(trx, subscribersOf(rows), ANNOUNCE_BATCH);
+    const subscribers = async () => {
+      const rows = await packageSubscriptions(trx);
+      // Cut, the list would silently leave partners out: stop loudly instead.
+      assert.ok(rows.length < MAX_PACKAGE_SUBSCRIPTIONS, "package subscriptions within their bound");
+      return subscribersOf(rows);
+    };
+    const claimed = await claimChangesToAnnounce(trx, subscribers, ANNOUNCE_BATCH);
     if (claimed === null) return { events: 0, more: false };
     for (const { partner_id, change } of claimed.announcements) {
       await recordEvent(trx, {
