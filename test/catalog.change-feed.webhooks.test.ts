@@ -140,3 +140,37 @@ test("catalog changes reach the endpoints that list package events, signed, with
     "no package event recorded for a partner that did not ask",
   );
 });
+
+test("a process killed before a price list commits leaves neither the prices nor their change; the retry records it once", async () => {
+  const partner = await subscribed("crash-prices", PACKAGE_TYPES);
+  const cursor = await feedEnd(partner.api_key);
+  const pricing = { discount_percent: 0, overrides: [{ package_id: "it-1gb-7d", amount_minor: 101 }] };
+  const put = (url: string) =>
+    call(url, "PUT", `/admin/partners/${partner.partner_id}/pricing`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      body: pricing,
+    });
+  const doomed = await world.startService({ CRASH_AT: "before_pricing_commit" });
+  await assert.rejects(put(doomed.url), "the request dies with its process");
+  await waitFor("the process to die", async () => doomed.process.signalCode === "SIGKILL");
+  const read = await call(api, "GET", `/admin/partners/${partner.partner_id}/pricing`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  assert.deepEqual(read.body, { discount_percent: 0, overrides: [] }, "the prices were not changed");
+  assert.deepEqual(await changesAfter(partner.api_key, cursor), [], "and no change was recorded");
+
+  assert.equal((await put(api)).status, 200);
+  const changes = await changesAfter(partner.api_key, cursor);
+  assert.deepEqual(
+    changes.map((c) => [c.kind, c.package_id, c.package.wholesale_price.amount_minor]),
+    [["updated", "it-1gb-7d", 101]],
+  );
+  const delivered = await waitFor("its event", async () => {
+    const received = receiver.succeeded("crash-prices");
+    return received.length >= 1 ? received : null;
+  });
+  assert.deepEqual(
+    delivered.map((entry) => entry.event.data),
+    changes,
+  );
+});

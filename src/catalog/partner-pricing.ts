@@ -10,6 +10,7 @@ import type { Database } from "../db/schema.ts";
 import { MAX_AMOUNT_MINOR } from "../ledger/accounts.ts";
 import { findPartner } from "../partners/list-partners.ts";
 import type { Actor } from "../shared/actor.ts";
+import { crashPoint } from "../shared/crash-points.ts";
 import { ApiError } from "../shared/errors.ts";
 import { partnerPriceList } from "./partner-prices.ts";
 import { priceList } from "./price-list.ts";
@@ -96,6 +97,7 @@ export async function setPartnerPricing(
       new Map(pricing.overrides.map((o) => [o.package_id, o.amount_minor])),
     );
     await recordPriceListChanges(trx, partner_id, before, after);
+    crashPoint("before_pricing_commit");
     // Up to MAX_OVERRIDES overrides do not fit an entry (8 KiB): the entry says how many.
     await recordAudit(trx, {
       actor,

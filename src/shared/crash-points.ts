@@ -14,6 +14,8 @@ export const CRASH_POINTS = [
   "after_refund_commit",
   // ES2+ (issue 15): DownloadOrder answered, ConfirmOrder not sent yet.
   "after_download_order",
+  // A price list replaced and its catalog changes recorded, the transaction not yet committed.
+  "before_pricing_commit",
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
