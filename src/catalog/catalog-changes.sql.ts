@@ -124,7 +124,11 @@ export async function saveFanOutPosition(db: CatalogDb, position: FanOutPosition
   ]);
 }
 
-/** These packages as discovery lists them, if active (a retired one is left out: no partner sees it). */
+/**
+ * These packages as discovery reads them, if active (a retired one is left out: no partner sees
+ * it). Every column (`p.*`): the row goes through discovery's toPackage, which picks what partners
+ * see, so a column added for the Package object reaches the feed without a second list here.
+ */
 export async function activePackagesByIds(
   db: CatalogDb,
   package_ids: string[],
@@ -132,8 +136,7 @@ export async function activePackagesByIds(
   if (package_ids.length === 0) return [];
   return run<DestinationPackageRow>(
     db,
-    `select p.package_id, p.external_package_id, p.name, p.data_mb, p.validity_days,
-            p.wholesale_minor, p.retail_minor, p.currency, p.coverage, p.region,
+    `select p.*,
             array(select pd.destination_code from package_destinations pd
                   where pd.package_id = p.package_id order by pd.destination_code) as destination_codes
      from packages p
