@@ -9,7 +9,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, test } from "node:test";
 import { sql } from "kysely";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { driveIfAbandoned, driveOrder } from "../src/orders/drive-order.ts";
 import type { OrderRow } from "../src/orders/order.ts";
 import { driveRefund } from "../src/refunds/drive-refund.ts";
