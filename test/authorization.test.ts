@@ -10,8 +10,8 @@
 // process), and a top-up stored under an Idempotency-Key.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
-import { luhnCheckDigit } from "../src/carrier/luhn.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
+import { luhnCheckDigit } from "../src/lib/luhn.ts";
 import { generateApiKey } from "../src/partners/api-keys.ts";
 import { suspensionExemption } from "../src/partners/suspension-exemptions.ts";
 import { ADMIN_TOKEN, createTestApp, type TestApp } from "./support/app.ts";

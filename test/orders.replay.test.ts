@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { tracingChannel } from "node:diagnostics_channel";
 import { test } from "node:test";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { createCart } from "./support/fixtures.ts";

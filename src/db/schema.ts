@@ -173,7 +173,11 @@ export type Database = {
     /** The follow-up's last word on an order failed without the carrier's (migration 0036). */
     carrier_check: "due" | "nothing_made" | "cancelled" | "refused" | "unavailable" | null;
     carrier_check_attempts: Generated<number>;
+    /** A top-up's eSIM, set at insert and never changed (migration 0046): indexed, unlike `iccid`. */
+    topup_iccid: string | null;
   };
+  /** The orders still pending (migration 0046): the resolver's and the metrics' list. */
+  pending_orders: { order_id: string; created_at: Date };
   esims: {
     iccid: string;
     partner_id: string;

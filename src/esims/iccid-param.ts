@@ -1,7 +1,7 @@
 // The ICCID path parameter of every /v1/esims/{iccid} route: a length bound only, so that any
 // malformed ICCID, however long, reaches the use case and is 400 `invalid_iccid`, not a schema error.
 import { Type } from "typebox";
-import { isValidIccid } from "../carrier/luhn.ts";
+import { isValidIccid } from "../lib/luhn.ts";
 import { ApiError } from "../shared/errors.ts";
 
 export const IccidParams = Type.Object({

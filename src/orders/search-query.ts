@@ -2,7 +2,7 @@
 // into the one thing it can be, so that each kind runs one index-bounded query (migration 0028)
 // instead of an OR over every column that a million orders would answer with a scan.
 import { Type } from "typebox";
-import { isValidIccid } from "../carrier/luhn.ts";
+import { isValidIccid } from "../lib/luhn.ts";
 import { ApiError } from "../shared/errors.ts";
 import { ORDER_ID } from "../shared/ids.ts";
 import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";

@@ -24,7 +24,6 @@ import {
   REPEAT_SUPPLIER_SYNCS_TASK,
   repeatSupplierSyncsTask,
 } from "../catalog/repeat-supplier-syncs.ts";
-import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import { syncDueEsims } from "../esims/sync-esims.ts";
 import type { Mailer } from "../notifications/mailer.ts";
@@ -43,6 +42,11 @@ import {
   flagGivenUpOrdersTask,
   resolveDueOrders,
 } from "../orders/resolve-pending-orders.ts";
+import {
+  PURGE_USER_TOKENS_CRONTAB,
+  PURGE_USER_TOKENS_TASK,
+  purgeUserTokensTask,
+} from "../people/purge-user-tokens.ts";
 import type { AppContext } from "../shared/context.ts";
 import { startSweep } from "../shared/sweep.ts";
 import { orderFinishers } from "../topups/order-finishers.ts";
@@ -75,6 +79,7 @@ export function taskList(deps: WorkerDeps): TaskList {
     [PURGE_IDEMPOTENCY_KEYS_TASK]: purgeIdempotencyKeysTask(deps.ctx),
     [PURGE_OLD_EVENTS_TASK]: purgeOldEventsTask(deps.ctx),
     [PURGE_AUDIT_LOG_TASK]: purgeAuditLogTask(deps.ctx),
+    [PURGE_USER_TOKENS_TASK]: purgeUserTokensTask(deps.ctx),
     [REPEAT_SUPPLIER_SYNCS_TASK]: repeatSupplierSyncsTask(deps.ctx),
     ...deps.extraTasks,
   };
@@ -99,6 +104,7 @@ export const CRONTAB = [
   PURGE_EXPIRED_CARTS_CRONTAB,
   PURGE_OLD_EVENTS_CRONTAB,
   PURGE_AUDIT_LOG_CRONTAB,
+  PURGE_USER_TOKENS_CRONTAB,
   REPEAT_SUPPLIER_SYNCS_CRONTAB,
 ].join("\n");
 

@@ -1,5 +1,5 @@
 // The Carrier port over HTTP, speaking the protocol of the sandbox carrier simulator
-// (src/carrier/simulator/README.md): POST /profiles, POST /topups, GET /outcomes/:reference and,
+// (src/simulators/carrier/README.md): POST /profiles, POST /topups, GET /outcomes/:reference and,
 // for refunds, POST /profiles/cancel and POST /bundles/cancel; JSON, a bearer token.
 //
 // The one decision that matters is which answers are definitive. Only a 200 with a well-formed
@@ -13,6 +13,8 @@
 // shares. Neither follows redirects.
 import http from "node:http";
 import https from "node:https";
+import { isValidIccid } from "../../lib/luhn.ts";
+import { parseEsimSignal } from "../../protocols/esim-signal.ts";
 import type {
   CancelOutcome,
   CancelRequest,
@@ -27,9 +29,7 @@ import type {
   SimulatedEvent,
   TopUpRequest,
   TopUpResult,
-} from "./carrier.ts";
-import { parseEsimSignal } from "./esim-signal.ts";
-import { isValidIccid } from "./luhn.ts";
+} from "../carrier.ts";
 
 export type HttpCarrierOptions = {
   /** e.g. http://127.0.0.1:3100; paths are appended to it. */

@@ -1,6 +1,6 @@
 // An inventory range as operators hand it over: the first ICCID (with its Luhn digit) and a count.
 // The payload (every digit but the last) counts up; each ICCID gets its own check digit.
-import { isValidIccid, luhnCheckDigit } from "../luhn.ts";
+import { isValidIccid, luhnCheckDigit } from "./luhn.ts";
 
 /** ICCIDs per import: a bound on one statement and one command, not on the inventory. */
 export const MAX_RANGE_COUNT = 100_000;

@@ -5,14 +5,14 @@
 // close it after; the periodic sync likewise. Credentials go to the supplier only, never to a log.
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
+import { DEFAULT_AIRALO_API_URL } from "../carrier/airalo/config.ts";
+import { listAiraloPackages } from "../carrier/airalo/list-packages.ts";
+import { DEFAULT_ESIMGO_API_URL } from "../carrier/esimgo/config.ts";
+import { listEsimGoCatalogue } from "../carrier/esimgo/list-catalogue.ts";
+import type { Supplier, SupplierListing } from "../carrier/supplier-package.ts";
 import type { Config, SupplierConfig } from "../config.ts";
 import { startAiralo } from "../simulators/airalo/server.ts";
 import { startEsimGoSimulator } from "../simulators/esimgo/server.ts";
-import { DEFAULT_AIRALO_API_URL } from "./airalo/config.ts";
-import { listAiraloPackages } from "./airalo/list-packages.ts";
-import { DEFAULT_ESIMGO_API_URL } from "./esimgo/config.ts";
-import { listEsimGoCatalogue } from "./esimgo/list-catalogue.ts";
-import type { Supplier, SupplierListing } from "./supplier-package.ts";
 
 export type OpenedCatalog = { list: () => Promise<SupplierListing>; close: () => Promise<void> };
 

@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { inTransaction } from "../../db/pool.ts";
-import { ES2PLUS_CODES as CODE, type Es2Code } from "../protocols/es2plus.ts";
+import { ES2PLUS_CODES as CODE, type Es2Code } from "../../protocols/es2plus.ts";
 import {
   lockFreeProfileOfType,
   lockProfile,

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from "fastify";
 import type pg from "pg";
 import { Type } from "typebox";
-import { iccidRange, MAX_RANGE_COUNT } from "../es2plus/iccid-range.ts";
+import { iccidRange, MAX_RANGE_COUNT } from "../../lib/iccid-range.ts";
 import { DEVICE_EVENTS, type DeviceEvent, deviceEvent } from "./device-events.ts";
 import { FaultsPatch, type SmdpFaults } from "./faults.ts";
 import type { Notifier } from "./notifier.ts";

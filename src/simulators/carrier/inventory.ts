@@ -1,7 +1,7 @@
 // What the simulated carrier hands out: ICCIDs from its inventory range, matching IDs and the
 // SM-DP+ address a phone downloads the profile from.
 import { randomInt } from "node:crypto";
-import { luhnCheckDigit } from "../luhn.ts";
+import { luhnCheckDigit } from "../../lib/luhn.ts";
 
 /** "89" (telecom) + "01" (country code 1) + "260" (issuer): the first 7 of the 19 ICCID digits. */
 export const ICCID_PREFIX = "8901260";

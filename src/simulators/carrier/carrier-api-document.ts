@@ -3,9 +3,9 @@
 // and the adapter parses with, so the document cannot drift from either; the committed copy is
 // docs/carrier-api.openapi.json (`npm run carrier-api:write`, checked by a test).
 import { Type } from "typebox";
-import { EsimSignalSchema } from "./esim-signal.ts";
-import { ProvisionProfileBody } from "./simulator/provision-profile.ts";
-import { TopUpBody } from "./simulator/top-up.ts";
+import { EsimSignalSchema } from "../../protocols/esim-signal.ts";
+import { ProvisionProfileBody } from "./provision-profile.ts";
+import { TopUpBody } from "./top-up.ts";
 
 const json = (schema: object, description: string) => ({
   description,

@@ -4,7 +4,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import type pg from "pg";
-import { ES2PLUS_CODES as CODE, ES2PLUS_SHAPES } from "../protocols/es2plus.ts";
+import { ES2PLUS_CODES as CODE, ES2PLUS_SHAPES } from "../../protocols/es2plus.ts";
 import { registerControlRoutes } from "./control-routes.ts";
 import type { SmdpFaults } from "./faults.ts";
 import {

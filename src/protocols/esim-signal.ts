@@ -1,10 +1,10 @@
-// The wire shape of an eSIM signal (carrier.ts `EsimSignal`), as the carrier sends it in a
+// The wire shape of an eSIM signal (`EsimSignal` in carrier-api.ts), as the carrier sends it in a
 // callback body and in answer to GET /esims/:iccid. One TypeBox schema validates both: the
 // callback route declares it, the HTTP adapter checks a pulled answer against it.
 import { type Static, Type } from "typebox";
 import { Value } from "typebox/value";
-import type { EsimSignal } from "./carrier.ts";
-import { isValidIccid } from "./luhn.ts";
+import { isValidIccid } from "../lib/luhn.ts";
+import type { EsimSignal } from "./carrier-api.ts";
 
 /** An eSIM carries its original bundle and its top-ups; a thousand is far beyond any real one. */
 export const MAX_SIGNAL_BUNDLES = 1_000;

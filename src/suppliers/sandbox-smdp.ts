@@ -6,12 +6,12 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type pg from "pg";
-import { iccidRange } from "../es2plus/iccid-range.ts";
-import { importInventory } from "../es2plus/import-inventory.ts";
-import { luhnCheckDigit } from "../luhn.ts";
-import { SMDP_ADDRESS } from "../simulator/inventory.ts";
-import { loadProfiles } from "./profiles.sql.ts";
-import { type RunningSmdpSimulator, startSmdpSimulator } from "./server.ts";
+import { importInventory } from "../carrier/es2plus/import-inventory.ts";
+import { iccidRange } from "../lib/iccid-range.ts";
+import { luhnCheckDigit } from "../lib/luhn.ts";
+import { SMDP_ADDRESS } from "../simulators/carrier/inventory.ts";
+import { loadProfiles } from "../simulators/smdp/profiles.sql.ts";
+import { type RunningSmdpSimulator, startSmdpSimulator } from "../simulators/smdp/server.ts";
 
 export const SANDBOX_REQUESTER_ID = "esim-api-sandbox";
 const RESTOCK_COUNT = 1_000;

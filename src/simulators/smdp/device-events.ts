@@ -4,7 +4,7 @@
 // confirmation leave the profile RELEASED and are reported as Failed at their point.
 import type pg from "pg";
 import { inTransaction } from "../../db/pool.ts";
-import { ES2PLUS_CODES as CODE, type Es2Code } from "../protocols/es2plus.ts";
+import { ES2PLUS_CODES as CODE, type Es2Code } from "../../protocols/es2plus.ts";
 import { lockProfile, moveProfile, type ProfileState, type SmdpProfile } from "./profiles.sql.ts";
 
 export type DeviceEvent = "download" | "install" | "delete" | "fail_eligibility" | "fail_confirmation";

@@ -6,7 +6,7 @@ import type { FastifyInstance } from "fastify";
 import type pg from "pg";
 import { Type } from "typebox";
 import { inTransaction } from "../../db/pool.ts";
-import type { SimulatedEvent } from "../carrier.ts";
+import type { SimulatedEvent } from "../../protocols/carrier-api.ts";
 import { ok, type SimulatorAnswer, type SimulatorContext } from "./answers.ts";
 import type { CallbackPusher } from "./callbacks.ts";
 import { lockProfileState, selectIccidsWithLapsedBundles } from "./lifecycle.sql.ts";

@@ -4,15 +4,15 @@
 // TLS. The service (src/main.ts) and the CLI (src/cli/carrier.ts) both start theirs here.
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
+import type { Carrier } from "../carrier/carrier.ts";
+import { HttpCarrier } from "../carrier/carrier-api/http-carrier.ts";
+import { composeCarrier } from "../carrier/es2plus/compose.ts";
+import { Es2PlusCarrier } from "../carrier/es2plus/es2plus-carrier.ts";
+import { Es2PlusClient } from "../carrier/es2plus/es2plus-client.ts";
+import { ES2PLUS_PATHS } from "../carrier/es2plus/messages.ts";
 import type { Config } from "../config.ts";
-import type { Carrier } from "./carrier.ts";
-import { composeCarrier } from "./es2plus/compose.ts";
-import { Es2PlusCarrier } from "./es2plus/es2plus-carrier.ts";
-import { Es2PlusClient } from "./es2plus/es2plus-client.ts";
-import { ES2PLUS_PATHS } from "./es2plus/messages.ts";
-import { HttpCarrier } from "./http-carrier.ts";
-import { startSimulator } from "./simulator/server.ts";
-import { startSandboxSmdp } from "./smdp-simulator/sandbox.ts";
+import { startSimulator } from "../simulators/carrier/server.ts";
+import { startSandboxSmdp } from "./sandbox-smdp.ts";
 
 export type StartedCarrier = {
   carrier: Carrier;

@@ -17,7 +17,7 @@
 // Prints exactly one line to stdout once listening: `smdp simulator listening on <url>`.
 import { readFileSync } from "node:fs";
 import { createPool } from "../../db/pool.ts";
-import { type Env, integer, required, runSimulator, serveUntilStopped } from "../simulator-process.ts";
+import { type Env, integer, required, runSimulator, serveUntilStopped } from "../process.ts";
 import { startSmdpSimulator } from "./server.ts";
 
 async function main(env: Env): Promise<void> {

@@ -5,7 +5,7 @@
 // Deliveries live in memory: a signal lost with the simulator process is what the service's pull
 // sync exists for.
 import { setTimeout as delay } from "node:timers/promises";
-import type { EsimSignal } from "../carrier.ts";
+import type { EsimSignal } from "../../protocols/carrier-api.ts";
 import { type CallbackSettings, roll } from "./faults.ts";
 
 /** Attempts per delivery and the first pause between them (doubled each time). */

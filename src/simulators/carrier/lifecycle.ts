@@ -4,7 +4,7 @@
 // starts when the bundle before it ends; a profile can be deleted from the device. Time is the
 // simulator's own clock; `advance` applies what time alone has done before anything else.
 import type pg from "pg";
-import type { EsimSignal, SimulatedEvent } from "../carrier.ts";
+import type { EsimSignal, SimulatedEvent } from "../../protocols/carrier-api.ts";
 import {
   expireAllBundles,
   expireLapsedAndSelectBundles,

@@ -1,9 +1,9 @@
 // The carrier API's answers we rely on (our HTTP carrier protocol: bundles, top-ups, usage), each
 // with its source. The protocol is our own: its public source is the carrier API document we
 // publish to carriers, docs/carrier-api.md and docs/carrier-api.openapi.json (built by
-// ../carrier-api-document.ts), so "source" names that document's operation and response.
+// src/simulators/carrier/carrier-api-document.ts), so "source" names that document's operation and response.
 // test/protocols.carrier-api.test.ts checks the table against the published document, our adapter
-// (../http-carrier.ts) against the table (a peer answering each row), and the carrier simulator,
+// (src/carrier/carrier-api/http-carrier.ts) against the table (a peer answering each row), and the carrier simulator,
 // driven into each situation, against the table: neither is checked against the other.
 
 const DOCUMENT = "docs/carrier-api.openapi.json";
@@ -93,3 +93,37 @@ export const CARRIER_API_ANSWERS: readonly CarrierApiAnswer[] = Object.entries(
   }
   return answers;
 });
+
+// After the sale (contract "eSIMs"): what the carrier knows of one eSIM over time. The carrier
+// reports it as a whole snapshot, pushed (a callback) or pulled (esimState); the receiver merges
+// snapshots so that a late or repeated one changes nothing (src/esims/apply-signal.ts).
+
+/** The SM-DP+'s view of the profile: released (never downloaded), installed on a device, deleted. */
+export type ProfileState = "released" | "installed" | "deleted";
+/** The bundle system's view of one bundle (one of our orders, named by our reference). */
+export type CarrierBundleStatus = "queued" | "active" | "depleted" | "expired";
+
+export type CarrierBundle = {
+  /** Our reference: the order that bought the bundle. */
+  reference: string;
+  status: CarrierBundleStatus;
+  /** null: unlimited. */
+  data_mb: number | null;
+  data_used_mb: number;
+  /** RFC 3339, or null while queued. */
+  activated_at: string | null;
+  expires_at: string | null;
+};
+
+/** One eSIM as the carrier saw it at `as_of`: the unit of every signal, pushed or pulled. */
+export type EsimSignal = {
+  iccid: string;
+  /** The carrier's time of this snapshot (RFC 3339): how fresh the usage figures are. */
+  as_of: string;
+  profile: { state: ProfileState; installed_at: string | null; deleted_at: string | null };
+  /** Oldest first; at most MAX_SIGNAL_BUNDLES. */
+  bundles: CarrierBundle[];
+};
+
+/** What a sandbox partner may make the simulated carrier do (contract: sandbox simulate). */
+export type SimulatedEvent = { event: "install" | "use_data" | "expire" | "delete"; data_mb?: number };

@@ -16,7 +16,7 @@
 //
 // Prints exactly one line to stdout once listening: `carrier simulator listening on <url>`.
 import { createPool } from "../../db/pool.ts";
-import { type Env, integer, required, runSimulator, serveUntilStopped } from "../simulator-process.ts";
+import { type Env, integer, required, runSimulator, serveUntilStopped } from "../process.ts";
 import { startSimulator } from "./server.ts";
 
 const DB_POOL_MAX = 10;
