@@ -8,6 +8,7 @@ import { listEsimGoCatalogue } from "../src/carrier/esimgo/list-catalogue.ts";
 import { claimChangesToAnnounce } from "../src/catalog/announce-catalog-changes.ts";
 import { defaultCatalog } from "../src/catalog/default-catalog.ts";
 import { type CatalogImportRow, importCatalog } from "../src/catalog/import-catalog.ts";
+import { recordCatalogChanges } from "../src/catalog/record-catalog-changes.ts";
 import { parseMarkupPercent, syncSupplierCatalog } from "../src/catalog/sync-supplier-catalog.ts";
 import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { startEsimGoSimulator } from "../src/simulators/esimgo/server.ts";
@@ -132,6 +133,15 @@ test("a price list change is an `updated` change of the repriced packages for th
   const fr3 = second.changes.find((c) => c.package_id === "fr-3gb-15d")!;
   assert.equal(fr3.package.wholesale_price.amount_minor, 720); // 800 less 10 %
   assert.deepEqual((await drain(other.api_key, start.other)).changes, []);
+
+  // A refused price list (an unknown package) changes nothing, the feed included.
+  const refused = await setPricing(priced.partner_id, {
+    discount_percent: 50,
+    overrides: [{ package_id: "no-such-package", amount_minor: 1 }],
+  });
+  assert.equal(refused.status, 422);
+  assert.equal(refused.body.code, "package_not_found");
+  assert.deepEqual((await drain(priced.api_key, second.cursor)).changes, []);
 
   // The same pricing again changes no price: no change.
   const rows = await changeRows();
@@ -343,4 +353,49 @@ test("announcing hands each (change, partner) pair out once, in bounded batches,
   assert.equal(new Set(pairs).size, 6, "none twice");
   assert.deepEqual(await claimAll(2), [], "nothing left");
   await importRows(catalogRows());
+});
+
+test("a change committed late is never skipped: a second writer waits for the first to commit before numbering its own", async () => {
+  const partner = await api.createPartner("Poller");
+  const start = (await drain(partner.api_key, null)).cursor;
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let inside = () => {};
+  const recorded = new Promise<void>((resolve) => {
+    inside = resolve;
+  });
+  // A catalog writer that has recorded its change and not committed yet.
+  const first = api.db.transaction().execute(async (trx) => {
+    await recordCatalogChanges(trx, { added: [], updated: ["es-1gb-7d"], removed: [] });
+    inside();
+    await held;
+  });
+  await recorded;
+  const second = setPricing(partner.partner_id, {
+    discount_percent: 0,
+    overrides: [{ package_id: "pt-1gb-7d", amount_minor: 99 }],
+  });
+  // The price list waits on the change log's lock: it cannot take a number, let alone commit.
+  for (let probes = 0; ; probes++) {
+    assert.ok(probes < 500, "the price list waits for the open writer");
+    const waiting = await pool.query(
+      `select 1 from pg_stat_activity
+       where wait_event_type = 'Lock' and query like '%from catalog_version for no key update%'`,
+    );
+    if (waiting.rows.length > 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.deepEqual((await drain(partner.api_key, start)).changes, [], "nothing is visible yet");
+  release();
+  await first;
+  assert.equal((await second).status, 200);
+  const changes = (await drain(partner.api_key, start)).changes;
+  assert.deepEqual(
+    changes.map((c) => c.package_id),
+    ["es-1gb-7d", "pt-1gb-7d"],
+    "numbered in commit order",
+  );
+  await setPricing(partner.partner_id, { discount_percent: 0, overrides: [] });
 });
