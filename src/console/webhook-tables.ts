@@ -31,7 +31,7 @@ export function endpointsTable(endpoints: readonly WebhookEndpointBody[]): Html 
   );
 }
 
-/** One checkbox per event type (none checked: all but the opt-in package.* ones), each named `type:<event type>`. */
+/** One checkbox per event type (none checked: all types), each named `type:<event type>`. */
 export function createEndpointForm(csrf: string): Html {
   return html`<h2>Add an endpoint</h2><form method="post" action="/console/webhooks" class="panel">${csrfField(csrf)}
     <div class="fields">
@@ -41,7 +41,7 @@ export function createEndpointForm(csrf: string): Html {
       <div class="wide"><label for="description">Description (optional)</label>
         <input id="description" name="description" maxlength="500"></div>
     </div>
-    <fieldset class="choices"><legend>Events to send (none checked: all but the package.* ones)</legend>${EVENT_TYPES.map(
+    <fieldset class="choices"><legend>Events to send (none checked: all of them)</legend>${EVENT_TYPES.map(
       (type) =>
         html`<label class="choice"><input type="checkbox" name="type:${type}" value="1"> ${type}</label>`,
     )}</fieldset>

@@ -29,21 +29,19 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/**
- * Types an endpoint receives only when its event_types name them; an empty list (all types) leaves
- * them out. A catalog sync can change thousands of packages at once: an endpoint made for orders
- * must not start receiving thousands of catalog events it never asked for.
- */
-export const OPT_IN_EVENT_TYPES: readonly EventType[] = [
+/** The catalog's change events (contract "Catalog additions"), made in batches by the webhook loop. */
+export const PACKAGE_EVENT_TYPES: readonly EventType[] = [
   "package.added",
   "package.updated",
   "package.removed",
 ];
 
-/** Whether an endpoint with these event_types receives events of `type`. */
+/**
+ * Whether an endpoint with these event_types receives events of `type`: an empty list is all types
+ * (contract "Webhooks"), the catalog's too. An endpoint that wants orders only lists the order types.
+ */
 export function endpointReceives(event_types: readonly string[], type: string): boolean {
-  if (event_types.length === 0) return !(OPT_IN_EVENT_TYPES as readonly string[]).includes(type);
-  return event_types.includes(type);
+  return event_types.length === 0 || event_types.includes(type);
 }
 
 /** An event's `data` is stored as JSON; this bounds what one fact may weigh. */

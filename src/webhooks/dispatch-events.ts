@@ -1,5 +1,5 @@
 // Fan-out: new events become deliveries, one per enabled endpoint of the event's partner that
-// subscribes to its type (no types: all but the opt-in package.* ones) and existed when the event was recorded. Claiming the
+// subscribes to its type (no types: all of them) and existed when the event was recorded. Claiming the
 // events, stamping them and inserting their deliveries is one transaction: a crash before commit
 // leaves the events undispatched for the next round, after it they are all delivered to.
 import { claimEventsToDispatch, type UndispatchedEvent } from "../events/event-feed.ts";

@@ -213,15 +213,18 @@ export async function disableGoneEndpoint(db: Executor, endpoint_id: string): Pr
 export const MAX_PACKAGE_SUBSCRIPTIONS = 30_000;
 
 /**
- * Per partner and package.* type its enabled endpoints list, when the first of them was made. An
- * endpoint of all types is not one: package events are opt-in (record-event.ts).
+ * Per partner and package.* type its enabled endpoints receive (listed by name, or all types: an
+ * empty list), when the first of them was made.
  */
 export async function packageSubscriptions(
   db: Executor,
 ): Promise<Array<{ partner_id: string; event_type: string; since: Date }>> {
   const result = await sql<{ partner_id: string; event_type: string; since: Date }>`
     select partner_id, t.event_type, min(created_at) as since
-    from webhook_endpoints, unnest(event_types) as t(event_type)
+    from webhook_endpoints,
+         unnest(case when cardinality(event_types) = 0
+                     then array['package.added', 'package.updated', 'package.removed']
+                     else event_types end) as t(event_type)
     where status = 'enabled' and t.event_type like 'package.%'
     group by partner_id, t.event_type
     limit ${MAX_PACKAGE_SUBSCRIPTIONS}`.execute(db);

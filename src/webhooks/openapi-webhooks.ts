@@ -4,7 +4,7 @@
 import { type TSchema, Type } from "typebox";
 import { CatalogChange } from "../catalog/render-catalog-change.ts";
 import { Esim } from "../esims/render-esim.ts";
-import { EVENT_TYPES, type EventType, OPT_IN_EVENT_TYPES } from "../events/record-event.ts";
+import { EVENT_TYPES, type EventType } from "../events/record-event.ts";
 import { Order } from "../orders/render-order.ts";
 import { Money } from "../shared/schemas.ts";
 import { RETRY_DELAYS_S } from "./retry-schedule.ts";
@@ -85,10 +85,8 @@ const schedule = RETRY_DELAYS_S.map((s) =>
   s < 60 ? `${s} s` : s < 3600 ? `${s / 60} min` : `${s / 3600} h`,
 ).join(", ");
 
-function subscribers(type: EventType): string {
-  return OPT_IN_EVENT_TYPES.includes(type)
-    ? " (listed by name: an endpoint of all types does not get it)"
-    : " (or to all types)";
+function subscribers(_type: EventType): string {
+  return " (or to all types)";
 }
 
 function webhookOperation(type: EventType) {

@@ -1175,7 +1175,7 @@ export interface webhooks {
         put?: never;
         /**
          * package.added
-         * @description A package is now offered to you: the change of GET /v1/catalog/changes, rendered when the event was recorded. POSTed to each enabled endpoint subscribed to `package.added` (listed by name: an endpoint of all types does not get it). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         * @description A package is now offered to you: the change of GET /v1/catalog/changes, rendered when the event was recorded. POSTed to each enabled endpoint subscribed to `package.added` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
          */
         post: operations["webhook_package_added"];
         delete?: never;
@@ -1195,7 +1195,7 @@ export interface webhooks {
         put?: never;
         /**
          * package.updated
-         * @description A package's fields, destinations or your price changed (an import, a supplier sync, your price list): the change of GET /v1/catalog/changes. POSTed to each enabled endpoint subscribed to `package.updated` (listed by name: an endpoint of all types does not get it). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         * @description A package's fields, destinations or your price changed (an import, a supplier sync, your price list): the change of GET /v1/catalog/changes. POSTed to each enabled endpoint subscribed to `package.updated` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
          */
         post: operations["webhook_package_updated"];
         delete?: never;
@@ -1215,7 +1215,7 @@ export interface webhooks {
         put?: never;
         /**
          * package.removed
-         * @description A package is no longer offered (`package` is null): the change of GET /v1/catalog/changes. POSTed to each enabled endpoint subscribed to `package.removed` (listed by name: an endpoint of all types does not get it). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         * @description A package is no longer offered (`package` is null): the change of GET /v1/catalog/changes. POSTed to each enabled endpoint subscribed to `package.removed` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
          */
         post: operations["webhook_package_removed"];
         delete?: never;
