@@ -14,7 +14,7 @@ export function seqCursor(tag: string): SeqCursor {
       const match = pattern.exec(Buffer.from(cursor, "base64url").toString("utf8"));
       if (!match)
         throw new ApiError("invalid_request", "The cursor is not one this API returned.", {
-          errors: [{ field: "cursor", message: "is not a valid cursor" }],
+          errors: [{ field: "cursor", code: "invalid_format", message: "is not a valid cursor" }],
         });
       return Number(match[1]);
     },

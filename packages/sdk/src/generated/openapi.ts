@@ -89,7 +89,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a cart: pay from the wallet and provision the eSIM
-         * @description Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs. A retry answers the body the completed purchase answers, byte for byte, even after a refund: `GET /orders/{orderID}` shows the order as it is now.
+         * @description Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, without a second charge, provisioning or email, and with the header `Idempotent-Replayed: true` (on every answer an earlier submit of the cart reached: 200, 502 `carrier_error`). 409 `request_in_progress` while the first attempt runs. A retry answers the body the completed purchase answers, byte for byte, even after a refund: `GET /orders/{orderID}` shows the order as it is now.
          */
         post: operations["submitOrder"];
         delete?: never;
@@ -732,7 +732,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Credit a partner's wallet (idempotent by reference) */
+        /**
+         * Credit a partner's wallet (idempotent by reference)
+         * @description Idempotent by `reference`: the same reference with the same amount credits once, and answers 201 again with `credited: false` and the header `Idempotent-Replayed: true`; with another amount, 409 `credit_reference_reused`.
+         */
         post: operations["adminCreditWallet"];
         delete?: never;
         options?: never;
@@ -1198,7 +1201,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1249,7 +1259,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1278,7 +1295,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1307,7 +1331,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1336,7 +1367,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1365,7 +1403,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1394,7 +1439,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1505,7 +1557,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1534,7 +1593,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1563,7 +1629,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1592,7 +1665,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1621,7 +1701,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1650,7 +1737,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1679,7 +1773,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1708,7 +1809,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1737,7 +1845,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1812,7 +1927,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1841,7 +1963,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1870,7 +1999,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1899,7 +2035,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1928,7 +2071,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1957,7 +2107,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1986,7 +2143,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2015,7 +2179,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2044,7 +2215,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2073,7 +2251,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2093,14 +2278,13 @@ export interface operations {
                 "application/json": {
                     /** @description From POST /orders/cart. Retrying with it is safe. */
                     cart_key: string;
-                    /**
-                     * Format: email
-                     * @description The end user's email address.
-                     */
+                    /** @description The end user's email address. The domain may be internationalized (`ann@bücher.example`), stored as sent and mailed to in its ASCII form (`xn--bcher-kva.example`); the part before the @ must be ASCII (letters, digits and ! # $ % & ' * + / = ? ^ _ ` { | } ~ - with single dots between): an internationalized mailbox name is refused (`not_allowed`), as the service cannot promise its delivery. */
                     email: string;
-                    /** @description E.164: `+`, country code and number, 8 to 15 digits (e.g. +14155550123). Must be a valid number. */
+                    /** @description An international number: `+` (or `00`) and the country code, then the number; spaces, dashes, dots and parentheses are welcome (`+1 (415) 555-0123`). Stored and answered in E.164 (`+14155550123`). Must be a valid number. */
                     phone: string;
+                    /** @description The end user's first name: 1-100 characters, at least one of them visible. */
                     first_name: string;
+                    /** @description The end user's last name: 1-100 characters, at least one of them visible. */
                     last_name: string;
                     /** @description Your own reference (booking or user id), 1-128 printable characters. Filter orders by it. */
                     client_reference?: string | null;
@@ -2175,7 +2359,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2204,7 +2395,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2233,7 +2431,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2262,7 +2467,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2291,7 +2503,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2320,7 +2539,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2349,7 +2575,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2378,7 +2611,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2407,7 +2647,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2436,7 +2683,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2465,7 +2719,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2494,7 +2755,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2523,7 +2791,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2552,7 +2827,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2638,7 +2920,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2667,7 +2956,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2696,7 +2992,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2725,7 +3028,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2754,7 +3064,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2783,7 +3100,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2812,7 +3136,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2841,7 +3172,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2870,7 +3208,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2974,7 +3319,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3003,7 +3355,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3032,7 +3391,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3061,7 +3427,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3090,7 +3463,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3119,7 +3499,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3148,7 +3535,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3177,7 +3571,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3266,7 +3667,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3295,7 +3703,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3324,7 +3739,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3353,7 +3775,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3382,7 +3811,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
@@ -3413,7 +3849,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3442,7 +3885,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3471,7 +3921,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3500,7 +3957,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3529,7 +3993,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3558,7 +4029,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3581,10 +4059,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description Send to this address instead of the order's (the order keeps its own).
-                     */
+                    /** @description Send to this address instead of the order's (the order keeps its own). */
                     email?: string;
                 };
             };
@@ -3625,7 +4100,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3654,7 +4136,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3683,7 +4172,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3712,7 +4208,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3741,7 +4244,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3770,7 +4280,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3799,7 +4316,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3828,7 +4352,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3857,7 +4388,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3886,7 +4424,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3915,7 +4460,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3977,7 +4529,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4006,7 +4565,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4035,7 +4601,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4064,7 +4637,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4093,7 +4673,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4122,7 +4709,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4151,7 +4745,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4180,7 +4781,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4209,7 +4817,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4273,7 +4888,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4302,7 +4924,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4331,7 +4960,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4360,7 +4996,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4389,7 +5032,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4418,7 +5068,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4447,7 +5104,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4476,7 +5140,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4505,7 +5176,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4587,7 +5265,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4616,7 +5301,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4645,7 +5337,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4674,7 +5373,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4703,7 +5409,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4732,7 +5445,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4761,7 +5481,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4790,7 +5517,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4819,7 +5553,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4846,14 +5587,13 @@ export interface operations {
                     package_id: string;
                     /** @description From the same row. The pair must be exactly a row offered for this ICCID. */
                     external_package_id: string;
-                    /**
-                     * Format: email
-                     * @description The end user's email address.
-                     */
+                    /** @description The end user's email address. The domain may be internationalized (`ann@bücher.example`), stored as sent and mailed to in its ASCII form (`xn--bcher-kva.example`); the part before the @ must be ASCII (letters, digits and ! # $ % & ' * + / = ? ^ _ ` { | } ~ - with single dots between): an internationalized mailbox name is refused (`not_allowed`), as the service cannot promise its delivery. */
                     email: string;
-                    /** @description E.164: `+`, country code and number, 8 to 15 digits (e.g. +14155550123). Must be a valid number. */
+                    /** @description An international number: `+` (or `00`) and the country code, then the number; spaces, dashes, dots and parentheses are welcome (`+1 (415) 555-0123`). Stored and answered in E.164 (`+14155550123`). Must be a valid number. */
                     phone: string;
+                    /** @description The end user's first name: 1-100 characters, at least one of them visible. */
                     first_name: string;
+                    /** @description The end user's last name: 1-100 characters, at least one of them visible. */
                     last_name: string;
                     /** @description Your own reference (booking or user id), 1-128 printable characters. Filter orders by it. */
                     client_reference?: string | null;
@@ -4928,7 +5668,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4957,7 +5704,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4986,7 +5740,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5015,7 +5776,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5044,7 +5812,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5073,7 +5848,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5102,7 +5884,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5131,7 +5920,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5160,7 +5956,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5189,7 +5992,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5218,7 +6028,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5247,7 +6064,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5276,7 +6100,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5390,7 +6221,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5419,7 +6257,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5448,7 +6293,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5477,7 +6329,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5506,7 +6365,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5535,7 +6401,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5564,7 +6437,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5593,7 +6473,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5693,7 +6580,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5722,7 +6616,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5751,7 +6652,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5780,7 +6688,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5809,7 +6724,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5838,7 +6760,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5867,7 +6796,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5896,7 +6832,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5925,7 +6868,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5980,7 +6930,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6009,7 +6966,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6038,7 +7002,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6067,7 +7038,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6096,7 +7074,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6125,7 +7110,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6154,7 +7146,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6183,7 +7182,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6212,7 +7218,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6283,7 +7296,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6312,7 +7332,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6341,7 +7368,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6370,7 +7404,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6399,7 +7440,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6428,7 +7476,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6457,7 +7512,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6486,7 +7548,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6577,7 +7646,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6606,7 +7682,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6635,7 +7718,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6664,7 +7754,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6693,7 +7790,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6722,7 +7826,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6751,7 +7862,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6780,7 +7898,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6809,7 +7934,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6914,7 +8046,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6943,7 +8082,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6972,7 +8118,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7001,7 +8154,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7030,7 +8190,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7059,7 +8226,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7088,7 +8262,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7117,7 +8298,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7146,7 +8334,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7224,7 +8419,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7253,7 +8455,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7282,7 +8491,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7311,7 +8527,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7340,7 +8563,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7369,7 +8599,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7398,7 +8635,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7427,7 +8671,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7536,7 +8787,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7565,7 +8823,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7594,7 +8859,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7623,7 +8895,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7652,7 +8931,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7681,7 +8967,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7710,7 +9003,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7739,7 +9039,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7768,7 +9075,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7797,7 +9111,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7860,7 +9181,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7889,7 +9217,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7918,7 +9253,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7947,7 +9289,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7976,7 +9325,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8005,7 +9361,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8034,7 +9397,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8063,7 +9433,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8134,7 +9511,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8163,7 +9547,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8192,7 +9583,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8221,7 +9619,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8250,7 +9655,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8279,7 +9691,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8308,7 +9727,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8337,7 +9763,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8366,7 +9799,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8395,7 +9835,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8456,7 +9903,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8485,7 +9939,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8514,7 +9975,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8543,7 +10011,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8572,7 +10047,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8601,7 +10083,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8630,7 +10119,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8659,7 +10155,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8688,7 +10191,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8737,7 +10247,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8766,7 +10283,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8795,7 +10319,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8824,7 +10355,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8853,7 +10391,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8882,7 +10427,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8911,7 +10463,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8940,7 +10499,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8969,7 +10535,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9041,7 +10614,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9070,7 +10650,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9099,7 +10686,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9128,7 +10722,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9157,7 +10758,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9186,7 +10794,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9215,7 +10830,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9244,7 +10866,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9273,7 +10902,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9302,7 +10938,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9355,7 +10998,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9384,7 +11034,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9413,7 +11070,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9442,7 +11106,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9471,7 +11142,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9500,7 +11178,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9529,7 +11214,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9558,7 +11250,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9587,7 +11286,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9640,7 +11346,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9669,7 +11382,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9698,7 +11418,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9727,7 +11454,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9756,7 +11490,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9785,7 +11526,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9814,7 +11562,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9843,7 +11598,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9872,7 +11634,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9949,7 +11718,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9978,7 +11754,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10007,7 +11790,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10036,7 +11826,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10065,7 +11862,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10094,7 +11898,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10123,7 +11934,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10152,7 +11970,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10181,7 +12006,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10249,7 +12081,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10278,7 +12117,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10307,7 +12153,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10336,7 +12189,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10365,7 +12225,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10394,7 +12261,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10423,7 +12297,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10452,7 +12333,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10481,7 +12369,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10552,7 +12447,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10581,7 +12483,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10610,7 +12519,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10639,7 +12555,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10668,7 +12591,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10697,7 +12627,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10726,7 +12663,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10755,7 +12699,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10817,7 +12768,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10846,7 +12804,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10875,7 +12840,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10904,7 +12876,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10933,7 +12912,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10962,7 +12948,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10991,7 +12984,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11020,7 +13020,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11049,7 +13056,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11138,7 +13152,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11167,7 +13188,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11196,7 +13224,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11225,7 +13260,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11254,7 +13296,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11283,7 +13332,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11312,7 +13368,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11341,7 +13404,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11425,7 +13495,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11454,7 +13531,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11483,7 +13567,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11512,7 +13603,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11541,7 +13639,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11570,7 +13675,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11599,7 +13711,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11628,7 +13747,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11689,7 +13815,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11718,7 +13851,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11747,7 +13887,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11776,7 +13923,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11805,7 +13959,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11834,7 +13995,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11863,7 +14031,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11892,7 +14067,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11967,7 +14149,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11996,7 +14185,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12025,7 +14221,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12054,7 +14257,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12083,7 +14293,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12112,7 +14329,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12141,7 +14365,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12170,7 +14401,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12256,7 +14494,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12285,7 +14530,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12314,7 +14566,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12343,7 +14602,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12372,7 +14638,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12401,7 +14674,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12430,7 +14710,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12459,7 +14746,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12530,7 +14824,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12559,7 +14860,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12588,7 +14896,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12617,7 +14932,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12646,7 +14968,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12675,7 +15004,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12704,7 +15040,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12733,7 +15076,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12762,7 +15112,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12811,7 +15168,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12840,7 +15204,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12869,7 +15240,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12898,7 +15276,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12927,7 +15312,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12956,7 +15348,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12985,7 +15384,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13014,7 +15420,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13120,7 +15533,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13149,7 +15569,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13178,7 +15605,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13207,7 +15641,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13236,7 +15677,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13265,7 +15713,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13294,7 +15749,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13323,7 +15785,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13392,7 +15861,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13421,7 +15897,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13450,7 +15933,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13479,7 +15969,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13508,7 +16005,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13537,7 +16041,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13566,7 +16077,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13595,7 +16113,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13624,7 +16149,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13714,7 +16246,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13743,7 +16282,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13772,7 +16318,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13801,7 +16354,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13830,7 +16390,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13859,7 +16426,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13888,7 +16462,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13917,7 +16498,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13946,7 +16534,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13975,7 +16570,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14081,7 +16683,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14110,7 +16719,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14139,7 +16755,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14168,7 +16791,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14197,7 +16827,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14226,7 +16863,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14255,7 +16899,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14284,7 +16935,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14313,7 +16971,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14372,7 +17037,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14401,7 +17073,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14430,7 +17109,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14459,7 +17145,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14488,7 +17181,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14517,7 +17217,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14546,7 +17253,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14575,7 +17289,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14646,7 +17367,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14675,7 +17403,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14704,7 +17439,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14733,7 +17475,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14762,7 +17511,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14791,7 +17547,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14820,7 +17583,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14849,7 +17619,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14878,7 +17655,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14971,7 +17755,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15000,7 +17791,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15029,7 +17827,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15058,7 +17863,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
@@ -15089,7 +17901,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15118,7 +17937,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15147,7 +17973,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15176,7 +18009,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15205,7 +18045,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15266,7 +18113,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15295,7 +18149,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15324,7 +18185,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15353,7 +18221,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
@@ -15384,7 +18259,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15413,7 +18295,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15442,7 +18331,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15471,7 +18367,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15500,7 +18403,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15594,7 +18504,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15623,7 +18540,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15652,7 +18576,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15681,7 +18612,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15710,7 +18648,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15739,7 +18684,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15768,7 +18720,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15797,7 +18756,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15826,7 +18792,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15916,7 +18889,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15945,7 +18925,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15974,7 +18961,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16003,7 +18997,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16032,7 +19033,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16061,7 +19069,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16090,7 +19105,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16119,7 +19141,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16192,7 +19221,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16221,7 +19257,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16250,7 +19293,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16279,7 +19329,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16308,7 +19365,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16337,7 +19401,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16366,7 +19437,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16395,7 +19473,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16466,7 +19551,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16495,7 +19587,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16524,7 +19623,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16553,7 +19659,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16582,7 +19695,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16611,7 +19731,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16640,7 +19767,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16669,7 +19803,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16698,7 +19839,14 @@ export interface operations {
                         order_id?: string;
                         /** @description Present on validation failures: one entry per offending field. */
                         errors?: {
+                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
+                            /**
+                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
+                             * @enum {string}
+                             */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
