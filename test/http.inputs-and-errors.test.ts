@@ -8,6 +8,7 @@ import { sql } from "kysely";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import {
+  ADMIN_TOKEN,
   type Answer,
   balance,
   call,
@@ -263,4 +264,26 @@ test("a resend to an internationalized mailbox name is refused; to an internatio
   await waitFor("the resent email", async () =>
     world.smtp.messages.some((m) => /^To: zoe@xn--bcher-kva\.example\r$/m.test(m.raw)),
   );
+});
+
+test("query parameters and path ids are refused in words too", async () => {
+  const partner = await newPartner(api, 0);
+  const page = await call(api, "GET", "/v1/profile/orders?limit=500", { key: partner.api_key });
+  assert.equal(page.status, 400, JSON.stringify(page.body));
+  assert.deepEqual(page.body.errors, [
+    { field: "limit", code: "invalid_format", message: "must be a whole number from 1 to 100" },
+  ]);
+  assert.equal(page.body.detail, "limit must be a whole number from 1 to 100.");
+  const credit = await call(api, "POST", "/admin/partners/nope/wallet/credits", {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    body: { amount_minor: 0, reference: "wire 1" },
+  });
+  assert.equal(credit.status, 400, JSON.stringify(credit.body));
+  for (const error of credit.body.errors) assertWords(error.message, JSON.stringify(error));
+  assert.deepEqual(
+    credit.body.errors.map((error: { field: string; code: string }) => [error.field, error.code]),
+    [["partner_id", "invalid_format"]],
+    "the path is judged first, alone",
+  );
+  assert.equal(credit.body.errors[0].message, "must be an id starting ptr_");
 });

@@ -137,7 +137,8 @@ export function checkEmail(field: string, typed: string): string {
 
 /** The domain in ASCII (IDNA, `bücher.example` -> `xn--bcher-kva.example`), or null if it is not one. */
 export function asciiDomain(domain: string): string | null {
-  const ascii = domainToASCII(domain).toLowerCase();
+  // Most domains are ASCII already: IDNA's mapping is only paid for the others.
+  const ascii = (NON_ASCII.test(domain) ? domainToASCII(domain) : domain).toLowerCase();
   if (ascii === "" || ascii.length > 253) return null;
   const labels = ascii.split(".");
   if (labels.length < 2 || !labels.every((label) => DNS_LABEL.test(label))) return null;

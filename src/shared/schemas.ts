@@ -219,7 +219,11 @@ export const ClientReferenceFilter = Type.Optional(
 export function pageParameters(default_page_size: number) {
   return {
     limit: Type.Optional(
-      Type.String({ pattern: "^(100|[1-9][0-9]?)$", description: `1-100, default ${default_page_size}.` }),
+      Type.String({
+        pattern: "^(100|[1-9][0-9]?)$",
+        description: `1-100, default ${default_page_size}.`,
+        [EXPECTED_KEYWORD]: "a whole number from 1 to 100",
+      }),
     ),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   };
@@ -237,4 +241,8 @@ export const ADMIN_ERRORS = ["unauthorized", "not_found"] as const;
 
 /** A prefixed id in a path (newId in ids.ts), e.g. `ptr_...`. */
 export const PrefixedId = (prefix: string) =>
-  Type.String({ pattern: `^${prefix}_${ID_BODY}$`, maxLength: 80 });
+  Type.String({
+    pattern: `^${prefix}_${ID_BODY}$`,
+    maxLength: 80,
+    [EXPECTED_KEYWORD]: `an id starting ${prefix}_`,
+  });
