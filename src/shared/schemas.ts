@@ -91,12 +91,6 @@ export function money(amount_minor: number, currency: string): MoneyBody {
   return { amount_minor, currency };
 }
 
-function fieldCodesList(): string {
-  return Object.entries(FIELD_ERROR_CODES)
-    .map(([code, meaning]) => `\`${code}\`: ${meaning}`)
-    .join(" ");
-}
-
 export const Problem = Type.Object(
   {
     type: Type.String({ description: "A link to the documentation of `code`." }),
@@ -116,23 +110,17 @@ export const Problem = Type.Object(
       Type.Array(
         Type.Object(
           {
-            field: Type.String({
-              description:
-                "The field, a query parameter or a header, as named in the request (`overrides.0.package_id`).",
-            }),
-            code: Type.String({
-              enum: Object.keys(FIELD_ERROR_CODES),
-              description: `Why, for programs; stable. ${fieldCodesList()}`,
-            }),
-            message: Type.String({
-              description:
-                'Why, in words for people, following the field\'s name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`.',
-            }),
+            field: Type.String(),
+            // Described once, in the guide's "Field errors" (api-guide.ts): this schema is repeated
+            // in every problem response of the document.
+            code: Type.String({ enum: Object.keys(FIELD_ERROR_CODES) }),
+            message: Type.String(),
           },
           { additionalProperties: false },
         ),
         {
-          description: "Present on validation failures: one entry per offending field.",
+          description:
+            "On validation failures: one entry per bad field, `{field, code, message}` (see Field errors).",
         },
       ),
     ),

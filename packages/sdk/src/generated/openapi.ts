@@ -1199,16 +1199,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1257,16 +1252,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1293,16 +1283,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1329,16 +1314,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1365,16 +1345,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1401,16 +1376,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1437,16 +1407,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1555,16 +1520,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1591,16 +1551,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1627,16 +1582,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1663,16 +1613,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1699,16 +1644,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1735,16 +1675,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1771,16 +1706,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1807,16 +1737,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1843,16 +1768,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1925,16 +1845,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1961,16 +1876,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -1997,16 +1907,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2033,16 +1938,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2069,16 +1969,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2105,16 +2000,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2141,16 +2031,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2177,16 +2062,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2213,16 +2093,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2249,16 +2124,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2357,16 +2227,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2393,16 +2258,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2429,16 +2289,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2465,16 +2320,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2501,16 +2351,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2537,16 +2382,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2573,16 +2413,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2609,16 +2444,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2645,16 +2475,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2681,16 +2506,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2717,16 +2537,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2753,16 +2568,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2789,16 +2599,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2825,16 +2630,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2918,16 +2718,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2954,16 +2749,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -2990,16 +2780,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3026,16 +2811,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3062,16 +2842,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3098,16 +2873,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3134,16 +2904,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3170,16 +2935,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3206,16 +2966,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3317,16 +3072,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3353,16 +3103,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3389,16 +3134,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3425,16 +3165,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3461,16 +3196,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3497,16 +3227,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3533,16 +3258,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3569,16 +3289,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3665,16 +3380,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3701,16 +3411,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3737,16 +3442,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3773,16 +3473,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3809,16 +3504,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
@@ -3847,16 +3537,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3883,16 +3568,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3919,16 +3599,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3955,16 +3630,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -3991,16 +3661,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4027,16 +3692,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4098,16 +3758,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4134,16 +3789,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4170,16 +3820,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4206,16 +3851,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4242,16 +3882,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4278,16 +3913,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4314,16 +3944,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4350,16 +3975,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4386,16 +4006,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4422,16 +4037,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4458,16 +4068,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4527,16 +4132,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4563,16 +4163,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4599,16 +4194,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4635,16 +4225,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4671,16 +4256,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4707,16 +4287,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4743,16 +4318,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4779,16 +4349,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4815,16 +4380,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4886,16 +4446,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4922,16 +4477,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4958,16 +4508,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -4994,16 +4539,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5030,16 +4570,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5066,16 +4601,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5102,16 +4632,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5138,16 +4663,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5174,16 +4694,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5263,16 +4778,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5299,16 +4809,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5335,16 +4840,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5371,16 +4871,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5407,16 +4902,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5443,16 +4933,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5479,16 +4964,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5515,16 +4995,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5551,16 +5026,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5666,16 +5136,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5702,16 +5167,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5738,16 +5198,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5774,16 +5229,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5810,16 +5260,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5846,16 +5291,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5882,16 +5322,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5918,16 +5353,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5954,16 +5384,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -5990,16 +5415,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6026,16 +5446,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6062,16 +5477,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6098,16 +5508,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6219,16 +5624,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6255,16 +5655,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6291,16 +5686,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6327,16 +5717,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6363,16 +5748,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6399,16 +5779,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6435,16 +5810,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6471,16 +5841,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6578,16 +5943,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6614,16 +5974,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6650,16 +6005,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6686,16 +6036,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6722,16 +6067,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6758,16 +6098,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6794,16 +6129,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6830,16 +6160,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6866,16 +6191,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6928,16 +6248,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -6964,16 +6279,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7000,16 +6310,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7036,16 +6341,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7072,16 +6372,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7108,16 +6403,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7144,16 +6434,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7180,16 +6465,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7216,16 +6496,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7294,16 +6569,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7330,16 +6600,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7366,16 +6631,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7402,16 +6662,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7438,16 +6693,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7474,16 +6724,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7510,16 +6755,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7546,16 +6786,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7644,16 +6879,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7680,16 +6910,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7716,16 +6941,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7752,16 +6972,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7788,16 +7003,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7824,16 +7034,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7860,16 +7065,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7896,16 +7096,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -7932,16 +7127,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8044,16 +7234,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8080,16 +7265,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8116,16 +7296,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8152,16 +7327,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8188,16 +7358,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8224,16 +7389,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8260,16 +7420,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8296,16 +7451,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8332,16 +7482,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8417,16 +7562,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8453,16 +7593,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8489,16 +7624,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8525,16 +7655,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8561,16 +7686,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8597,16 +7717,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8633,16 +7748,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8669,16 +7779,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8785,16 +7890,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8821,16 +7921,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8857,16 +7952,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8893,16 +7983,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8929,16 +8014,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -8965,16 +8045,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9001,16 +8076,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9037,16 +8107,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9073,16 +8138,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9109,16 +8169,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9179,16 +8234,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9215,16 +8265,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9251,16 +8296,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9287,16 +8327,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9323,16 +8358,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9359,16 +8389,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9395,16 +8420,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9431,16 +8451,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9509,16 +8524,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9545,16 +8555,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9581,16 +8586,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9617,16 +8617,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9653,16 +8648,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9689,16 +8679,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9725,16 +8710,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9761,16 +8741,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9797,16 +8772,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9833,16 +8803,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9901,16 +8866,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9937,16 +8897,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -9973,16 +8928,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10009,16 +8959,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10045,16 +8990,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10081,16 +9021,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10117,16 +9052,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10153,16 +9083,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10189,16 +9114,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10245,16 +9165,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10281,16 +9196,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10317,16 +9227,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10353,16 +9258,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10389,16 +9289,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10425,16 +9320,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10461,16 +9351,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10497,16 +9382,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10533,16 +9413,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10612,16 +9487,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10648,16 +9518,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10684,16 +9549,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10720,16 +9580,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10756,16 +9611,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10792,16 +9642,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10828,16 +9673,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10864,16 +9704,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10900,16 +9735,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10936,16 +9766,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -10996,16 +9821,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11032,16 +9852,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11068,16 +9883,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11104,16 +9914,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11140,16 +9945,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11176,16 +9976,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11212,16 +10007,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11248,16 +10038,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11284,16 +10069,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11344,16 +10124,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11380,16 +10155,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11416,16 +10186,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11452,16 +10217,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11488,16 +10248,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11524,16 +10279,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11560,16 +10310,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11596,16 +10341,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11632,16 +10372,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11716,16 +10451,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11752,16 +10482,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11788,16 +10513,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11824,16 +10544,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11860,16 +10575,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11896,16 +10606,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11932,16 +10637,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -11968,16 +10668,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12004,16 +10699,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12079,16 +10769,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12115,16 +10800,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12151,16 +10831,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12187,16 +10862,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12223,16 +10893,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12259,16 +10924,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12295,16 +10955,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12331,16 +10986,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12367,16 +11017,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12445,16 +11090,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12481,16 +11121,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12517,16 +11152,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12553,16 +11183,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12589,16 +11214,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12625,16 +11245,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12661,16 +11276,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12697,16 +11307,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12766,16 +11371,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12802,16 +11402,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12838,16 +11433,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12874,16 +11464,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12910,16 +11495,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12946,16 +11526,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -12982,16 +11557,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13018,16 +11588,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13054,16 +11619,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13150,16 +11710,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13186,16 +11741,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13222,16 +11772,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13258,16 +11803,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13294,16 +11834,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13330,16 +11865,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13366,16 +11896,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13402,16 +11927,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13493,16 +12013,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13529,16 +12044,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13565,16 +12075,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13601,16 +12106,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13637,16 +12137,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13673,16 +12168,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13709,16 +12199,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13745,16 +12230,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13813,16 +12293,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13849,16 +12324,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13885,16 +12355,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13921,16 +12386,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13957,16 +12417,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -13993,16 +12448,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14029,16 +12479,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14065,16 +12510,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14147,16 +12587,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14183,16 +12618,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14219,16 +12649,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14255,16 +12680,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14291,16 +12711,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14327,16 +12742,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14363,16 +12773,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14399,16 +12804,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14492,16 +12892,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14528,16 +12923,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14564,16 +12954,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14600,16 +12985,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14636,16 +13016,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14672,16 +13047,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14708,16 +13078,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14744,16 +13109,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14822,16 +13182,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14858,16 +13213,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14894,16 +13244,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14930,16 +13275,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -14966,16 +13306,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15002,16 +13337,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15038,16 +13368,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15074,16 +13399,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15110,16 +13430,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15166,16 +13481,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15202,16 +13512,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15238,16 +13543,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15274,16 +13574,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15310,16 +13605,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15346,16 +13636,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15382,16 +13667,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15418,16 +13698,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15531,16 +13806,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15567,16 +13837,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15603,16 +13868,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15639,16 +13899,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15675,16 +13930,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15711,16 +13961,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15747,16 +13992,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15783,16 +14023,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15859,16 +14094,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15895,16 +14125,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15931,16 +14156,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -15967,16 +14187,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16003,16 +14218,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16039,16 +14249,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16075,16 +14280,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16111,16 +14311,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16147,16 +14342,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16244,16 +14434,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16280,16 +14465,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16316,16 +14496,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16352,16 +14527,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16388,16 +14558,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16424,16 +14589,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16460,16 +14620,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16496,16 +14651,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16532,16 +14682,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16568,16 +14713,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16681,16 +14821,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16717,16 +14852,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16753,16 +14883,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16789,16 +14914,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16825,16 +14945,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16861,16 +14976,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16897,16 +15007,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16933,16 +15038,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -16969,16 +15069,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17035,16 +15130,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17071,16 +15161,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17107,16 +15192,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17143,16 +15223,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17179,16 +15254,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17215,16 +15285,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17251,16 +15316,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17287,16 +15347,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17365,16 +15420,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17401,16 +15451,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17437,16 +15482,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17473,16 +15513,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17509,16 +15544,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17545,16 +15575,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17581,16 +15606,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17617,16 +15637,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17653,16 +15668,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17753,16 +15763,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17789,16 +15794,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17825,16 +15825,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17861,16 +15856,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
@@ -17899,16 +15889,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17935,16 +15920,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -17971,16 +15951,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18007,16 +15982,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18043,16 +16013,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18111,16 +16076,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18147,16 +16107,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18183,16 +16138,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18219,16 +16169,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
@@ -18257,16 +16202,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18293,16 +16233,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18329,16 +16264,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18365,16 +16295,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18401,16 +16326,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18502,16 +16422,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18538,16 +16453,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18574,16 +16484,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18610,16 +16515,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18646,16 +16546,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18682,16 +16577,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18718,16 +16608,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18754,16 +16639,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18790,16 +16670,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18887,16 +16762,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18923,16 +16793,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18959,16 +16824,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -18995,16 +16855,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19031,16 +16886,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19067,16 +16917,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19103,16 +16948,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19139,16 +16979,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19219,16 +17054,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19255,16 +17085,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19291,16 +17116,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19327,16 +17147,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19363,16 +17178,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19399,16 +17209,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19435,16 +17240,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19471,16 +17271,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19549,16 +17344,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19585,16 +17375,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19621,16 +17406,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19657,16 +17437,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19693,16 +17468,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19729,16 +17499,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19765,16 +17530,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19801,16 +17561,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
@@ -19837,16 +17592,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
-                            /** @description The field, a query parameter or a header, as named in the request (`overrides.0.package_id`). */
                             field: string;
-                            /**
-                             * @description Why, for programs; stable. `required`: The field is missing. `unknown_field`: The field (or query parameter) is not one this request takes. `invalid_type`: The value is of the wrong JSON type (a number where text is expected, ...). `invalid_format`: The value is of the right type but not in the form the field takes. `too_short`: The text or list is shorter than the field allows (empty, for most). `too_long`: The text or list is longer than the field allows. `out_of_range`: The number or date is outside the range the field allows. `not_allowed`: The value is well formed but not one this field accepts (not in its list of values, given twice, ...).
-                             * @enum {string}
-                             */
+                            /** @enum {string} */
                             code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
-                            /** @description Why, in words for people, following the field's name ("phone" + " must be an international number such as +14155550123"). May change: match on `code`. */
                             message: string;
                         }[];
                     };
