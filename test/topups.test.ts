@@ -271,7 +271,9 @@ test("every malformed ICCID is 400 invalid_iccid on both endpoints, and nothing 
     const submitted = await topUp(api, partner.api_key, topUpBody(iccid), `bad-iccid-${name}`);
     assert.equal(submitted.status, 400, `${name}: ${submitted.text}`);
     assert.equal(submitted.body.code, "invalid_iccid", name);
-    assert.deepEqual(submitted.body.errors, [{ field: "iccid", message: "is not a valid ICCID" }]);
+    assert.deepEqual(submitted.body.errors, [
+      { field: "iccid", code: "invalid_format", message: "is not a valid ICCID" },
+    ]);
   }
   const empty = await topUp(api, partner.api_key, topUpBody(""), "bad-iccid-empty");
   assert.equal(empty.body.code, "invalid_iccid");

@@ -62,7 +62,7 @@ function checkOverrides(overrides: Pricing["overrides"]): void {
   for (const [i, o] of overrides.entries()) {
     if (seen.has(o.package_id)) {
       throw new ApiError("invalid_request", `Package ${o.package_id} is overridden twice.`, {
-        errors: [{ field: `overrides/${i}/package_id`, message: "is given twice" }],
+        errors: [{ field: `overrides/${i}/package_id`, code: "not_allowed", message: "is given twice" }],
       });
     }
     seen.add(o.package_id);

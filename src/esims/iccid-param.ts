@@ -19,7 +19,7 @@ export function requireValidIccid(iccid: string): string {
     throw new ApiError(
       "invalid_iccid",
       "An ICCID is 19 or 20 digits, starts with 89 and ends with a Luhn check digit.",
-      { errors: [{ field: "iccid", message: "is not a valid ICCID" }] },
+      { errors: [{ field: "iccid", code: "invalid_format", message: "is not a valid ICCID" }] },
     );
   }
   return iccid;

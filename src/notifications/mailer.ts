@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import path from "node:path";
+import { domainToASCII } from "node:url";
 import type { SendMailOptions, SMTPSentMessageInfo } from "nodemailer";
 import nodemailer from "nodemailer";
 import { composeMime, isPlainAddress } from "./mime-message.ts";
@@ -175,7 +176,8 @@ function createComposer(
   // ends are CRLF throughout: nodemailer's own, and the bodies' (mailOptions).
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true });
   return {
-    async compose(message) {
+    async compose(given) {
+      const message = { ...given, to: asciiRecipient(given.to) };
       if (sender !== null && isPlainAddress(message.to)) {
         if (!KEY_PATTERN.test(message.key)) throw new Error(`invalid message key "${message.key}"`);
         const message_id = `<${message.key}@${domain}>`;
@@ -198,6 +200,19 @@ function createComposer(
     },
     close: () => transport.close(),
   };
+}
+
+/**
+ * The recipient with an internationalized domain in its ASCII form (IDNA: `ann@bücher.example` ->
+ * `ann@xn--bcher-kva.example`), the same mailbox to DNS and every relay, SMTPUTF8 or not. The API
+ * refuses a non-ASCII mailbox name before the @ (orders/end-user.ts), which would need SMTPUTF8.
+ */
+export function asciiRecipient(address: string): string {
+  const at = address.lastIndexOf("@");
+  const domain = address.slice(at + 1);
+  if (at < 0 || !/[\u0080-\u{10ffff}]/u.test(domain)) return address;
+  const ascii = domainToASCII(domain);
+  return ascii === "" ? address : `${address.slice(0, at)}@${ascii}`;
 }
 
 // Server replies often quote the recipient ("550 <ann@example.com>: no such user"), and job

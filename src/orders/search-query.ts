@@ -41,7 +41,9 @@ export type SearchQuery =
   | { kind: "prefix"; prefix: string; like: string };
 
 function invalid(message: string): ApiError {
-  return new ApiError("invalid_request", `q ${message}.`, { errors: [{ field: "q", message }] });
+  return new ApiError("invalid_request", `q ${message}.`, {
+    errors: [{ field: "q", code: "invalid_format", message }],
+  });
 }
 
 /** `%`, `_` and the escape character itself match literally in `like ... escape '\'`. */

@@ -38,6 +38,7 @@ import {
   writeClientError,
 } from "../shared/problem.ts";
 import { refuseUnknownQuery } from "../shared/query-names.ts";
+import { EXPECTED_KEYWORD } from "../shared/schemas.ts";
 import { refuseMalformedText } from "../shared/well-formed-text.ts";
 import { supportRoutes } from "../support/routes.ts";
 import { topupRoutes } from "../topups/routes.ts";
@@ -195,7 +196,15 @@ function createFastify(ctx: AppContext, options: BuildOptions): App {
     },
     // Type coercion would turn {"package_id": 123} into "123"; wrong types must be rejected.
     ajv: {
-      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
+      // allErrors and verbose: one answer names every bad field, in words read from the failing
+      // schema (field-errors.ts). The cost is bounded by the 64 KiB body and MAX_FIELD_ERRORS kept.
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        allErrors: true,
+        verbose: true,
+        keywords: [EXPECTED_KEYWORD],
+      },
       plugins: [ajvFormats.default],
     } as unknown as FastifyServerOptions["ajv"],
     routerOptions: { maxParamLength: 200 },

@@ -17,7 +17,7 @@ export function seqCursor(tag: string, field = "cursor"): SeqCursor {
       const match = pattern.exec(Buffer.from(cursor, "base64url").toString("utf8"));
       if (!match)
         throw new ApiError("invalid_request", "The cursor is not one this API returned.", {
-          errors: [{ field, message: "is not a valid cursor" }],
+          errors: [{ field, code: "invalid_format", message: "is not a valid cursor" }],
         });
       return Number(match[1]);
     },

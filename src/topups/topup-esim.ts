@@ -12,7 +12,7 @@ export function requireValidIccid(iccid: string, field = "iccid"): string {
     throw new ApiError(
       "invalid_iccid",
       "An ICCID is 19 or 20 digits, starts with 89 and ends with a Luhn check digit.",
-      { errors: [{ field, message: "is not a valid ICCID" }] },
+      { errors: [{ field, code: "invalid_format", message: "is not a valid ICCID" }] },
     );
   }
   return iccid;

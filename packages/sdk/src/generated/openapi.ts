@@ -109,7 +109,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a cart: pay from the wallet and provision the eSIM
-         * @description Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs. A retry answers the body the completed purchase answers, byte for byte, even after a refund: `GET /orders/{orderID}` shows the order as it is now.
+         * @description Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, without a second charge, provisioning or email, and with the header `Idempotent-Replayed: true` (on every answer an earlier submit of the cart reached: 200, 502 `carrier_error`). 409 `request_in_progress` while the first attempt runs. A retry answers the body the completed purchase answers, byte for byte, even after a refund: `GET /orders/{orderID}` shows the order as it is now.
          */
         post: operations["submitOrder"];
         delete?: never;
@@ -752,7 +752,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Credit a partner's wallet (idempotent by reference) */
+        /**
+         * Credit a partner's wallet (idempotent by reference)
+         * @description Idempotent by `reference`: the same reference with the same amount credits once, and answers 201 again with `credited: false` and the header `Idempotent-Replayed: true`; with another amount, 409 `credit_reference_reused`.
+         */
         post: operations["adminCreditWallet"];
         delete?: never;
         options?: never;
@@ -1276,9 +1279,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1327,9 +1332,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1356,9 +1363,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1385,9 +1394,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1414,9 +1425,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1443,9 +1456,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1472,9 +1487,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1583,9 +1600,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1612,9 +1631,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1641,9 +1662,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1670,9 +1693,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1699,9 +1724,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1728,9 +1755,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1757,9 +1786,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1786,9 +1817,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1815,9 +1848,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1924,9 +1959,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1953,9 +1990,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1982,9 +2021,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2011,9 +2052,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2040,9 +2083,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2069,9 +2114,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2098,9 +2145,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2127,9 +2176,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2202,9 +2253,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2231,9 +2284,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2260,9 +2315,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2289,9 +2346,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2318,9 +2377,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2347,9 +2408,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2376,9 +2439,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2405,9 +2470,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2434,9 +2501,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2463,9 +2532,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2485,14 +2556,13 @@ export interface operations {
                 "application/json": {
                     /** @description From POST /orders/cart. Retrying with it is safe. */
                     cart_key: string;
-                    /**
-                     * Format: email
-                     * @description The end user's email address.
-                     */
+                    /** @description The end user's email address. The domain may be internationalized (`ann@bücher.example`), stored as sent and mailed to in its ASCII form (`xn--bcher-kva.example`); the part before the @ must be ASCII (letters, digits and ! # $ % & ' * + / = ? ^ _ ` { | } ~ - with single dots between): an internationalized mailbox name is refused (`not_allowed`), as the service cannot promise its delivery. */
                     email: string;
-                    /** @description E.164: `+`, country code and number, 8 to 15 digits (e.g. +14155550123). Must be a valid number. */
+                    /** @description An international number: `+` (or `00`) and the country code, then the number; spaces, dashes, dots and parentheses are welcome (`+1 (415) 555-0123`). Stored and answered in E.164 (`+14155550123`). Must be a valid number. */
                     phone: string;
+                    /** @description The end user's first name: 1-100 characters, at least one of them visible. */
                     first_name: string;
+                    /** @description The end user's last name: 1-100 characters, at least one of them visible. */
                     last_name: string;
                     /** @description Your own reference (booking or user id), 1-128 printable characters. Filter orders by it. */
                     client_reference?: string | null;
@@ -2565,9 +2635,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2594,9 +2666,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2623,9 +2697,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2652,9 +2728,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2681,9 +2759,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2710,9 +2790,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2739,9 +2821,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2768,9 +2852,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2797,9 +2883,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2826,9 +2914,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2855,9 +2945,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2884,9 +2976,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2913,9 +3007,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2942,9 +3038,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3028,9 +3126,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3057,9 +3157,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3086,9 +3188,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3115,9 +3219,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3144,9 +3250,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3173,9 +3281,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3202,9 +3312,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3231,9 +3343,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3260,9 +3374,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3364,9 +3480,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3393,9 +3511,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3422,9 +3542,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3451,9 +3573,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3480,9 +3604,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3509,9 +3635,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3538,9 +3666,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3567,9 +3697,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3656,9 +3788,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3685,9 +3819,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3714,9 +3850,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3743,9 +3881,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3772,9 +3912,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
@@ -3803,9 +3945,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3832,9 +3976,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3861,9 +4007,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3890,9 +4038,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3919,9 +4069,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3948,9 +4100,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3973,10 +4127,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description Send to this address instead of the order's (the order keeps its own).
-                     */
+                    /** @description Send to this address instead of the order's (the order keeps its own). */
                     email?: string;
                 };
             };
@@ -4015,9 +4166,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4044,9 +4197,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4073,9 +4228,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4102,9 +4259,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4131,9 +4290,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4160,9 +4321,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4189,9 +4352,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4218,9 +4383,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4247,9 +4414,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4276,9 +4445,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4305,9 +4476,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4367,9 +4540,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4396,9 +4571,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4425,9 +4602,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4454,9 +4633,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4483,9 +4664,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4512,9 +4695,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4541,9 +4726,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4570,9 +4757,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4599,9 +4788,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4663,9 +4854,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4692,9 +4885,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4721,9 +4916,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4750,9 +4947,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4779,9 +4978,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4808,9 +5009,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4837,9 +5040,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4866,9 +5071,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4895,9 +5102,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4977,9 +5186,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5006,9 +5217,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5035,9 +5248,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5064,9 +5279,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5093,9 +5310,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5122,9 +5341,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5151,9 +5372,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5180,9 +5403,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5209,9 +5434,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5238,14 +5465,13 @@ export interface operations {
                     package_id: string;
                     /** @description From the same row. The pair must be exactly a row offered for this ICCID. */
                     external_package_id: string;
-                    /**
-                     * Format: email
-                     * @description The end user's email address.
-                     */
+                    /** @description The end user's email address. The domain may be internationalized (`ann@bücher.example`), stored as sent and mailed to in its ASCII form (`xn--bcher-kva.example`); the part before the @ must be ASCII (letters, digits and ! # $ % & ' * + / = ? ^ _ ` { | } ~ - with single dots between): an internationalized mailbox name is refused (`not_allowed`), as the service cannot promise its delivery. */
                     email: string;
-                    /** @description E.164: `+`, country code and number, 8 to 15 digits (e.g. +14155550123). Must be a valid number. */
+                    /** @description An international number: `+` (or `00`) and the country code, then the number; spaces, dashes, dots and parentheses are welcome (`+1 (415) 555-0123`). Stored and answered in E.164 (`+14155550123`). Must be a valid number. */
                     phone: string;
+                    /** @description The end user's first name: 1-100 characters, at least one of them visible. */
                     first_name: string;
+                    /** @description The end user's last name: 1-100 characters, at least one of them visible. */
                     last_name: string;
                     /** @description Your own reference (booking or user id), 1-128 printable characters. Filter orders by it. */
                     client_reference?: string | null;
@@ -5318,9 +5544,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5347,9 +5575,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5376,9 +5606,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5405,9 +5637,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5434,9 +5668,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5463,9 +5699,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5492,9 +5730,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5521,9 +5761,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5550,9 +5792,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5579,9 +5823,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5608,9 +5854,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5637,9 +5885,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5666,9 +5916,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5780,9 +6032,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5809,9 +6063,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5838,9 +6094,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5867,9 +6125,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5896,9 +6156,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5925,9 +6187,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5954,9 +6218,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5983,9 +6249,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6083,9 +6351,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6112,9 +6382,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6141,9 +6413,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6170,9 +6444,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6199,9 +6475,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6228,9 +6506,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6257,9 +6537,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6286,9 +6568,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6315,9 +6599,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6370,9 +6656,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6399,9 +6687,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6428,9 +6718,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6457,9 +6749,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6486,9 +6780,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6515,9 +6811,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6544,9 +6842,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6573,9 +6873,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6602,9 +6904,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6673,9 +6977,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6702,9 +7008,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6731,9 +7039,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6760,9 +7070,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6789,9 +7101,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6818,9 +7132,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6847,9 +7163,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6876,9 +7194,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6967,9 +7287,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6996,9 +7318,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7025,9 +7349,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7054,9 +7380,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7083,9 +7411,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7112,9 +7442,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7141,9 +7473,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7170,9 +7504,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7199,9 +7535,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7304,9 +7642,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7333,9 +7673,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7362,9 +7704,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7391,9 +7735,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7420,9 +7766,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7449,9 +7797,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7478,9 +7828,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7507,9 +7859,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7536,9 +7890,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7614,9 +7970,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7643,9 +8001,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7672,9 +8032,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7701,9 +8063,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7730,9 +8094,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7759,9 +8125,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7788,9 +8156,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7817,9 +8187,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7926,9 +8298,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7955,9 +8329,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7984,9 +8360,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8013,9 +8391,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8042,9 +8422,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8071,9 +8453,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8100,9 +8484,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8129,9 +8515,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8158,9 +8546,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8187,9 +8577,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8250,9 +8642,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8279,9 +8673,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8308,9 +8704,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8337,9 +8735,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8366,9 +8766,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8395,9 +8797,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8424,9 +8828,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8453,9 +8859,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8524,9 +8932,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8553,9 +8963,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8582,9 +8994,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8611,9 +9025,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8640,9 +9056,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8669,9 +9087,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8698,9 +9118,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8727,9 +9149,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8756,9 +9180,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8785,9 +9211,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8846,9 +9274,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8875,9 +9305,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8904,9 +9336,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8933,9 +9367,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8962,9 +9398,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8991,9 +9429,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9020,9 +9460,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9049,9 +9491,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9078,9 +9522,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9127,9 +9573,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9156,9 +9604,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9185,9 +9635,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9214,9 +9666,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9243,9 +9697,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9272,9 +9728,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9301,9 +9759,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9330,9 +9790,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9359,9 +9821,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9431,9 +9895,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9460,9 +9926,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9489,9 +9957,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9518,9 +9988,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9547,9 +10019,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9576,9 +10050,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9605,9 +10081,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9634,9 +10112,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9663,9 +10143,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9692,9 +10174,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9745,9 +10229,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9774,9 +10260,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9803,9 +10291,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9832,9 +10322,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9861,9 +10353,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9890,9 +10384,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9919,9 +10415,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9948,9 +10446,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9977,9 +10477,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10030,9 +10532,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10059,9 +10563,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10088,9 +10594,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10117,9 +10625,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10146,9 +10656,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10175,9 +10687,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10204,9 +10718,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10233,9 +10749,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10262,9 +10780,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10339,9 +10859,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10368,9 +10890,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10397,9 +10921,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10426,9 +10952,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10455,9 +10983,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10484,9 +11014,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10513,9 +11045,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10542,9 +11076,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10571,9 +11107,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10639,9 +11177,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10668,9 +11208,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10697,9 +11239,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10726,9 +11270,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10755,9 +11301,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10784,9 +11332,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10813,9 +11363,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10842,9 +11394,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10871,9 +11425,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10942,9 +11498,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10971,9 +11529,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11000,9 +11560,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11029,9 +11591,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11058,9 +11622,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11087,9 +11653,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11116,9 +11684,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11145,9 +11715,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11207,9 +11779,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11236,9 +11810,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11265,9 +11841,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11294,9 +11872,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11323,9 +11903,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11352,9 +11934,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11381,9 +11965,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11410,9 +11996,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11439,9 +12027,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11528,9 +12118,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11557,9 +12149,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11586,9 +12180,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11615,9 +12211,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11644,9 +12242,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11673,9 +12273,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11702,9 +12304,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11731,9 +12335,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11815,9 +12421,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11844,9 +12452,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11873,9 +12483,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11902,9 +12514,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11931,9 +12545,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11960,9 +12576,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11989,9 +12607,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12018,9 +12638,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12079,9 +12701,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12108,9 +12732,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12137,9 +12763,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12166,9 +12794,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12195,9 +12825,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12224,9 +12856,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12253,9 +12887,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12282,9 +12918,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12357,9 +12995,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12386,9 +13026,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12415,9 +13057,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12444,9 +13088,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12473,9 +13119,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12502,9 +13150,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12531,9 +13181,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12560,9 +13212,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12646,9 +13300,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12675,9 +13331,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12704,9 +13362,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12733,9 +13393,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12762,9 +13424,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12791,9 +13455,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12820,9 +13486,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12849,9 +13517,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12920,9 +13590,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12949,9 +13621,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12978,9 +13652,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13007,9 +13683,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13036,9 +13714,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13065,9 +13745,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13094,9 +13776,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13123,9 +13807,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13152,9 +13838,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13201,9 +13889,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13230,9 +13920,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13259,9 +13951,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13288,9 +13982,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13317,9 +14013,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13346,9 +14044,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13375,9 +14075,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13404,9 +14106,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13510,9 +14214,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13539,9 +14245,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13568,9 +14276,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13597,9 +14307,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13626,9 +14338,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13655,9 +14369,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13684,9 +14400,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13713,9 +14431,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13782,9 +14502,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13811,9 +14533,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13840,9 +14564,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13869,9 +14595,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13898,9 +14626,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13927,9 +14657,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13956,9 +14688,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13985,9 +14719,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14014,9 +14750,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14104,9 +14842,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14133,9 +14873,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14162,9 +14904,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14191,9 +14935,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14220,9 +14966,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14249,9 +14997,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14278,9 +15028,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14307,9 +15059,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14336,9 +15090,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14365,9 +15121,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14471,9 +15229,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14500,9 +15260,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14529,9 +15291,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14558,9 +15322,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14587,9 +15353,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14616,9 +15384,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14645,9 +15415,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14674,9 +15446,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14703,9 +15477,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14762,9 +15538,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14791,9 +15569,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14820,9 +15600,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14849,9 +15631,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14878,9 +15662,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14907,9 +15693,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14936,9 +15724,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14965,9 +15755,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15036,9 +15828,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15065,9 +15859,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15094,9 +15890,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15123,9 +15921,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15152,9 +15952,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15181,9 +15983,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15210,9 +16014,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15239,9 +16045,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15268,9 +16076,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15361,9 +16171,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15390,9 +16202,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15419,9 +16233,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15448,9 +16264,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
@@ -15479,9 +16297,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15508,9 +16328,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15537,9 +16359,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15566,9 +16390,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15595,9 +16421,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15656,9 +16484,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15685,9 +16515,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15714,9 +16546,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15743,9 +16577,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
@@ -15774,9 +16610,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15803,9 +16641,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15832,9 +16672,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15861,9 +16703,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15890,9 +16734,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15984,9 +16830,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16013,9 +16861,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16042,9 +16892,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16071,9 +16923,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16100,9 +16954,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16129,9 +16985,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16158,9 +17016,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16187,9 +17047,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16216,9 +17078,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16306,9 +17170,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16335,9 +17201,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16364,9 +17232,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16393,9 +17263,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16422,9 +17294,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16451,9 +17325,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16480,9 +17356,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16509,9 +17387,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16582,9 +17462,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16611,9 +17493,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16640,9 +17524,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16669,9 +17555,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16698,9 +17586,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16727,9 +17617,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16756,9 +17648,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16785,9 +17679,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16856,9 +17752,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16885,9 +17783,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16914,9 +17814,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16943,9 +17845,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16972,9 +17876,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17001,9 +17907,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17030,9 +17938,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17059,9 +17969,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17088,9 +18000,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
