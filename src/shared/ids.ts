@@ -14,6 +14,7 @@ const PREFIXES = {
   user: "usr",
   audit: "aud",
   email: "eml",
+  notice: "ntc",
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;
