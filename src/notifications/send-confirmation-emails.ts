@@ -19,7 +19,7 @@
 import type { Selectable } from "kysely";
 import type pg from "pg";
 import type { Database } from "../db/schema.ts";
-import { type Brand, DEFAULT_BRAND } from "../shared/brand.ts";
+import { BRAND_LOGO_CID, type Brand, DEFAULT_BRAND } from "../shared/brand.ts";
 import {
   type ClaimedEmail,
   claimDueEmails,
@@ -31,7 +31,7 @@ import {
 import { releaseResendClaims } from "./email-resends.sql.ts";
 import { type Mailer, SEND_TIMEOUT_MS } from "./mailer.ts";
 import { DeliveryRecorder } from "./record-deliveries.ts";
-import { renderConfirmationEmail } from "./render-confirmation-email.ts";
+import { type EmailAttachment, renderConfirmationEmail } from "./render-confirmation-email.ts";
 
 export const CONFIRMATION_EMAIL_MAX_ATTEMPTS = 25;
 
@@ -70,6 +70,15 @@ export const DEFAULT_SENDER: TravellerSender = {
 /** The brand's part of a message: the From display name (null: MAIL_FROM's own) and Reply-To. */
 export function brandedSender(brand: Brand): { from_name: string | null; reply_to: string | null } {
   return { from_name: brand.email_from_name ?? brand.display_name, reply_to: brand.reply_to };
+}
+
+/**
+ * The brand's logo as an inline part, when the HTML shows it (`cid:` BRAND_LOGO_CID): the logo
+ * travels in the message, never as a remote image a mail client would fetch (and block).
+ */
+export function brandLogoParts(brand: Brand, html: string): EmailAttachment[] {
+  if (brand.logo_png === null || !html.includes(`cid:${BRAND_LOGO_CID}`)) return [];
+  return [{ filename: "logo.png", content: brand.logo_png, content_type: "image/png", cid: BRAND_LOGO_CID }];
 }
 
 type Log = {
@@ -273,6 +282,7 @@ async function sendOne(
   // drop the duplicate.
   const { message_id } = await deps.mailer.send({
     ...email,
+    attachments: [...email.attachments, ...brandLogoParts(sender.brand, email.html)],
     ...brandedSender(sender.brand),
     key: `confirmation.${order_id}`,
     to: order.email,

@@ -21,6 +21,7 @@ import {
 } from "./email-resends.sql.ts";
 import {
   brandedSender,
+  brandLogoParts,
   CONFIRMATION_EMAIL_MAX_ATTEMPTS,
   claimDueConfirmationEmails,
   DEFAULT_SENDER,
@@ -124,6 +125,7 @@ async function processResend(
     const { email } = await renderOrderEmail(row.order_id, order);
     const { message_id } = await deps.mailer.send({
       ...email,
+      attachments: [...email.attachments, ...brandLogoParts(sender.brand, email.html)],
       // Sent whatever confirmation_email says: a resend is asked for by the partner.
       ...brandedSender(sender.brand),
       key: resendMessageKey(row.email_id),

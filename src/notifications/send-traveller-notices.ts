@@ -13,7 +13,6 @@
 import type { Kysely, Transaction } from "kysely";
 import type pg from "pg";
 import type { Database } from "../db/schema.ts";
-import { BRAND_LOGO_CID } from "../shared/brand.ts";
 import { newId } from "../shared/ids.ts";
 import { rfc3339 } from "../shared/time.ts";
 import type { Mailer } from "./mailer.ts";
@@ -21,6 +20,7 @@ import { isPlainAddress } from "./mime-message.ts";
 import { renderTravellerNotice } from "./render-traveller-notice.ts";
 import {
   brandedSender,
+  brandLogoParts,
   CONFIRMATION_EMAIL_MAX_ATTEMPTS,
   DEFAULT_SENDER,
   EMAIL_LEASE_MS,
@@ -165,17 +165,7 @@ async function sendOne(
       text: rendered.text,
       html: rendered.html,
       // The logo inline, never a remote image, and only when the HTML shows it.
-      attachments:
-        brand.logo_png && rendered.html.includes(`cid:${BRAND_LOGO_CID}`)
-          ? [
-              {
-                filename: "logo.png",
-                content: brand.logo_png,
-                content_type: "image/png",
-                cid: BRAND_LOGO_CID,
-              },
-            ]
-          : [],
+      attachments: brandLogoParts(brand, rendered.html),
       ...brandedSender(brand),
       headers: {
         "Content-Language": rendered.language,
