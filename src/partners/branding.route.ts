@@ -9,33 +9,41 @@ import { readableAccent } from "./accent-color.ts";
 import type { BrandingRow } from "./traveller-settings.sql.ts";
 import { getBranding, setBranding } from "./traveller-settings.ts";
 
-/** A nullable text field of the body, optional: left out keeps the stored value. */
-function field(max_length: number, description: string) {
-  return Type.Optional(Type.Union([Type.String({ maxLength: max_length }), Type.Null()], { description }));
+/** A nullable field of the body, optional: left out keeps the stored value, null clears it. */
+function field(schema: Parameters<typeof Type.String>[0], description: string) {
+  return Type.Optional(Type.Union([Type.String(schema), Type.Null()], { description }));
 }
+
+// The schema says what it can (so a client's generator, and ours, make valid values); the use case
+// checks the rest (an https URL that parses, a plain address, a sound PNG), naming the field.
+const NAME = { minLength: 1, maxLength: 100, pattern: "^(?=.*\\S)[^\\x00-\\x1f\\x7f]+$" };
+const ADDRESS = { format: "email", minLength: 3, maxLength: 254 };
 
 const BrandingBody = Type.Object(
   {
-    display_name: field(
-      200,
-      "Your name as travellers read it in emails and on install pages (1-100 characters).",
-    ),
+    display_name: field(NAME, "Your name as travellers read it in emails and on install pages."),
     accent_color: field(
-      20,
+      { pattern: "^#[0-9A-Fa-f]{6}$" },
       '"#RRGGBB": buttons and links. Stored as given; null: the service\'s own (#1f5fbf).',
     ),
-    support_email: field(254, "Where travellers may write for help, shown in emails and on install pages."),
-    support_url: field(2000, "Your help page: https only."),
+    support_email: field(
+      ADDRESS,
+      "Where travellers may write for help, shown in emails and on install pages.",
+    ),
+    support_url: field(
+      { maxLength: 500, pattern: "^https://[^\\x00-\\x20\\x7f]+$" },
+      "Your help page: an absolute https URL.",
+    ),
     logo_png_base64: field(
-      64 * 1024,
+      { maxLength: 64 * 1024 },
       "A PNG at most 40 KiB (base64 here), at most 1024 px a side, shown inline in emails (never fetched from a " +
         "URL) and on install pages. Checked whole: signature, IHDR, chunk CRCs, image data that decodes.",
     ),
     email_from_name: field(
-      200,
+      NAME,
       "The From display name of traveller emails (the address stays ours); null: display_name, then ours.",
     ),
-    reply_to: field(254, "The Reply-To of traveller emails: travellers' replies reach you."),
+    reply_to: field(ADDRESS, "The Reply-To of traveller emails: travellers' replies reach you."),
   },
   {
     additionalProperties: false,

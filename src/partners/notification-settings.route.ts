@@ -20,7 +20,9 @@ const NotificationsBody = Type.Object(
     confirmation_email: Type.Optional(Type.Boolean({ description: CONFIRMATION })),
     traveller_usage_emails: Type.Optional(Type.Boolean({ description: USAGE })),
     top_up_url: Type.Optional(
-      Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: TOP_UP }),
+      Type.Union([Type.String({ maxLength: 500, pattern: "^https://[^\\x00-\\x20\\x7f]+$" }), Type.Null()], {
+        description: TOP_UP,
+      }),
     ),
   },
   { additionalProperties: false, description: "Fields left out keep their value." },

@@ -11665,13 +11665,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Your name as travellers read it in emails and on install pages (1-100 characters). */
+                    /** @description Your name as travellers read it in emails and on install pages. */
                     display_name?: string | null;
                     /** @description "#RRGGBB": buttons and links. Stored as given; null: the service's own (#1f5fbf). */
                     accent_color?: string | null;
                     /** @description Where travellers may write for help, shown in emails and on install pages. */
                     support_email?: string | null;
-                    /** @description Your help page: https only. */
+                    /** @description Your help page: an absolute https URL. */
                     support_url?: string | null;
                     /** @description A PNG at most 40 KiB (base64 here), at most 1024 px a side, shown inline in emails (never fetched from a URL) and on install pages. Checked whole: signature, IHDR, chunk CRCs, image data that decodes. */
                     logo_png_base64?: string | null;
