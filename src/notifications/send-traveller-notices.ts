@@ -90,7 +90,11 @@ export async function queueTravellerNotices(deps: TravellerNoticeDeps, limit: nu
   return queued;
 }
 
-/** Claims at most `limit` due notices and sends them, all at once; returns how many it claimed. */
+/**
+ * Claims at most `limit` due notices and sends them, all at once; returns how many it claimed. The
+ * sweep passes EMAIL_CONCURRENCY (the relay connections), so every send of a round starts at once and
+ * ends within SEND_TIMEOUT_MS, well inside the claim's lease.
+ */
 export async function sendDueTravellerNotices(deps: TravellerNoticeDeps, limit: number): Promise<number> {
   const claimed = await claimDueNotices(deps.pool, { limit, lease_ms: deps.lease_ms ?? EMAIL_LEASE_MS });
   if (claimed.length === 0) return 0;
@@ -112,9 +116,12 @@ export async function sendDueTravellerNotices(deps: TravellerNoticeDeps, limit: 
 }
 
 /** A round of the notice sweep: queue what is due, then send what is queued. */
-export async function travellerNoticeRound(deps: TravellerNoticeDeps, limit: number): Promise<number> {
-  await queueTravellerNotices(deps, limit);
-  return sendDueTravellerNotices(deps, limit);
+export async function travellerNoticeRound(
+  deps: TravellerNoticeDeps,
+  limits: { queue: number; send: number },
+): Promise<number> {
+  await queueTravellerNotices(deps, limits.queue);
+  return sendDueTravellerNotices(deps, limits.send);
 }
 
 /** Why a notice is not sent, or null when it is to be. */

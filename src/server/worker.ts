@@ -392,12 +392,12 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
 
 /** How often a process looks for notices due: a notice is about hours, not seconds. */
 const NOTICE_SWEEP_EVERY_MS = 2_000;
-/** Notices one round queues of each kind, and sends, at most. */
-const NOTICES_PER_ROUND = 50;
+/** Notices one round queues of each kind at most; it sends at most EMAIL_CONCURRENCY. */
+const NOTICES_QUEUED_PER_ROUND = 500;
 
 /**
  * The traveller notice sweep (notifications/send-traveller-notices.ts): each round queues the
- * notices now due (80% used, 24 hours before expiry) and sends up to NOTICES_PER_ROUND, through the
+ * notices now due (80% used, 24 hours before expiry) and sends up to EMAIL_CONCURRENCY, through the
  * same mailer as the confirmations. Every process runs one; SKIP LOCKED shares the work.
  */
 export function startTravellerNoticeSweep(ctx: AppContext, mailer: Mailer, log: Pino): Closable {
@@ -415,9 +415,9 @@ export function startTravellerNoticeSweep(ctx: AppContext, mailer: Mailer, log: 
   };
   const sweep = startSweep({
     name: "traveller notices",
-    limit: NOTICES_PER_ROUND,
+    limit: ctx.config.email_concurrency,
     every_ms: NOTICE_SWEEP_EVERY_MS,
-    round: (limit) => travellerNoticeRound(deps, limit),
+    round: (limit) => travellerNoticeRound(deps, { queue: NOTICES_QUEUED_PER_ROUND, send: limit }),
     onError: (error) => log.warn({ err: error }, "traveller notice round failed"),
   });
   return { close: () => sweep.close() };
