@@ -29,6 +29,7 @@ import {
   startEsimSync,
   startResolverSweep,
   startStaleJobSweeper,
+  startTravellerNoticeSweep,
   startWorker,
 } from "./server/worker.ts";
 import type { AppContext } from "./shared/context.ts";
@@ -175,6 +176,7 @@ async function startBackground(ctx: AppContext, urls: DatabaseUrls, log: Logger,
   closers.push({ name: "worker", close: () => worker.stop() });
   closers.push({ name: "resolver sweep", ...startResolverSweep(ctx, log) });
   closers.push({ name: "email sweep", ...startEmailSweep(ctx, mailer, log) });
+  closers.push({ name: "traveller notice sweep", ...startTravellerNoticeSweep(ctx, mailer, log) });
   closers.push({ name: "stale job sweeper", ...startStaleJobSweeper(ctx, log) });
   closers.push({ name: "eSIM sync", ...startEsimSync(ctx, log) });
   closers.push({ name: "refund sweep", ...startRefundSweep(ctx, log) });

@@ -512,6 +512,36 @@ const PARTNER_ROWS: PartnerRow[] = [
       check: (body) => assert.ok(body.balance.amount_minor > 1_000_000, "the intruder's own wallet"),
     },
   },
+  ...(["branding", "notifications"] as const).flatMap((setting): PartnerRow[] => {
+    const payload = setting === "branding" ? { display_name: "Intruder" } : { confirmation_email: true };
+    const wrong = {
+      no_key: UNAUTHORIZED,
+      malformed_key: UNAUTHORIZED,
+      revoked_key: UNAUTHORIZED,
+      production_key_on_sandbox: WRONG_ENVIRONMENT,
+      sandbox_key_on_production: WRONG_ENVIRONMENT,
+    };
+    // Nothing of the owner's is named: the intruder reads and sets its own.
+    const own = {
+      status: 200,
+      check: (body: Json) =>
+        assert.ok(body !== null && typeof body === "object", "the intruder's own settings"),
+    };
+    return [
+      {
+        operation: `GET /v1/profile/${setting}`,
+        request: { method: "GET", url: `/v1/profile/${setting}` },
+        ...wrong,
+        other_partner: own,
+      },
+      {
+        operation: `PUT /v1/profile/${setting}`,
+        request: { method: "PUT", url: `/v1/profile/${setting}`, payload },
+        ...wrong,
+        other_partner: own,
+      },
+    ];
+  }),
 ];
 
 type Column = Exclude<keyof PartnerRow, "operation" | "request">;

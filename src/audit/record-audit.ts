@@ -46,7 +46,8 @@ export type AuditAction =
   | "pricing.updated"
   | "catalog.imported"
   | "catalog.synced"
-  | "branding.updated";
+  | "branding.updated"
+  | "notifications.updated";
 
 export type AuditEntry = {
   actor: Actor;

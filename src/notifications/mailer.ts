@@ -28,6 +28,14 @@ export type OutgoingEmail = RenderedEmail & {
   key: string;
   /** One recipient address, already validated by the caller. */
   to: string;
+  /**
+   * The partner's brand on a traveller email (PUT /v1/profile/branding): the From display name
+   * (the address stays MAIL_FROM's, whose domain the relay signs for) and the Reply-To address.
+   */
+  from_name?: string | null;
+  reply_to?: string | null;
+  /** More header fields, printable ASCII (List-Unsubscribe on the optional notices). */
+  headers?: Record<string, string>;
 };
 
 export type Mailer = {
@@ -74,10 +82,20 @@ function fromDomain(mail_from: string): string {
 /** RFC 3834: vacation responders must not answer a machine-sent message. */
 const AUTO_SUBMITTED = { "Auto-Submitted": "auto-generated" };
 
+/** The header fields beyond the ones every message has: Auto-Submitted, Reply-To, the message's own. */
+function extraHeaders(message: OutgoingEmail): Record<string, string> {
+  return {
+    ...AUTO_SUBMITTED,
+    ...(message.reply_to ? { "Reply-To": message.reply_to } : {}),
+    ...message.headers,
+  };
+}
+
 function mailOptions(message: OutgoingEmail, from: string, domain: string): SendMailOptions {
   if (!KEY_PATTERN.test(message.key)) throw new Error(`invalid message key "${message.key}"`);
+  const sender = message.from_name ? parseMailbox(from) : null;
   return {
-    from,
+    from: sender ? { name: message.from_name!, address: sender.address } : from,
     // An address object, not a string: nodemailer would otherwise parse the text and could
     // read one odd but valid address as several recipients.
     to: { name: "", address: message.to },
@@ -93,7 +111,7 @@ function mailOptions(message: OutgoingEmail, from: string, domain: string): Send
     // as quoted-printable rather than base64.
     textEncoding: "quoted-printable",
     messageId: `<${message.key}@${domain}>`,
-    headers: AUTO_SUBMITTED,
+    headers: extraHeaders(message),
     attachments: message.attachments.map((attachment) => ({
       filename: attachment.filename,
       content: attachment.content,
@@ -182,12 +200,12 @@ function createComposer(
         if (!KEY_PATTERN.test(message.key)) throw new Error(`invalid message key "${message.key}"`);
         const message_id = `<${message.key}@${domain}>`;
         const raw = composeMime({
-          from: sender,
+          from: message.from_name ? { name: message.from_name, address: sender.address } : sender,
           to: message.to,
           subject: message.subject,
           message_id,
           date: new Date(),
-          headers: AUTO_SUBMITTED,
+          headers: extraHeaders(message),
           text: crlf(message.text),
           html: crlf(message.html),
           attachments: message.attachments,

@@ -468,7 +468,7 @@ export async function ordersWithFirstPurchase(
   const result = await sql<
     Omit<OrderForEmail, "package_name"> & { order_id: string; package_id: string | null }
   >`
-    select o.order_id, o.type, o.status, o.email, o.first_name,
+    select o.order_id, o.partner_id, o.type, o.status, o.email, o.first_name,
            p.package_id, p.iccid, p.smdp_address, p.activation_code, p.start_date::text as start_date
     from orders o
     left join purchases p on p.order_id = o.order_id and p.position = 0

@@ -15,6 +15,7 @@ const PREFIXES = {
   audit: "aud",
   email: "eml",
   change: "chg",
+  notice: "ntc",
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;

@@ -36,6 +36,14 @@ export type SubmitTopUpParams = RequestBody<"submitTopUp">;
 export type Wallet = Ok<"getWallet", 200>;
 export type SetLowBalanceAlertParams = RequestBody<"setLowBalanceAlert">;
 
+/** Your brand on traveller emails and install pages (`accent_color_applied`: the colour they use). */
+export type Branding = Ok<"getBranding", 200>;
+/** Fields left out keep their value; null clears one. */
+export type SetBrandingParams = RequestBody<"setBranding">;
+export type NotificationSettings = Ok<"getNotificationSettings", 200>;
+/** Fields left out keep their value. */
+export type SetNotificationSettingsParams = RequestBody<"setNotificationSettings">;
+
 /** The digit-string page size of the document, taken as a number by the SDK (1-100). */
 type NumericLimit<Q> = Omit<Q, "limit"> & { limit?: number };
 
