@@ -78,7 +78,10 @@ test("a catalogue missing a key, with an extra key or a renamed placeholder fail
   assert.deepEqual(catalogueProblems("es", english, renamed), [
     "es: email.subject has {paquete:1}, English {package:1}",
   ]);
-  const notPlural = { ...readCatalogue("fr"), "notice.expires_24h.subject": "Fin dans {hours} heures : {package}" };
+  const notPlural = {
+    ...readCatalogue("fr"),
+    "notice.expires_24h.subject": "Fin dans {hours} heures : {package}",
+  };
   assert.equal(catalogueProblems("fr", english, notPlural).length, 1);
 });
 

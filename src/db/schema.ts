@@ -162,6 +162,8 @@ export type Database = {
     /** The follow-up's last word on an order failed without the carrier's (migration 0036). */
     carrier_check: "due" | "nothing_made" | "cancelled" | "refused" | "unavailable" | null;
     carrier_check_attempts: Generated<number>;
+    /** The traveller's language, resolved from the submit's (migration 0042; earlier orders: en). */
+    language: Generated<string>;
   };
   esims: {
     iccid: string;
@@ -183,6 +185,8 @@ export type Database = {
     sync_failures: Generated<number>;
     last_sync_error: string | null;
     seq: Generated<number>;
+    /** The secret part of the install page's address (migration 0042); replaced when revoked. */
+    install_token: Generated<string>;
   };
   esim_bundles: {
     order_id: string;

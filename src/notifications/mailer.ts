@@ -73,6 +73,16 @@ function fromDomain(mail_from: string): string {
 /** RFC 3834: vacation responders must not answer a machine-sent message. */
 const AUTO_SUBMITTED = { "Auto-Submitted": "auto-generated" };
 
+/** A BCP 47 tag as a header may carry it: letters, digits and hyphens (RFC 3282). */
+const LANGUAGE_HEADER = /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/;
+
+/** The message's fixed header fields, and Content-Language (RFC 3282) when its language is said. */
+function extraHeaders(message: OutgoingEmail): Record<string, string> {
+  if (message.language === undefined) return AUTO_SUBMITTED;
+  if (!LANGUAGE_HEADER.test(message.language)) throw new Error(`invalid language tag "${message.language}"`);
+  return { ...AUTO_SUBMITTED, "Content-Language": message.language };
+}
+
 function mailOptions(message: OutgoingEmail, from: string, domain: string): SendMailOptions {
   if (!KEY_PATTERN.test(message.key)) throw new Error(`invalid message key "${message.key}"`);
   return {
@@ -92,7 +102,7 @@ function mailOptions(message: OutgoingEmail, from: string, domain: string): Send
     // as quoted-printable rather than base64.
     textEncoding: "quoted-printable",
     messageId: `<${message.key}@${domain}>`,
-    headers: AUTO_SUBMITTED,
+    headers: extraHeaders(message),
     attachments: message.attachments.map((attachment) => ({
       filename: attachment.filename,
       content: attachment.content,
@@ -185,7 +195,7 @@ function createComposer(
           subject: message.subject,
           message_id,
           date: new Date(),
-          headers: AUTO_SUBMITTED,
+          headers: extraHeaders(message),
           text: crlf(message.text),
           html: crlf(message.html),
           attachments: message.attachments,

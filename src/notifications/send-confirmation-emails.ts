@@ -19,6 +19,7 @@
 import type { Selectable } from "kysely";
 import type pg from "pg";
 import type { Database } from "../db/schema.ts";
+import { DEFAULT_BRAND } from "../shared/brand.ts";
 import {
   type ClaimedEmail,
   claimDueEmails,
@@ -44,12 +45,16 @@ export const EMAIL_LEASE_MS = SEND_TIMEOUT_MS + 35_000;
 /** What the email needs of an order; purchase fields are null when it has no first purchase. */
 export type OrderForEmail = Pick<
   Selectable<Database["orders"]>,
-  "type" | "status" | "email" | "first_name"
+  "type" | "status" | "email" | "first_name" | "language"
 > & {
   [K in "iccid" | "smdp_address" | "activation_code" | "start_date"]:
     | Selectable<Database["purchases"]>[K]
     | null;
-} & { package_name: string | null };
+} & {
+  package_name: string | null;
+  /** The eSIM's install page (absolute), linked from the email; null: none to link. */
+  install_page_url: string | null;
+};
 
 type Log = {
   info(fields: object, message: string): void;
@@ -239,15 +244,20 @@ async function sendOne(
 /** The order checked (checkOrder) and its confirmation rendered: the first one's and a resend's. */
 export async function renderOrderEmail(order_id: string, found: OrderForEmail | null) {
   const order = checkOrder(order_id, found);
-  const email = await renderConfirmationEmail({
-    order_id,
-    first_name: order.first_name,
-    package_name: order.package_name,
-    iccid: order.iccid,
-    smdp_address: order.smdp_address,
-    activation_code: order.activation_code,
-    start_date: order.start_date,
-  });
+  const email = await renderConfirmationEmail(
+    {
+      order_id,
+      first_name: order.first_name,
+      package_name: order.package_name,
+      iccid: order.iccid,
+      smdp_address: order.smdp_address,
+      activation_code: order.activation_code,
+      start_date: order.start_date,
+      language: order.language,
+      install_page_url: order.install_page_url,
+    },
+    DEFAULT_BRAND /* the one place this caller gets its brand: the partner's, once branding is stored */,
+  );
   return { order, email };
 }
 

@@ -2,6 +2,7 @@
 import { isValidPhoneNumber } from "libphonenumber-js/max";
 import { Type } from "typebox";
 import { ApiError } from "../shared/errors.ts";
+import { canonicalTag, resolveLanguage } from "../travellers/translate.ts";
 
 // No control characters; at least one visible character.
 const NAME_PATTERN = "^(?=.*\\S)[^\\x00-\\x1f\\x7f]+$";
@@ -30,6 +31,22 @@ export const EndUserFields = {
     ),
   ),
 };
+
+/** BCP 47's shape (language, then subtags); Intl.getCanonicalLocales checks the rest (checkLanguage). */
+export const LANGUAGE_TAG_PATTERN = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,7}$";
+
+/**
+ * The language a traveller reads, resolved from a requested tag (translate.ts); a tag of the right
+ * shape that is still not BCP 47 (`en-a`: a singleton with nothing after it) is refused.
+ */
+export function checkLanguage(requested: string | null): string {
+  if (requested !== null && canonicalTag(requested) === null) {
+    throw new ApiError("invalid_request", `language "${requested}" is not a BCP 47 language tag.`, {
+      errors: [{ field: "language", message: "is not a BCP 47 language tag" }],
+    });
+  }
+  return resolveLanguage(requested);
+}
 
 export type EndUser = { email: string; phone: string; first_name: string; last_name: string };
 

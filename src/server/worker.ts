@@ -346,7 +346,7 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
   const deps = {
     pool: ctx.pool,
     mailer,
-    findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids),
+    findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids, ctx.config.public_base_url),
     log,
     lease_ms,
     // Recording a sent email outlasts a PostgreSQL restart of up to half the lease (issue 37).

@@ -68,7 +68,9 @@ export function readCatalogue(language: string): Catalogue {
   return parsed as Catalogue;
 }
 
-const LOWER_TO_SUPPORTED = new Map<string, Language>(SUPPORTED_LANGUAGES.map((tag) => [tag.toLowerCase(), tag]));
+const LOWER_TO_SUPPORTED = new Map<string, Language>(
+  SUPPORTED_LANGUAGES.map((tag) => [tag.toLowerCase(), tag]),
+);
 
 /** The well-formed canonical form of a tag, or null when it is not BCP 47 (Intl's own check). */
 export function canonicalTag(requested: string): string | null {
