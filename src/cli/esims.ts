@@ -19,7 +19,7 @@ function age(seconds: number): string {
 }
 
 async function show(ctx: CliContext, iccid: string): Promise<CommandOutput> {
-  const report = await esimReport(ctx.db, iccid);
+  const report = await esimReport(ctx.db, iccid, ctx.config.public_base_url);
   if (!report) throw new CliError("esim_not_found", `no eSIM ${iccid}`);
   const { esim, sync } = report;
   const json = {
