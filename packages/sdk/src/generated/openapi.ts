@@ -2104,6 +2104,8 @@ export interface operations {
                     last_name: string;
                     /** @description Your own reference (booking or user id), 1-128 printable characters. Filter orders by it. */
                     client_reference?: string | null;
+                    /** @description The traveller's language, a BCP 47 tag (`es`, `pt-BR`, `zh-Hans`). The confirmation email and the install page use it if supported, else its base language (`pt-BR` -> `pt`), else English; `Order.language` says which. Supported: en, es, fr, de, it, pt, nl, tr, ar, ja, ko, zh-Hans. Absent or null: English. */
+                    language?: string | null;
                 };
             };
         };
@@ -2119,6 +2121,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -2582,6 +2586,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -2914,6 +2920,8 @@ export interface operations {
                             type: "esim" | "topup";
                             status: "completed" | "pending" | "failed" | "refunded";
                             client_reference: string | null;
+                            /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                            language: string;
                             /** @description An amount of money. Never a float. */
                             total: {
                                 /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -3210,6 +3218,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -4872,6 +4882,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -5359,6 +5371,11 @@ export interface operations {
                                 android_install_url: string;
                                 /** @description Path of this eSIM's QR code as a PNG image. */
                                 qr_png_url: string;
+                                /**
+                                 * Format: uri
+                                 * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                                 */
+                                install_page_url: string;
                             };
                         }[];
                         has_more: boolean;
@@ -5666,6 +5683,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
@@ -7509,6 +7531,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
@@ -13060,6 +13087,8 @@ export interface operations {
                             type: "esim" | "topup";
                             status: "completed" | "pending" | "failed" | "refunded";
                             client_reference: string | null;
+                            /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                            language: string;
                             /** @description An amount of money. Never a float. */
                             total: {
                                 /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -14915,6 +14944,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -15538,6 +15569,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -16733,6 +16766,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -16811,6 +16846,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -16889,6 +16926,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -17009,6 +17048,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
@@ -17100,6 +17144,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
@@ -17191,6 +17240,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                         threshold_percent: 50 | 80 | 100;
                         /** @description The order of the bundle whose data crossed the line. */
@@ -17285,6 +17339,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
@@ -17376,6 +17435,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
@@ -17467,6 +17531,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
