@@ -11,6 +11,7 @@ import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { revokeInstallPage } from "../src/esims/install-page.ts";
 import { SUPPORTED_LANGUAGES } from "../src/travellers/translate.ts";
+import { runCli } from "./support/cli.ts";
 import { endUser } from "./support/fixtures.ts";
 import {
   balance,
@@ -214,15 +215,29 @@ test("an unknown or malformed token answers 404, a revoked page stops answering 
   const renewed = await page(revoked.install_page_url);
   assert.equal(renewed.status, 200);
   assert.deepEqual(htmlTag(renewed.html), { lang: "fr", dir: "ltr" });
-  const esim = (await call(api, "GET", `/v1/esims/${bought.iccid}`, { key: partner.api_key })).body;
-  assert.equal(
-    esim.installation.install_page_url,
-    revoked.install_page_url,
-    "the Esim gives the new address",
-  );
+  // The service process hears of the change by NOTIFY (esim_changed) and drops its cached Esim.
+  await waitFor("the Esim to give the new address", async () => {
+    const esim = (await call(api, "GET", `/v1/esims/${bought.iccid}`, { key: partner.api_key })).body;
+    return esim.installation.install_page_url === revoked.install_page_url;
+  });
   await assert.rejects(
     revokeInstallPage(context, "ptr_someone_else", bought.iccid, "http://localhost"),
     /No eSIM/,
     "only the eSIM's own partner revokes its page",
   );
+});
+
+test("the operator revokes a page from the CLI: the old address 404s, the new one printed answers", async () => {
+  const bought = await buy("ko");
+  const cli = (args: string[]) => runCli(args, { DATABASE_URL: world.database.url, APP_ENV: "sandbox" });
+  const run = await cli(["esims", "revoke-install-page", bought.iccid, "--json"]);
+  assert.equal(run.code, 0, run.stderr);
+  const answer = JSON.parse(run.stdout);
+  assert.equal(answer.partner_id, partner.partner_id);
+  assert.equal((await page(bought.page_url)).status, 404);
+  const renewed = await page(answer.install_page_url);
+  assert.equal(renewed.status, 200);
+  assert.deepEqual(htmlTag(renewed.html), { lang: "ko", dir: "ltr" });
+  const refused = await cli(["esims", "revoke-install-page", "8901000000000000002"]);
+  assert.notEqual(refused.code, 0, "an unknown eSIM is refused");
 });

@@ -46,7 +46,7 @@ export async function findInstallPage(
 /**
  * Revokes the eSIM's install page: its address stops answering at once (404), and the eSIM gets a
  * new one, returned, for the partner to give the traveller if it wants to. For a link sent to the
- * wrong person, or one the traveller shared. No route calls it yet (see the CHANGELOG).
+ * wrong person, or one the traveller shared. The operator's CLI calls it (`esims revoke-install-page`).
  */
 export async function revokeInstallPage(
   ctx: Pick<AppContext, "db" | "pool">,
