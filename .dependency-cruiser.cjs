@@ -8,7 +8,7 @@
 // Nothing imports from a layer above it, nothing imports in a circle, and a domain's SQL
 // (`*.sql.ts`) is read only by that domain: other code goes through the domain's functions.
 const DOMAINS =
-  "(partners|catalog|carts|orders|topups|wallet|notifications|events|esims|refunds|webhooks|console|people|audit)";
+  "(partners|catalog|carts|orders|topups|wallet|notifications|events|esims|refunds|webhooks|console|people|audit|travellers)";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

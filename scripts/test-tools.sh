@@ -4,7 +4,8 @@
 # and Debian's python3 with requests and twisted runs osmocom pySim's ES2+ definitions over our
 # recorded ES2+ traffic (test/carrier.es2plus.pysim.test.ts; CI has no PyPI, Debian has both), and
 # pgbouncer (Debian 12: 1.18) runs in transaction mode in front of the test PostgreSQL
-# (test/db.pgbouncer.processes.test.ts), and poppler-utils' pdftotext reads statement PDFs back.
+# (test/db.pgbouncer.processes.test.ts), poppler-utils' pdftotext reads statement PDFs back, and
+# the Noto fonts give Chromium Japanese, Chinese, Korean and Arabic glyphs.
 # `npm test` runs this first and installs what is missing with apt-get (as root), as `npm run bench`
 # does for wrk, so a fresh machine needs no step by hand.
 set -euo pipefail
@@ -14,6 +15,10 @@ command -v zbarimg >/dev/null || need+=(zbar-tools)
 [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer)
 # pdftotext (poppler-utils) reads the monthly statement PDFs back (test/wallet.monthly-statements.test.ts).
 command -v pdftotext >/dev/null || need+=(poppler-utils)
+# Fonts with Japanese, Chinese, Korean and Arabic glyphs: Chromium draws the traveller's install page
+# in every language (test/travellers.install-page.browser.test.ts, npm run install-page:screenshots).
+compgen -G "/usr/share/fonts/opentype/noto/NotoSansCJK-*" >/dev/null || need+=(fonts-noto-cjk)
+[ -e /usr/share/fonts/truetype/noto/NotoNaskhArabic-Regular.ttf ] || need+=(fonts-noto-core)
 # systemd-analyze verify checks the deployment's units (test/deploy.units.test.ts); nothing is booted.
 command -v systemd-analyze >/dev/null || need+=(systemd)
 # A PostgreSQL server with its own pg_basebackup for the restore drill (test/restore-drill.test.ts):

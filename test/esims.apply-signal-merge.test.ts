@@ -209,8 +209,10 @@ test("an eSIM with 160 bundles still fits an event's 32 KiB data bound (applying
       usage_updated_at: null,
       smdp_address: "smdp.example.com",
       activation_code: "ABCD-1234",
+      install_token: "a".repeat(64),
     },
     bundles,
+    "https://esim.example",
   );
   assert.ok(JSON.stringify(esim).length > 32 * 1024, "the full rendering is over the bound");
   const data = eventEsim(esim);

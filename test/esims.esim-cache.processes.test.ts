@@ -132,7 +132,7 @@ test("the cache keeps at most its bound, least recently used out first, and drop
     const partner_id = partner_of.get(iccid)!;
     return cache.body(partner_id, iccid, async () => {
       loads++;
-      return Buffer.from(JSON.stringify(await getEsim(pool, partner_id, iccid)));
+      return Buffer.from(JSON.stringify(await getEsim(pool, partner_id, iccid, "http://localhost")));
     });
   };
   const [a, b, c] = esims.map((esim) => esim.iccid) as [string, string, string];
@@ -181,7 +181,9 @@ test("a read joining a load that finds nothing runs its own query; a database er
     const second = Promise.resolve(
       cache.body(esim.partner_id, esim.iccid, async () => {
         own.queries++;
-        return Buffer.from(JSON.stringify(await getEsim(world.database.pool, esim.partner_id, esim.iccid)));
+        return Buffer.from(
+          JSON.stringify(await getEsim(world.database.pool, esim.partner_id, esim.iccid, "http://localhost")),
+        );
       }),
     );
     second.catch(() => undefined);

@@ -101,6 +101,9 @@ test("an eSIM with a top-up: its state, usage, bundles in order and the install 
 
   const esim = await get(partner.api_key, `/v1/esims/${iccid}`);
   assert.equal(esim.status, 200, JSON.stringify(esim.body));
+  // PUBLIC_BASE_URL (the service's default: its own port on localhost) and an unguessable token.
+  const install_page_url: string = esim.body.installation.install_page_url;
+  assert.match(install_page_url, /^http:\/\/localhost:\d+\/install\/[0-9a-f]{64}$/);
   const purchase = order.purchases[0];
   const lpa = `LPA:1$${purchase.smdp_address}$${purchase.activation_code}`;
   const card = encodeURIComponent(lpa);
@@ -148,6 +151,7 @@ test("an eSIM with a top-up: its state, usage, bundles in order and the install 
       ios_install_url: `https://esimsetup.apple.com/esim_qrcode_provisioning?carddata=${card}`,
       android_install_url: `https://esimsetup.android.com/esim_qrcode_provisioning?carddata=${card}`,
       qr_png_url: `/v1/esims/${iccid}/qr.png`,
+      install_page_url,
     },
   });
   const got: Json = esim.body;
@@ -159,7 +163,9 @@ test("an eSIM with a top-up: its state, usage, bundles in order and the install 
   }
 
   // Inside a transaction (the carrier-signal side renders the eSIM it changed) the same Esim comes back.
-  const inTransaction = await db.transaction().execute((trx) => getEsim(trx, partner.partner_id, iccid));
+  const inTransaction = await db
+    .transaction()
+    .execute((trx) => getEsim(trx, partner.partner_id, iccid, new URL(install_page_url).origin));
   assert.deepEqual(inTransaction, esim.body);
 
   const fetched = await get(partner.api_key, `/v1/orders/${order.orderID}`);

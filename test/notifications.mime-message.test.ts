@@ -12,16 +12,22 @@ import PostalMime from "postal-mime";
 import { createMailer, parseMailbox } from "../src/notifications/mailer.ts";
 import { composeMime, type MimeMessage, quotedPrintable } from "../src/notifications/mime-message.ts";
 import { renderConfirmationEmail } from "../src/notifications/render-confirmation-email.ts";
+import { DEFAULT_BRAND } from "../src/shared/brand.ts";
 
-const rendered = await renderConfirmationEmail({
-  order_id: "ord_mime",
-  first_name: "José Ñandú 李",
-  package_name: "Côte d’Ivoire — 1 GB, 7 days (Ελλάδα)",
-  iccid: "8944500000000000017",
-  smdp_address: "smdp.example.com",
-  activation_code: "K2-1A2B3C-4D5E6F",
-  start_date: null,
-});
+const rendered = await renderConfirmationEmail(
+  {
+    order_id: "ord_mime",
+    first_name: "José Ñandú 李",
+    package_name: "Côte d’Ivoire — 1 GB, 7 days (Ελλάδα)",
+    iccid: "8944500000000000017",
+    smdp_address: "smdp.example.com",
+    activation_code: "K2-1A2B3C-4D5E6F",
+    start_date: null,
+    language: null,
+    install_page_url: null,
+  },
+  DEFAULT_BRAND,
+);
 
 function message(overrides: Partial<MimeMessage> = {}): MimeMessage {
   return {

@@ -37,7 +37,7 @@ const deps: SendConfirmationEmailsDeps = {
     mail_from: "eSIM <esim@example.com>",
     data_dir: "/nonexistent",
   }),
-  findOrders: (order_ids) => ordersForEmail(db, order_ids),
+  findOrders: (order_ids) => ordersForEmail(db, order_ids, "https://esim.example"),
   log: { info: () => undefined, warn: () => undefined },
 };
 

@@ -26,6 +26,7 @@ import {
 } from "../src/notifications/send-confirmation-emails.ts";
 import { ordersForEmail } from "../src/orders/order-for-email.ts";
 import { startEmailSweep } from "../src/server/worker.ts";
+import { DEFAULT_BRAND } from "../src/shared/brand.ts";
 import type { AppContext } from "../src/shared/context.ts";
 import { lpaString } from "../src/shared/install-kit.ts";
 import { createTestDatabase } from "./support/db.ts";
@@ -40,7 +41,7 @@ type TestOrder = { order_id: string; email: string; iccid: string; activation_co
 const { pool } = await createTestDatabase();
 const db = createKysely<Database>(pool);
 /** How the server gives the email sweep its orders (src/server/worker.ts). */
-const findOrders = (order_ids: string[]) => ordersForEmail(db, order_ids);
+const findOrders = (order_ids: string[]) => ordersForEmail(db, order_ids, "https://esim.example");
 let partner_id: string;
 
 before(async () => {
@@ -593,38 +594,48 @@ test("without SMTP_URL the email is written as one .eml file per order under dat
 
 test("the renderer escapes every value in the HTML and keeps the plain text as written", async () => {
   const hostile = `<img src=x onerror="alert('x')">&`;
-  const email = await renderConfirmationEmail({
-    order_id: "ord_x",
-    first_name: hostile,
-    package_name: hostile,
-    iccid: "8901000000000000001",
-    smdp_address: "smdp.esim.example",
-    activation_code: hostile,
-    start_date: "2026-12-01",
-  });
+  const email = await renderConfirmationEmail(
+    {
+      order_id: "ord_x",
+      first_name: hostile,
+      package_name: hostile,
+      iccid: "8901000000000000001",
+      smdp_address: "smdp.esim.example",
+      activation_code: hostile,
+      start_date: "2026-12-01",
+      language: null,
+      install_page_url: null,
+    },
+    DEFAULT_BRAND,
+  );
   assert.ok(!email.html.includes("<img src=x"));
   assert.ok(email.html.includes("&lt;img src=x onerror=&quot;alert(&#39;x&#39;)&quot;&gt;&amp;"));
   assert.ok(email.text.includes(`Hello ${hostile},`));
-  assert.ok(email.text.includes("Plan starts: on 2026-12-01"));
+  assert.ok(email.text.includes("Plan starts: on December 1, 2026"));
 });
 
 test("both bodies carry the iOS and Android install links of the eSIM's LPA string, URL-encoded", async () => {
-  const email = await renderConfirmationEmail({
-    order_id: "ord_links",
-    first_name: "Ann",
-    package_name: "France 1 GB",
-    iccid: "8901000000000000001",
-    smdp_address: "smdp.esim.example",
-    activation_code: "K2-AB$12",
-    start_date: null,
-  });
+  const email = await renderConfirmationEmail(
+    {
+      order_id: "ord_links",
+      first_name: "Ann",
+      package_name: "France 1 GB",
+      iccid: "8901000000000000001",
+      smdp_address: "smdp.esim.example",
+      activation_code: "K2-AB$12",
+      start_date: null,
+      language: "en",
+      install_page_url: null,
+    },
+    DEFAULT_BRAND,
+  );
   const card = "LPA%3A1%24smdp.esim.example%24K2-AB%2412";
   for (const url of [
     `https://esimsetup.apple.com/esim_qrcode_provisioning?carddata=${card}`,
     `https://esimsetup.android.com/esim_qrcode_provisioning?carddata=${card}`,
   ]) {
     assert.ok(email.text.includes(url), `text has ${url}`);
-    assert.ok(email.html.includes(`<a href="${url}">`), `html links ${url}`);
+    assert.ok(email.html.includes(`<a href="${url}"`), `html links ${url}`);
   }
 });
 

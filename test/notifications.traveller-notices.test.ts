@@ -116,7 +116,7 @@ test("the 80% notice goes once, branded, multipart, with the top-up link and one
     mailer: { send: () => Promise.reject(new Error("unused")), close: async () => undefined },
     partnersWithNotices: (limit: number) => partnersWithNotices(worker.db, limit),
     markDueBundles: markBundlesForNotice,
-    findOrders: (ids: string[]) => ordersForEmail(worker.db, ids),
+    findOrders: (ids: string[]) => ordersForEmail(worker.db, ids, "http://unused.example"),
     findSenders: (ids: string[]) => loadSenders(worker.db, ids),
     public_base_url: "http://unused.example",
     log: { info: () => undefined, warn: () => undefined },

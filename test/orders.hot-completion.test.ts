@@ -82,6 +82,7 @@ async function completionCounts(
           first_name: "Ana",
           last_name: "Lima",
           iccid: null,
+          language: "en",
         },
         { lease_ms: 30_000, resolve_after_ms: 60_000, lease_holder: null },
       );

@@ -1,7 +1,7 @@
 // `esims show|unreachable`: one eSIM as the operator sees it (its partner's view plus the sync's
 // state), and the eSIMs the pull sync cannot reach (failed pulls, with how long they have gone
 // unreached), so an operator can chase the carrier about them.
-
+import { revokeInstallPage } from "../esims/install-page.ts";
 import { esimReport, listUnreachableEsims } from "../esims/sync-report.ts";
 import { isValidIccid } from "../lib/luhn.ts";
 import { limit } from "./args.ts";
@@ -20,7 +20,7 @@ function age(seconds: number): string {
 }
 
 async function show(ctx: CliContext, iccid: string): Promise<CommandOutput> {
-  const report = await esimReport(ctx.db, iccid);
+  const report = await esimReport(ctx.db, iccid, ctx.config.public_base_url);
   if (!report) throw new CliError("esim_not_found", `no eSIM ${iccid}`);
   const { esim, sync } = report;
   const json = {
@@ -71,6 +71,17 @@ async function show(ctx: CliContext, iccid: string): Promise<CommandOutput> {
   return { json, text };
 }
 
+/** Replaces the eSIM's install page token: the old address answers 404 from now on. */
+async function revokePage(ctx: CliContext, iccid: string): Promise<CommandOutput> {
+  const report = await esimReport(ctx.db, iccid, ctx.config.public_base_url);
+  if (!report) throw new CliError("esim_not_found", `no eSIM ${iccid}`);
+  const revoked = await revokeInstallPage(ctx, report.partner_id, iccid, ctx.config.public_base_url);
+  return {
+    json: { iccid, partner_id: report.partner_id, ...revoked },
+    text: `The old install page of ${iccid} no longer answers. New page: ${revoked.install_page_url}`,
+  };
+}
+
 async function unreachable(ctx: CliContext, max: number): Promise<CommandOutput> {
   const rows = await listUnreachableEsims(ctx.db, max);
   const data = rows.map((row) => ({
@@ -119,6 +130,19 @@ export const esimCommands: readonly Command[] = [
       if (!isValidIccid(iccid))
         throw new CliError("invalid_argument", `"${iccid.slice(0, 40)}" is not an ICCID`);
       return (ctx) => show(ctx, iccid);
+    },
+  },
+  {
+    group: "esims",
+    name: "revoke-install-page",
+    args: ["<iccid>"],
+    summary: "Revoke the traveller's install page (a leaked link): the eSIM gets a new address",
+    example: "npm run cli -- esims revoke-install-page 8901260000000000014",
+    prepare: ({ positionals }) => {
+      const iccid = positionals[0] ?? "";
+      if (!isValidIccid(iccid))
+        throw new CliError("invalid_argument", `"${iccid.slice(0, 40)}" is not an ICCID`);
+      return (ctx) => revokePage(ctx, iccid);
     },
   },
   {

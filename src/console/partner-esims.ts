@@ -64,6 +64,7 @@ async function listPage(request: FastifyRequest, ctx: AppContext): Promise<strin
         to: search.to,
         limit: PAGE_SIZE,
         cursor,
+        public_base_url: ctx.config.public_base_url,
       }),
     table: esimsTable,
   });
@@ -100,7 +101,7 @@ function simulateForm(iccid: string, csrf: string): Html {
 
 async function detailPage(request: FastifyRequest, ctx: AppContext, iccid: string): Promise<string> {
   const partner_id = partnerOf(request);
-  const esim = await getEsim(ctx.db, partner_id, iccid);
+  const esim = await getEsim(ctx.db, partner_id, iccid, ctx.config.public_base_url);
   const shell = await partnerShell(request, ctx, "/console/esims");
   const csrf = shell.signed_in!.csrf;
   const i = esim.installation;

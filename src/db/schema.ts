@@ -175,6 +175,8 @@ export type Database = {
     carrier_check_attempts: Generated<number>;
     /** A top-up's eSIM, set at insert and never changed (migration 0046): indexed, unlike `iccid`. */
     topup_iccid: string | null;
+    /** The traveller's language, resolved from the submit's (migration 0042; earlier orders: en). */
+    language: Generated<string>;
   };
   /** The orders still pending (migration 0046): the resolver's and the metrics' list. */
   pending_orders: { order_id: string; created_at: Date };
@@ -198,6 +200,8 @@ export type Database = {
     sync_failures: Generated<number>;
     last_sync_error: string | null;
     seq: Generated<number>;
+    /** The secret part of the install page's address (migration 0042); replaced when revoked. */
+    install_token: Generated<string>;
   };
   esim_bundles: {
     order_id: string;

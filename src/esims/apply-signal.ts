@@ -43,7 +43,13 @@ export async function applySignal(
     // The state and the schedule in one UPDATE of the row (writeEsim says why never two).
     const state = merged.esim_changed ? merged.esim : null;
     await writeEsim(trx, signal.iccid, state, { schedule, pulled: source === "pull" });
-    const events = await recordFacts(trx, esim.partner_id, signal.iccid, merged.facts);
+    const events = await recordFacts(
+      trx,
+      esim.partner_id,
+      signal.iccid,
+      merged.facts,
+      ctx.config.public_base_url,
+    );
     crashPoint("before_signal_commit");
     return {
       kind: "applied",
@@ -71,9 +77,10 @@ async function recordFacts(
   partner_id: string,
   iccid: string,
   facts: readonly CrossedFact[],
+  public_base_url: string,
 ): Promise<number> {
   if (facts.length === 0) return 0;
-  const esim = eventEsim(await getEsim(trx, partner_id, iccid));
+  const esim = eventEsim(await getEsim(trx, partner_id, iccid, public_base_url));
   let recorded = 0;
   for (const fact of facts) {
     const data = fact.extra ? { ...esim, ...fact.extra } : esim;

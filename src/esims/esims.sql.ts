@@ -29,7 +29,7 @@ export type EsimWithBundlesRow = EsimState & { seq: number; bundles: BundleJson[
 // Bigints (seq, data_used_mb) arrive as numbers: pool.ts parses int8, and JSON writes them as numbers.
 const ESIM_WITH_BUNDLES_COLUMNS = `
   e.iccid, e.order_id, o.client_reference, e.created_at, e.status, e.installed_at, e.activated_at,
-  e.expires_at, e.usage_updated_at, e.smdp_address, e.activation_code, e.seq,
+  e.expires_at, e.usage_updated_at, e.smdp_address, e.activation_code, e.install_token, e.seq,
   coalesce((
     select json_agg(json_build_object(
              'order_id', b.order_id, 'package_id', b.package_id, 'name', b.name, 'data_mb', b.data_mb,
@@ -157,4 +157,40 @@ export async function esimActivation(
     select smdp_address, activation_code from esims
     where iccid = ${iccid} and partner_id = ${partner_id}`.execute(db);
   return result.rows[0] ?? null;
+}
+
+/** What the install page shows: the eSIM as its partner sees it, its partner and the order's language and status. */
+export type InstallPageRow = EsimWithBundlesRow & {
+  partner_id: string;
+  language: string;
+  order_status: "pending" | "completed" | "failed" | "refunded";
+};
+
+/** The eSIM whose install page has this token (the unique index of migration 0042), or null. */
+export async function esimByInstallToken(
+  db: Executor,
+  install_token: string,
+): Promise<InstallPageRow | null> {
+  const result = await sql<InstallPageRow>`
+    select ${ESIM_WITH_BUNDLES}, e.partner_id, o.language, o.status as order_status
+    from esims e join orders o on o.order_id = e.order_id
+    where e.install_token = ${install_token}`.execute(db);
+  return result.rows[0] ?? null;
+}
+
+/**
+ * Gives the partner's eSIM a new install token, as migration 0042 drew the first: the old address
+ * stops answering. The Esim renders the page's address, so every process's cached Esim is dropped
+ * (`esim_changed`, esim-cache.ts). Returns the new token, or null when the partner has no such eSIM.
+ */
+export async function replaceInstallToken(
+  db: Executor,
+  partner_id: string,
+  iccid: string,
+): Promise<string | null> {
+  const result = await sql<{ install_token: string }>`
+    update esims set install_token = replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')
+    where iccid = ${iccid} and partner_id = ${partner_id}
+    returning install_token, pg_notify('esim_changed', iccid)`.execute(db);
+  return result.rows[0]?.install_token ?? null;
 }

@@ -42,5 +42,13 @@ export const getEsimRoute = endpoint({
   },
   // The pool, not ctx.db: the read runs as a prepared statement (esims.sql.ts); the cache is per pool.
   handler: (ctx) => async (request, reply) =>
-    sendEsim(reply, await getEsimBody(ctx.pool, request.partner!.partner_id, request.params.iccid)),
+    sendEsim(
+      reply,
+      await getEsimBody(
+        ctx.pool,
+        request.partner!.partner_id,
+        request.params.iccid,
+        ctx.config.public_base_url,
+      ),
+    ),
 });

@@ -50,6 +50,7 @@ export const listEsimsRoute = endpoint({
       to: query.to ?? null,
       limit: pageSize(query.limit, DEFAULT_PAGE_SIZE),
       cursor: query.cursor ?? null,
+      public_base_url: ctx.config.public_base_url,
     });
   },
 });

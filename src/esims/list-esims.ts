@@ -54,6 +54,8 @@ export async function listEsims(
     to?: string | null;
     limit: number;
     cursor: string | null;
+    /** PUBLIC_BASE_URL: where the install pages' addresses point. */
+    public_base_url: string;
   },
 ): Promise<EsimPage> {
   if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > MAX_PAGE_SIZE) {
@@ -76,7 +78,7 @@ export async function listEsims(
   // A page that examined its most rows without filling up continues below the last one examined.
   const next_seq = rows.length > input.limit ? page.at(-1)!.seq : examined_to;
   return {
-    data: page.map((row) => renderEsim(row, row.bundles)),
+    data: page.map((row) => renderEsim(row, row.bundles, input.public_base_url)),
     has_more: next_seq !== null,
     next_cursor: next_seq === null ? null : encodeCursor(next_seq),
   };

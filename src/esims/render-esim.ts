@@ -2,7 +2,7 @@
 // deterministic, so the same state renders to the same bytes (events and webhooks reuse it).
 import { type Static, Type } from "typebox";
 import type { BundleStatus, EsimStatus } from "../db/schema.ts";
-import { installKit } from "../shared/install-kit.ts";
+import { installKit, installPageUrl } from "../shared/install-kit.ts";
 import { rfc3339 } from "../shared/time.ts";
 
 const Instant = Type.Union([Type.String({ format: "date-time" }), Type.Null()]);
@@ -77,6 +77,13 @@ export const Esim = Type.Object(
         ios_install_url: Type.String({ description: "Opens the iOS eSIM installer (iOS 17.4+)." }),
         android_install_url: Type.String({ description: "Opens the Android eSIM installer." }),
         qr_png_url: Type.String({ description: "Path of this eSIM's QR code as a PNG image." }),
+        install_page_url: Type.String({
+          format: "uri",
+          description:
+            "The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the " +
+            "steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; " +
+            "its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.",
+        }),
       },
       { additionalProperties: false },
     ),
@@ -100,6 +107,7 @@ export type EsimState = {
   usage_updated_at: Date | null;
   smdp_address: string;
   activation_code: string;
+  install_token: string;
 };
 
 /** A bundle row; instants as a Date (a table row) or an ISO 8601 string (json_agg). */
@@ -142,7 +150,12 @@ function renderUsage(esim: EsimState, bundles: readonly BundleState[]): EsimBody
   };
 }
 
-export function renderEsim(esim: EsimState, bundles: readonly BundleState[]): EsimBody {
+/** `public_base_url`: PUBLIC_BASE_URL, where travellers reach the install page. */
+export function renderEsim(
+  esim: EsimState,
+  bundles: readonly BundleState[],
+  public_base_url: string,
+): EsimBody {
   return {
     iccid: esim.iccid,
     order_id: esim.order_id,
@@ -167,6 +180,7 @@ export function renderEsim(esim: EsimState, bundles: readonly BundleState[]): Es
     installation: {
       ...installKit(esim.smdp_address, esim.activation_code),
       qr_png_url: qrPngPath(esim.iccid),
+      install_page_url: installPageUrl(public_base_url, esim.install_token),
     },
   };
 }

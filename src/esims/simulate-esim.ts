@@ -20,7 +20,7 @@ export async function simulateEsimEvent(
     throw new ApiError("not_found", `No route POST /v1/sandbox/esims/${iccid}/simulate.`);
   }
   // 400 invalid_iccid, then 404 esim_not_found for another partner's (before the carrier hears of it).
-  await getEsim(ctx.db, partner_id, iccid);
+  await getEsim(ctx.db, partner_id, iccid, ctx.config.public_base_url);
   if (event.event === "use_data" && event.data_mb === undefined) {
     throw new ApiError("invalid_request", "use_data needs data_mb, a positive whole number of megabytes.", {
       errors: [{ field: "data_mb", code: "required", message: "is required for use_data" }],
@@ -32,5 +32,5 @@ export async function simulateEsimEvent(
   if (outcome.kind === "not_found")
     throw new ApiError("carrier_error", "The carrier simulator has no such eSIM.");
   await applySignal(ctx, outcome.value, "pull");
-  return getEsim(ctx.db, partner_id, iccid);
+  return getEsim(ctx.db, partner_id, iccid, ctx.config.public_base_url);
 }

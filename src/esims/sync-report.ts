@@ -10,10 +10,18 @@ export type { UnreachableEsim };
 export type EsimReport = { partner_id: string; sync: UnreachableEsim; esim: EsimBody };
 
 /** Any partner's eSIM by ICCID (the operator sees them all), or null when there is none. */
-export async function esimReport(db: Executor, iccid: string): Promise<EsimReport | null> {
+export async function esimReport(
+  db: Executor,
+  iccid: string,
+  public_base_url: string,
+): Promise<EsimReport | null> {
   const sync = await syncStateOf(db, iccid);
   if (!sync) return null;
-  return { partner_id: sync.partner_id, sync, esim: await getEsim(db, sync.partner_id, iccid) };
+  return {
+    partner_id: sync.partner_id,
+    sync,
+    esim: await getEsim(db, sync.partner_id, iccid, public_base_url),
+  };
 }
 
 /** Longest unreached first, at most `limit`. */

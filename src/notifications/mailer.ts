@@ -82,11 +82,20 @@ function fromDomain(mail_from: string): string {
 /** RFC 3834: vacation responders must not answer a machine-sent message. */
 const AUTO_SUBMITTED = { "Auto-Submitted": "auto-generated" };
 
-/** The header fields beyond the ones every message has: Auto-Submitted, Reply-To, the message's own. */
+/** A BCP 47 tag as a header may carry it: letters, digits and hyphens (RFC 3282). */
+const LANGUAGE_HEADER = /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/;
+
+/**
+ * The header fields beyond the ones every message has: Auto-Submitted, Reply-To, Content-Language
+ * (RFC 3282) when the message's language is said, and the message's own.
+ */
 function extraHeaders(message: OutgoingEmail): Record<string, string> {
+  if (message.language !== undefined && !LANGUAGE_HEADER.test(message.language))
+    throw new Error(`invalid language tag "${message.language}"`);
   return {
     ...AUTO_SUBMITTED,
     ...(message.reply_to ? { "Reply-To": message.reply_to } : {}),
+    ...(message.language !== undefined ? { "Content-Language": message.language } : {}),
     ...message.headers,
   };
 }

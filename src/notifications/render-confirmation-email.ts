@@ -1,9 +1,25 @@
-// The confirmation email of a new eSIM (spec section 6): everything the end user needs to install
-// the profile on a phone that may have no other connectivity yet. No I/O and no clock: the same
-// order always renders the same subject, bodies and QR image, so a re-sent message says exactly
-// what the first one said.
+// The confirmation email of a new eSIM (spec section 6): everything the traveller needs to install
+// the profile on a phone that may have no other connectivity yet, in the order's language
+// (travellers/translate.ts) and the partner's brand. No I/O and no clock: the same order always
+// renders the same subject, bodies and images, so a re-sent message says exactly what the first
+// one said. The plain-text part is complete on its own (details, links, steps, contacts); the HTML
+// part says its language and direction (<html lang dir>) and shows the QR code and the logo inline.
+import { BRAND_LOGO_CID, type Brand } from "../shared/brand.ts";
 import { type InstallKit, installKit } from "../shared/install-kit.ts";
 import { qrCodePng } from "../shared/qr-code-png.ts";
+import { type Translator, translator } from "../travellers/translate.ts";
+import {
+  accentColor,
+  androidSteps,
+  brandName,
+  escapeHtml,
+  type InstallSteps,
+  iphoneSteps,
+  numberedSteps,
+  supportLinks,
+} from "../travellers/traveller-view.ts";
+
+export { escapeHtml };
 
 export type ConfirmationEmailData = {
   order_id: string;
@@ -14,6 +30,10 @@ export type ConfirmationEmailData = {
   activation_code: string;
   /** YYYY-MM-DD, or null when the plan starts at the eSIM's first connection. */
   start_date: string | null;
+  /** The order's language (Order.language); null: English. */
+  language: string | null;
+  /** The eSIM's install page (Esim.installation.install_page_url); null: not linked. */
+  install_page_url: string | null;
 };
 
 export type EmailAttachment = {
@@ -29,9 +49,13 @@ export type RenderedEmail = {
   text: string;
   html: string;
   attachments: EmailAttachment[];
+  /** The language the bodies are written in, sent as Content-Language; absent: not said. */
+  language?: string;
 };
 
 export const QR_CODE_CID = "esim-qr-code@esim.example";
+/** The brand logo's Content-ID: one for every traveller email (shared/brand.ts). */
+export const LOGO_CID = BRAND_LOGO_CID;
 
 /** The QR code image attached to the email, in pixels: sharp when shown at 240 CSS pixels. */
 const EMAIL_QR_WIDTH_PX = 320;
@@ -41,136 +65,155 @@ export async function emailQrCodePng(lpa: string): Promise<Buffer> {
   return qrCodePng(lpa, EMAIL_QR_WIDTH_PX);
 }
 
-export function escapeHtml(value: string): string {
-  return value
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&#39;");
+/** The brand's logo as an inline part, when it has one: never a remote image. */
+export function logoAttachment(brand: Brand): EmailAttachment[] {
+  if (brand.logo_png === null) return [];
+  return [{ filename: "logo.png", content: brand.logo_png, content_type: "image/png", cid: LOGO_CID }];
 }
 
-export async function renderConfirmationEmail(data: ConfirmationEmailData): Promise<RenderedEmail> {
+export async function renderConfirmationEmail(
+  data: ConfirmationEmailData,
+  brand: Brand,
+): Promise<RenderedEmail & { language: string }> {
+  const t = translator(data.language);
   // The same kit the API's Esim carries: the email and the partner's app give the same links.
   const kit = installKit(data.smdp_address, data.activation_code);
   const qr = await emailQrCodePng(kit.qr_code);
   return {
-    subject: `Your eSIM is ready: ${data.package_name}`,
-    text: renderText(data, kit),
-    html: renderHtml(data, kit),
-    attachments: [{ filename: "esim-qr-code.png", content: qr, content_type: "image/png", cid: QR_CODE_CID }],
+    subject: t.t("email.subject", { package: data.package_name }),
+    text: renderText(t, data, kit, brand),
+    html: renderHtml(t, data, kit, brand),
+    attachments: [
+      { filename: "esim-qr-code.png", content: qr, content_type: "image/png", cid: QR_CODE_CID },
+      ...logoAttachment(brand),
+    ],
+    language: t.language,
   };
 }
 
-function startsText(start_date: string | null): string {
-  return start_date === null
-    ? "when the eSIM first connects to a network at your destination"
-    : `on ${start_date}`;
-}
-
-// The steps are written once and rendered into both bodies, so the two can never disagree.
-// Android menus differ between manufacturers; the wording names the stock Android path and the
-// common alternative.
-const IPHONE_STEPS = [
-  "Open Settings > Cellular (or Mobile Data) > Add eSIM.",
-  'Tap "Use QR Code" and scan the QR code in this email, shown on another screen or printed.',
-  'No second screen? Tap "Enter Details Manually" and type the SM-DP+ address and the activation code.',
-  "Follow the prompts. Turn on Data Roaming for this eSIM when you arrive.",
-];
-
-const ANDROID_STEPS = [
-  "Open Settings > Network & internet > SIMs.",
-  'Tap "Add eSIM" (on some phones "Download a SIM instead?").',
-  "Scan the QR code, or choose to enter it manually and type the full activation code (LPA string).",
-  "Follow the prompts. Turn on Roaming for this eSIM when you arrive.",
-];
-
-const KEEP_NOTICE =
-  "An eSIM can usually be installed only once: do not delete it from your phone after installing, and keep this email.";
-
 // One tap on the phone that will use the eSIM opens its installer (iOS 17.4+; Android phones
 // with Google's eSIM setup handler), for when scanning a second screen is not possible.
-function installLinks(kit: InstallKit): [label: string, url: string][] {
+function installLinks(t: Translator, kit: InstallKit): [label: string, url: string][] {
   return [
-    ["On this iPhone (iOS 17.4 or later)", kit.ios_install_url],
-    ["On this Android phone", kit.android_install_url],
+    [t.t("links.iphone"), kit.ios_install_url],
+    [t.t("links.android"), kit.android_install_url],
   ];
 }
 
-const LINKS_HEADING = "Reading this on the phone you will travel with? Install with one tap";
-
-function detailRows(data: ConfirmationEmailData, lpa: string): [label: string, value: string][] {
+/** Each detail with whether it is a code (read left to right in every language, monospace). */
+function detailRows(
+  t: Translator,
+  data: ConfirmationEmailData,
+  lpa: string,
+): [label: string, value: string, code: boolean][] {
+  const starts =
+    data.start_date === null
+      ? t.t("details.starts_first_connection")
+      : t.t("details.starts_on", { date: t.day(data.start_date) });
   return [
-    ["Package", data.package_name],
-    ["ICCID", data.iccid],
-    ["SM-DP+ address", data.smdp_address],
-    ["Activation code", data.activation_code],
-    ["Full activation code (LPA)", lpa],
-    ["Plan starts", startsText(data.start_date)],
+    [t.t("details.package"), data.package_name, false],
+    [t.t("details.iccid"), data.iccid, true],
+    [t.t("details.smdp_address"), data.smdp_address, true],
+    [t.t("details.activation_code"), data.activation_code, true],
+    [t.t("details.lpa"), lpa, true],
+    [t.t("details.starts"), starts, false],
   ];
 }
 
-function renderText(data: ConfirmationEmailData, kit: InstallKit): string {
-  const numbered = (steps: string[]) => steps.map((step, index) => `${index + 1}. ${step}`).join("\n");
+function renderText(t: Translator, data: ConfirmationEmailData, kit: InstallKit, brand: Brand): string {
+  const steps = (s: InstallSteps) => [
+    s.heading,
+    ...(s.note === null ? [] : [s.note]),
+    numberedSteps(s.steps),
+  ];
+  const support = supportLinks(brand, t);
   return [
-    `Hello ${data.first_name},`,
+    t.t("email.greeting", { name: data.first_name }),
     "",
-    `Your eSIM for ${data.package_name} is ready. Install it on the phone you will travel with,` +
-      " while you still have Wi-Fi or mobile data.",
+    t.t("email.intro", { package: data.package_name }),
     "",
-    "Your eSIM details",
-    ...detailRows(data, kit.qr_code).map(([label, value]) => `  ${label}: ${value}`),
+    t.t("details.heading"),
+    ...detailRows(t, data, kit.qr_code).map(([label, value]) => `  ${label}: ${value}`),
     "",
-    LINKS_HEADING,
-    ...installLinks(kit).map(([label, url]) => `  ${label}: ${url}`),
+    ...(data.install_page_url === null
+      ? []
+      : [`${t.t("email.install_page")}:`, `  ${data.install_page_url}`, ""]),
+    t.t("links.heading"),
+    ...installLinks(t, kit).map(([label, url]) => `  ${label}: ${url}`),
     "",
-    "Install on iPhone",
-    numbered(IPHONE_STEPS),
+    ...steps(iphoneSteps(t)),
     "",
-    "Install on Android (menu names vary by manufacturer)",
-    numbered(ANDROID_STEPS),
+    ...steps(androidSteps(t)),
     "",
-    KEEP_NOTICE,
+    t.t("email.keep_notice"),
     "",
-    `Order reference: ${data.order_id}`,
+    ...(support.length === 0
+      ? []
+      : [t.t("support.heading"), ...support.map((link) => `  ${link.label}: ${link.shown}`), ""]),
+    t.t("signature", { brand: brandName(brand) }),
+    t.t("email.order_reference", { order_id: data.order_id }),
     "",
   ].join("\n");
 }
 
-function renderHtml(data: ConfirmationEmailData, kit: InstallKit): string {
+/** A value that reads left to right whatever the language (codes, addresses, links). */
+function ltr(value: string): string {
+  return `<span dir="ltr" style="font-family:monospace;word-break:break-all">${escapeHtml(value)}</span>`;
+}
+
+function renderHtml(t: Translator, data: ConfirmationEmailData, kit: InstallKit, brand: Brand): string {
   const e = escapeHtml;
-  const links = installLinks(kit)
-    .map(([label, url]) => `<li><a href="${e(url)}">${e(label)}</a></li>`)
+  const accent = accentColor(brand);
+  const [start, end] = t.dir === "rtl" ? ["right", "left"] : ["left", "right"];
+  const links = installLinks(t, kit)
+    .map(([label, url]) => `<li><a href="${e(url)}" style="color:${accent}">${e(label)}</a></li>`)
     .join("");
-  const rows = detailRows(data, kit.qr_code)
+  const rows = detailRows(t, data, kit.qr_code)
     .map(
-      ([label, value]) =>
-        `<tr><th align="left" style="padding:4px 12px 4px 0">${e(label)}</th>` +
-        `<td style="padding:4px 0;font-family:monospace;word-break:break-all">${e(value)}</td></tr>`,
+      ([label, value, code]) =>
+        `<tr><th align="${start}" style="padding:4px 0;padding-${end}:12px;vertical-align:top">${e(label)}</th>` +
+        `<td style="padding:4px 0">${code ? ltr(value) : e(value)}</td></tr>`,
     )
     .join("\n");
-  const list = (steps: string[]) => `<ol>${steps.map((step) => `<li>${e(step)}</li>`).join("")}</ol>`;
+  const steps = (s: InstallSteps) =>
+    `<h2 style="font-size:18px;color:${accent}">${e(s.heading)}</h2>\n` +
+    (s.note === null ? "" : `<p>${e(s.note)}</p>\n`) +
+    `<ol>${s.steps.map((step) => `<li>${e(step)}</li>`).join("")}</ol>`;
+  const support = supportLinks(brand, t);
+  const name = brandName(brand);
+  const logo =
+    brand.logo_png === null
+      ? ""
+      : `<p><img src="cid:${e(LOGO_CID)}" alt="${e(name)}" style="max-height:48px"></p>\n`;
+  const page =
+    data.install_page_url === null
+      ? ""
+      : `<p><a href="${e(data.install_page_url)}" style="color:${accent};font-weight:bold">${e(t.t("email.install_page"))}</a></p>\n`;
+  const contacts =
+    support.length === 0
+      ? ""
+      : `<h2 style="font-size:18px;color:${accent}">${e(t.t("support.heading"))}</h2>\n<ul>${support
+          .map((link) => `<li><a href="${e(link.href)}" style="color:${accent}">${e(link.label)}</a></li>`)
+          .join("")}</ul>\n`;
+  const subject = t.t("email.subject", { package: data.package_name });
   return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><title>${e(`Your eSIM is ready: ${data.package_name}`)}</title></head>
-<body style="font-family:Arial,Helvetica,sans-serif;line-height:1.5;color:#1a1a1a;max-width:600px">
-<p>Hello ${e(data.first_name)},</p>
-<p>Your eSIM for <strong>${e(data.package_name)}</strong> is ready. Install it on the phone you will travel with,
-while you still have Wi-Fi or mobile data.</p>
-<p><img src="cid:${e(QR_CODE_CID)}" width="240" height="240" alt="QR code of your eSIM activation code"></p>
-<p>${e(LINKS_HEADING)}:</p>
+<html lang="${e(t.language)}" dir="${t.dir}">
+<head><meta charset="utf-8"><title>${e(subject)}</title></head>
+<body dir="${t.dir}" style="font-family:Arial,Helvetica,sans-serif;line-height:1.5;color:#1a1a1a;max-width:600px;text-align:${start}">
+${logo}<p>${e(t.t("email.greeting", { name: data.first_name }))}</p>
+<p>${e(t.t("email.intro", { package: data.package_name }))}</p>
+<p><img src="cid:${e(QR_CODE_CID)}" width="240" height="240" alt="${e(t.t("qr_alt"))}"></p>
+${page}<p>${e(t.t("links.heading"))}:</p>
 <ul>${links}</ul>
-<h2 style="font-size:18px">Your eSIM details</h2>
+<h2 style="font-size:18px;color:${accent}">${e(t.t("details.heading"))}</h2>
 <table role="presentation">
 ${rows}
 </table>
-<h2 style="font-size:18px">Install on iPhone</h2>
-${list(IPHONE_STEPS)}
-<h2 style="font-size:18px">Install on Android</h2>
-<p>Menu names vary by manufacturer.</p>
-${list(ANDROID_STEPS)}
-<p>${e(KEEP_NOTICE)}</p>
-<p style="color:#666">Order reference: ${e(data.order_id)}</p>
+${steps(iphoneSteps(t))}
+${steps(androidSteps(t))}
+<p>${e(t.t("email.keep_notice"))}</p>
+${contacts}<p>${e(t.t("signature", { brand: name }))}</p>
+<p style="color:#595959">${e(t.t("email.order_reference", { order_id: data.order_id }))}</p>
 </body>
 </html>
 `;

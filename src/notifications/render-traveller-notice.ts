@@ -1,10 +1,12 @@
-// The optional notices to a traveller (issue 35, PUT /v1/profile/notifications
-// traveller_usage_emails): 80% of a bundle's data used, and 24 hours before it expires. English
-// here; the localized version of this file keeps the same signature. No I/O and no clock: a notice
-// sent again says what it said the first time. The plain text is complete on its own (every link
-// written out), the HTML the same words with the partner's brand.
-import { BRAND_LOGO_CID, type Brand } from "../shared/brand.ts";
-import { escapeHtml } from "./render-confirmation-email.ts";
+// The traveller's notices (contract "Travellers": `traveller_usage_emails`): 80% of the data used,
+// and the plan ending within 24 hours, in the order's language and the partner's brand. No I/O and
+// no clock, as the confirmation: the same notice renders the same message. The plain text is
+// complete on its own; the HTML says its language and direction (<html lang dir>). The brand's logo,
+// when set, is the caller's inline part (logoAttachment, cid LOGO_CID), never a remote image.
+import type { Brand } from "../shared/brand.ts";
+import { type Translator, translator } from "../travellers/translate.ts";
+import { accentColor, brandName, escapeHtml, supportLinks } from "../travellers/traveller-view.ts";
+import { LOGO_CID } from "./render-confirmation-email.ts";
 
 export type TravellerNotice = {
   kind: "usage_80" | "expires_24h";
@@ -21,115 +23,136 @@ export type TravellerNotice = {
   unsubscribe_url: string | null;
 };
 
+/** What the 24-hour notice counts down from: it goes out at most this long before the end. */
+const EXPIRY_NOTICE_HOURS = 24;
+
 export function renderTravellerNotice(n: TravellerNotice): {
   subject: string;
   text: string;
   html: string;
   language: string /* the resolved tag, for Content-Language */;
 } {
-  const words = wordsOf(n);
-  return { subject: words.subject, text: renderText(n, words), html: renderHtml(n, words), language: "en" };
-}
-
-type Words = { subject: string; lead: string; advice: string };
-
-function wordsOf(n: TravellerNotice): Words {
-  if (n.kind === "usage_80") {
-    const used = n.data_mb === null ? "" : ` (${Math.floor((n.data_used_mb * 100) / n.data_mb)}%)`;
-    return {
-      subject: `You have used most of your data: ${n.package_name}`,
-      lead:
-        `You have used ${amount(n.data_used_mb)}${n.data_mb === null ? "" : ` of ${amount(n.data_mb)}`}${used} ` +
-        `of your eSIM plan ${n.package_name}.`,
-      advice: "When the data runs out, the eSIM stops connecting until you add more.",
-    };
-  }
+  const t = translator(n.language);
+  const subject =
+    n.kind === "usage_80"
+      ? t.t("notice.usage_80.subject", { ratio: usedRatio(n), package: n.package_name })
+      : t.t("notice.expires_24h.subject", { hours: EXPIRY_NOTICE_HOURS, package: n.package_name });
+  const lines = bodyLines(t, n);
+  const links = actionLinks(t, n);
   return {
-    subject: `Your eSIM plan ends within 24 hours: ${n.package_name}`,
-    lead: `Your eSIM plan ${n.package_name} ends on ${when(n.expires_at)}.`,
-    advice: "After that the eSIM stops connecting until you add a new plan.",
+    subject,
+    text: renderText(t, n, lines, links),
+    html: renderHtml(t, n, subject, lines, links),
+    language: t.language,
   };
 }
 
-/** MB below a GB, GB with one decimal from there (1 GB = 1024 MB, as the catalog counts). */
-function amount(mb: number): string {
-  return mb < 1024 ? `${mb} MB` : `${(Math.round((mb / 1024) * 10) / 10).toString()} GB`;
+/** The share of the data used, floored to a whole percent: "80%" is never said of 79.6%. */
+function usedRatio(n: TravellerNotice): number {
+  if (n.data_mb === null || n.data_mb <= 0) return 0;
+  return Math.floor((n.data_used_mb / n.data_mb) * 100) / 100;
 }
 
-/** "2026-11-28 14:05 UTC": the traveller's time zone is unknown, so UTC, said so. */
-function when(expires_at: string | null): string {
-  if (expires_at === null) return "the end of its validity";
-  const date = new Date(expires_at);
-  return `${date.toISOString().slice(0, 10)} at ${date.toISOString().slice(11, 16)} UTC`;
+function bodyLines(t: Translator, n: TravellerNotice): string[] {
+  const used = t.megabytes(n.data_used_mb);
+  const usage =
+    n.data_mb === null
+      ? t.t("usage.used_unlimited", { used })
+      : t.t("usage.used_of", { used, total: t.megabytes(n.data_mb) });
+  const validity =
+    n.expires_at === null ? [] : [t.t("usage.valid_until", { date: t.dateTime(new Date(n.expires_at)) })];
+  if (n.kind === "usage_80") {
+    const sentence =
+      n.data_mb === null
+        ? usage
+        : t.t("notice.usage_80.body", { used, total: t.megabytes(n.data_mb), package: n.package_name });
+    return [sentence, ...validity];
+  }
+  const ends =
+    n.expires_at === null
+      ? []
+      : [
+          t.t("notice.expires_24h.body", {
+            package: n.package_name,
+            date: t.dateTime(new Date(n.expires_at)),
+          }),
+        ];
+  return [...ends, usage];
 }
 
-function senderName(brand: Brand): string | null {
-  return brand.display_name ?? brand.email_from_name;
+type Link = { label: string; url: string; primary: boolean };
+
+function actionLinks(t: Translator, n: TravellerNotice): Link[] {
+  const links: Link[] = [];
+  if (n.top_up_url !== null) links.push({ label: t.t("notice.top_up"), url: n.top_up_url, primary: true });
+  if (n.install_page_url !== null) {
+    links.push({ label: t.t("notice.install_page"), url: n.install_page_url, primary: false });
+  }
+  return links;
 }
 
-function helpLines(brand: Brand): string[] {
+function renderText(t: Translator, n: TravellerNotice, lines: string[], links: Link[]): string {
+  const support = supportLinks(n.brand, t);
   return [
-    ...(brand.support_email ? [`Questions? Write to ${brand.support_email}`] : []),
-    ...(brand.support_url ? [`Help: ${brand.support_url}`] : []),
-  ];
-}
-
-function renderText(n: TravellerNotice, words: Words): string {
-  const sender = senderName(n.brand);
-  return [
-    `Hello ${n.first_name},`,
+    t.t("email.greeting", { name: n.first_name }),
     "",
-    words.lead,
-    words.advice,
+    ...lines,
     "",
-    ...(n.top_up_url ? [`Top up here: ${n.top_up_url}`, ""] : []),
-    ...(n.install_page_url ? [`Your eSIM's page: ${n.install_page_url}`, ""] : []),
-    `ICCID: ${n.iccid}`,
-    ...helpLines(n.brand),
+    ...links.flatMap((link) => [`${link.label}:`, `  ${link.url}`, ""]),
+    t.t("notice.iccid", { iccid: n.iccid }),
     "",
-    ...(sender ? [sender, ""] : []),
-    ...(n.unsubscribe_url
-      ? [
-          `You get these notices about data and validity. To stop them for this eSIM: ${n.unsubscribe_url}`,
-          "",
-        ]
-      : []),
+    ...(support.length === 0
+      ? []
+      : [t.t("support.heading"), ...support.map((link) => `  ${link.label}: ${link.shown}`), ""]),
+    t.t("signature", { brand: brandName(n.brand) }),
+    ...(n.unsubscribe_url === null ? [] : ["", `${t.t("notice.unsubscribe")}: ${n.unsubscribe_url}`]),
+    "",
   ].join("\n");
 }
 
-function renderHtml(n: TravellerNotice, words: Words): string {
+function renderHtml(
+  t: Translator,
+  n: TravellerNotice,
+  subject: string,
+  lines: string[],
+  links: Link[],
+): string {
   const e = escapeHtml;
-  const accent = n.brand.accent_color;
-  const sender = senderName(n.brand);
-  const logo = n.brand.logo_png
-    ? `<p><img src="cid:${e(BRAND_LOGO_CID)}" alt="${e(sender ?? "Logo")}" style="max-height:48px;max-width:200px"></p>\n`
-    : "";
-  const button = n.top_up_url
-    ? `<p><a href="${e(n.top_up_url)}" style="display:inline-block;background:${e(accent)};color:#ffffff;` +
-      `padding:10px 18px;border-radius:4px;text-decoration:none;font-weight:bold">Top up</a></p>\n` +
-      `<p style="font-size:13px;color:#555">Or open: <a href="${e(n.top_up_url)}" style="color:${e(accent)}">` +
-      `${e(n.top_up_url)}</a></p>\n`
-    : "";
-  const page = n.install_page_url
-    ? `<p><a href="${e(n.install_page_url)}" style="color:${e(accent)}">Your eSIM's page</a></p>\n`
-    : "";
-  const help = helpLines(n.brand)
-    .map((line) => `<p style="font-size:13px;color:#555">${e(line)}</p>`)
+  const accent = accentColor(n.brand);
+  const name = brandName(n.brand);
+  const align = t.dir === "rtl" ? "right" : "left";
+  const logo =
+    n.brand.logo_png === null
+      ? ""
+      : `<p><img src="cid:${e(LOGO_CID)}" alt="${e(name)}" style="max-height:48px"></p>\n`;
+  const actions = links
+    .map((link) =>
+      link.primary
+        ? `<p><a href="${e(link.url)}" style="display:inline-block;padding:10px 16px;background:${accent};color:#ffffff;text-decoration:none;border-radius:4px">${e(link.label)}</a></p>`
+        : `<p><a href="${e(link.url)}" style="color:${accent}">${e(link.label)}</a></p>`,
+    )
     .join("\n");
-  const unsubscribe = n.unsubscribe_url
-    ? `<p style="font-size:12px;color:#666">You get these notices about data and validity. ` +
-      `<a href="${e(n.unsubscribe_url)}" style="color:#555">Stop them for this eSIM</a>.</p>\n`
-    : "";
+  const support = supportLinks(n.brand, t);
+  const contacts =
+    support.length === 0
+      ? ""
+      : `<p>${e(t.t("support.heading"))} ${support
+          .map((link) => `<a href="${e(link.href)}" style="color:${accent}">${e(link.label)}</a>`)
+          .join(" · ")}</p>\n`;
+  const unsubscribe =
+    n.unsubscribe_url === null
+      ? ""
+      : `<p style="font-size:13px;color:#595959"><a href="${e(n.unsubscribe_url)}" style="color:#595959">${e(t.t("notice.unsubscribe"))}</a></p>\n`;
   return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><title>${e(words.subject)}</title></head>
-<body style="font-family:Arial,Helvetica,sans-serif;line-height:1.5;color:#1a1a1a;max-width:600px">
-${logo}<p>Hello ${e(n.first_name)},</p>
-<p>${e(words.lead)}</p>
-<p>${e(words.advice)}</p>
-${button}${page}<p style="font-size:13px;color:#555">ICCID: <span style="font-family:monospace">${e(n.iccid)}</span></p>
-${help}
-${sender ? `<p>${e(sender)}</p>\n` : ""}${unsubscribe}</body>
+<html lang="${e(t.language)}" dir="${t.dir}">
+<head><meta charset="utf-8"><title>${e(subject)}</title></head>
+<body dir="${t.dir}" style="font-family:Arial,Helvetica,sans-serif;line-height:1.5;color:#1a1a1a;max-width:600px;text-align:${align}">
+${logo}<p>${e(t.t("email.greeting", { name: n.first_name }))}</p>
+${lines.map((line) => `<p>${e(line)}</p>`).join("\n")}
+${actions}
+<p style="color:#595959">${e(t.t("notice.iccid", { iccid: n.iccid }))}</p>
+${contacts}<p>${e(t.t("signature", { brand: name }))}</p>
+${unsubscribe}</body>
 </html>
 `;
 }

@@ -45,12 +45,16 @@ export const EMAIL_LEASE_MS = SEND_TIMEOUT_MS + 35_000;
 /** What the email needs of an order; purchase fields are null when it has no first purchase. */
 export type OrderForEmail = Pick<
   Selectable<Database["orders"]>,
-  "type" | "status" | "email" | "first_name" | "partner_id"
+  "type" | "status" | "email" | "first_name" | "partner_id" | "language"
 > & {
   [K in "iccid" | "smdp_address" | "activation_code" | "start_date"]:
     | Selectable<Database["purchases"]>[K]
     | null;
-} & { package_name: string | null };
+} & {
+  package_name: string | null;
+  /** The eSIM's install page (absolute), linked from the email; null: none to link. */
+  install_page_url: string | null;
+};
 
 /**
  * What sending a traveller email needs of the order's partner (partners/traveller-settings.ts
@@ -275,14 +279,13 @@ async function sendOne(
   sender: TravellerSender,
   sent: () => void,
 ) {
-  const { order, email } = await renderOrderEmail(order_id, found);
+  const { order, email } = await renderOrderEmail(order_id, found, sender.brand);
   // The one window this cannot close: the relay accepts the message and this process dies (or
   // the recording fails) before the delivery is recorded. The row then comes due again and the
   // email is sent again, with the same Message-ID, which mail clients and many relays use to
   // drop the duplicate.
   const { message_id } = await deps.mailer.send({
     ...email,
-    attachments: [...email.attachments, ...brandLogoParts(sender.brand, email.html)],
     ...brandedSender(sender.brand),
     key: `confirmation.${order_id}`,
     to: order.email,
@@ -293,17 +296,22 @@ async function sendOne(
 }
 
 /** The order checked (checkOrder) and its confirmation rendered: the first one's and a resend's. */
-export async function renderOrderEmail(order_id: string, found: OrderForEmail | null) {
+export async function renderOrderEmail(order_id: string, found: OrderForEmail | null, brand: Brand) {
   const order = checkOrder(order_id, found);
-  const email = await renderConfirmationEmail({
-    order_id,
-    first_name: order.first_name,
-    package_name: order.package_name,
-    iccid: order.iccid,
-    smdp_address: order.smdp_address,
-    activation_code: order.activation_code,
-    start_date: order.start_date,
-  });
+  const email = await renderConfirmationEmail(
+    {
+      order_id,
+      first_name: order.first_name,
+      package_name: order.package_name,
+      iccid: order.iccid,
+      smdp_address: order.smdp_address,
+      activation_code: order.activation_code,
+      start_date: order.start_date,
+      language: order.language,
+      install_page_url: order.install_page_url,
+    },
+    brand,
+  );
   return { order, email };
 }
 

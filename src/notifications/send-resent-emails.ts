@@ -21,7 +21,6 @@ import {
 } from "./email-resends.sql.ts";
 import {
   brandedSender,
-  brandLogoParts,
   CONFIRMATION_EMAIL_MAX_ATTEMPTS,
   claimDueConfirmationEmails,
   DEFAULT_SENDER,
@@ -122,10 +121,10 @@ async function processResend(
     return fail("not sent: the order was refunded, its eSIM is cancelled", null);
   }
   try {
-    const { email } = await renderOrderEmail(row.order_id, order);
+    // The renderer attaches the brand's logo inline with the QR code.
+    const { email } = await renderOrderEmail(row.order_id, order, sender.brand);
     const { message_id } = await deps.mailer.send({
       ...email,
-      attachments: [...email.attachments, ...brandLogoParts(sender.brand, email.html)],
       // Sent whatever confirmation_email says: a resend is asked for by the partner.
       ...brandedSender(sender.brand),
       key: resendMessageKey(row.email_id),

@@ -155,7 +155,7 @@ async function sendOne(
     const brand = sender.brand;
     const rendered = renderTravellerNotice({
       kind: notice.kind,
-      language: null,
+      language: order.language,
       brand,
       first_name: order.first_name,
       package_name: notice.package_name,
@@ -164,7 +164,7 @@ async function sendOne(
       data_mb: notice.data_mb,
       expires_at: notice.expires_at === null ? null : rfc3339(notice.expires_at),
       top_up_url: sender.notifications.top_up_url?.replaceAll("{iccid}", notice.iccid) ?? null,
-      install_page_url: null,
+      install_page_url: order.install_page_url,
       unsubscribe_url,
     });
     const { message_id } = await deps.mailer.send({
@@ -174,8 +174,8 @@ async function sendOne(
       // The logo inline, never a remote image, and only when the HTML shows it.
       attachments: brandLogoParts(brand, rendered.html),
       ...brandedSender(brand),
+      language: rendered.language,
       headers: {
-        "Content-Language": rendered.language,
         // RFC 8058 one-click: a mail client POSTs "List-Unsubscribe=One-Click" to the URL.
         "List-Unsubscribe": `<${unsubscribe_url}>`,
         "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",

@@ -6,6 +6,7 @@ import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import { Type } from "typebox";
 import { ApiError, type FieldError } from "../shared/errors.ts";
 import { EXPECTED_KEYWORD } from "../shared/schemas.ts";
+import { canonicalTag, resolveLanguage } from "../travellers/translate.ts";
 
 // No control characters, and at least one character that is not invisible: not only spaces, format
 // characters (U+200B), combining marks, or the fillers that render as nothing (U+3164 HANGUL
@@ -68,6 +69,22 @@ export const EndUserFields = {
     ),
   ),
 };
+
+/** BCP 47's shape (language, then subtags); Intl.getCanonicalLocales checks the rest (checkLanguage). */
+export const LANGUAGE_TAG_PATTERN = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,7}$";
+
+/**
+ * The language a traveller reads, resolved from a requested tag (translate.ts); a tag of the right
+ * shape that is still not BCP 47 (`en-a`: a singleton with nothing after it) is refused.
+ */
+export function checkLanguage(requested: string | null): string {
+  if (requested !== null && canonicalTag(requested) === null) {
+    throw new ApiError("invalid_request", `language "${requested}" is not a BCP 47 language tag.`, {
+      errors: [{ field: "language", code: "invalid_format", message: "is not a BCP 47 language tag" }],
+    });
+  }
+  return resolveLanguage(requested);
+}
 
 export type EndUser = { email: string; phone: string; first_name: string; last_name: string };
 

@@ -46,6 +46,7 @@ const ORDER_COLUMN_LIST = [
   "resolved_at",
   "refunded_at",
   "refund_requested_at",
+  "language",
 ] as const;
 const ORDER_COLUMNS = sql.raw(ORDER_COLUMN_LIST.join(", "));
 /** The same columns of `orders o`. */
@@ -77,12 +78,12 @@ function pendingOrderInsert(order: NewOrder, timing: PendingTiming): RawBuilder<
     with inserted as (
       insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, data_mb,
                           validity_days, start_date, total_minor, currency, client_reference, email, phone, first_name,
-                          last_name, iccid, topup_iccid, lease_until, lease_token, lease_holder, next_resolve_at)
+                          last_name, iccid, topup_iccid, language, lease_until, lease_token, lease_holder, next_resolve_at)
       values (${order.order_id}, ${order.partner_id}, ${order.type}, 'pending', ${order.cart_key}, ${order.package_id},
               ${order.external_package_id}, ${order.data_mb}, ${order.validity_days}, ${order.start_date}::date,
               ${order.total_minor}, ${order.currency},
               ${order.client_reference}, ${order.email}, ${order.phone}, ${order.first_name}, ${order.last_name},
-              ${order.iccid}, ${order.type === "topup" ? order.iccid : null}::text,
+              ${order.iccid}, ${order.type === "topup" ? order.iccid : null}::text, ${order.language},
               clock_timestamp() + make_interval(secs => ${timing.lease_ms / 1000}), ${newLeaseToken()},
               ${timing.lease_holder}, clock_timestamp() + make_interval(secs => ${timing.resolve_after_ms / 1000}))
       on conflict (cart_key) do nothing
@@ -459,19 +460,25 @@ export async function releaseLease(
     where order_id = ${order_id} and status = 'pending' and lease_token = ${lease_token}`.execute(db);
 }
 
+type OrderForEmailRow = Omit<OrderForEmail, "package_name" | "install_page_url"> & {
+  order_id: string;
+  package_id: string | null;
+  install_token: string | null;
+};
+
 /** Orders with their first purchase (null purchase fields when none), for confirmation emails. */
 export async function ordersWithFirstPurchase(
   db: Executor,
   order_ids: string[],
-): Promise<Array<Omit<OrderForEmail, "package_name"> & { order_id: string; package_id: string | null }>> {
+): Promise<Array<OrderForEmailRow>> {
   if (order_ids.length === 0) return [];
-  const result = await sql<
-    Omit<OrderForEmail, "package_name"> & { order_id: string; package_id: string | null }
-  >`
-    select o.order_id, o.partner_id, o.type, o.status, o.email, o.first_name,
-           p.package_id, p.iccid, p.smdp_address, p.activation_code, p.start_date::text as start_date
+  const result = await sql<OrderForEmailRow>`
+    select o.order_id, o.partner_id, o.type, o.status, o.email, o.first_name, o.language,
+           p.package_id, p.iccid, p.smdp_address, p.activation_code, p.start_date::text as start_date,
+           e.install_token
     from orders o
     left join purchases p on p.order_id = o.order_id and p.position = 0
+    left join esims e on e.iccid = p.iccid
     where o.order_id = any(${order_ids}::text[])`.execute(db);
   return result.rows;
 }

@@ -33,6 +33,11 @@ export const Order = Type.Object(
       Type.Literal("refunded"),
     ]),
     client_reference: Type.Union([Type.String(), Type.Null()]),
+    language: Type.String({
+      description:
+        "The language of the traveller's confirmation email and install page: the submit's `language` if " +
+        "supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`.",
+    }),
     total: Money,
     created_at: Type.String({ format: "date-time" }),
     purchases: Type.Array(Purchase, {
@@ -67,6 +72,7 @@ export function renderOrder(order: OrderRow, purchases: PurchaseRow[]): OrderBod
     type: order.type,
     status: order.status,
     client_reference: order.client_reference,
+    language: order.language,
     total: money(order.total_minor, order.currency),
     created_at: rfc3339(order.created_at),
     purchases: delivered

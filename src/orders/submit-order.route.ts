@@ -4,8 +4,9 @@ import { Type } from "typebox";
 import type { AppContext } from "../shared/context.ts";
 import { endpoint, type Handler } from "../shared/endpoint.ts";
 import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
+import { LANGUAGE_TAG_MAX_LENGTH, SUPPORTED_LANGUAGES } from "../travellers/translate.ts";
 import { CompletedOutcomes } from "./completed-outcomes.ts";
-import { checkEndUser, EndUserFields } from "./end-user.ts";
+import { checkEndUser, checkLanguage, EndUserFields, LANGUAGE_TAG_PATTERN } from "./end-user.ts";
 import { Order } from "./render-order.ts";
 import { sendBytes, sendOutcome } from "./send-outcome.ts";
 import { outcomeOf } from "./stored-outcome.ts";
@@ -24,6 +25,20 @@ const SubmitBody = Type.Object(
       description: "From POST /orders/cart. Retrying with it is safe.",
     }),
     ...EndUserFields,
+    language: Type.Optional(
+      Type.Union(
+        [
+          Type.String({ minLength: 2, maxLength: LANGUAGE_TAG_MAX_LENGTH, pattern: LANGUAGE_TAG_PATTERN }),
+          Type.Null(),
+        ],
+        {
+          description:
+            "The traveller's language, a BCP 47 tag (`es`, `pt-BR`, `zh-Hans`). The confirmation email and the install " +
+            "page use it if supported, else its base language (`pt-BR` -> `pt`), else English; `Order.language` says " +
+            `which. Supported: ${SUPPORTED_LANGUAGES.join(", ")}. Absent or null: English.`,
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -77,11 +92,13 @@ export const submitOrderRoute = endpoint({
         first_name: body.first_name,
         last_name: body.last_name,
         client_reference: body.client_reference ?? null,
+        language: body.language ?? null,
       };
       // The checks submitOrder starts with, first: a retry is refused or answered alike either way.
       // (A retry with the very bytes already answered is sent earlier, by from_bytes: these checks
       // depend only on its bytes, and they passed them once.)
       checkEndUser(input);
+      checkLanguage(input.language);
       const replayed = completed.find(partner_id, input.cart_key);
       if (replayed !== null) {
         if (request.bodyBytes !== null)

@@ -13,12 +13,20 @@ import { newId } from "../shared/ids.ts";
 import { recordBalanceLow } from "../wallet/record-balance-low.ts";
 import { createPendingOrderAhead } from "./create-pending-order.ts";
 import { type DrivenOrder, driveIfAbandoned, driveOrder } from "./drive-order.ts";
-import { checkEndUser, type EndUser } from "./end-user.ts";
+import { checkEndUser, checkLanguage, type EndUser } from "./end-user.ts";
 import { FINISH_ESIM } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
 import { orderByCart, orderById } from "./orders.sql.ts";
 
-export type SubmitInput = EndUser & { cart_key: string; client_reference: string | null };
+export type SubmitInput = EndUser & {
+  cart_key: string;
+  client_reference: string | null;
+  /** As requested (BCP 47) or null; stored resolved (checkLanguage). */
+  language: string | null;
+};
+
+/** The input once checked: its language resolved to a supported one. */
+type CheckedInput = SubmitInput & { language: string };
 
 /** Seconds a client should wait before retrying a submit that is still running. */
 export const RETRY_AFTER_S = 2;
@@ -48,7 +56,7 @@ class CartHasOrder extends Error {}
  * has its order (a retry) inserts nothing: the hold placed beside it is rolled back and that order
  * answered, without a read on the common path. An expired cart still answers the order it has.
  */
-async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput): Promise<Phase1> {
+async function reserve(ctx: AppContext, partner_id: string, input: CheckedInput): Promise<Phase1> {
   try {
     return await reserveInTransaction(ctx, partner_id, input);
   } catch (error) {
@@ -63,7 +71,7 @@ async function reserve(ctx: AppContext, partner_id: string, input: SubmitInput):
 async function reserveInTransaction(
   ctx: AppContext,
   partner_id: string,
-  input: SubmitInput,
+  input: CheckedInput,
 ): Promise<Phase1> {
   return ctx.db.transaction().execute(async (trx) => {
     const cart = await lockCart(trx, input.cart_key, partner_id);
@@ -92,6 +100,7 @@ async function reserveInTransaction(
       first_name: input.first_name,
       last_name: input.last_name,
       iccid: null,
+      language: input.language,
     });
     const hold = await holdFunds(trx, partner_id, order_id, cart.total_minor, cart.currency);
     const order = await inserted.order();
@@ -118,7 +127,7 @@ export async function submitOrder(
   partner_id: string,
   raw: SubmitInput,
 ): Promise<{ order: DrivenOrder; replayed: boolean }> {
-  const input = { ...raw, ...checkEndUser(raw) };
+  const input = { ...raw, ...checkEndUser(raw), language: checkLanguage(raw.language) };
   // A created order's lease is taken by its insert, in this phase: its age counts from here.
   const leased_at = performance.now();
   const reserved = await reserve(ctx, partner_id, input);

@@ -44,6 +44,7 @@ import { EXPECTED_KEYWORD } from "../shared/schemas.ts";
 import { refuseMalformedText } from "../shared/well-formed-text.ts";
 import { supportRoutes } from "../support/routes.ts";
 import { topupRoutes } from "../topups/routes.ts";
+import { travellerRoutes } from "../travellers/routes.ts";
 import { walletAdminRoutes, walletRoutes } from "../wallet/routes.ts";
 import { webhookRoutes } from "../webhooks/routes.ts";
 import { Authenticator, requireToken } from "./auth.ts";
@@ -62,7 +63,7 @@ import {
 } from "./metrics.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { lazyChildLoggerFactory } from "./request-logger.ts";
-import { API_SECURITY_HEADERS } from "./security-headers.ts";
+import { API_SECURITY_HEADERS, DOCUMENT_SECURITY_HEADERS } from "./security-headers.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
 import { sharedProbe } from "./shared-probe.ts";
 
@@ -135,6 +136,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   }
   await registerPartnerApi(app, ctx, authenticator, keyLimiter);
   await registerAdminApi(app, ctx, budgets.admin_token);
+  await travellerRoutes(app, ctx, DOCUMENT_SECURITY_HEADERS);
   await registerCarrierCallbacks(app, ctx, {
     carrier: budgets.carrier_callback_token,
     smdp: budgets.es2plus_callback_token,

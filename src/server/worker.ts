@@ -355,7 +355,7 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
   const deps = {
     pool: ctx.pool,
     mailer,
-    findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids),
+    findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids, ctx.config.public_base_url),
     findSenders: (partner_ids: string[]) => loadSenders(ctx.db, partner_ids),
     log,
     lease_ms,
@@ -413,7 +413,7 @@ export function startTravellerNoticeSweep(ctx: AppContext, mailer: Mailer, log: 
     mailer,
     partnersWithNotices: (limit: number) => partnersWithNotices(ctx.db, limit),
     markDueBundles: markBundlesForNotice,
-    findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids),
+    findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids, ctx.config.public_base_url),
     findSenders: (partner_ids: string[]) => loadSenders(ctx.db, partner_ids),
     public_base_url: ctx.config.public_base_url,
     log,

@@ -13,6 +13,16 @@ export const IOS_INSTALL_BASE = "https://esimsetup.apple.com/esim_qrcode_provisi
 /** Android's equivalent link (Android 10+ phones with the eSIM setup handler). */
 export const ANDROID_INSTALL_BASE = "https://esimsetup.android.com/esim_qrcode_provisioning?carddata=";
 
+/** The path of an eSIM's install page (travellers/install-page.route.ts), from its token. */
+export function installPagePath(install_token: string): string {
+  return `/install/${install_token}`;
+}
+
+/** The page's address as a traveller follows it: PUBLIC_BASE_URL (no trailing slash) and the path. */
+export function installPageUrl(public_base_url: string, install_token: string): string {
+  return `${public_base_url}${installPagePath(install_token)}`;
+}
+
 export type InstallKit = {
   qr_code: string;
   activation_code: string;

@@ -153,6 +153,8 @@ async function createOrder(
     first_name: input.first_name,
     last_name: input.last_name,
     iccid: esim.iccid,
+    // A top-up mails nothing: the eSIM's page keeps the language of the order that bought it.
+    language: "en",
   });
   return { kind: "inserted", order: () => inserted.order() };
 }

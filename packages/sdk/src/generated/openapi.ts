@@ -2608,6 +2608,8 @@ export interface operations {
                     last_name: string;
                     /** @description Your own reference (booking or user id), 1-128 printable characters. Filter orders by it. */
                     client_reference?: string | null;
+                    /** @description The traveller's language, a BCP 47 tag (`es`, `pt-BR`, `zh-Hans`). The confirmation email and the install page use it if supported, else its base language (`pt-BR` -> `pt`), else English; `Order.language` says which. Supported: en, es, fr, de, it, pt, nl, tr, ar, ja, ko, zh-Hans. Absent or null: English. */
+                    language?: string | null;
                 };
             };
         };
@@ -2623,6 +2625,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -3114,6 +3118,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -3464,6 +3470,8 @@ export interface operations {
                             type: "esim" | "topup";
                             status: "completed" | "pending" | "failed" | "refunded";
                             client_reference: string | null;
+                            /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                            language: string;
                             /** @description An amount of money. Never a float. */
                             total: {
                                 /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -3776,6 +3784,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -5532,6 +5542,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -6045,6 +6057,11 @@ export interface operations {
                                 android_install_url: string;
                                 /** @description Path of this eSIM's QR code as a PNG image. */
                                 qr_png_url: string;
+                                /**
+                                 * Format: uri
+                                 * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                                 */
+                                install_page_url: string;
                             };
                         }[];
                         has_more: boolean;
@@ -6368,6 +6385,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
@@ -8315,6 +8337,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
@@ -15338,6 +15365,8 @@ export interface operations {
                             type: "esim" | "topup";
                             status: "completed" | "pending" | "failed" | "refunded";
                             client_reference: string | null;
+                            /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                            language: string;
                             /** @description An amount of money. Never a float. */
                             total: {
                                 /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -17299,6 +17328,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -17958,6 +17989,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -19221,6 +19254,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -19299,6 +19334,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -19377,6 +19414,8 @@ export interface operations {
                         type: "esim" | "topup";
                         status: "completed" | "pending" | "failed" | "refunded";
                         client_reference: string | null;
+                        /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
+                        language: string;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -19497,6 +19536,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
@@ -19588,6 +19632,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
@@ -19679,6 +19728,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                         threshold_percent: 50 | 80 | 100;
                         /** @description The order of the bundle whose data crossed the line. */
@@ -19773,6 +19827,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
@@ -19864,6 +19923,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
@@ -19955,6 +20019,11 @@ export interface operations {
                             android_install_url: string;
                             /** @description Path of this eSIM's QR code as a PNG image. */
                             qr_png_url: string;
+                            /**
+                             * Format: uri
+                             * @description The traveller's install page: the QR code, the LPA string, the iPhone and Android links and the steps, in the order's language, then usage and validity once installed. No sign-in, not indexed; its address is unguessable: give it only to the traveller. A refunded eSIM's page says so.
+                             */
+                            install_page_url: string;
                         };
                     };
                 };
