@@ -35,8 +35,8 @@ import { RateLimits } from "./rate-limit.ts";
 import { requestRefund } from "./refund.ts";
 import { AiraloToken } from "./token.ts";
 
-/** Calls one provisioning may make: a lookup (two for a top-up), a token refresh, the POST. */
-const MAX_CALLS_PER_OPERATION = 4;
+/** Calls one provisioning may make: a lookup (for a top-up two, and its eSIM's package history), a token refresh, the POST. */
+const MAX_CALLS_PER_OPERATION = 5;
 
 export class AiraloCarrier implements Carrier {
   readonly #pool: pg.Pool;

@@ -127,3 +127,20 @@ export function airaloInstant(value: string | null): string | null {
   const instant = new Date(`${match[1]}T${match[2]!.length === 5 ? `${match[2]}:00` : match[2]}Z`);
   return Number.isNaN(instant.getTime()) ? null : instant.toISOString();
 }
+
+/**
+ * The package ids of an eSIM's package history (GET /v2/sims/{iccid}/packages, `data[]` of
+ * `{id, status, ..., package: {id, ...}}`, [DOC:get-esim-package-history-11883032e0]), its own
+ * package and each top-up; null when the answer is not that list or an entry names no package
+ * (a history we cannot read whole proves nothing).
+ */
+export function parsePackageHistory(body: unknown): string[] | null {
+  if (!isObject(body) || !Array.isArray(body.data)) return null;
+  const ids: string[] = [];
+  for (const entry of body.data) {
+    const pkg = isObject(entry) && isObject(entry.package) ? entry.package : null;
+    if (pkg === null || typeof pkg.id !== "string") return null;
+    ids.push(pkg.id);
+  }
+  return ids;
+}
