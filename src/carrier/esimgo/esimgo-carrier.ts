@@ -31,14 +31,15 @@ import { esimState } from "./esim-state.ts";
 import { recordIntent, selectIntent } from "./esimgo.sql.ts";
 import { type PlaceDeps, placeOnce, resolveUnanswered, settledOutcome } from "./place-order.ts";
 import { RateLimit } from "./rate-limit.ts";
+import { MAX_LOOKUP_CALLS } from "./recovery.ts";
 import { revokeWithRefund } from "./refund.ts";
 
 /**
- * Calls one provisioning may make, each with its own timeout: a wait for another order of the
- * bundle and its lookup (customerRef, up to a few order pages), our own lookup, the POST, the
- * install details, the customerRef. Sized generously: the lease must outlast all of them.
+ * Calls one provisioning may make, each with its own timeout: another order of the bundle's
+ * lookup, our own lookup, the POST, the install details, the customerRef. The lease must outlast
+ * all of them.
  */
-const MAX_CALLS_PER_OPERATION = 8;
+const MAX_CALLS_PER_OPERATION = 2 * MAX_LOOKUP_CALLS + 3;
 
 export class EsimGoCarrier implements Carrier {
   readonly #pool: pg.Pool;
