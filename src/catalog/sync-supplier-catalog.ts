@@ -8,7 +8,7 @@
 // packages, the carrier's included, are untouched.
 import { recordAuditOnClient } from "../audit/record-audit.ts";
 import type { Supplier, SupplierListing, SupplierPackage } from "../carrier/supplier-package.ts";
-import { supplierPackageId } from "../carrier/supplier-package.ts";
+import { markedUpMinor, parseDecimal, supplierPackageId } from "../carrier/supplier-package.ts";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.ts";
 import type { Actor } from "../shared/actor.ts";
 import { catalogChanged } from "./catalog-cache.ts";
@@ -98,6 +98,19 @@ export function priceWithMarkup(net_minor: number, markup_basis_points: number):
   return Number(price);
 }
 
+/**
+ * The wholesale price of a supplier's package, rounded up once: from the supplier's exact decimal
+ * when it has more decimals than the currency (net_minor is already rounded up, and rounding the
+ * marked-up price again could add a minor unit), else from net_minor.
+ */
+export function wholesaleOf(item: SupplierPackage, markup_basis_points: number): number {
+  const exact = item.net_decimal === undefined ? null : parseDecimal(item.net_decimal);
+  if (exact === null) return priceWithMarkup(item.net_minor, markup_basis_points);
+  const price = markedUpMinor(exact, markup_basis_points, item.currency);
+  if (price === null) throw new Error(`wholesaleOf: ${item.external_package_id} has no positive price`);
+  return price;
+}
+
 function covers(pkg: SupplierPackage, wanted: ReadonlySet<string>): boolean {
   return wanted.size === 0 || pkg.destination_codes.some((code) => wanted.has(code));
 }
@@ -113,7 +126,7 @@ function select(listed: SupplierPackage[], options: SyncOptions, known: Readonly
   for (const item of listed) {
     if (!covers(item, wanted)) continue;
     const package_id = supplierPackageId(options.supplier, item.external_package_id);
-    const wholesale_minor = priceWithMarkup(item.net_minor, options.markup_basis_points);
+    const wholesale_minor = wholesaleOf(item, options.markup_basis_points);
     // A region may list a territory we have no destination for (ISO 3166 user-assigned codes such
     // as XK): the package is offered for the destinations we know, and skipped only with none.
     const destination_codes = item.destination_codes.filter((code) => known.has(code));

@@ -15,7 +15,12 @@
 //   price         -> Airalo's recommended retail price, our retail_minor floor
 //   type `topup`  -> top_up_only
 import type pg from "pg";
-import { decimalToMinor, type SupplierListing, type SupplierPackage } from "../supplier-package.ts";
+import {
+  decimalToMinor,
+  finerThanMinor,
+  type SupplierListing,
+  type SupplierPackage,
+} from "../supplier-package.ts";
 import { AiraloClient, isObject } from "./client.ts";
 import { type AiraloFetch, MAX_TIMEOUT_MS } from "./config.ts";
 import { RateLimits } from "./rate-limit.ts";
@@ -139,6 +144,7 @@ function flattenDestination(entry: Record<string, unknown>): SupplierPackage[] {
         data_mb: unlimited ? null : Math.ceil(amount),
         validity_days: day,
         net_minor,
+        net_decimal: finerThanMinor(pkg.net_price, AIRALO_CURRENCY),
         retail_minor: decimalToMinor(pkg.price, AIRALO_CURRENCY),
         currency: AIRALO_CURRENCY,
         top_up_only: pkg.type === "topup",

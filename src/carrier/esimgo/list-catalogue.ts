@@ -13,7 +13,12 @@
 //                    bundle, so GET /organisation gives it (its shape is UNCONFIRMED, §2)
 // Every bundle is also a top-up: a top-up is a bundle ordered onto an existing ICCID (§4), so none
 // is top_up_only. eSIM Go gives no recommended retail price.
-import { decimalToMinor, type SupplierListing, type SupplierPackage } from "../supplier-package.ts";
+import {
+  decimalToMinor,
+  finerThanMinor,
+  type SupplierListing,
+  type SupplierPackage,
+} from "../supplier-package.ts";
 import { EsimGoClient, isObject, reasonOf } from "./client.ts";
 import { type EsimGoFetch, MAX_TIMEOUT_MS } from "./config.ts";
 import { RateLimit } from "./rate-limit.ts";
@@ -105,6 +110,7 @@ function mapBundle(bundle: Record<string, unknown>, currency: string): SupplierP
     data_mb: unlimited ? null : Math.ceil(data),
     validity_days: duration,
     net_minor,
+    net_decimal: finerThanMinor(bundle.price, currency),
     retail_minor: null,
     currency,
     top_up_only: false,
