@@ -474,6 +474,91 @@ test("each adapter follows every page of its supplier's catalogue", async () => 
   assert.equal(pages.length, Math.ceil(bundles.packages.length / 10));
 });
 
+test("an eSIM Go catalogue without a pageCount is read to an empty page, not taken to end after the first", async () => {
+  const withoutPageCount: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    if (!new URL(String(input)).pathname.endsWith("/catalogue")) return response;
+    const body = (await response.json()) as any;
+    delete body.pageCount;
+    return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+  };
+  const base = { base_url: `${esimgo.url}/v2.4`, api_key: API_KEY, timeout_ms: 5_000 };
+  const whole = await listEsimGoCatalogue(base);
+  const paged = await listEsimGoCatalogue({ ...base, fetch: withoutPageCount, page_size: 10 });
+  assert.ok(whole.ok && paged.ok);
+  assert.ok(whole.packages.length > 10);
+  assert.equal(paged.packages.length, whole.packages.length);
+});
+
+test("a listing lacking more than 20% of the supplier's packages retires nothing without --allow-removals", async () => {
+  const { pool } = await createTestDatabase({ catalog: true });
+  const first = await sync(pool, "esimgo", "15");
+  const gone = first.added
+    .slice(0, Math.ceil(first.added.length * 0.25))
+    .map((id) => id.replace(/^esimgo-/, ""));
+  for (const name of gone) withdrawn.add(name);
+  try {
+    await assert.rejects(sync(pool, "esimgo", "15"), (error: Error) => {
+      assert.ok(error instanceof SupplierSyncError);
+      assert.match(error.message, /lacks \d+ of its \d+ active packages \(more than 20%\).*--allow-removals/);
+      return true;
+    });
+    const active = await pool.query(
+      "select count(*)::int as n from packages where active and supplier = 'esimgo'",
+    );
+    assert.equal(active.rows[0].n, first.added.length, "nothing retired");
+    const run = await pool.query("select last_outcome from supplier_catalog_syncs where supplier = 'esimgo'");
+    assert.match(run.rows[0].last_outcome, /more than 20%/);
+    const allowed = await syncSupplierCatalog(pool, {
+      supplier: "esimgo",
+      markup_basis_points: 1500,
+      destination_codes: [],
+      currency: "USD",
+      actor: CLI_ACTOR,
+      list: listerOf(pool, "esimgo"),
+      allow_removals: true,
+    });
+    assert.equal(allowed.removed.length, gone.length);
+  } finally {
+    withdrawn.clear();
+  }
+});
+
+test("a listing with entries it could not read reports them and retires nothing without --allow-removals", async () => {
+  const { pool } = await createTestDatabase({ catalog: true });
+  await sync(pool, "airalo", "15");
+  // Airalo's net_price null on one package (it happens: the package is then unreadable to us).
+  repriced.set("bonbon-mobile-7days-1gb", null);
+  try {
+    await assert.rejects(sync(pool, "airalo", "15"), (error: Error) => {
+      assert.match(
+        error.message,
+        /had 1 entries it could not read \(first: bonbon-mobile-7days-1gb: net_price null is not a positive price\).*--allow-removals/,
+      );
+      return true;
+    });
+    assert.equal((await pkg(pool, "airalo-bonbon-mobile-7days-1gb")).active, true, "nothing retired");
+    await resetAiraloRateLimits();
+    const report = await syncSupplierCatalog(pool, {
+      supplier: "airalo",
+      markup_basis_points: 1500,
+      destination_codes: [],
+      currency: "USD",
+      actor: CLI_ACTOR,
+      list: listerOf(pool, "airalo"),
+      allow_removals: true,
+    });
+    assert.equal(report.dropped_total, 1);
+    assert.deepEqual(report.dropped, [
+      { external_package_id: "bonbon-mobile-7days-1gb", reason: "net_price null is not a positive price" },
+    ]);
+    assert.deepEqual(report.removed, ["airalo-bonbon-mobile-7days-1gb"]);
+  } finally {
+    repriced.clear();
+    withdrawn.clear();
+  }
+});
+
 test("a catalogue that cannot be read whole changes nothing: no package is removed", async () => {
   const { pool } = await createTestDatabase({ catalog: true });
   await sync(pool, "esimgo", "15");
@@ -534,6 +619,7 @@ test("a regional package listing a territory we have no destination for is offer
         { ...item, external_package_id: "balkans-1gb", destination_codes: ["AL", "RS", "ZZ"] },
         { ...item, external_package_id: "nowhere-1gb", destination_codes: ["ZZ"] },
       ],
+      dropped: [],
     }),
   });
   assert.deepEqual(report.added, ["airalo-balkans-1gb"]);

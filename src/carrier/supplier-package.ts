@@ -35,8 +35,17 @@ export type SupplierPackage = {
   top_up_only: boolean;
 };
 
-/** A listing either read whole or failed: a partial catalogue must never retire the rest. */
-export type SupplierListing = { ok: true; packages: SupplierPackage[] } | { ok: false; reason: string };
+/** An entry of the supplier's listing that could not be read as a package, and why. */
+export type DroppedEntry = { external_package_id: string; reason: string };
+
+/**
+ * A listing either read whole or failed: a partial catalogue must never retire the rest. `dropped`:
+ * entries read but not understood (no price, no id): the sync reports them and, while there are
+ * any, retires nothing without the operator's say-so (src/catalog/sync-supplier-catalog.ts).
+ */
+export type SupplierListing =
+  | { ok: true; packages: SupplierPackage[]; dropped: DroppedEntry[] }
+  | { ok: false; reason: string };
 
 const PACKAGE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
