@@ -223,6 +223,38 @@ describe("provisioning", () => {
     assert.equal((await ordersOf(reference)).length, 1);
   });
 
+  test("the docs' example order, whose ICCID fails the Luhn rule (as every ICCID in Airalo's docs does), is Airalo's answer: ok", async () => {
+    // The "Order (200)" example of POST /v2/orders ([SPEC place-order], docs/suppliers/airalo.md §3, §6).
+    const example = {
+      data: {
+        id: 9666,
+        code: "20230227-009666",
+        type: "sim",
+        package_id: PACKAGE,
+        quantity: 1,
+        description: "ignored",
+        created_at: "2023-02-27 14:09:55",
+        sims: [
+          {
+            id: 11047,
+            iccid: "891000000000009125",
+            lpa: "lpa.airalo.com",
+            matching_id: "TEST",
+            qrcode: "LPA:1$lpa.airalo.com$TEST",
+          },
+        ],
+      },
+      meta: { message: "success" },
+    };
+    assert.equal(hasValidLuhnDigit("891000000000009125"), false);
+    await control("/control", { arm: [{ operation: "order", kind: "status", status: 200, body: example }] });
+    const outcome = await provision(adapter(), newReference());
+    assert.deepEqual(outcome, {
+      kind: "ok",
+      value: { iccid: "891000000000009125", smdp_address: "lpa.airalo.com", activation_code: "TEST" },
+    });
+  });
+
   test("each documented refusal code is refused, nothing is made, and asking again refuses without a POST", async () => {
     for (const code of [11, 14, 23, 33, 34, 43, 73]) {
       const reference = newReference();

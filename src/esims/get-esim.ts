@@ -4,7 +4,7 @@ import type { Pool } from "../db/pool.ts";
 import { ApiError } from "../shared/errors.ts";
 import { esimCacheOf } from "./esim-cache.ts";
 import { esimWithBundles } from "./esims.sql.ts";
-import { requireValidIccid } from "./iccid-param.ts";
+import { requireValidIccid, unknownEsim } from "./iccid-param.ts";
 import { type EsimBody, renderEsim } from "./render-esim.ts";
 
 export type { EsimBody };
@@ -13,7 +13,7 @@ export type { EsimBody };
 export async function getEsim(db: Executor | Pool, partner_id: string, iccid: string): Promise<EsimBody> {
   requireValidIccid(iccid);
   const row = await esimWithBundles(db, partner_id, iccid);
-  if (!row) throw new ApiError("esim_not_found", `No eSIM ${iccid} for this partner.`);
+  if (!row) throw unknownEsim(iccid);
   return renderEsim(row, row.bundles);
 }
 

@@ -28,7 +28,7 @@
 // address and `matching_id` the activation code. We read `lpa` and `matching_id`, and fall back to
 // parsing `qrcode` only when one is missing.
 
-import { isValidIccid } from "../../lib/luhn.ts";
+import { isSupplierIccid } from "../../lib/luhn.ts";
 import type { ProvisionedProfile } from "../carrier.ts";
 import { isObject } from "./client.ts";
 
@@ -81,7 +81,7 @@ export function parseOrderList(body: unknown): { orders: AiraloOrder[]; last_pag
 export function parseProfile(sim: unknown): ProvisionedProfile | null {
   if (!isObject(sim)) return null;
   const iccid = typeof sim.iccid === "string" ? sim.iccid : null;
-  if (iccid === null || !isValidIccid(iccid)) return null;
+  if (iccid === null || !isSupplierIccid(iccid)) return null;
   let smdp_address = typeof sim.lpa === "string" ? sim.lpa : null;
   let activation_code = typeof sim.matching_id === "string" ? sim.matching_id : null;
   if ((smdp_address === null || activation_code === null) && typeof sim.qrcode === "string") {

@@ -4,7 +4,7 @@
 // /bundles) and refunds (revoking an unused bundle with a refund). Exactly once without idempotency
 // keys: place-order.ts. Answers and their meaning: client.ts. Shapes and their sources: shapes.ts.
 import type pg from "pg";
-import { isValidIccid } from "../../lib/luhn.ts";
+import { isSupplierIccid } from "../../lib/luhn.ts";
 import type {
   CancelOutcome,
   CancelRequest,
@@ -114,7 +114,8 @@ export class EsimGoCarrier implements Carrier {
         reason: `reference ${JSON.stringify(request.reference)} cannot travel to eSIM Go`,
       };
     }
-    if (!isValidIccid(request.iccid)) return { kind: "refused", reason: `${request.iccid} is not an ICCID` };
+    if (!isSupplierIccid(request.iccid))
+      return { kind: "refused", reason: `${request.iccid} is not an ICCID` };
     const intent = await recordIntent(this.#pool, {
       reference: request.reference,
       kind: "topup",

@@ -28,7 +28,7 @@
 // | DELETE ...?type=transaction&refundToBalance=true     | {status} (refunded|revoked in the fake); the parameter's | §5     |
 // |                                                      |   name is UNCONFIRMED                                    |        |
 
-import { isValidIccid } from "../../lib/luhn.ts";
+import { isSupplierIccid } from "../../lib/luhn.ts";
 import type { ProvisionedProfile } from "../carrier.ts";
 import { isObject } from "./client.ts";
 
@@ -89,7 +89,7 @@ export function parseOrderList(value: unknown): EsimGoOrder[] | null {
 export function parseProfile(value: unknown): ProvisionedProfile | null {
   if (!isObject(value)) return null;
   const { iccid, matchingId, smdpAddress } = value;
-  if (typeof iccid !== "string" || !isValidIccid(iccid)) return null;
+  if (typeof iccid !== "string" || !isSupplierIccid(iccid)) return null;
   if (typeof matchingId !== "string" || !MATCHING_ID.test(matchingId)) return null;
   if (typeof smdpAddress !== "string") return null;
   // The example prints "http://smdp.example.com" (§3): the LPA string wants the bare host.
