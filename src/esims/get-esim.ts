@@ -1,7 +1,6 @@
 // Partner use case: one of the partner's eSIMs as the contract's Esim, in one indexed query.
 import type { Executor } from "../db/executor.ts";
 import type { Pool } from "../db/pool.ts";
-import { ApiError } from "../shared/errors.ts";
 import { esimCacheOf } from "./esim-cache.ts";
 import { esimWithBundles } from "./esims.sql.ts";
 import { requireValidIccid, unknownEsim } from "./iccid-param.ts";
