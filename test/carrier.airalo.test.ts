@@ -223,6 +223,38 @@ describe("provisioning", () => {
     assert.equal((await ordersOf(reference)).length, 1);
   });
 
+  test("the docs' example order, whose ICCID fails the Luhn rule (as every ICCID in Airalo's docs does), is Airalo's answer: ok", async () => {
+    // The "Order (200)" example of POST /v2/orders ([SPEC place-order], docs/suppliers/airalo.md §3, §6).
+    const example = {
+      data: {
+        id: 9666,
+        code: "20230227-009666",
+        type: "sim",
+        package_id: PACKAGE,
+        quantity: 1,
+        description: "ignored",
+        created_at: "2023-02-27 14:09:55",
+        sims: [
+          {
+            id: 11047,
+            iccid: "891000000000009125",
+            lpa: "lpa.airalo.com",
+            matching_id: "TEST",
+            qrcode: "LPA:1$lpa.airalo.com$TEST",
+          },
+        ],
+      },
+      meta: { message: "success" },
+    };
+    assert.equal(hasValidLuhnDigit("891000000000009125"), false);
+    await control("/control", { arm: [{ operation: "order", kind: "status", status: 200, body: example }] });
+    const outcome = await provision(adapter(), newReference());
+    assert.deepEqual(outcome, {
+      kind: "ok",
+      value: { iccid: "891000000000009125", smdp_address: "lpa.airalo.com", activation_code: "TEST" },
+    });
+  });
+
   test("each documented refusal code is refused, nothing is made, and asking again refuses without a POST", async () => {
     for (const code of [11, 14, 23, 33, 34, 43, 73]) {
       const reference = newReference();
@@ -429,6 +461,51 @@ describe("top-ups", () => {
     assert.equal(sentCount("POST /v2/orders/topups"), posts);
   });
 
+  // Airalo's filter[iccid] searches the orders' sims, and a top-up order has none (docs §4, §6):
+  // the lists below answer as Airalo may, empty, while the top-up was made.
+  const emptyOrderList = {
+    operation: "orders_list",
+    kind: "status",
+    status: 200,
+    times: 2,
+    body: { data: [], links: {}, meta: { message: "success", current_page: 1, last_page: 1, total: 0 } },
+  };
+
+  test("a lost untagged top-up the order list does not show is not posted again after the in-flight window: the eSIM's history shows it", async () => {
+    const { profile } = await provisioned();
+    const reference = newReference();
+    await control("/control", { arm: [{ operation: "topup", kind: "commit_then_500" }] });
+    const late = adapter({ fetch: withoutDescription, in_flight_ms: 0 });
+    assert.equal((await topUp(late, reference, profile.iccid)).kind, "unavailable");
+    const posts = sentCount("POST /v2/orders/topups");
+    await control("/control", { arm: [emptyOrderList] });
+    const outcome = await topUp(late, reference, profile.iccid);
+    assert.equal(outcome.kind, "unavailable");
+    assert.match((outcome as { reason: string }).reason, /package history .* holds 1 top-up/);
+    await control("/control", { arm: [emptyOrderList] });
+    assert.equal((await late.lookUpOutcome(reference)).kind, "unavailable", "never not_found");
+    assert.equal(sentCount("POST /v2/orders/topups"), posts);
+    const topups = (await airaloOrders({ iccid: profile.iccid })).filter((order) => order.type === "topup");
+    assert.equal(topups.length, 1);
+  });
+
+  test("a top-up lost before Airalo made it is posted again once the in-flight window is over: the eSIM's history proves none was made", async () => {
+    const { profile } = await provisioned();
+    const reference = newReference();
+    await control("/control", { arm: [{ operation: "topup", kind: "status", status: 502 }] });
+    const late = adapter({ in_flight_ms: 0 });
+    assert.equal((await topUp(late, reference, profile.iccid)).kind, "unavailable");
+    await control("/control", { arm: [emptyOrderList] });
+    assert.deepEqual(await late.lookUpOutcome(reference), { kind: "not_found" });
+    await control("/control", { arm: [emptyOrderList] });
+    assert.deepEqual(await topUp(late, reference, profile.iccid), {
+      kind: "ok",
+      value: { iccid: profile.iccid },
+    });
+    const topups = (await airaloOrders({ iccid: profile.iccid })).filter((order) => order.type === "topup");
+    assert.equal(topups.length, 1);
+  });
+
   test("top-ups disabled by the operator (23) and a recycled eSIM (73) are refused", async () => {
     const { profile } = await provisioned();
     await control("/control", { arm: [{ operation: "topup", kind: "error", code: 23 }] });
@@ -517,5 +594,38 @@ describe("after the sale", () => {
     assert.deepEqual(await adapter().cancelProfile(request), { kind: "ok" });
     assert.equal((await adapter().cancelBundle(request)).kind, "refused");
     assert.equal(await adapter().settleHeldCancel(request, "cancelled"), "not_held");
+  });
+
+  test("a partially refunded order is not a refund: unavailable, for an operator, never ok", async () => {
+    const { reference, profile } = await provisioned();
+    const request = { reference, iccid: profile.iccid };
+    assert.equal((await adapter().cancelProfile(request)).kind, "unavailable");
+    const row = await database.pool.query(
+      "select airalo_order_id::text as id from airalo_orders where reference = $1",
+      [reference],
+    );
+    const id = row.rows[0].id;
+    // The fake's review approves or rejects whole requests; the answer Airalo gives a partial one
+    // is its order with the documented status slug `partially_refunded` (docs §6).
+    await control("/control", {
+      arm: [
+        {
+          operation: "order_get",
+          kind: "status",
+          status: 200,
+          body: {
+            data: {
+              id: Number(id),
+              type: "sim",
+              status: { name: "Partially Refunded", slug: "partially_refunded" },
+            },
+            meta: { message: "success" },
+          },
+        },
+      ],
+    });
+    const outcome = await adapter().cancelProfile(request);
+    assert.equal(outcome.kind, "unavailable");
+    assert.match((outcome as { reason: string }).reason, /only partly/);
   });
 });

@@ -320,6 +320,102 @@ describe("lost answers", () => {
     assert.equal(sentCount("GET /v2.4/orders"), lookups);
   });
 
+  // eSIM Go's page size is not documented: a server that gives fewer orders than asked for.
+  const pagesOf =
+    (size: number): typeof fetch =>
+    (input, init) => {
+      const url = new URL(String(input));
+      if (url.pathname.endsWith("/orders") && url.searchParams.has("limit"))
+        url.searchParams.set("limit", String(size));
+      return recordingFetch(url, init);
+    };
+
+  /** Earlier tests' orders, moved an hour back in the fake's records: out of this test's window. */
+  const ageEarlierOrders = () =>
+    database.pool.query(
+      "update esimgo_sim.orders set created_at = created_at - interval '1 hour' where created_at < $1",
+      [testStartedAt],
+    );
+
+  test("a lost answer on the second page of a short-paged order list is found: the lookup reads to an empty page", async () => {
+    const bundle = "esim_1GB_7D_FR_V2";
+    await ageEarlierOrders();
+    arm({ faults: [{ kind: "commit_then_500", method: "POST", path: "/orders" }] });
+    const reference = newReference();
+    assert.equal((await provision(adapter(), reference, bundle)).kind, "unavailable");
+    // Two later orders of another bundle: the list is newest first, so ours is on page 2.
+    for (let index = 0; index < 2; index++) await provisioned(adapter());
+    const posts = sentCount("POST /v2.4/orders");
+    const outcome = await provision(adapter({ in_flight_ms: 0, fetch: pagesOf(2) }), reference, bundle);
+    assert.equal(outcome.kind, "ok", JSON.stringify(outcome));
+    assert.equal(sentCount("POST /v2.4/orders"), posts);
+    const ours = (await esimGoOrders()).filter((order) => order.order[0].item === bundle);
+    assert.equal(ours.length, 1);
+  });
+
+  test("a lookup that meets more pages than its bound is unavailable, and nothing is posted again", async () => {
+    const bundle = "esim_1GB_7D_IT_V2";
+    await ageEarlierOrders();
+    arm({ faults: [{ kind: "drop", method: "POST", path: "/orders" }] });
+    const reference = newReference();
+    assert.equal((await provision(adapter(), reference, bundle)).kind, "unavailable");
+    for (let index = 0; index < 5; index++) await provisioned(adapter());
+    const posts = sentCount("POST /v2.4/orders");
+    const outcome = await provision(adapter({ in_flight_ms: 0, fetch: pagesOf(1) }), reference, bundle);
+    assert.equal(outcome.kind, "unavailable");
+    assert.match((outcome as { reason: string }).reason, /still more after 5 pages/);
+    assert.equal(sentCount("POST /v2.4/orders"), posts);
+  });
+
+  test("an order of our bundle made before our window is not ours, even when the list ignores createdAt", async () => {
+    const bundle = "esim_1GB_7D_DE_V2";
+    // Bought outside this service an hour ago (its time moved back in the fake's own records).
+    const outside = await api("POST", "/orders", {
+      type: "transaction",
+      assign: true,
+      order: [{ type: "bundle", quantity: 1, item: bundle }],
+    });
+    await database.pool.query(
+      "update esimgo_sim.orders set created_at = now() - interval '1 hour' where reference = $1",
+      [outside.orderReference],
+    );
+    arm({ faults: [{ kind: "drop", method: "POST", path: "/orders" }] });
+    const reference = newReference();
+    assert.equal((await provision(adapter(), reference, bundle)).kind, "unavailable");
+    const ignoringWindow: typeof fetch = (input, init) => {
+      const url = new URL(String(input));
+      if (url.pathname.endsWith("/orders")) url.searchParams.delete("createdAt");
+      return recordingFetch(url, init);
+    };
+    const outcome = await provision(adapter({ in_flight_ms: 0, fetch: ignoringWindow }), reference, bundle);
+    assert.equal(outcome.kind, "ok", JSON.stringify(outcome));
+    assert.notEqual((outcome as { value: ProvisionedProfile }).value.iccid, outside.order[0].iccids[0]);
+    assert.notEqual((await row(reference)).order_reference, outside.orderReference);
+  });
+
+  test("an outside top-up of our bundle on an eSIM not ours, in our window, is not taken for our new eSIM", async () => {
+    const bundle = "esim_1GB_7D_ES_V2";
+    const other = await api("POST", "/orders", {
+      type: "transaction",
+      assign: true,
+      order: [{ type: "bundle", quantity: 1, item: "esim_3GB_30D_ES_V2" }],
+    });
+    const foreign = other.order[0].iccids[0];
+    arm({ faults: [{ kind: "drop", method: "POST", path: "/orders" }] });
+    const reference = newReference();
+    assert.equal((await provision(adapter(), reference, bundle)).kind, "unavailable");
+    const topUpOutside = await api("POST", "/orders", {
+      type: "transaction",
+      assign: true,
+      order: [{ type: "bundle", quantity: 1, item: bundle, iccids: [foreign], allowReassign: false }],
+    });
+    assert.equal(topUpOutside.order[0].iccids[0], foreign);
+    const outcome = await provision(adapter({ in_flight_ms: 0 }), reference, bundle);
+    assert.equal(outcome.kind, "ok", JSON.stringify(outcome));
+    assert.notEqual((outcome as { value: ProvisionedProfile }).value.iccid, foreign);
+    assert.notEqual((await row(reference)).order_reference, topUpOutside.orderReference);
+  });
+
   test("lookUpOutcome of a reference never posted is not_found", async () => {
     assert.deepEqual(await adapter().lookUpOutcome(newReference()), { kind: "not_found" });
   });

@@ -7,8 +7,13 @@
 // no longer offered, never deleted, so carts and orders keep their terms. Other suppliers'
 // packages, the carrier's included, are untouched.
 import { recordAuditOnClient } from "../audit/record-audit.ts";
-import type { Supplier, SupplierListing, SupplierPackage } from "../carrier/supplier-package.ts";
-import { supplierPackageId } from "../carrier/supplier-package.ts";
+import type {
+  DroppedEntry,
+  Supplier,
+  SupplierListing,
+  SupplierPackage,
+} from "../carrier/supplier-package.ts";
+import { markedUpMinor, parseDecimal, supplierPackageId } from "../carrier/supplier-package.ts";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.ts";
 import type { Actor } from "../shared/actor.ts";
 import { catalogChanged } from "./catalog-cache.ts";
@@ -48,6 +53,13 @@ export const MAX_PACKAGES_PER_SYNC = 20_000;
 export const MAX_MARKUP_BASIS_POINTS = 100_000;
 /** Skipped packages listed in a report; the count of all of them is `skipped_total`. */
 const MAX_SKIPPED_LISTED = 100;
+/**
+ * The share of a supplier's active packages (in percent) one sync retires for being missing from
+ * its listing without the operator's `allow_removals`: a listing cut short (a page count taken for
+ * the end, a supplier's bad day) must not empty the catalog. Retiring what `--destinations` leaves
+ * out is the operator's own choice and does not count.
+ */
+export const MAX_UNCONFIRMED_REMOVAL_PERCENT = 20;
 
 export type SyncReport = {
   /** Package ids, sorted. */
@@ -57,6 +69,9 @@ export type SyncReport = {
   /** Supplier packages not imported, with why (a destination we do not know, an id taken). */
   skipped: { external_package_id: string; reason: string }[];
   skipped_total: number;
+  /** Entries of the listing that could not be read as packages (no price, no id), with why. */
+  dropped: { external_package_id: string; reason: string }[];
+  dropped_total: number;
   /** The catalog version after the sync; null when nothing changed. */
   version: number | null;
 };
@@ -79,6 +94,12 @@ export type SyncOptions = {
   actor: Actor;
   /** The supplier's listing, read by its adapter. */
   list: () => Promise<SupplierListing>;
+  /**
+   * Retire every package missing from the listing, however many (CLI `--allow-removals`). Without
+   * it, a sync that would retire more than MAX_UNCONFIRMED_REMOVAL_PERCENT % of the supplier's
+   * active packages, or any while the listing had entries it could not read, is refused whole.
+   */
+  allow_removals?: boolean;
 };
 
 /**
@@ -99,6 +120,19 @@ export function priceWithMarkup(net_minor: number, markup_basis_points: number):
   return Number(price);
 }
 
+/**
+ * The wholesale price of a supplier's package, rounded up once: from the supplier's exact decimal
+ * when it has more decimals than the currency (net_minor is already rounded up, and rounding the
+ * marked-up price again could add a minor unit), else from net_minor.
+ */
+export function wholesaleOf(item: SupplierPackage, markup_basis_points: number): number {
+  const exact = item.net_decimal === undefined ? null : parseDecimal(item.net_decimal);
+  if (exact === null) return priceWithMarkup(item.net_minor, markup_basis_points);
+  const price = markedUpMinor(exact, markup_basis_points, item.currency);
+  if (price === null) throw new Error(`wholesaleOf: ${item.external_package_id} has no positive price`);
+  return price;
+}
+
 function covers(pkg: SupplierPackage, wanted: ReadonlySet<string>): boolean {
   return wanted.size === 0 || pkg.destination_codes.some((code) => wanted.has(code));
 }
@@ -114,7 +148,7 @@ function select(listed: SupplierPackage[], options: SyncOptions, known: Readonly
   for (const item of listed) {
     if (!covers(item, wanted)) continue;
     const package_id = supplierPackageId(options.supplier, item.external_package_id);
-    const wholesale_minor = priceWithMarkup(item.net_minor, options.markup_basis_points);
+    const wholesale_minor = wholesaleOf(item, options.markup_basis_points);
     // A region may list a territory we have no destination for (ISO 3166 user-assigned codes such
     // as XK): the package is offered for the destinations we know, and skipped only with none.
     const destination_codes = item.destination_codes.filter((code) => known.has(code));
@@ -221,12 +255,12 @@ async function write(client: PoolClient, changed: Candidate[], currency: string)
   );
 }
 
-async function applySync(
-  client: PoolClient,
-  listed: SupplierPackage[],
-  options: SyncOptions,
-): Promise<SyncReport> {
+type Listed = { packages: SupplierPackage[]; dropped: DroppedEntry[] };
+
+async function applySync(client: PoolClient, listing: Listed, options: SyncOptions): Promise<SyncReport> {
+  const listed = listing.packages;
   await lockCatalogWriters(client);
+  const active_before = (await activePackagesBySupplier(client)).get(options.supplier) ?? 0;
   const destinationsWritten = await upsertDestinations(client, defaultDestinations());
   const selection = select(listed, options, await knownDestinationCodes(client));
   const ids = selection.candidates.map((c) => c.pkg.package_id);
@@ -259,6 +293,7 @@ async function applySync(
     options.supplier,
     candidates.map((c) => c.pkg.package_id),
   );
+  checkRemovals(removed, active_before, listing, options);
   await recordCatalogChanges(client, { added, updated: changed, removed });
   const report = {
     added: added.sort(),
@@ -266,6 +301,8 @@ async function applySync(
     removed,
     skipped: selection.skipped.slice(0, MAX_SKIPPED_LISTED),
     skipped_total: selection.skipped.length,
+    dropped: listing.dropped.slice(0, MAX_SKIPPED_LISTED),
+    dropped_total: listing.dropped.length,
     version: null as number | null,
   };
   if (destinationsWritten + toWrite.length + removed.length > 0) {
@@ -291,6 +328,46 @@ async function applySync(
     removed: removed.length,
   });
   return report;
+}
+
+/**
+ * Throws (the transaction rolls back: nothing written) when the packages just retired for being
+ * missing from the listing are more than the allowed share, or any while entries were dropped.
+ */
+function checkRemovals(
+  removed: string[],
+  active_before: number,
+  listing: Listed,
+  options: SyncOptions,
+): void {
+  if (options.allow_removals === true || removed.length === 0) return;
+  const listed_ids = new Set(
+    listing.packages.map((pkg) => supplierPackageId(options.supplier, pkg.external_package_id)),
+  );
+  const missing = removed.filter((id) => !listed_ids.has(id));
+  if (missing.length === 0) return;
+  const total = active_before;
+  const retry =
+    "run it again with --allow-removals (console: Allow removals) if the supplier really stopped selling them";
+  if (listing.dropped.length > 0) {
+    throw new SupplierSyncError(
+      `${options.supplier}'s listing had ${listing.dropped.length} entries it could not read (first: ` +
+        `${describeDropped(listing.dropped[0]!)}), so the ${missing.length} package(s) missing from it are not retired; ${retry}`,
+    );
+  }
+  if (missing.length * 100 > total * MAX_UNCONFIRMED_REMOVAL_PERCENT) {
+    throw new SupplierSyncError(
+      `${options.supplier}'s listing lacks ${missing.length} of its ${total} active packages (more than ` +
+        `${MAX_UNCONFIRMED_REMOVAL_PERCENT}%): a listing cut short is not taken for the end of sales; ${retry}`,
+    );
+  }
+}
+
+function describeDropped(entry: DroppedEntry): string {
+  return `${entry.external_package_id === "" ? "an entry" : entry.external_package_id}: ${entry.reason}`.slice(
+    0,
+    300,
+  );
 }
 
 function runOf(options: SyncOptions, outcome: string) {
@@ -348,7 +425,13 @@ export async function syncSupplierCatalog(pool: Pool, options: SyncOptions): Pro
     await recordSyncRun(pool, runOf(options, problem ?? "refused"));
     throw new SupplierSyncError(problem ?? "refused");
   }
-  const report = await inTransaction(pool, (client) => applySync(client, listing.packages, options));
+  let report: SyncReport;
+  try {
+    report = await inTransaction(pool, (client) => applySync(client, listing, options));
+  } catch (error) {
+    if (error instanceof SupplierSyncError) await recordSyncRun(pool, runOf(options, error.message));
+    throw error;
+  }
   if (report.version !== null) catalogChanged(pool, report.version);
   return report;
 }

@@ -138,6 +138,7 @@ function syncText(supplier: Supplier, report: SyncReport): string {
       ["changed", report.changed.length],
       ["removed", report.removed.length],
       ["skipped", report.skipped_total],
+      ["unreadable in the listing", report.dropped_total],
       ["catalog version", report.version ?? "unchanged"],
     ]),
     ...idList("Added", report.added),
@@ -147,6 +148,10 @@ function syncText(supplier: Supplier, report: SyncReport): string {
       "Skipped",
       report.skipped.map((s) => `${s.external_package_id}: ${s.reason}`),
     ),
+    ...idList(
+      "Unreadable in the listing",
+      report.dropped.map((d) => `${d.external_package_id || "(no id)"}: ${d.reason}`),
+    ),
   ].join("\n");
 }
 
@@ -155,6 +160,7 @@ async function syncCatalog(
   supplier: Supplier,
   markup_basis_points: number,
   destination_codes: string[],
+  allow_removals: boolean,
 ): Promise<CommandOutput> {
   let opened: Awaited<ReturnType<typeof openSupplierCatalog>>;
   try {
@@ -172,6 +178,7 @@ async function syncCatalog(
       currency: ctx.config.currency,
       actor: CLI_ACTOR,
       list: opened.list,
+      allow_removals,
     });
     // The contract's --json shape: exactly these three lists.
     return {
@@ -204,8 +211,8 @@ export const catalogCommands: readonly Command[] = [
     group: "catalog",
     name: "sync",
     args: ["<airalo|esimgo>"],
-    options_usage: "--markup-percent <N> [--destinations FR,DE]",
-    options: ["markup-percent", "destinations"],
+    options_usage: "--markup-percent <N> [--destinations FR,DE] [--allow-removals]",
+    options: ["markup-percent", "destinations", "allow-removals"],
     summary:
       "Import a supplier's packages at its net price plus the markup (rounded up); reports added, changed, removed",
     example: "npm run cli -- catalog sync airalo --markup-percent 15 --destinations FR,DE",
@@ -222,7 +229,8 @@ export const catalogCommands: readonly Command[] = [
       const destinations = parseDestinations(options.destinations);
       if (destinations === null)
         throw new CliError("invalid_argument", "--destinations takes two-letter country codes: FR,DE");
-      return (ctx) => syncCatalog(ctx, supplier as Supplier, markup, destinations);
+      const allow_removals = options["allow-removals"] !== undefined;
+      return (ctx) => syncCatalog(ctx, supplier as Supplier, markup, destinations, allow_removals);
     },
   },
 ];

@@ -32,7 +32,8 @@ export type OptionName =
   | "allow-ip"
   | "role"
   | "markup-percent"
-  | "destinations";
+  | "destinations"
+  | "allow-removals";
 
 /** Options given more than once (`--override a=1 --override b=2`) arrive joined by newlines. */
 export const REPEATABLE_SEPARATOR = "\n";

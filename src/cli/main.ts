@@ -42,6 +42,7 @@ const OPTIONS = {
   role: { type: "string" },
   "markup-percent": { type: "string" },
   destinations: { type: "string" },
+  "allow-removals": { type: "boolean" },
 } as const;
 
 function parseCommandLine(argv: string[]): Parsed {

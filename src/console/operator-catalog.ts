@@ -40,8 +40,10 @@ function syncForm(csrf: string): Html {
     <input id="markup_percent" name="markup_percent" inputmode="decimal" required placeholder="15" aria-describedby="sync-hint">
     <label for="destinations">Destinations (country codes, optional)</label>
     <input id="destinations" name="destinations" placeholder="FR,DE" aria-describedby="sync-hint">
+    <label class="choice"><input type="checkbox" name="allow_removals" value="1"> Allow removals</label>
     <p class="hint" id="sync-hint">Wholesale price = the supplier's net price plus the markup, rounded up to the cent.
       Packages the supplier no longer sells (or outside the destinations) are retired; other suppliers' packages are untouched.
+      Without "Allow removals", a sync that would retire more than 20% of the supplier's packages, or any while its listing had unreadable entries, is refused.
       The sync repeats on its own with these settings.</p>
     <div class="actions"><button type="submit">Sync</button></div></form>`;
 }
@@ -70,6 +72,7 @@ function syncReport(supplier: Supplier, r: SyncReport): Html {
     ["Changed", r.changed.length],
     ["Removed", r.removed.length],
     ["Skipped", r.skipped_total],
+    ["Unreadable", r.dropped_total],
     ["Catalog version", r.version ?? "unchanged"],
   ];
   const lists: Array<[string, string[]]> = [
@@ -77,6 +80,7 @@ function syncReport(supplier: Supplier, r: SyncReport): Html {
     ["Changed", r.changed],
     ["Removed", r.removed],
     ["Skipped", r.skipped.map((x) => `${x.external_package_id}: ${x.reason}`)],
+    ["Unreadable in the listing", r.dropped.map((x) => `${x.external_package_id || "(no id)"}: ${x.reason}`)],
   ];
   return html`${notice("ok", `Synced from ${SUPPLIER_LABELS[supplier] ?? supplier}.`)}
     <section class="cards" aria-label="Sync report">${facts.map(
@@ -93,7 +97,12 @@ function syncReport(supplier: Supplier, r: SyncReport): Html {
       )}`;
 }
 
-type SyncInput = { supplier: Supplier; markup_basis_points: number; destination_codes: string[] };
+type SyncInput = {
+  supplier: Supplier;
+  markup_basis_points: number;
+  destination_codes: string[];
+  allow_removals: boolean;
+};
 
 function syncInput(form: Record<string, string | undefined>): SyncInput {
   const supplier = form.supplier ?? "";
@@ -115,6 +124,7 @@ function syncInput(form: Record<string, string | undefined>): SyncInput {
     supplier: supplier as Supplier,
     markup_basis_points,
     destination_codes: [...new Set(codes)].sort(),
+    allow_removals: form.allow_removals === "1",
   };
 }
 

@@ -100,7 +100,8 @@ export class EsimCache {
 }
 
 function isNotFound(error: unknown): boolean {
-  return error instanceof ApiError && error.code === "esim_not_found";
+  // invalid_iccid: a supplier-shaped ICCID not found (iccid-param.ts unknownEsim), a "not found" too.
+  return error instanceof ApiError && (error.code === "esim_not_found" || error.code === "invalid_iccid");
 }
 
 // One cache per database per process (keyed by pool), as the catalog cache.

@@ -9,7 +9,7 @@ import { lpaString } from "../shared/install-kit.ts";
 import { LruCache } from "../shared/lru-cache.ts";
 import { qrCodePng } from "../shared/qr-code-png.ts";
 import { esimActivation } from "./esims.sql.ts";
-import { requireValidIccid } from "./iccid-param.ts";
+import { requireValidIccid, unknownEsim } from "./iccid-param.ts";
 
 export const QR_MIN_SIZE_PX = 128;
 export const QR_MAX_SIZE_PX = 1024;
@@ -41,7 +41,7 @@ export async function esimQrPng(
     });
   }
   const esim = await esimActivation(db, input.partner_id, input.iccid);
-  if (!esim) throw new ApiError("esim_not_found", `No eSIM ${input.iccid} for this partner.`);
+  if (!esim) throw unknownEsim(input.iccid);
   const key = `${input.iccid}:${input.size_px}`;
   const cached = cache.get(key);
   if (cached) return cached;

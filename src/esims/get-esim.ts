@@ -1,10 +1,9 @@
 // Partner use case: one of the partner's eSIMs as the contract's Esim, in one indexed query.
 import type { Executor } from "../db/executor.ts";
 import type { Pool } from "../db/pool.ts";
-import { ApiError } from "../shared/errors.ts";
 import { esimCacheOf } from "./esim-cache.ts";
 import { esimWithBundles } from "./esims.sql.ts";
-import { requireValidIccid } from "./iccid-param.ts";
+import { requireValidIccid, unknownEsim } from "./iccid-param.ts";
 import { type EsimBody, renderEsim } from "./render-esim.ts";
 
 export type { EsimBody };
@@ -21,7 +20,7 @@ export async function getEsim(
 ): Promise<EsimBody> {
   requireValidIccid(iccid);
   const row = await esimWithBundles(db, partner_id, iccid);
-  if (!row) throw new ApiError("esim_not_found", `No eSIM ${iccid} for this partner.`);
+  if (!row) throw unknownEsim(iccid);
   return renderEsim(row, row.bundles, public_base_url);
 }
 

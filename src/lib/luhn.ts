@@ -33,3 +33,25 @@ export function hasValidLuhnDigit(digits: string): boolean {
 export function isValidIccid(value: string): boolean {
   return typeof value === "string" && ICCID.test(value) && hasValidLuhnDigit(value);
 }
+
+/** 18 to 22 digits: the Airalo SDK's own ICCID check ([NODE] SimService.isIccid, docs/suppliers/airalo.md §1). */
+const SUPPLIER_ICCID = /^\d{18,22}$/;
+
+/**
+ * An ICCID as a wholesale supplier writes it: 18-22 digits, no check digit required. The ICCIDs of
+ * Airalo's and eSIM Go's order examples fail the Luhn rule ("891000000000009125", "8944123456789012345"), so
+ * the supplier adapters take what the supplier answered, and check only this shape.
+ */
+export function isSupplierIccid(value: string): boolean {
+  return typeof value === "string" && SUPPLIER_ICCID.test(value);
+}
+
+/**
+ * What a partner may name as an ICCID: a valid one (isValidIccid), or one shaped as a supplier's.
+ * The second kind is only ever found (an eSIM of ours bought from a supplier): an unknown one is
+ * answered as malformed, `invalidUnlessValid` (src/esims/iccid-param.ts), so a mistyped ICCID is
+ * still 400 invalid_iccid and only a known supplier's ICCID gets through ("Luhn-valid or known").
+ */
+export function isIccidShaped(value: string): boolean {
+  return isValidIccid(value) || isSupplierIccid(value);
+}

@@ -2,7 +2,7 @@
 // into the one thing it can be, so that each kind runs one index-bounded query (migration 0028)
 // instead of an OR over every column that a million orders would answer with a scan.
 import { Type } from "typebox";
-import { isValidIccid } from "../lib/luhn.ts";
+import { isIccidShaped } from "../lib/luhn.ts";
 import { ApiError } from "../shared/errors.ts";
 import { ORDER_ID } from "../shared/ids.ts";
 import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
@@ -52,7 +52,7 @@ export function escapeLike(text: string): string {
 }
 
 /**
- * What `q` is: an order id, an ICCID (19-20 digits, Luhn), an email address (it holds an `@`),
+ * What `q` is: an order id, an ICCID (19-20 digits, Luhn, or a supplier's 18-22 digits), an email address (it holds an `@`),
  * else the start of a client reference or last name. Surrounding spaces (a pasted value) do not
  * count. 400 invalid_request (field `q`) when empty, too long or holding control characters.
  */
@@ -63,13 +63,14 @@ export function classifySearch(raw: string): SearchQuery {
   if (!WITHOUT_CONTROL_CHARACTERS.test(q) || q.includes(LAST_CODE_POINT))
     throw invalid("holds a character not allowed");
   if (ORDER_ID.test(q)) return { kind: "order_id", order_id: q };
-  if (isValidIccid(q)) return { kind: "iccid", iccid: q };
+  if (isIccidShaped(q)) return { kind: "iccid", iccid: q };
   if (q.includes("@")) return { kind: "email", email: q };
   return { kind: "prefix", prefix: q, like: `${escapeLike(q)}%` };
 }
 
 export const SEARCH_DESCRIPTION =
-  `Find a traveller's order: an order id (\`ord_...\`), an ICCID (19-20 digits with its Luhn check digit: ` +
+  `Find a traveller's order: an order id (\`ord_...\`), an ICCID (19-20 digits with its Luhn check digit, ` +
+  "or the 18-22 digits a wholesale supplier gave an eSIM: " +
   "the eSIM bought or topped up), a traveller's email address (anything holding `@`: the whole address, " +
   "case-insensitive), or else the start of a client reference or of a last name (case-insensitive; " +
   "`%` and `_` are plain characters). Spaces around it do not count. " +

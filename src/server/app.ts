@@ -18,6 +18,7 @@ import { heldCancelCount } from "../carrier/es2plus/settle-cancel.ts";
 import { cartRoutes } from "../carts/routes.ts";
 import { catalogAdminRoutes, catalogRoutes } from "../catalog/routes.ts";
 import { consoleRoutes } from "../console/routes.ts";
+import { airaloWebhookRoutes } from "../esims/airalo-webhook.route.ts";
 import { esimRoutes } from "../esims/routes.ts";
 import { carrierCallbackRoutes, esimSignalRoutes, smdpCallbackRoutes } from "../esims/signal-routes.ts";
 import { eventRoutes } from "../events/routes.ts";
@@ -66,6 +67,7 @@ import { lazyChildLoggerFactory } from "./request-logger.ts";
 import { API_SECURITY_HEADERS, DOCUMENT_SECURITY_HEADERS } from "./security-headers.ts";
 import { openapiOptions, serviceRoutes } from "./service-routes.ts";
 import { sharedProbe } from "./shared-probe.ts";
+import { airaloWebhookDeps } from "./supplier-webhooks.ts";
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -379,6 +381,9 @@ async function registerCarrierCallbacks(
     });
     await carrierCallbackRoutes(pendingOrderIds)(callbacks as App, ctx);
   });
+  // Airalo's webhooks, signed by Airalo itself (not CARRIER_CALLBACK_TOKEN): with its credentials only.
+  const airalo = airaloWebhookDeps(ctx);
+  if (airalo !== null) await airaloWebhookRoutes(app, ctx, airalo);
   // The SM-DP+'s notifications, the same way behind ES2PLUS_CALLBACK_TOKEN; only with ES2+ profiles.
   await app.register(async (smdp) => {
     smdp.addHook("onRequest", async (request, reply) => {

@@ -2,20 +2,25 @@
 // whether it is one of this partner's eSIMs.
 
 import type { Executor } from "../db/executor.ts";
-import { isValidIccid } from "../lib/luhn.ts";
+import { isIccidShaped, isValidIccid } from "../lib/luhn.ts";
 import { type EsimRow, partnerEsim } from "../orders/partner-esim.ts";
 import { ApiError } from "../shared/errors.ts";
 
-/** 400 invalid_iccid unless 19-20 digits starting 89 with a valid Luhn check digit. */
+/**
+ * 400 invalid_iccid unless a valid ICCID or one shaped as a supplier's (18-22 digits, luhn.ts
+ * isIccidShaped); the second kind must then be one of ours (foundEsim), else it is malformed too.
+ */
 export function requireValidIccid(iccid: string, field = "iccid"): string {
-  if (!isValidIccid(iccid)) {
-    throw new ApiError(
-      "invalid_iccid",
-      "An ICCID is 19 or 20 digits, starts with 89 and ends with a Luhn check digit.",
-      { errors: [{ field, code: "invalid_format", message: "is not a valid ICCID" }] },
-    );
-  }
+  if (!isIccidShaped(iccid)) throw invalidIccid(field);
   return iccid;
+}
+
+function invalidIccid(field: string): ApiError {
+  return new ApiError(
+    "invalid_iccid",
+    "An ICCID is 19 or 20 digits, starts with 89 and ends with a Luhn check digit (a supplier's eSIM: the 18-22 digits it was sold with).",
+    { errors: [{ field, code: "invalid_format", message: "is not a valid ICCID" }] },
+  );
 }
 
 /** The partner's eSIM. Unknown and another partner's answer the same 404, detail included. */
@@ -25,6 +30,10 @@ export async function requirePartnerEsim(db: Executor, partner_id: string, iccid
 
 /** What partnerEsim read, or that 404 when it found none. */
 export function foundEsim(esim: EsimRow | null, iccid: string): EsimRow {
-  if (!esim) throw new ApiError("esim_not_found", `No eSIM ${iccid} for this partner.`);
+  if (!esim) {
+    // A supplier-shaped ICCID without a check digit is accepted only when it is ours: else malformed.
+    if (!isValidIccid(iccid)) throw invalidIccid("iccid");
+    throw new ApiError("esim_not_found", `No eSIM ${iccid} for this partner.`);
+  }
   return esim;
 }

@@ -4,7 +4,7 @@
 // (POST /v2/refund, a request reviewed later). Exactly once without idempotency keys:
 // place-order.ts. Answers and their meaning: client.ts. Shapes and their sources: shapes.ts.
 import type pg from "pg";
-import { isValidIccid } from "../../lib/luhn.ts";
+import { isSupplierIccid } from "../../lib/luhn.ts";
 import type {
   CancelOutcome,
   CancelRequest,
@@ -35,8 +35,8 @@ import { RateLimits } from "./rate-limit.ts";
 import { requestRefund } from "./refund.ts";
 import { AiraloToken } from "./token.ts";
 
-/** Calls one provisioning may make: a lookup (two for a top-up), a token refresh, the POST. */
-const MAX_CALLS_PER_OPERATION = 4;
+/** Calls one provisioning may make: a lookup (for a top-up two, and its eSIM's package history), a token refresh, the POST. */
+const MAX_CALLS_PER_OPERATION = 5;
 
 export class AiraloCarrier implements Carrier {
   readonly #pool: pg.Pool;
@@ -121,7 +121,8 @@ export class AiraloCarrier implements Carrier {
         reason: `reference ${JSON.stringify(request.reference)} cannot travel to Airalo`,
       };
     }
-    if (!isValidIccid(request.iccid)) return { kind: "refused", reason: `${request.iccid} is not an ICCID` };
+    if (!isSupplierIccid(request.iccid))
+      return { kind: "refused", reason: `${request.iccid} is not an ICCID` };
     const intent = await recordIntent(this.#pool, {
       reference: request.reference,
       kind: "topup",

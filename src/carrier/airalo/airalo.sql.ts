@@ -128,6 +128,16 @@ export async function unansweredTopUps(db: Queryable, iccid: string, package_id:
   return result.rows.map((row) => row.reference);
 }
 
+/** Our top-ups of one package on one eSIM that Airalo answered: the ones its history accounts for. */
+export async function answeredTopUpCount(db: Queryable, iccid: string, package_id: string): Promise<number> {
+  const result = await db.query<{ count: number }>(
+    `select count(*)::int as count from airalo_orders
+     where kind = 'topup' and iccid = $1 and package_id = $2 and airalo_order_id is not null`,
+    [iccid, package_id],
+  );
+  return result.rows[0]?.count ?? 0;
+}
+
 /** Every order of ours on one eSIM, the eSIM's own first, then its top-ups in Airalo's order. */
 export async function ordersOfEsim(db: Queryable, iccid: string): Promise<IntentRow[]> {
   const result = await db.query<IntentRow>(

@@ -14,7 +14,7 @@
 // should not be shorter than that; our buckets (rate-limit.ts) keep us under the limits whatever it is.
 
 import type pg from "pg";
-import { isValidIccid } from "../../lib/luhn.ts";
+import { isSupplierIccid } from "../../lib/luhn.ts";
 import type { CarrierBundle, EsimSignal, EsimStateOutcome } from "../carrier.ts";
 import { ordersOfEsim } from "./airalo.sql.ts";
 import { type AiraloClient, dataOf, isObject, type Verdict } from "./client.ts";
@@ -24,7 +24,7 @@ import { type AiraloUsage, airaloInstant, parseUsage } from "./shapes.ts";
 export type StateDeps = { pool: pg.Pool; client: AiraloClient; client_id: string };
 
 export async function esimState(deps: StateDeps, iccid: string): Promise<EsimStateOutcome> {
-  if (!isValidIccid(iccid)) return { kind: "not_found" };
+  if (!isSupplierIccid(iccid)) return { kind: "not_found" };
   const sim = await deps.client.call(`/sims/${encodeURIComponent(iccid)}`);
   if (sim.kind === "not_found") return { kind: "not_found" };
   if (sim.kind !== "ok") return unavailable(sim);

@@ -15,7 +15,13 @@
 //   price         -> Airalo's recommended retail price, our retail_minor floor
 //   type `topup`  -> top_up_only
 import type pg from "pg";
-import { decimalToMinor, type SupplierListing, type SupplierPackage } from "../supplier-package.ts";
+import {
+  type DroppedEntry,
+  decimalToMinor,
+  finerThanMinor,
+  type SupplierListing,
+  type SupplierPackage,
+} from "../supplier-package.ts";
 import { AiraloClient, isObject } from "./client.ts";
 import { type AiraloFetch, MAX_TIMEOUT_MS } from "./config.ts";
 import { RateLimits } from "./rate-limit.ts";
@@ -59,20 +65,22 @@ export async function listAiraloPackages(options: AiraloCatalogOptions): Promise
       Date.now,
     ),
   );
-  const packages: SupplierPackage[] = [];
+  const read: Read = { packages: [], dropped: [] };
   for (const type of ["local", "global"] as const) {
-    const read = await readType(client, type, options.page_size ?? DESTINATIONS_PER_PAGE, packages);
-    if (read !== null) return { ok: false, reason: read };
+    const failed = await readType(client, type, options.page_size ?? DESTINATIONS_PER_PAGE, read);
+    if (failed !== null) return { ok: false, reason: failed };
   }
-  return { ok: true, packages };
+  return { ok: true, packages: read.packages, dropped: read.dropped };
 }
+
+type Read = { packages: SupplierPackage[]; dropped: DroppedEntry[] };
 
 /** Appends every package of one `filter[type]`; returns why it failed, or null. */
 async function readType(
   client: AiraloClient,
   type: string,
   page_size: number,
-  into: SupplierPackage[],
+  into: Read,
 ): Promise<string | null> {
   for (let page = 1; page <= MAX_PAGES; page += 1) {
     const verdict = await client.call("/packages", {
@@ -91,7 +99,14 @@ async function readType(
     const body = isObject(verdict.body) ? verdict.body : {};
     const data = Array.isArray(body.data) ? body.data : null;
     if (data === null) return `Airalo GET /v2/packages (${type}, page ${page}): no data array`;
-    for (const entry of data) if (isObject(entry)) into.push(...flattenDestination(entry));
+    for (const entry of data) {
+      if (isObject(entry)) flattenDestination(entry, into);
+      else
+        into.dropped.push({
+          external_package_id: "",
+          reason: `a destination entry of ${type} page ${page} is not an object`,
+        });
+    }
     // The SDK pages until meta.last_page or an empty data ([NODE]; the keys are UNCONFIRMED, §2).
     const meta = isObject(body.meta) ? body.meta : {};
     const last = Number(meta.last_page);
@@ -110,22 +125,38 @@ function codesOf(operator: Record<string, unknown>, entry: Record<string, unknow
   return [...new Set(codes.map((code) => code.toUpperCase()))].sort();
 }
 
-function flattenDestination(entry: Record<string, unknown>): SupplierPackage[] {
-  const out: SupplierPackage[] = [];
+function flattenDestination(entry: Record<string, unknown>, into: Read): void {
   const country = typeof entry.country_code === "string" && entry.country_code !== "";
   const title = typeof entry.title === "string" ? entry.title.slice(0, 64) : null;
   for (const operator of Array.isArray(entry.operators) ? entry.operators : []) {
-    if (!isObject(operator)) continue;
+    if (!isObject(operator)) {
+      into.dropped.push({ external_package_id: "", reason: "an operator entry is not an object" });
+      continue;
+    }
     const destination_codes = codesOf(operator, entry);
     const operatorTitle = typeof operator.title === "string" ? operator.title : "Airalo";
     for (const pkg of Array.isArray(operator.packages) ? operator.packages : []) {
-      if (!isObject(pkg) || typeof pkg.id !== "string") continue;
+      if (!isObject(pkg) || typeof pkg.id !== "string") {
+        into.dropped.push({ external_package_id: "", reason: `a package of ${operatorTitle} has no id` });
+        continue;
+      }
       const net_minor = decimalToMinor(pkg.net_price, AIRALO_CURRENCY);
       const day = Number(pkg.day);
       const amount = Number(pkg.amount);
       const unlimited = pkg.is_unlimited === true;
-      if (net_minor === null || !Number.isInteger(day) || (!unlimited && !(amount > 0))) continue;
-      out.push({
+      const unreadable =
+        net_minor === null
+          ? `net_price ${JSON.stringify(pkg.net_price ?? null)} is not a positive price`
+          : !Number.isInteger(day)
+            ? `day ${JSON.stringify(pkg.day ?? null)} is not a whole number of days`
+            : !unlimited && !(amount > 0)
+              ? `amount ${JSON.stringify(pkg.amount ?? null)} is not a positive number of MB`
+              : null;
+      if (unreadable !== null || net_minor === null) {
+        into.dropped.push({ external_package_id: pkg.id.slice(0, 200), reason: unreadable ?? "no price" });
+        continue;
+      }
+      into.packages.push({
         external_package_id: pkg.id,
         name: `${operatorTitle} ${String(pkg.title ?? pkg.id)}`.slice(0, 200),
         destination_codes,
@@ -139,11 +170,11 @@ function flattenDestination(entry: Record<string, unknown>): SupplierPackage[] {
         data_mb: unlimited ? null : Math.ceil(amount),
         validity_days: day,
         net_minor,
+        net_decimal: finerThanMinor(pkg.net_price, AIRALO_CURRENCY),
         retail_minor: decimalToMinor(pkg.price, AIRALO_CURRENCY),
         currency: AIRALO_CURRENCY,
         top_up_only: pkg.type === "topup",
       });
     }
   }
-  return out;
 }

@@ -17,6 +17,7 @@
 import type pg from "pg";
 import type { CarrierOutcome, ProvisionedProfile, TopUpResult } from "../carrier.ts";
 import {
+  answeredTopUpCount,
   claimedOrderIds,
   claimPost,
   databaseNow,
@@ -110,12 +111,11 @@ type RecoveredOutcome = { kind: "absent" } | { kind: "settled"; outcome: Carrier
 
 /** What Airalo did with the reference, recorded when it made an order. */
 export async function recover(deps: PlaceDeps, intent: IntentRow): Promise<RecoveredOutcome> {
-  const found: Recovered = await findOrder(
-    deps.client,
-    intent,
-    (ids) => claimedOrderIds(deps.pool, ids),
-    () => unansweredTopUps(deps.pool, intent.iccid!, intent.package_id),
-  );
+  const found: Recovered = await findOrder(deps.client, intent, {
+    claimedElsewhere: (ids) => claimedOrderIds(deps.pool, ids),
+    unansweredTopUps: () => unansweredTopUps(deps.pool, intent.iccid!, intent.package_id),
+    answeredTopUps: () => answeredTopUpCount(deps.pool, intent.iccid!, intent.package_id),
+  });
   if (found.kind === "absent") return { kind: "absent" };
   if (found.kind === "unknown")
     return { kind: "settled", outcome: { kind: "unavailable", reason: found.reason } };

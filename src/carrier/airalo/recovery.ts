@@ -12,6 +12,12 @@
 //   top-up of our package that carries no tag of ours and that no other reference of ours recorded
 //   is ours, if it is the only such order and ours the only unanswered top-up of that package on
 //   that eSIM. Anything else is ambiguous and stays "unknown" (an operator settles it).
+//   No candidate at all proves nothing by itself: the docs' filter[iccid] searches "%SIM_ICCID%"
+//   and a top-up order has no `sims` (§4, §6), so Airalo's list may not show top-ups by eSIM at
+//   all. "absent" (safe to post again) then needs the eSIM's package history (GET
+//   /v2/sims/{iccid}/packages, [DOC:get-esim-package-history-11883032e0]) to hold no more entries
+//   of our package than the top-ups of it Airalo answered us; any more, or no readable history,
+//   stays "unknown".
 //   Residual risk: a top-up of the same package on the same eSIM made outside this service (the
 //   Airalo console, another integration) in the same window, while our own answer was lost, would
 //   be taken for ours (we would then not charge for one we may have failed to make).
@@ -19,7 +25,7 @@
 import type { IntentRow } from "./airalo.sql.ts";
 import type { AiraloClient } from "./client.ts";
 import { LOOKUP_LIMIT, referenceIn, referenceTag } from "./config.ts";
-import { type AiraloOrder, airaloInstant, parseOrderList } from "./shapes.ts";
+import { type AiraloOrder, airaloInstant, parseOrderList, parsePackageHistory } from "./shapes.ts";
 
 export type Recovered =
   | { kind: "found"; order: AiraloOrder }
@@ -30,23 +36,32 @@ export type Recovered =
 const CLOCK_SLACK_MS = 10 * 60_000;
 const DAY_MS = 86_400_000;
 
+/** What our own table says, asked by a recovery (airalo.sql.ts). */
+export type OurRecords = {
+  /** Airalo order ids recorded for another reference of ours. */
+  claimedElsewhere: (ids: string[]) => Promise<Set<string>>;
+  /** Our unanswered top-ups of the intent's package on its eSIM. */
+  unansweredTopUps: () => Promise<string[]>;
+  /** How many top-ups of the intent's package on its eSIM Airalo answered us. */
+  answeredTopUps: () => Promise<number>;
+};
+
 export async function findOrder(
   client: AiraloClient,
   intent: IntentRow,
-  claimedElsewhere: (ids: string[]) => Promise<Set<string>>,
-  unansweredTopUps: () => Promise<string[]>,
+  ours: OurRecords,
 ): Promise<Recovered> {
   const tagged = await ordersTagged(client, intent.reference);
   if (tagged.kind !== "orders") return tagged;
-  const ours = tagged.orders.filter(
+  const mine = tagged.orders.filter(
     (order) => referenceIn(order.description) === intent.reference && order.type === intent.kind,
   );
   // Two orders for one reference would be this adapter's failure: the oldest is the one kept, and
   // the other is still visible at Airalo for an operator (no second charge is made for it).
-  ours.sort((a, b) => Number(a.id) - Number(b.id));
-  if (ours.length > 0) return { kind: "found", order: ours[0]! };
+  mine.sort((a, b) => Number(a.id) - Number(b.id));
+  if (mine.length > 0) return { kind: "found", order: mine[0]! };
   if (intent.kind === "sim") return { kind: "absent" };
-  return findUntaggedTopUp(client, intent, claimedElsewhere, unansweredTopUps);
+  return findUntaggedTopUp(client, intent, ours);
 }
 
 async function ordersTagged(
@@ -82,8 +97,7 @@ function listed(
 async function findUntaggedTopUp(
   client: AiraloClient,
   intent: IntentRow,
-  claimedElsewhere: (ids: string[]) => Promise<Set<string>>,
-  unansweredTopUps: () => Promise<string[]>,
+  ours: OurRecords,
 ): Promise<Recovered> {
   const iccid = intent.iccid!;
   const since_ms = intent.created_at.getTime() - CLOCK_SLACK_MS;
@@ -108,10 +122,10 @@ async function findUntaggedTopUp(
       Date.parse(at) >= since_ms
     );
   });
-  const claimed = await claimedElsewhere(untagged.map((order) => order.id));
+  const claimed = await ours.claimedElsewhere(untagged.map((order) => order.id));
   const candidates = untagged.filter((order) => !claimed.has(order.id));
-  if (candidates.length === 0) return { kind: "absent" };
-  const rivals = await unansweredTopUps();
+  if (candidates.length === 0) return absentByHistory(client, intent, ours);
+  const rivals = await ours.unansweredTopUps();
   if (candidates.length === 1 && rivals.length === 1 && rivals[0] === intent.reference) {
     return { kind: "found", order: candidates[0]! };
   }
@@ -121,5 +135,33 @@ async function findUntaggedTopUp(
       `top-up ${intent.reference}: ${candidates.length} untagged top-up(s) of ${intent.package_id} on ${iccid} ` +
       `and ${rivals.length} unanswered top-up(s) of ours: an operator must match them (Airalo orders ` +
       `${candidates.map((order) => order.id).join(", ")})`,
+  };
+}
+
+/** "absent" only when the eSIM's package history accounts for every top-up of our package. */
+async function absentByHistory(
+  client: AiraloClient,
+  intent: IntentRow,
+  ours: OurRecords,
+): Promise<Recovered> {
+  const iccid = intent.iccid!;
+  const verdict = await client.call(`/sims/${encodeURIComponent(iccid)}/packages`, {
+    limits: [["sim_packages", iccid]],
+  });
+  const what = `top-up ${intent.reference}: no order of it found, and the package history of ${iccid}`;
+  if (verdict.kind !== "ok") {
+    const reason = verdict.kind === "not_found" ? "Airalo answered 404" : verdict.reason;
+    return { kind: "unknown", reason: `${what} could not be read (${reason})` };
+  }
+  const history = parsePackageHistory(verdict.body);
+  if (history === null) return { kind: "unknown", reason: `${what} is malformed` };
+  const made = history.filter((id) => id === intent.package_id).length;
+  const answered = await ours.answeredTopUps();
+  if (made <= answered) return { kind: "absent" };
+  return {
+    kind: "unknown",
+    reason:
+      `${what} holds ${made} top-up(s) of ${intent.package_id} and Airalo answered us ${answered}: ` +
+      "one may be ours; an operator must match them",
   };
 }

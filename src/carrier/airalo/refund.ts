@@ -1,7 +1,8 @@
 // Refunds through Airalo: POST /v2/refund {iccids, reason} is a *request*, answered 202 with a
 // refund_id and "manually reviewed" later; nothing is revoked by the call, and no endpoint reads a
 // request's outcome (docs/suppliers/airalo.md §5). An approval shows as the order's status
-// `refunded` / `partially_refunded` (§6, inferred, not stated).
+// `refunded` (§6, inferred, not stated); `partially_refunded` is not a full refund and stays
+// unavailable for an operator.
 //
 // The port's CancelOutcome has no "requested, decided later": so the first cancelProfile sends the
 // request and answers `unavailable` (the refunds domain asks again later); every later one reads
@@ -81,7 +82,17 @@ async function refundDecided(
     };
   }
   const status = parseOrder(dataOf(verdict.body))?.status;
-  if (status === "refunded" || status === "partially_refunded") return { kind: "ok" };
+  if (status === "refunded") return { kind: "ok" };
+  // `partially_refunded` is a status of its own beside `refunded` (filter[order_status]'s values,
+  // [DOC:get-order-list-11883022e0], docs/suppliers/airalo.md §6): Airalo gave back part of the
+  // order, not all of it. Not ok (the partner would be credited in full for a part), not refused
+  // (Airalo did accept something): unavailable, for an operator to settle with Airalo's statement.
+  if (status === "partially_refunded") {
+    return {
+      kind: "unavailable",
+      reason: `Airalo refunded order ${airalo_order_id} only partly (refund ${refund_id}): an operator must settle it`,
+    };
+  }
   return {
     kind: "unavailable",
     reason: `refund ${refund_id} is under Airalo's review (order status ${status ?? "unknown"})`,

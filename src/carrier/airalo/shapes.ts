@@ -28,7 +28,7 @@
 // address and `matching_id` the activation code. We read `lpa` and `matching_id`, and fall back to
 // parsing `qrcode` only when one is missing.
 
-import { isValidIccid } from "../../lib/luhn.ts";
+import { isSupplierIccid } from "../../lib/luhn.ts";
 import type { ProvisionedProfile } from "../carrier.ts";
 import { isObject } from "./client.ts";
 
@@ -81,7 +81,7 @@ export function parseOrderList(body: unknown): { orders: AiraloOrder[]; last_pag
 export function parseProfile(sim: unknown): ProvisionedProfile | null {
   if (!isObject(sim)) return null;
   const iccid = typeof sim.iccid === "string" ? sim.iccid : null;
-  if (iccid === null || !isValidIccid(iccid)) return null;
+  if (iccid === null || !isSupplierIccid(iccid)) return null;
   let smdp_address = typeof sim.lpa === "string" ? sim.lpa : null;
   let activation_code = typeof sim.matching_id === "string" ? sim.matching_id : null;
   if ((smdp_address === null || activation_code === null) && typeof sim.qrcode === "string") {
@@ -126,4 +126,21 @@ export function airaloInstant(value: string | null): string | null {
   if (!match) return null;
   const instant = new Date(`${match[1]}T${match[2]!.length === 5 ? `${match[2]}:00` : match[2]}Z`);
   return Number.isNaN(instant.getTime()) ? null : instant.toISOString();
+}
+
+/**
+ * The package ids of an eSIM's package history (GET /v2/sims/{iccid}/packages, `data[]` of
+ * `{id, status, ..., package: {id, ...}}`, [DOC:get-esim-package-history-11883032e0]), its own
+ * package and each top-up; null when the answer is not that list or an entry names no package
+ * (a history we cannot read whole proves nothing).
+ */
+export function parsePackageHistory(body: unknown): string[] | null {
+  if (!isObject(body) || !Array.isArray(body.data)) return null;
+  const ids: string[] = [];
+  for (const entry of body.data) {
+    const pkg = isObject(entry) && isObject(entry.package) ? entry.package : null;
+    if (pkg === null || typeof pkg.id !== "string") return null;
+    ids.push(pkg.id);
+  }
+  return ids;
 }

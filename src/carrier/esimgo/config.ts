@@ -35,10 +35,10 @@ export const MAX_TIMEOUT_MS = 120_000;
 /** An order list page of 200 orders with their eSIMs is well under this. */
 export const MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
 export const MAX_REASON_LENGTH = 500;
-/** Orders one page of GET /orders holds (the fake's ceiling, 200; eSIM Go's is not documented). */
+/** Orders asked for on one page of GET /orders (the fake's ceiling, 200; eSIM Go's is not documented, so a shorter page is not taken for the last). */
 export const ORDER_PAGE_LIMIT = 200;
-/** Pages a lookup reads; a window holding more orders than that is left to an operator. */
-export const MAX_ORDER_PAGES = 10;
+/** Pages a lookup reads (the last one empty); a window holding more orders is left to an operator. */
+export const MAX_ORDER_PAGES = 5;
 /** Slack for the clocks of eSIM Go and our database when bounding the createdAt window. */
 export const CLOCK_SLACK_MS = 5 * 60_000;
 /** Bytes per MB: the docs show 1 GB as 1000000000 bytes (§5), the catalogue's dataAmount is MB (§2). */

@@ -12,7 +12,7 @@
 //             it is the order's), else by bundle name in the order we bought them, else
 //             `esimgo:<assignmentReference>` (a bundle bought outside this service).
 import type pg from "pg";
-import { isValidIccid } from "../../lib/luhn.ts";
+import { isSupplierIccid } from "../../lib/luhn.ts";
 import { MAX_SIGNAL_BUNDLES } from "../../protocols/esim-signal.ts";
 import type {
   CarrierBundle,
@@ -39,7 +39,7 @@ const BUNDLE_STATES: Record<string, CarrierBundleStatus> = {
 };
 
 export async function esimState(deps: StateDeps, iccid: string): Promise<EsimStateOutcome> {
-  if (!isValidIccid(iccid)) return { kind: "not_found" };
+  if (!isSupplierIccid(iccid)) return { kind: "not_found" };
   const path = `/esims/${encodeURIComponent(iccid)}`;
   const details = await deps.client.call(path);
   if (details.kind === "rejected") return { kind: "not_found" };

@@ -4,7 +4,7 @@
 // /bundles) and refunds (revoking an unused bundle with a refund). Exactly once without idempotency
 // keys: place-order.ts. Answers and their meaning: client.ts. Shapes and their sources: shapes.ts.
 import type pg from "pg";
-import { isValidIccid } from "../../lib/luhn.ts";
+import { isSupplierIccid } from "../../lib/luhn.ts";
 import type {
   CancelOutcome,
   CancelRequest,
@@ -31,14 +31,15 @@ import { esimState } from "./esim-state.ts";
 import { recordIntent, selectIntent } from "./esimgo.sql.ts";
 import { type PlaceDeps, placeOnce, resolveUnanswered, settledOutcome } from "./place-order.ts";
 import { RateLimit } from "./rate-limit.ts";
+import { MAX_LOOKUP_CALLS } from "./recovery.ts";
 import { revokeWithRefund } from "./refund.ts";
 
 /**
- * Calls one provisioning may make, each with its own timeout: a wait for another order of the
- * bundle and its lookup (customerRef, up to a few order pages), our own lookup, the POST, the
- * install details, the customerRef. Sized generously: the lease must outlast all of them.
+ * Calls one provisioning may make, each with its own timeout: another order of the bundle's
+ * lookup, our own lookup, the POST, the install details, the customerRef. The lease must outlast
+ * all of them.
  */
-const MAX_CALLS_PER_OPERATION = 8;
+const MAX_CALLS_PER_OPERATION = 2 * MAX_LOOKUP_CALLS + 3;
 
 export class EsimGoCarrier implements Carrier {
   readonly #pool: pg.Pool;
@@ -113,7 +114,8 @@ export class EsimGoCarrier implements Carrier {
         reason: `reference ${JSON.stringify(request.reference)} cannot travel to eSIM Go`,
       };
     }
-    if (!isValidIccid(request.iccid)) return { kind: "refused", reason: `${request.iccid} is not an ICCID` };
+    if (!isSupplierIccid(request.iccid))
+      return { kind: "refused", reason: `${request.iccid} is not an ICCID` };
     const intent = await recordIntent(this.#pool, {
       reference: request.reference,
       kind: "topup",

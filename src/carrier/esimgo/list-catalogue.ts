@@ -13,7 +13,13 @@
 //                    bundle, so GET /organisation gives it (its shape is UNCONFIRMED, §2)
 // Every bundle is also a top-up: a top-up is a bundle ordered onto an existing ICCID (§4), so none
 // is top_up_only. eSIM Go gives no recommended retail price.
-import { decimalToMinor, type SupplierListing, type SupplierPackage } from "../supplier-package.ts";
+import {
+  type DroppedEntry,
+  decimalToMinor,
+  finerThanMinor,
+  type SupplierListing,
+  type SupplierPackage,
+} from "../supplier-package.ts";
 import { EsimGoClient, isObject, reasonOf } from "./client.ts";
 import { type EsimGoFetch, MAX_TIMEOUT_MS } from "./config.ts";
 import { RateLimit } from "./rate-limit.ts";
@@ -45,6 +51,7 @@ export async function listEsimGoCatalogue(options: EsimGoCatalogOptions): Promis
   const currency = await organisationCurrency(client);
   if (typeof currency !== "string") return { ok: false, reason: currency.failure };
   const packages: SupplierPackage[] = [];
+  const dropped: DroppedEntry[] = [];
   for (let page = 1; page <= MAX_PAGES; page += 1) {
     const verdict = await client.call("/catalogue", {
       query: { page: String(page), perPage: String(options.page_size ?? BUNDLES_PER_PAGE) },
@@ -57,10 +64,13 @@ export async function listEsimGoCatalogue(options: EsimGoCatalogOptions): Promis
     for (const bundle of bundles) {
       const pkg = isObject(bundle) ? mapBundle(bundle, currency) : null;
       if (pkg !== null) packages.push(pkg);
+      else dropped.push(droppedBundle(bundle));
     }
+    // The wrapper's pageCount is UNCONFIRMED (§2, from a third party's OpenAPI): without one, the
+    // pages are read until an empty one, never taken to end after the first.
     const pageCount = Number(body.pageCount);
-    if (bundles.length === 0 || !Number.isInteger(pageCount) || page >= pageCount)
-      return { ok: true, packages };
+    const last = Number.isInteger(pageCount) && pageCount > 0 ? page >= pageCount : false;
+    if (bundles.length === 0 || last) return { ok: true, packages, dropped };
   }
   return { ok: false, reason: `eSIM Go GET /catalogue: more than ${MAX_PAGES} pages` };
 }
@@ -105,8 +115,19 @@ function mapBundle(bundle: Record<string, unknown>, currency: string): SupplierP
     data_mb: unlimited ? null : Math.ceil(data),
     validity_days: duration,
     net_minor,
+    net_decimal: finerThanMinor(bundle.price, currency),
     retail_minor: null,
     currency,
     top_up_only: false,
   };
+}
+
+function droppedBundle(bundle: unknown): DroppedEntry {
+  const name = isObject(bundle) && typeof bundle.name === "string" ? bundle.name.slice(0, 200) : "";
+  const why = !isObject(bundle)
+    ? "a bundle that is not an object"
+    : name === ""
+      ? "a bundle without a name"
+      : `no positive price ${JSON.stringify(bundle.price ?? null)}, countries, duration or data amount`;
+  return { external_package_id: name, reason: why };
 }

@@ -11,6 +11,14 @@
 //      - an eSIM: its line's ICCID is not an eSIM we already hold (that would be a top-up);
 //      - a top-up: its line's ICCIDs are exactly [our eSIM] (allowReassign false: never a new one).
 //    Exactly one candidate is ours. None: absent. More: unknown, for an operator.
+//    The window is checked on our side too (an order's `createDate` outside it is not ours: the
+//    filter's exact semantics are not confirmed), and the list is read page by page until an
+//    empty page (eSIM Go's page size is not documented: a page shorter than we asked for may
+//    still not be the last), at most MAX_ORDER_PAGES pages, else unknown.
+//    An eSIM candidate must also be a new eSIM, not a top-up (a POST /orders with `iccids` looks
+//    the same in the list): a line whose `type` is not "bundle" is not a purchase, and its eSIM's
+//    bundles (GET /esims/{iccid}/bundles?includeUsed=true) must hold only this one assignment; an
+//    eSIM with more had a bundle before this order (a top-up made outside, of the same bundle).
 //
 // Why one candidate can be trusted: a claim to POST (esimgo.sql.ts claimPost) waits while another
 // reference of the same bundle (and eSIM, for a top-up) has a POST unresolved, until that one's
@@ -27,7 +35,7 @@
 import { type EsimGoClient, isObject, reasonOf } from "./client.ts";
 import { CLOCK_SLACK_MS, MAX_ORDER_PAGES, ORDER_PAGE_LIMIT } from "./config.ts";
 import type { IntentRow } from "./esimgo.sql.ts";
-import { type EsimGoOrder, parseOrderList } from "./shapes.ts";
+import { type EsimGoOrder, parseAssignments, parseOrderList } from "./shapes.ts";
 
 export type Recovered =
   | { kind: "found"; order: EsimGoOrder }
@@ -35,6 +43,11 @@ export type Recovered =
   /** Several orders could be ours: an operator's to match. */
   | { kind: "ambiguous"; reason: string }
   | { kind: "unknown"; reason: string };
+
+/** Candidates checked for being a new eSIM; more than that is an operator's to match anyway. */
+const MAX_FRESHNESS_CHECKS = 3;
+/** The most calls one lookup makes: the customerRef filter, the order pages, the freshness checks. */
+export const MAX_LOOKUP_CALLS = 1 + MAX_ORDER_PAGES + MAX_FRESHNESS_CHECKS;
 
 export type RecoveryDeps = {
   client: EsimGoClient;
@@ -57,6 +70,9 @@ export async function findOrder(deps: RecoveryDeps, intent: IntentRow): Promise<
   if (intent.kind === "esim") {
     const held = await deps.knownIccids(candidates.flatMap((order) => order.lines[0]!.iccids));
     candidates = candidates.filter((order) => !order.lines[0]!.iccids.some((iccid) => held.has(iccid)));
+    const fresh = await newEsimsOnly(deps.client, candidates);
+    if (fresh.kind !== "orders") return fresh;
+    candidates = fresh.orders;
   }
   if (candidates.length === 0) return { kind: "absent" };
   if (candidates.length === 1) return { kind: "found", order: candidates[0]! };
@@ -73,6 +89,7 @@ function fits(order: EsimGoOrder, intent: IntentRow): boolean {
   if (order.lines.length !== 1 || order.status === "failed") return false;
   const line = order.lines[0]!;
   if (line.item !== intent.item || line.quantity !== 1) return false;
+  if (line.type !== null && line.type !== "bundle") return false;
   if (intent.kind === "topup") return line.iccids.length === 1 && line.iccids[0] === intent.iccid;
   return line.iccids.length <= 1;
 }
@@ -98,6 +115,7 @@ async function ordersInWindow(
   const from = new Date(intent.created_at.getTime() - CLOCK_SLACK_MS).toISOString();
   const last_post_ms = (intent.requested_at ?? intent.created_at).getTime();
   const to = new Date(last_post_ms + deps.in_flight_ms + CLOCK_SLACK_MS).toISOString();
+  const [from_ms, to_ms] = [Date.parse(from), Date.parse(to)];
   const orders: EsimGoOrder[] = [];
   for (let page = 1; page <= MAX_ORDER_PAGES; page++) {
     const verdict = await deps.client.call("/orders", {
@@ -111,11 +129,45 @@ async function ordersInWindow(
     if (verdict.kind !== "ok") return { kind: "unknown", reason: `listing orders: ${reasonOf(verdict)}` };
     const list = parseOrderList(verdict.body);
     if (list === null) return { kind: "unknown", reason: "listing orders: a malformed order list" };
-    orders.push(...list);
-    if (list.length < ORDER_PAGE_LIMIT) return { kind: "orders", orders };
+    if (list.length === 0) return { kind: "orders", orders };
+    // An order without a readable time stays a candidate: leaving it out could only say "absent".
+    orders.push(
+      ...list.filter(
+        (order) => order.created_ms === null || (order.created_ms >= from_ms && order.created_ms <= to_ms),
+      ),
+    );
   }
   return {
     kind: "unknown",
-    reason: `more than ${MAX_ORDER_PAGES * ORDER_PAGE_LIMIT} orders in the window of ${intent.reference}`,
+    reason:
+      `listing orders: still more after ${MAX_ORDER_PAGES} pages in the window of ${intent.reference}; ` +
+      "an operator must look it up",
   };
+}
+
+/** The candidates whose eSIM holds only their own bundle (a new eSIM), read at eSIM Go. */
+async function newEsimsOnly(
+  client: EsimGoClient,
+  candidates: EsimGoOrder[],
+): Promise<{ kind: "orders"; orders: EsimGoOrder[] } | { kind: "unknown"; reason: string }> {
+  if (candidates.length > MAX_FRESHNESS_CHECKS) return { kind: "orders", orders: candidates };
+  const fresh: EsimGoOrder[] = [];
+  for (const order of candidates) {
+    const iccid = order.lines[0]!.iccids[0];
+    if (iccid === undefined) {
+      fresh.push(order); // no eSIM named yet: nothing proves it is a top-up
+      continue;
+    }
+    const verdict = await client.call(`/esims/${encodeURIComponent(iccid)}/bundles`, {
+      query: { includeUsed: "true", limit: "200" },
+    });
+    if (verdict.kind !== "ok") {
+      return { kind: "unknown", reason: `reading the bundles of ${iccid}: ${reasonOf(verdict)}` };
+    }
+    const assignments = parseAssignments(verdict.body);
+    if (assignments === null)
+      return { kind: "unknown", reason: `eSIM Go answered malformed bundles of ${iccid}` };
+    if (assignments.length <= 1) fresh.push(order);
+  }
+  return { kind: "orders", orders: fresh };
 }

@@ -28,14 +28,21 @@
 // | DELETE ...?type=transaction&refundToBalance=true     | {status} (refunded|revoked in the fake); the parameter's | §5     |
 // |                                                      |   name is UNCONFIRMED                                    |        |
 
-import { isValidIccid } from "../../lib/luhn.ts";
+import { isSupplierIccid } from "../../lib/luhn.ts";
 import type { ProvisionedProfile } from "../carrier.ts";
 import { isObject } from "./client.ts";
 
 const SMDP_ADDRESS = /^[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?$/;
 const MATCHING_ID = /^[0-9A-Za-z-]{1,255}$/;
 
-export type OrderLine = { item: string; quantity: number; iccids: string[]; esims: unknown[] };
+/** `type`: "bundle" for a bundle bought; `bundleAssignment` for an apply from inventory (§4, §6); null when absent. */
+export type OrderLine = {
+  type: string | null;
+  item: string;
+  quantity: number;
+  iccids: string[];
+  esims: unknown[];
+};
 
 export type EsimGoOrder = {
   reference: string;
@@ -57,6 +64,7 @@ export function parseOrder(value: unknown): EsimGoOrder | null {
     status: typeof value.status === "string" ? value.status.toLowerCase() : "",
     created_ms: Number.isFinite(created_ms) ? created_ms : null,
     lines: lines.map((line) => ({
+      type: typeof line.type === "string" ? line.type : null,
       item: typeof line.item === "string" ? line.item : "",
       quantity: Number(line.quantity),
       iccids: Array.isArray(line.iccids) ? line.iccids.filter((one) => typeof one === "string") : [],
@@ -81,7 +89,7 @@ export function parseOrderList(value: unknown): EsimGoOrder[] | null {
 export function parseProfile(value: unknown): ProvisionedProfile | null {
   if (!isObject(value)) return null;
   const { iccid, matchingId, smdpAddress } = value;
-  if (typeof iccid !== "string" || !isValidIccid(iccid)) return null;
+  if (typeof iccid !== "string" || !isSupplierIccid(iccid)) return null;
   if (typeof matchingId !== "string" || !MATCHING_ID.test(matchingId)) return null;
   if (typeof smdpAddress !== "string") return null;
   // The example prints "http://smdp.example.com" (§3): the LPA string wants the bare host.

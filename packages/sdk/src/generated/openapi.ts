@@ -3438,7 +3438,7 @@ export interface operations {
         parameters: {
             query?: {
                 client_reference?: string;
-                /** @description Find a traveller's order: an order id (`ord_...`), an ICCID (19-20 digits with its Luhn check digit: the eSIM bought or topped up), a traveller's email address (anything holding `@`: the whole address, case-insensitive), or else the start of a client reference or of a last name (case-insensitive; `%` and `_` are plain characters). Spaces around it do not count. 1-254 characters, no control characters. */
+                /** @description Find a traveller's order: an order id (`ord_...`), an ICCID (19-20 digits with its Luhn check digit, or the 18-22 digits a wholesale supplier gave an eSIM: the eSIM bought or topped up), a traveller's email address (anything holding `@`: the whole address, case-insensitive), or else the start of a client reference or of a last name (case-insensitive; `%` and `_` are plain characters). Spaces around it do not count. 1-254 characters, no control characters. */
                 q?: string;
                 /** @description Only orders in this status. */
                 status?: "pending" | "completed" | "failed" | "refunded";
@@ -5986,7 +5986,7 @@ export interface operations {
         parameters: {
             query?: {
                 client_reference?: string;
-                /** @description Find a traveller's order: an order id (`ord_...`), an ICCID (19-20 digits with its Luhn check digit: the eSIM bought or topped up), a traveller's email address (anything holding `@`: the whole address, case-insensitive), or else the start of a client reference or of a last name (case-insensitive; `%` and `_` are plain characters). Spaces around it do not count. 1-254 characters, no control characters. */
+                /** @description Find a traveller's order: an order id (`ord_...`), an ICCID (19-20 digits with its Luhn check digit, or the 18-22 digits a wholesale supplier gave an eSIM: the eSIM bought or topped up), a traveller's email address (anything holding `@`: the whole address, case-insensitive), or else the start of a client reference or of a last name (case-insensitive; `%` and `_` are plain characters). Spaces around it do not count. 1-254 characters, no control characters. */
                 q?: string;
                 status?: "released" | "installed" | "active" | "depleted" | "expired" | "deleted" | "cancelled";
                 /** @description Created on or after this UTC day (YYYY-MM-DD). After `to`: 400 `invalid_request`. */
@@ -6325,7 +6325,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The eSIM's ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit. A malformed one is 400 `invalid_iccid`; an unknown one, or another partner's, 404 `esim_not_found`. */
+                /** @description The eSIM's ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit, or, for an eSIM bought from a wholesale supplier, the 18-22 digits the supplier gave it (shown on the order). A malformed one is 400 `invalid_iccid`; an unknown one, or another partner's, 404 `esim_not_found` (400 `invalid_iccid` when it has no valid check digit either). */
                 iccid: string;
             };
             cookie?: never;
@@ -6683,7 +6683,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The eSIM's ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit. A malformed one is 400 `invalid_iccid`; an unknown one, or another partner's, 404 `esim_not_found`. */
+                /** @description The eSIM's ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit, or, for an eSIM bought from a wholesale supplier, the 18-22 digits the supplier gave it (shown on the order). A malformed one is 400 `invalid_iccid`; an unknown one, or another partner's, 404 `esim_not_found` (400 `invalid_iccid` when it has no valid check digit either). */
                 iccid: string;
             };
             cookie?: never;
@@ -8268,7 +8268,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The eSIM's ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit. A malformed one is 400 `invalid_iccid`; an unknown one, or another partner's, 404 `esim_not_found`. */
+                /** @description The eSIM's ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit, or, for an eSIM bought from a wholesale supplier, the 18-22 digits the supplier gave it (shown on the order). A malformed one is 400 `invalid_iccid`; an unknown one, or another partner's, 404 `esim_not_found` (400 `invalid_iccid` when it has no valid check digit either). */
                 iccid: string;
             };
             cookie?: never;
@@ -15331,7 +15331,7 @@ export interface operations {
         parameters: {
             query?: {
                 client_reference?: string;
-                /** @description Find a traveller's order: an order id (`ord_...`), an ICCID (19-20 digits with its Luhn check digit: the eSIM bought or topped up), a traveller's email address (anything holding `@`: the whole address, case-insensitive), or else the start of a client reference or of a last name (case-insensitive; `%` and `_` are plain characters). Spaces around it do not count. 1-254 characters, no control characters. */
+                /** @description Find a traveller's order: an order id (`ord_...`), an ICCID (19-20 digits with its Luhn check digit, or the 18-22 digits a wholesale supplier gave an eSIM: the eSIM bought or topped up), a traveller's email address (anything holding `@`: the whole address, case-insensitive), or else the start of a client reference or of a last name (case-insensitive; `%` and `_` are plain characters). Spaces around it do not count. 1-254 characters, no control characters. */
                 q?: string;
                 /** @description Only orders in this status. */
                 status?: "pending" | "completed" | "failed" | "refunded";
