@@ -448,6 +448,26 @@ test("concurrent submits of one cart of each supplier make one supplier order an
   }
 });
 
+test("in the sandbox without suppliers' URLs, the service starts their built-in simulations at first use and buys from them", async () => {
+  const sandbox = await world.startService();
+  try {
+    assert.doesNotMatch(sandbox.logs(), /simulation started/, "nothing started before a supplier is asked");
+    for (const package_id of [AIRALO_SIM, ESIMGO_SIM]) {
+      const partner = await newPartner(sandbox.url, 100_00);
+      const cart = await newCart(sandbox.url, partner.api_key, package_id);
+      const bought = await submit(sandbox.url, partner.api_key, cart.cart_key);
+      assert.equal(bought.status, 200, JSON.stringify(bought.body));
+      const order_id = bought.body.orderID as string;
+      if (package_id === AIRALO_SIM) assert.equal((await airaloOrdersOf(order_id)).length, 1);
+      else assert.equal(await esimgoOrdersOf(order_id), 1);
+    }
+    assert.match(sandbox.logs(), /sandbox Airalo simulation started/);
+    assert.match(sandbox.logs(), /sandbox eSIM Go simulation started/);
+  } finally {
+    await sandbox.stop();
+  }
+});
+
 test("a production start without suppliers' credentials serves the carrier's packages and refuses a supplier's, nothing charged", async () => {
   const production = await world.startService({
     APP_ENV: "production",

@@ -21,6 +21,7 @@ import { type NotConfiguredReasons, SupplierRouter } from "../carrier/route-by-s
 import type { Config } from "../config.ts";
 import { startSimulator } from "../simulators/carrier/server.ts";
 import { startSandboxSmdp } from "./sandbox-smdp.ts";
+import { StartOnFirstUse } from "./start-on-first-use.ts";
 import { openAiraloEndpoint, openEsimGoEndpoint, SupplierNotConfigured } from "./supplier-endpoints.ts";
 
 export type StartedCarrier = {
@@ -51,6 +52,22 @@ export async function startCarrier(
 
 type Closers = StartedCarrier["closers"];
 
+/**
+ * A sandbox supplier without a URL is its built-in fake, started at its first use
+ * (start-on-first-use.ts). The adapter's operation_ms depends on its timeout only: read from one
+ * built at a placeholder address, which sends nothing.
+ */
+function onFirstUse(
+  name: string,
+  build: (endpoint: string) => Carrier,
+  open: () => Promise<{ carrier: Carrier; close: () => Promise<void> }>,
+  closers: Closers,
+): Carrier {
+  const lazy = new StartOnFirstUse(name, build("http://127.0.0.1:9").operation_ms, open);
+  closers.push({ name, close: () => lazy.close() });
+  return lazy;
+}
+
 /** Airalo's adapter, or null (the reason kept for its refusals) when it is not configured. */
 async function startAiraloCarrier(
   config: Config,
@@ -58,11 +75,21 @@ async function startAiraloCarrier(
   log: (m: string) => void,
   closers: Closers,
   why: NotConfiguredReasons,
-): Promise<AiraloCarrier | null> {
-  try {
+): Promise<Carrier | null> {
+  const timeout_ms = config.supplier_timeout_ms;
+  const open = async () => {
     const { close, ...endpoint } = await openAiraloEndpoint(config, pool, log);
+    return { carrier: new AiraloCarrier({ pool, timeout_ms, ...endpoint }), close };
+  };
+  if (config.airalo_api_url === null && config.app_env === "sandbox") {
+    const placeholder = (base_url: string) =>
+      new AiraloCarrier({ pool, timeout_ms, base_url, client_id: "-", client_secret: "-" });
+    return onFirstUse("Airalo simulation", placeholder, open, closers);
+  }
+  try {
+    const { carrier, close } = await open();
     closers.push({ name: "Airalo", close });
-    return new AiraloCarrier({ pool, timeout_ms: config.supplier_timeout_ms, ...endpoint });
+    return carrier;
   } catch (error) {
     if (!(error instanceof SupplierNotConfigured)) throw error;
     why.airalo = error.message;
@@ -78,11 +105,20 @@ async function startEsimGoCarrier(
   log: (m: string) => void,
   closers: Closers,
   why: NotConfiguredReasons,
-): Promise<EsimGoCarrier | null> {
-  try {
+): Promise<Carrier | null> {
+  const timeout_ms = config.supplier_timeout_ms;
+  const open = async () => {
     const { close, ...endpoint } = await openEsimGoEndpoint(config, pool, log);
+    return { carrier: new EsimGoCarrier({ pool, timeout_ms, ...endpoint }), close };
+  };
+  if (config.esimgo_api_url === null && config.app_env === "sandbox") {
+    const placeholder = (base_url: string) => new EsimGoCarrier({ pool, timeout_ms, base_url, api_key: "-" });
+    return onFirstUse("eSIM Go simulation", placeholder, open, closers);
+  }
+  try {
+    const { carrier, close } = await open();
     closers.push({ name: "eSIM Go", close });
-    return new EsimGoCarrier({ pool, timeout_ms: config.supplier_timeout_ms, ...endpoint });
+    return carrier;
   } catch (error) {
     if (!(error instanceof SupplierNotConfigured)) throw error;
     why.esimgo = error.message;
