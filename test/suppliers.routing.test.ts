@@ -448,6 +448,43 @@ test("concurrent submits of one cart of each supplier make one supplier order an
   }
 });
 
+for (const [supplier, package_id] of [
+  ["Airalo", AIRALO_SIM],
+  ["eSIM Go", ESIMGO_SIM],
+] as const) {
+  test(`killed between ${supplier}'s commit and our record, restarted: one ${supplier} order and one charge`, async () => {
+    const doomed = await world.startService({ ...SUPPLIERS_ENV, CRASH_AT: "after_carrier_answer" });
+    const partner = await newPartner(doomed.url, 100_00);
+    const cart = await newCart(doomed.url, partner.api_key, package_id);
+    await assert.rejects(
+      submit(doomed.url, partner.api_key, cart.cart_key),
+      "the request dies with its process",
+    );
+    await waitFor("the process to die", async () => doomed.process.signalCode === "SIGKILL");
+    const order = await sql<{ order_id: string; status: string; total_minor: number }>`
+      select order_id, status, total_minor from orders where cart_key = ${cart.cart_key}`.execute(db);
+    const order_id = order.rows[0]!.order_id;
+    assert.equal(order.rows[0]!.status, "pending", "the supplier made it; we had not recorded it");
+    const made =
+      supplier === "Airalo" ? (await airaloOrdersOf(order_id)).length : await esimgoOrdersOf(order_id);
+    assert.equal(made, 1, "the supplier committed before the crash");
+    const restarted = await world.startService(SUPPLIERS_ENV);
+    try {
+      // Nobody retries: the resolver alone finishes the order, from the supplier's record.
+      await waitFor("the resolver", async () => (await orderRow(order_id)).status === "completed", 30_000);
+      if (supplier === "Airalo") assert.equal((await airaloOrdersOf(order_id)).length, 1);
+      else assert.equal(await esimgoOrdersOf(order_id), 1);
+      assert.deepEqual(await charges(order_id), [{ kind: "purchase", state: "posted" }]);
+      assert.equal(
+        await balance(restarted.url, partner.api_key),
+        100_00 - Number(order.rows[0]!.total_minor),
+      );
+    } finally {
+      await restarted.stop();
+    }
+  });
+}
+
 test("in the sandbox without suppliers' URLs, the service starts their built-in simulations at first use and buys from them", async () => {
   const sandbox = await world.startService();
   try {
