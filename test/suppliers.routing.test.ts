@@ -262,9 +262,12 @@ test("each eSIM is offered and topped up with its own supplier's packages only; 
   const offered = offer.body.data.map((row: { package_id: string }) => row.package_id);
   assert.ok(offered.includes(AIRALO_TOPUP), JSON.stringify(offered));
   assert.ok(
-    offered.every((id: string) => id.startsWith("airalo-") && id.endsWith("-topup")),
-    `only Airalo's top-up packages: ${offered}`,
+    offered.every((id: string) => id.startsWith("airalo-uki-mobile-") && id.endsWith("-topup")),
+    `only Airalo's top-up packages of the eSIM's operator: ${offered}`,
   );
+  const europe = await sql<{ n: number }>`
+    select count(*)::int as n from packages where package_id like 'airalo-eurolink-%-topup' and active`.execute(db);
+  assert.ok(europe.rows[0]!.n > 0, "Airalo's Europe top-ups cover the UK too, and are not offered");
   const refused = await topUp(
     onAiralo.partner.api_key,
     onAiralo.iccid,

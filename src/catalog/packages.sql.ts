@@ -34,12 +34,19 @@ const PRICE_TERMS = sql.raw(
 );
 
 /**
- * Package `p` can top up an eSIM of its supplier: a supplier that sells top-up packages of its own
- * (Airalo's `type: topup`) accepts only those onto an eSIM; the others (the carrier, eSIM Go)
- * take any of their packages.
+ * Package `p` can top up an eSIM of its supplier whose original package is `original_package_id`:
+ * a supplier that sells top-up packages of its own (Airalo's `type: topup`) accepts only those onto
+ * an eSIM, and only its own operator's, which we approximate by the same coverage (p covers the
+ * original's destinations, the caller checks, and no more of them): a Europe top-up is not offered
+ * for a UK eSIM. The others (the carrier, eSIM Go) take any of their packages.
  */
-const TOPS_UP = sql`(p.top_up_only or not exists (
-  select 1 from packages t where t.supplier = p.supplier and t.active and t.top_up_only))`;
+function topsUp(original_package_id: string) {
+  return sql`(case when p.top_up_only then
+      (select count(*) from package_destinations x where x.package_id = p.package_id)
+        = (select count(*) from package_destinations o where o.package_id = ${original_package_id})
+    else not exists (
+      select 1 from packages t where t.supplier = p.supplier and t.active and t.top_up_only) end)`;
+}
 
 /** The partner's pricing row and its override of package `p`, each at most one row (primary keys). */
 function priceTermsJoin(partner_id: string) {
@@ -101,7 +108,7 @@ export async function selectCoveringMeteredPackages(
     from packages p
     join package_destinations pd on pd.package_id = p.package_id
     join original o on o.destination_code = pd.destination_code
-    where p.active and p.data_mb is not null and p.supplier = ${supplier} and ${TOPS_UP}
+    where p.active and p.data_mb is not null and p.supplier = ${supplier} and ${topsUp(original_package_id)}
     group by p.package_id
     having count(*) = (select count(*) from original)
     order by case p.coverage when 'country' then 0 when 'regional' then 1 else 2 end,
@@ -129,7 +136,7 @@ export async function selectCoveringMeteredPackage(
            ${PRICE_TERMS}
     from packages p ${priceTermsJoin(partner_id)}
     where p.package_id = ${choice.package_id} and p.external_package_id = ${choice.external_package_id}
-      and p.active and p.data_mb is not null and ${TOPS_UP}
+      and p.active and p.data_mb is not null and ${topsUp(original_package_id)}
       and exists (select 1 from package_destinations o where o.package_id = ${original_package_id})
       and not exists (
         select 1 from package_destinations o

@@ -21,8 +21,8 @@
 //    eSIM takes Airalo top-ups, an eSIM Go eSIM eSIM Go bundles, the carrier's eSIM the carrier's
 //    packages; no supplier can load a bundle onto another's profile. A supplier that sells
 //    top-up-only packages (Airalo) takes only those onto its eSIMs; they are offered here, and
-//    only here (never as a new eSIM). Airalo also wants the eSIM's own operator: a covering
-//    top-up of another operator (a regional one) is refused by Airalo, nothing charged.
+//    only here (never as a new eSIM); and only those of the eSIM's own operator, which Airalo
+//    requires, approximated by the same coverage (a Europe top-up is not offered for a UK eSIM).
 // 4. Stable order, as in discovery: country packages, then regional, then global; within each by
 //    data size, validity and package_id. At most MAX_TOPUP_ROWS rows.
 import {
