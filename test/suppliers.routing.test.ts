@@ -266,7 +266,9 @@ test("each eSIM is offered and topped up with its own supplier's packages only; 
     `only Airalo's top-up packages of the eSIM's operator: ${offered}`,
   );
   const europe = await sql<{ n: number }>`
-    select count(*)::int as n from packages where package_id like 'airalo-eurolink-%-topup' and active`.execute(db);
+    select count(*)::int as n from packages where package_id like 'airalo-eurolink-%-topup' and active`.execute(
+    db,
+  );
   assert.ok(europe.rows[0]!.n > 0, "Airalo's Europe top-ups cover the UK too, and are not offered");
   const refused = await topUp(
     onAiralo.partner.api_key,
