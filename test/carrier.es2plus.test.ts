@@ -594,7 +594,7 @@ test("a steadily slow SM-DP+ whose every call answers well inside CARRIER_TIMEOU
   const outcomes: string[] = [];
   try {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const outcome = await carrier.provisionProfile(request);
+      const outcome = await carrier.provisionProfile({ ...request, supplier: "carrier" });
       outcomes.push(outcome.kind === "ok" ? "ok" : `${outcome.kind}: ${outcome.reason}`);
       if (outcome.kind === "ok") break;
       // What the resolver does between attempts: the SM-DP+ finishes any call still in its hands.

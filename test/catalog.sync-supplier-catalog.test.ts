@@ -30,11 +30,7 @@ import { minorUnitDigits } from "../src/lib/major-units.ts";
 import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { startAiralo } from "../src/simulators/airalo/server.ts";
 import { startEsimGoSimulator } from "../src/simulators/esimgo/server.ts";
-import {
-  openSupplierCatalog,
-  SupplierNotConfigured,
-  SYNC_NOT_IN_PRODUCTION,
-} from "../src/suppliers/supplier-catalogs.ts";
+import { openSupplierCatalog, SupplierNotConfigured } from "../src/suppliers/supplier-catalogs.ts";
 import { runCli } from "./support/cli.ts";
 import { createTestDatabase } from "./support/db.ts";
 
@@ -636,16 +632,28 @@ test("a regional package listing a territory we have no destination for is offer
   );
 });
 
-test("in production the sync refuses, saying why, and changes nothing: purchases of a supplier's packages are not routed to it yet", async () => {
-  // A production configuration with eSIM Go's credentials (the rest of production's settings play no part).
+test("in production a supplier without its credentials is not configured: the sync refuses, naming the settings, and changes nothing", async () => {
+  // A production configuration without suppliers' credentials (the rest of production's settings play no part).
   const sandbox = loadConfig({ APP_ENV: "sandbox", CURRENCY: "USD" });
-  const config = { ...sandbox, app_env: "production" as const, esimgo_api_key: "production-key-0123456789" };
+  const config = { ...sandbox, app_env: "production" as const };
   const db = await createTestDatabase({ catalog: true });
   const before = await db.pool.query("select count(*)::int as n from packages");
   await assert.rejects(
     openSupplierCatalog(config, db.pool, "esimgo", () => undefined),
-    (error: Error) => error instanceof SupplierNotConfigured && error.message === SYNC_NOT_IN_PRODUCTION,
+    (error: Error) => error instanceof SupplierNotConfigured && /ESIMGO_API_KEY/.test(error.message),
   );
+  await assert.rejects(
+    openSupplierCatalog(config, db.pool, "airalo", () => undefined),
+    (error: Error) => error instanceof SupplierNotConfigured && /AIRALO_CLIENT_ID/.test(error.message),
+  );
+  // With its credentials, production opens the supplier's own API (nothing is called until a listing).
+  const opened = await openSupplierCatalog(
+    { ...config, esimgo_api_key: "production-key-0123456789" },
+    db.pool,
+    "esimgo",
+    () => undefined,
+  );
+  await opened.close();
   const after_ = await db.pool.query("select count(*)::int as n from packages");
   assert.equal(after_.rows[0].n, before.rows[0].n);
 });

@@ -83,6 +83,7 @@ async function completionCounts(
           last_name: "Lima",
           iccid: null,
           language: "en",
+          supplier: "carrier",
         },
         { lease_ms: 30_000, resolve_after_ms: 60_000, lease_holder: null },
       );

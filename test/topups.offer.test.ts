@@ -27,10 +27,11 @@ test("a submit accepts exactly the rows of the offer, for originals of every cov
   ];
   let offered_pairs = 0;
   for (const original of originals) {
-    const offer = await topUpOffer(db, "ptr_offer", original.package_id);
+    const esim = { package_id: original.package_id, supplier: "carrier" as const };
+    const offer = await topUpOffer(db, "ptr_offer", esim);
     const listed = new Map(offer.map((row) => [row.package_id, row]));
     for (const candidate of packages) {
-      const checked = await offeredTopUp(db, "ptr_offer", original.package_id, candidate);
+      const checked = await offeredTopUp(db, "ptr_offer", esim, candidate);
       assert.deepEqual(
         checked,
         listed.get(candidate.package_id) ?? null,
@@ -38,14 +39,15 @@ test("a submit accepts exactly the rows of the offer, for originals of every cov
       );
       if (checked !== null) offered_pairs++;
       const other_id = { ...candidate, external_package_id: `${candidate.external_package_id}-x` };
-      assert.equal(await offeredTopUp(db, "ptr_offer", original.package_id, other_id), null);
+      assert.equal(await offeredTopUp(db, "ptr_offer", esim, other_id), null);
     }
     assert.ok(!listed.has(retired.package_id), "a retired package is never offered");
   }
   assert.ok(offered_pairs >= originals.length, "every metered original is offered something");
   // An original with no destinations (here: no such package) covers nothing: nothing is offered.
-  assert.deepEqual(await topUpOffer(db, "ptr_offer", "no-such-package"), []);
+  const nothing = { package_id: "no-such-package", supplier: "carrier" as const };
+  assert.deepEqual(await topUpOffer(db, "ptr_offer", nothing), []);
   for (const candidate of packages) {
-    assert.equal(await offeredTopUp(db, "ptr_offer", "no-such-package", candidate), null);
+    assert.equal(await offeredTopUp(db, "ptr_offer", nothing, candidate), null);
   }
 });

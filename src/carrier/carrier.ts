@@ -2,6 +2,17 @@
 // Every call carries our reference (the order id); asking twice with the same reference never
 // provisions twice, so a retry, a resolver run or a crash recovery can always just ask again.
 
+/**
+ * Who provisions an order (contract "Suppliers (operator side)"): our carrier protocol and ES2+
+ * (`carrier`), Airalo or eSIM Go. Every call of the port names it, read from the order's own row
+ * (or the eSIM's order): route-by-supplier.ts sends the call to that supplier's adapter. An
+ * adapter serves one supplier and needs no more than the request without it.
+ */
+export type PackageSupplier = "carrier" | "airalo" | "esimgo";
+
+/** A request as the port takes it: with the supplier of the order it is about. */
+export type ForSupplier<T> = T & { supplier: PackageSupplier };
+
 export type ProvisionRequest = {
   /** Our idempotency reference: the order id. */
   reference: string;
@@ -22,6 +33,7 @@ export type ProvisionedProfile = {
   activation_code: string;
 };
 
+/** Its supplier (ForSupplier) is the eSIM's: a top-up package is sold only onto an eSIM of its own. */
 export type TopUpRequest = {
   reference: string;
   iccid: string;
@@ -74,14 +86,17 @@ export interface Carrier extends EsimLifecycle {
    * lease of the order or refund driving it is sized to this, so nobody else drives it meanwhile.
    */
   readonly operation_ms: number;
-  provisionProfile(request: ProvisionRequest): Promise<CarrierOutcome<ProvisionedProfile>>;
-  topUp(request: TopUpRequest): Promise<CarrierOutcome<TopUpResult>>;
-  /** The outcome of an earlier reference; never provisions (an operator settling a stuck order). */
-  lookUpOutcome(reference: string): Promise<LookedUpOutcome>;
-  cancelProfile(request: CancelRequest): Promise<CancelOutcome>; // a new eSIM's order: the profile and its bundle
-  cancelBundle(request: CancelRequest): Promise<CancelOutcome>; // a top-up order: its queued bundle only
+  provisionProfile(request: ForSupplier<ProvisionRequest>): Promise<CarrierOutcome<ProvisionedProfile>>;
+  topUp(request: ForSupplier<TopUpRequest>): Promise<CarrierOutcome<TopUpResult>>;
+  /**
+   * The outcome of an earlier reference; never provisions (an operator settling a stuck order).
+   * `supplier`: the order's, where its provisioning was asked.
+   */
+  lookUpOutcome(reference: string, supplier: PackageSupplier): Promise<LookedUpOutcome>;
+  cancelProfile(request: ForSupplier<CancelRequest>): Promise<CancelOutcome>; // a new eSIM's order: the profile and its bundle
+  cancelBundle(request: ForSupplier<CancelRequest>): Promise<CancelOutcome>; // a top-up order: its queued bundle only
   /** An operator's verdict on a held (ambiguous) cancelProfile of `request.reference`. */
-  settleHeldCancel(request: CancelRequest, verdict: CancelVerdict): Promise<SettledCancel>;
+  settleHeldCancel(request: ForSupplier<CancelRequest>, verdict: CancelVerdict): Promise<SettledCancel>;
 }
 
 // After the sale (contract "eSIMs"): the signal shapes are the carrier protocol's own
@@ -103,11 +118,11 @@ export type EsimStateOutcome =
   | { kind: "unavailable"; reason: string };
 
 export interface EsimLifecycle {
-  /** Pull: the eSIM's current state at the carrier; never changes anything. */
-  esimState(iccid: string): Promise<EsimStateOutcome>;
+  /** Pull: the eSIM's current state at its supplier (its order's); never changes anything. */
+  esimState(iccid: string, supplier: PackageSupplier): Promise<EsimStateOutcome>;
   /**
    * Sandbox only: asks the carrier simulator's control API to make `event` happen, as a device
    * would; the carrier then signals it like any other change. A real carrier answers unavailable.
    */
-  simulate(iccid: string, event: SimulatedEvent): Promise<EsimStateOutcome>;
+  simulate(iccid: string, event: SimulatedEvent, supplier: PackageSupplier): Promise<EsimStateOutcome>;
 }

@@ -4,7 +4,7 @@ import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
 
 const CART_COLUMNS = sql.raw(`cart_key, partner_id, package_id, external_package_id, data_mb, validity_days,
-  start_date, total_minor, currency, created_at, expires_at`);
+  start_date, total_minor, currency, created_at, expires_at, supplier`);
 
 /** A cart as read from the database. It keeps the package's terms when it was made (migration
  * 0002): what the carrier is asked for, whatever the catalog says later. */
@@ -20,10 +20,10 @@ export async function insertCart(
 ): Promise<CartRow> {
   const result = await sql<CartRow>`
     insert into carts (cart_key, partner_id, package_id, external_package_id, data_mb, validity_days, start_date,
-                       total_minor, currency, expires_at)
+                       total_minor, currency, expires_at, supplier)
     values (${cart.cart_key}, ${cart.partner_id}, ${cart.package_id}, ${cart.external_package_id}, ${cart.data_mb},
             ${cart.validity_days}, ${cart.start_date}::date, ${cart.total_minor}, ${cart.currency},
-            now() + make_interval(mins => ${ttl_minutes}))
+            now() + make_interval(mins => ${ttl_minutes}), ${cart.supplier})
     returning ${CART_COLUMNS}`.execute(db);
   return result.rows[0]!;
 }

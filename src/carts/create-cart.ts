@@ -52,6 +52,7 @@ export async function createCart(
       partner_id: input.partner_id,
       package_id: pkg.package_id,
       external_package_id: pkg.external_package_id,
+      supplier: pkg.supplier,
       data_mb: pkg.data_mb,
       validity_days: pkg.validity_days,
       start_date: input.start_date,

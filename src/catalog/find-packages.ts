@@ -2,6 +2,7 @@
 // offer the packages that cover an eSIM's, the confirmation email names the package bought.
 // A retired package (active false) is kept, so a name is found for any package ever sold.
 import type { Executor } from "../db/executor.ts";
+import type { PackageSupplier } from "../db/schema.ts";
 import {
   type CartablePackage,
   type CoveringPackage,
@@ -43,17 +44,18 @@ function pricedAlone<T extends { package_id: string; wholesale_minor: number }>(
 }
 
 /**
- * Up to `limit` active packages, priced for the partner, with a data allowance that cover every destination of
- * `original_package_id`: country packages, then regional, then global, each by data size,
- * validity and package_id.
+ * Up to `limit` active packages of `supplier`, priced for the partner, with a data allowance that
+ * cover every destination of `original_package_id`: country packages, then regional, then global,
+ * each by data size, validity and package_id.
  */
 export async function coveringMeteredPackages(
   db: Executor,
   partner_id: string,
   original_package_id: string,
+  supplier: PackageSupplier,
   limit: number,
 ): Promise<Array<Priced<CoveringPackage>>> {
-  const rows = await selectCoveringMeteredPackages(db, original_package_id, limit);
+  const rows = await selectCoveringMeteredPackages(db, original_package_id, supplier, limit);
   if (rows.length === 0) return [];
   const prices = await partnerPriceList(db, partner_id);
   return rows.map((row) => ({

@@ -62,7 +62,8 @@ export async function readDestinationPackages(
        select p.*, case p.coverage when 'country' then 0 when 'regional' then 1 else 2 end as coverage_rank
        from package_destinations pd
        join packages p on p.package_id = pd.package_id
-       where pd.destination_code = d.destination_code and p.active
+       -- A top-up-only package (a supplier's top-up product) is never sold as a new eSIM.
+       where pd.destination_code = d.destination_code and p.active and not p.top_up_only
        order by coverage_rank, p.data_mb nulls last, p.validity_days, p.package_id
        limit $2::integer
      ) p on true

@@ -12,6 +12,9 @@ export type EsimStatus =
   | "expired"
   | "deleted"
   | "cancelled";
+/** Who sells a package and provisions its orders (migrations 0035, 0038). */
+export type PackageSupplier = "carrier" | "airalo" | "esimgo";
+
 export type BundleStatus = "queued" | "active" | "depleted" | "expired" | "cancelled";
 
 export type Database = {
@@ -86,7 +89,7 @@ export type Database = {
     active: Generated<boolean>;
     updated_at: Timestamp;
     /** Who sells it (migration 0035); the operator's to see, never a partner's. */
-    supplier: Generated<"carrier" | "airalo" | "esimgo">;
+    supplier: Generated<PackageSupplier>;
     supplier_net_minor: number | null;
     supplier_currency: string | null;
     top_up_only: Generated<boolean>;
@@ -127,6 +130,8 @@ export type Database = {
     currency: string;
     created_at: Timestamp;
     expires_at: Date;
+    /** Who sells the package (migration 0038): copied with its terms, where the order is sent. */
+    supplier: Generated<PackageSupplier>;
   };
   /** Tombstones of carts purged after expiry (migration 0004): their keys answer 410, not 404. */
   expired_carts: { cart_key: string; partner_id: string; expired_at: Date; purged_at: Timestamp };
@@ -177,6 +182,8 @@ export type Database = {
     topup_iccid: string | null;
     /** The traveller's language, resolved from the submit's (migration 0042; earlier orders: en). */
     language: Generated<string>;
+    /** Who provisions it (migration 0038), copied from the cart or top-up package; never changes. */
+    supplier: Generated<PackageSupplier>;
   };
   /** The orders still pending (migration 0046): the resolver's and the metrics' list. */
   pending_orders: { order_id: string; created_at: Date };

@@ -9,6 +9,7 @@ import { ApiError } from "../shared/errors.ts";
 import { applySignal } from "./apply-signal.ts";
 import { getEsim } from "./get-esim.ts";
 import type { EsimBody } from "./render-esim.ts";
+import { esimSupplier } from "./sync-esims.sql.ts";
 
 export async function simulateEsimEvent(
   ctx: AppContext,
@@ -26,7 +27,9 @@ export async function simulateEsimEvent(
       errors: [{ field: "data_mb", code: "required", message: "is required for use_data" }],
     });
   }
-  const outcome = await ctx.carrier.simulate(iccid, event);
+  const supplier = await esimSupplier(ctx.db, iccid);
+  if (supplier === null) throw new ApiError("esim_not_found", `No eSIM ${iccid}.`);
+  const outcome = await ctx.carrier.simulate(iccid, event, supplier);
   if (outcome.kind === "unavailable")
     throw new ApiError("carrier_unavailable", "The carrier simulator did not answer.");
   if (outcome.kind === "not_found")

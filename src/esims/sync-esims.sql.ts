@@ -2,6 +2,7 @@
 // pull the same one, and recording a failed pull.
 import { sql } from "kysely";
 import type { Executor } from "../db/executor.ts";
+import type { PackageSupplier } from "../db/schema.ts";
 
 /**
  * The statuses of the partial index esims_sync_due_idx. Deleted and cancelled are final; an expired
@@ -15,14 +16,26 @@ const SYNCABLE = sql`status in ('released', 'installed', 'active', 'depleted', '
  * after this statement commits, until the pull records its outcome or the lease runs out (the
  * process died: another one pulls them then).
  */
-export async function claimDueEsims(db: Executor, limit: number, lease_s: number): Promise<string[]> {
-  const result = await sql<{ iccid: string }>`
+export async function claimDueEsims(db: Executor, limit: number, lease_s: number): Promise<DueEsim[]> {
+  const result = await sql<DueEsim>`
     update esims e set next_sync_at = now() + make_interval(secs => ${lease_s})
     from (select iccid from esims where ${SYNCABLE} and next_sync_at <= now()
-          order by next_sync_at limit ${limit} for update skip locked) due
-    where e.iccid = due.iccid
-    returning e.iccid`.execute(db);
-  return result.rows.map((row) => row.iccid);
+          order by next_sync_at limit ${limit} for update skip locked) due,
+         orders o
+    where e.iccid = due.iccid and o.order_id = e.order_id
+    returning e.iccid, o.supplier`.execute(db);
+  return result.rows;
+}
+
+/** A claimed eSIM and the supplier of the order that made it: where its state is pulled from. */
+export type DueEsim = { iccid: string; supplier: PackageSupplier };
+
+/** The supplier of the order that made the eSIM; null: no such eSIM. */
+export async function esimSupplier(db: Executor, iccid: string): Promise<PackageSupplier | null> {
+  const result = await sql<{ supplier: PackageSupplier }>`
+    select o.supplier from esims e join orders o on o.order_id = e.order_id
+    where e.iccid = ${iccid}`.execute(db);
+  return result.rows[0]?.supplier ?? null;
 }
 
 /** Claims a round gave up on (the carrier is down): due again now. Returns how many. */

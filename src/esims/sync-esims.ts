@@ -6,7 +6,7 @@
 import type { Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import { deferWrite } from "../db/pool.ts";
-import type { Database } from "../db/schema.ts";
+import type { Database, PackageSupplier } from "../db/schema.ts";
 import type { AppContext } from "../shared/context.ts";
 import { applySignal, withJitter } from "./apply-signal.ts";
 import { claimDueEsims, dueNow, markSyncFailed, releaseClaims } from "./sync-esims.sql.ts";
@@ -14,7 +14,10 @@ import { claimDueEsims, dueNow, markSyncFailed, releaseClaims } from "./sync-esi
 /** A failing eSIM is retried with doubling pauses, never more than this apart. */
 const MAX_RETRY_AFTER_S = 6 * 3_600;
 
-/** A carrier that fails this many pulls in a row is down: the rest of the round waits for the next one. */
+/**
+ * A supplier that fails this many pulls in a row is down (or out of its rate limit): the rest of
+ * its eSIMs in the round wait for the next one; other suppliers' eSIMs are still pulled.
+ */
 export const MAX_CONSECUTIVE_UNAVAILABLE = 3;
 
 export type SyncRound = { claimed: number; synced: number; failed: number; released: number };
@@ -47,27 +50,33 @@ export async function pullSoonLater(trx: Transaction<Database>, iccid: string): 
 export async function syncDueEsims(ctx: AppContext, limit: number): Promise<SyncRound> {
   // The claim outlives the whole round (every pull may take the carrier timeout) with a margin;
   // then a dead process's claims become due again.
-  const lease_s = Math.ceil((limit * ctx.config.carrier_timeout_ms) / 1000) + 30;
-  const iccids = await claimDueEsims(ctx.db, limit, lease_s);
-  const round: SyncRound = { claimed: iccids.length, synced: 0, failed: 0, released: 0 };
-  let unavailable = 0;
-  for (const [index, iccid] of iccids.entries()) {
-    const pulled = await syncEsim(ctx, iccid);
+  // A supplier's pull is two calls (Airalo: the eSIM and its usage), each with its own timeout.
+  const pull_ms = 2 * Math.max(ctx.config.carrier_timeout_ms, ctx.config.supplier_timeout_ms);
+  const lease_s = Math.ceil((limit * pull_ms) / 1000) + 30;
+  const due = await claimDueEsims(ctx.db, limit, lease_s);
+  const round: SyncRound = { claimed: due.length, synced: 0, failed: 0, released: 0 };
+  // Per supplier: Airalo's usage calls are rate limited (its adapter's buckets answer unavailable
+  // when spent), and one supplier down must not stop the pulls from the others.
+  const unavailable = new Map<PackageSupplier, number>();
+  const skipped: string[] = [];
+  for (const { iccid, supplier } of due) {
+    if ((unavailable.get(supplier) ?? 0) >= MAX_CONSECUTIVE_UNAVAILABLE) {
+      skipped.push(iccid);
+      continue;
+    }
+    const pulled = await syncEsim(ctx, iccid, supplier);
     if (pulled === "synced") round.synced++;
     else round.failed++;
-    unavailable = pulled === "unavailable" ? unavailable + 1 : 0;
-    if (unavailable >= MAX_CONSECUTIVE_UNAVAILABLE) {
-      // Not one more timeout each: the unpulled claims are due again at once, for the next round.
-      round.released = await releaseClaims(ctx.db, iccids.slice(index + 1));
-      break;
-    }
+    unavailable.set(supplier, pulled === "unavailable" ? (unavailable.get(supplier) ?? 0) + 1 : 0);
   }
+  // Not one more timeout each: the unpulled claims are due again at once, for the next round.
+  round.released = await releaseClaims(ctx.db, skipped);
   return round;
 }
 
 /** Pulls one eSIM's state and applies it; a failure is recorded on the eSIM. */
-async function syncEsim(ctx: AppContext, iccid: string): Promise<Pulled> {
-  const outcome = await ctx.carrier.esimState(iccid);
+async function syncEsim(ctx: AppContext, iccid: string, supplier: PackageSupplier): Promise<Pulled> {
+  const outcome = await ctx.carrier.esimState(iccid, supplier);
   let error: string;
   if (outcome.kind === "ok") {
     try {

@@ -1,7 +1,7 @@
 // SQL of the carrier checks owed on orders failed without the carrier's word (migration 0036).
 import { sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
-import type { Database } from "../db/schema.ts";
+import type { Database, PackageSupplier } from "../db/schema.ts";
 
 export type CarrierCheckWord = "nothing_made" | "cancelled" | "refused" | "unavailable";
 
@@ -33,6 +33,8 @@ export type DueCheck = {
   type: "esim" | "topup";
   iccid: string | null;
   carrier_check_attempts: number;
+  /** Where the order was sent, so where it is looked up again. */
+  supplier: PackageSupplier;
 };
 
 /**
@@ -49,7 +51,7 @@ export async function claimDueChecks(db: Executor, limit: number, retry_s: numbe
       order by carrier_check_after
       limit ${limit}
       for update skip locked)
-    returning order_id, type, iccid, carrier_check_attempts`.execute(db);
+    returning order_id, type, iccid, carrier_check_attempts, supplier`.execute(db);
   return result.rows;
 }
 

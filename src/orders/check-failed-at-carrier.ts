@@ -28,10 +28,10 @@ const MAX_CHECKS_PER_RUN = 50;
 
 /** What the carrier's record of the order's reference leaves of it; null: ask again later. */
 async function checkOne(ctx: AppContext, check: DueCheck): Promise<CarrierCheckWord | null> {
-  const carrier = await ctx.carrier.lookUpOutcome(check.order_id);
+  const carrier = await ctx.carrier.lookUpOutcome(check.order_id, check.supplier);
   if (carrier.kind === "not_found" || carrier.kind === "refused") return "nothing_made";
   if (carrier.kind === "unavailable") return null;
-  const request = { reference: check.order_id, iccid: carrier.value.iccid };
+  const request = { reference: check.order_id, iccid: carrier.value.iccid, supplier: check.supplier };
   const cancelled: CancelOutcome =
     check.type === "esim"
       ? await ctx.carrier.cancelProfile(request)

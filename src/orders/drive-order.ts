@@ -73,6 +73,7 @@ async function askCarrier(
   if (order.type === "esim") {
     return ctx.carrier.provisionProfile({
       reference: order.order_id,
+      supplier: order.supplier,
       external_package_id: order.external_package_id,
       data_mb: order.data_mb,
       validity_days: order.validity_days,
@@ -83,6 +84,7 @@ async function askCarrier(
   assert.ok(order.iccid, "a top-up order names its eSIM");
   return ctx.carrier.topUp({
     reference: order.order_id,
+    supplier: order.supplier,
     iccid: order.iccid,
     external_package_id: order.external_package_id,
     data_mb: order.data_mb,

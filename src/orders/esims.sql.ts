@@ -2,17 +2,19 @@
 // top-up's ICCID must name (partner-esim.ts).
 import { type Selectable, sql } from "kysely";
 import type { Executor } from "../db/executor.ts";
-import type { Database } from "../db/schema.ts";
+import type { Database, PackageSupplier } from "../db/schema.ts";
 
-/** Exactly the columns esimProfile reads. */
+/** Exactly the columns esimProfile reads, and the supplier of the order that made the eSIM. */
 export type EsimRow = Pick<
   Selectable<Database["esims"]>,
   "iccid" | "partner_id" | "order_id" | "package_id" | "smdp_address" | "activation_code" | "status"
->;
+> & { supplier: PackageSupplier };
 
 export async function esimProfile(db: Executor, iccid: string): Promise<EsimRow | null> {
   const result = await sql<EsimRow>`
-    select iccid, partner_id, order_id, package_id, smdp_address, activation_code, status
-    from esims where iccid = ${iccid}`.execute(db);
+    select e.iccid, e.partner_id, e.order_id, e.package_id, e.smdp_address, e.activation_code, e.status,
+           o.supplier
+    from esims e join orders o on o.order_id = e.order_id
+    where e.iccid = ${iccid}`.execute(db);
   return result.rows[0] ?? null;
 }

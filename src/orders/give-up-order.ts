@@ -41,7 +41,7 @@ export async function giveUpOrder(
   order: OrderRow,
   finish: OrderFinish,
 ): Promise<"completed" | "failed" | "pending"> {
-  const carrier = await ctx.carrier.lookUpOutcome(order.order_id);
+  const carrier = await ctx.carrier.lookUpOutcome(order.order_id, order.supplier);
   try {
     return await ctx.db.transaction().execute(async (trx) => {
       if (!(await lockOwnLease(trx, order.order_id, order.lease_token))) return "pending";

@@ -25,6 +25,7 @@ const ORDER_COLUMN_LIST = [
   "cart_key",
   "package_id",
   "external_package_id",
+  "supplier",
   "data_mb",
   "validity_days",
   "start_date",
@@ -76,11 +77,11 @@ function pendingOrderInsert(order: NewOrder, timing: PendingTiming): RawBuilder<
   // reads, so that no index of orders depends on the status a completion changes.
   return sql<OrderRow>`
     with inserted as (
-      insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, data_mb,
+      insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, supplier, data_mb,
                           validity_days, start_date, total_minor, currency, client_reference, email, phone, first_name,
                           last_name, iccid, topup_iccid, language, lease_until, lease_token, lease_holder, next_resolve_at)
       values (${order.order_id}, ${order.partner_id}, ${order.type}, 'pending', ${order.cart_key}, ${order.package_id},
-              ${order.external_package_id}, ${order.data_mb}, ${order.validity_days}, ${order.start_date}::date,
+              ${order.external_package_id}, ${order.supplier}, ${order.data_mb}, ${order.validity_days}, ${order.start_date}::date,
               ${order.total_minor}, ${order.currency},
               ${order.client_reference}, ${order.email}, ${order.phone}, ${order.first_name}, ${order.last_name},
               ${order.iccid}, ${order.type === "topup" ? order.iccid : null}::text, ${order.language},

@@ -78,7 +78,7 @@ function decide(order: OrderRow, carrier: LookedUpOutcome, wanted: Settlement): 
 
 /** Cancels what the carrier made; the order is already failed, so nobody completes it meanwhile. */
 async function cancelAtCarrier(ctx: AppContext, order: OrderRow, iccid: string): Promise<CancelOutcome> {
-  const request = { reference: order.order_id, iccid };
+  const request = { reference: order.order_id, iccid, supplier: order.supplier };
   return order.type === "esim" ? ctx.carrier.cancelProfile(request) : ctx.carrier.cancelBundle(request);
 }
 
@@ -159,7 +159,7 @@ export async function settleByOperator(
   const order = await leased(ctx, order_id);
   let recording: Recording;
   try {
-    const carrier = await ctx.carrier.lookUpOutcome(order_id);
+    const carrier = await ctx.carrier.lookUpOutcome(order_id, order.supplier);
     recording = decide(order, carrier, settlement.outcome);
     await recordSettlement(ctx, order, finishers[order.type], {
       recording,

@@ -125,7 +125,7 @@ export async function settlePendingOrder(
 ): Promise<OrderRow> {
   const order = await takeLease(ctx, order_id);
   try {
-    const decision = decide(ctx, order, await ctx.carrier.lookUpOutcome(order_id), wanted);
+    const decision = decide(ctx, order, await ctx.carrier.lookUpOutcome(order_id, order.supplier), wanted);
     const finish = finishers[order.type];
     await ctx.db.transaction().execute(async (trx) => {
       if (!(await lockOwnLease(trx, order_id, order.lease_token))) {

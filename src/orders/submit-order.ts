@@ -89,6 +89,8 @@ async function reserveInTransaction(
       cart_key: cart.cart_key,
       package_id: cart.package_id,
       external_package_id: cart.external_package_id,
+      // The cart's copy, made with its terms: the supplier every call about this order goes to.
+      supplier: cart.supplier,
       data_mb: cart.data_mb,
       validity_days: cart.validity_days,
       start_date: cart.start_date,

@@ -2,7 +2,7 @@
 // tell the carrier first (idempotent by our reference, the order id), then make the outcome ours in
 // one transaction: ok -> the refund (finish-refund.ts); refused -> the intent goes and the order
 // stays completed; unknown -> the lease is given up for a retry or the sweep, nothing else changes.
-import type { CancelOutcome, Carrier } from "../carrier/carrier.ts";
+import type { CancelOutcome, Carrier, PackageSupplier } from "../carrier/carrier.ts";
 import { crashPoint } from "../lib/crash-points.ts";
 import { orderOf } from "../orders/refunded-order.ts";
 import type { AppContext } from "../shared/context.ts";
@@ -17,10 +17,11 @@ export type Driven = { status: number; body: string } | null | "topup_pending";
 
 export async function cancelAtCarrier(
   carrier: Carrier,
-  order: { order_id: string; type: "esim" | "topup"; iccid: string | null },
+  order: { order_id: string; type: "esim" | "topup"; iccid: string | null; supplier: PackageSupplier },
 ): Promise<CancelOutcome> {
   if (order.iccid === null) return { kind: "refused", reason: "the order has no eSIM" };
-  const request = { reference: order.order_id, iccid: order.iccid };
+  // The order's supplier: the one that made the profile or bundle is the one that can cancel it.
+  const request = { reference: order.order_id, iccid: order.iccid, supplier: order.supplier };
   return order.type === "esim" ? carrier.cancelProfile(request) : carrier.cancelBundle(request);
 }
 

@@ -47,7 +47,7 @@ export async function settleHeldRefund(
       );
     }
   }
-  const request = { reference: order_id, iccid: order.iccid };
+  const request = { reference: order_id, iccid: order.iccid, supplier: order.supplier };
   const settled = await ctx.carrier.settleHeldCancel(request, verdict);
   if (settled === "not_held") {
     throw new HeldRefundNotSettled("not_found", `order ${order_id} has no refund held by the carrier`);

@@ -1,18 +1,28 @@
 // The carrier a process talks to, started from its configuration: the HTTP carrier at CARRIER_URL
 // or (sandbox) the built-in carrier simulator in-process, and with CARRIER_PROFILES=es2plus the
 // SM-DP+ at ES2PLUS_URL or (sandbox without ES2PLUS_*) the built-in SM-DP+ simulator over mutual
-// TLS. The service (src/main.ts) and the CLI (src/cli/carrier.ts) both start theirs here.
+// TLS; beside it the wholesale suppliers, Airalo and eSIM Go, each at its URL with its credentials
+// or (sandbox, URL unset) its built-in fake in-process (supplier-endpoints.ts). All behind one
+// router (src/carrier/route-by-supplier.ts) that sends each order's calls to its supplier. A
+// supplier without its credentials (production) is simply not configured: its packages are refused
+// at purchase, nothing charged, and the carrier's are served as ever. The service (src/main.ts) and
+// the CLI (src/cli/carrier.ts) both start theirs here.
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
+import { AiraloCarrier } from "../carrier/airalo/airalo-carrier.ts";
 import type { Carrier } from "../carrier/carrier.ts";
 import { HttpCarrier } from "../carrier/carrier-api/http-carrier.ts";
 import { composeCarrier } from "../carrier/es2plus/compose.ts";
 import { Es2PlusCarrier } from "../carrier/es2plus/es2plus-carrier.ts";
 import { Es2PlusClient } from "../carrier/es2plus/es2plus-client.ts";
 import { ES2PLUS_PATHS } from "../carrier/es2plus/messages.ts";
+import { EsimGoCarrier } from "../carrier/esimgo/esimgo-carrier.ts";
+import { type NotConfiguredReasons, SupplierRouter } from "../carrier/route-by-supplier.ts";
 import type { Config } from "../config.ts";
 import { startSimulator } from "../simulators/carrier/server.ts";
 import { startSandboxSmdp } from "./sandbox-smdp.ts";
+import { StartOnFirstUse } from "./start-on-first-use.ts";
+import { openAiraloEndpoint, openEsimGoEndpoint, SupplierNotConfigured } from "./supplier-endpoints.ts";
 
 export type StartedCarrier = {
   carrier: Carrier;
@@ -23,6 +33,102 @@ export type StartedCarrier = {
 };
 
 export async function startCarrier(
+  config: Config,
+  pool: pg.Pool,
+  log: (m: string) => void,
+): Promise<StartedCarrier> {
+  const own = await startOwnCarrier(config, pool, log);
+  try {
+    const why: NotConfiguredReasons = {};
+    const airalo = await startAiraloCarrier(config, pool, log, own.closers, why);
+    const esimgo = await startEsimGoCarrier(config, pool, log, own.closers, why);
+    const carrier = new SupplierRouter({ carrier: own.carrier, airalo, esimgo }, why, log);
+    return { ...own, carrier };
+  } catch (error) {
+    for (const closer of [...own.closers].reverse()) await closer.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+type Closers = StartedCarrier["closers"];
+
+/**
+ * A sandbox supplier without a URL is its built-in fake, started at its first use
+ * (start-on-first-use.ts). The adapter's operation_ms depends on its timeout only: read from one
+ * built at a placeholder address, which sends nothing.
+ */
+function onFirstUse(
+  name: string,
+  build: (endpoint: string) => Carrier,
+  open: () => Promise<{ carrier: Carrier; close: () => Promise<void> }>,
+  closers: Closers,
+): Carrier {
+  const lazy = new StartOnFirstUse(name, build("http://127.0.0.1:9").operation_ms, open);
+  closers.push({ name, close: () => lazy.close() });
+  return lazy;
+}
+
+/** Airalo's adapter, or null (the reason kept for its refusals) when it is not configured. */
+async function startAiraloCarrier(
+  config: Config,
+  pool: pg.Pool,
+  log: (m: string) => void,
+  closers: Closers,
+  why: NotConfiguredReasons,
+): Promise<Carrier | null> {
+  const timeout_ms = config.supplier_timeout_ms;
+  const open = async () => {
+    const { close, ...endpoint } = await openAiraloEndpoint(config, pool, log);
+    return { carrier: new AiraloCarrier({ pool, timeout_ms, ...endpoint }), close };
+  };
+  if (config.airalo_api_url === null && config.app_env === "sandbox") {
+    const placeholder = (base_url: string) =>
+      new AiraloCarrier({ pool, timeout_ms, base_url, client_id: "-", client_secret: "-" });
+    return onFirstUse("Airalo simulation", placeholder, open, closers);
+  }
+  try {
+    const { carrier, close } = await open();
+    closers.push({ name: "Airalo", close });
+    return carrier;
+  } catch (error) {
+    if (!(error instanceof SupplierNotConfigured)) throw error;
+    why.airalo = error.message;
+    log(`Airalo is not configured: ${error.message}; its packages are refused at purchase`);
+    return null;
+  }
+}
+
+/** eSIM Go's adapter, or null (the reason kept for its refusals) when it is not configured. */
+async function startEsimGoCarrier(
+  config: Config,
+  pool: pg.Pool,
+  log: (m: string) => void,
+  closers: Closers,
+  why: NotConfiguredReasons,
+): Promise<Carrier | null> {
+  const timeout_ms = config.supplier_timeout_ms;
+  const open = async () => {
+    const { close, ...endpoint } = await openEsimGoEndpoint(config, pool, log);
+    return { carrier: new EsimGoCarrier({ pool, timeout_ms, ...endpoint }), close };
+  };
+  if (config.esimgo_api_url === null && config.app_env === "sandbox") {
+    const placeholder = (base_url: string) => new EsimGoCarrier({ pool, timeout_ms, base_url, api_key: "-" });
+    return onFirstUse("eSIM Go simulation", placeholder, open, closers);
+  }
+  try {
+    const { carrier, close } = await open();
+    closers.push({ name: "eSIM Go", close });
+    return carrier;
+  } catch (error) {
+    if (!(error instanceof SupplierNotConfigured)) throw error;
+    why.esimgo = error.message;
+    log(`eSIM Go is not configured: ${error.message}; its packages are refused at purchase`);
+    return null;
+  }
+}
+
+/** The carrier protocol's (and ES2+'s) side, as before suppliers. */
+async function startOwnCarrier(
   config: Config,
   pool: pg.Pool,
   log: (m: string) => void,

@@ -69,6 +69,6 @@ export async function listAvailableTopUps(
   requireValidIccid(iccid);
   const esim = await requirePartnerEsim(db, partner_id, iccid);
   if (!takesTopUps(esim.status)) return { iccid: esim.iccid, data: [] };
-  const offer = await topUpOffer(db, partner_id, esim.package_id);
+  const offer = await topUpOffer(db, partner_id, esim);
   return { iccid: esim.iccid, data: offer.map(toTopUpRow) };
 }

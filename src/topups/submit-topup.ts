@@ -116,7 +116,15 @@ async function createOrder(
       `eSIM ${esim.iccid} is ${esim.status}: it can take no top-up (GET /orders/available-topups/{iccid} lists none).`,
     );
   }
-  const row = await offeredTopUp(trx, partner_id, esim.package_id, input);
+  const row = await offeredTopUp(trx, partner_id, esim, input);
+  if (row === "other_supplier") {
+    // Partners never see suppliers: the refusal names the network, which is what decides it.
+    throw new ApiError(
+      "topup_not_available",
+      `Package ${input.package_id} (${input.external_package_id}) runs on another network than eSIM ${esim.iccid} ` +
+        "and cannot top it up. Pick a row of GET /orders/available-topups/{iccid}.",
+    );
+  }
   if (!row) {
     throw new ApiError(
       "topup_not_available",
@@ -142,6 +150,8 @@ async function createOrder(
     cart_key: null,
     package_id: row.package_id,
     external_package_id: row.external_package_id,
+    // The eSIM's supplier, which the offer matched (rule 5): its own supplier tops it up.
+    supplier: esim.supplier,
     data_mb: row.data_mb,
     validity_days: row.validity_days,
     start_date: null,

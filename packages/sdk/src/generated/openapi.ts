@@ -258,7 +258,7 @@ export interface paths {
         };
         /**
          * List the top-ups available for an eSIM
-         * @description The packages this eSIM can be topped up with: active packages with a data allowance that cover every destination of the eSIM's original package (a France eSIM gets France, Europe and Global packages; a Europe eSIM only Europe and Global). Submit one row with `POST /orders/submit-topup`. A `deleted` eSIM (its profile removed from the device) or a `cancelled` one (refunded) is offered nothing: `data` is empty.
+         * @description The packages this eSIM can be topped up with: active packages with a data allowance that cover every destination of the eSIM's original package (a France eSIM gets France, Europe and Global packages; a Europe eSIM only Europe and Global), of the network that made the eSIM (another network's package cannot be loaded onto it: 422 `topup_not_available`). Submit one row with `POST /orders/submit-topup`. A `deleted` eSIM (its profile removed from the device) or a `cancelled` one (refunded) is offered nothing: `data` is empty.
          */
         get: operations["listAvailableTopUps"];
         put?: never;
