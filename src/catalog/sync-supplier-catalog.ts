@@ -12,6 +12,7 @@ import { supplierPackageId } from "../carrier/supplier-package.ts";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.ts";
 import type { Actor } from "../shared/actor.ts";
 import { catalogChanged } from "./catalog-cache.ts";
+import { sameFacts } from "./catalog-facts.ts";
 import type { CatalogPackage } from "./catalog-package.ts";
 import { validateCatalogRow } from "./catalog-rows.ts";
 import {
@@ -170,7 +171,8 @@ function sameFields(stored: StoredPackage, pkg: CatalogPackage, currency: string
     stored.currency === currency &&
     stored.coverage === pkg.coverage &&
     stored.region === pkg.region &&
-    stored.destination_codes.join(" ") === pkg.destination_codes.join(" ")
+    stored.destination_codes.join(" ") === pkg.destination_codes.join(" ") &&
+    sameFacts(stored, pkg)
   );
 }
 

@@ -1467,6 +1467,24 @@ export interface operations {
                             coverage: "country" | "regional" | "global";
                             /** @description The region a regional package covers. */
                             region: string | null;
+                            /** @description The mobile networks the package uses, for every country it covers (by country code). Empty when the supplier states none. */
+                            networks: {
+                                /** @description A country the package covers. */
+                                country_code: string;
+                                /** @description The mobile operator's public name, such as `Orange`. */
+                                name: string;
+                                /** @description Radio technologies the package may use on this network, oldest first. */
+                                technologies: ("2G" | "3G" | "4G" | "5G")[];
+                            }[];
+                            /** @description The fair use policy of an unlimited package; null on a package with a data allowance (or when its supplier states none). */
+                            fair_use: {
+                                /** @description Full-speed data per day, in megabytes. */
+                                daily_data_mb: number;
+                                /** @description Speed after that until the day ends. */
+                                throttled_kbps: number;
+                            } | null;
+                            /** @description The traveller must verify their identity (eKYC) with the supplier before the eSIM works. */
+                            kyc_required: boolean;
                         }[];
                     };
                 };
