@@ -3,7 +3,8 @@
 import { routesOf } from "../shared/endpoint.ts";
 import { getPartnerPricingRoute } from "./get-partner-pricing.route.ts";
 import { listDestinationPackagesRoute } from "./list-destination-packages.route.ts";
+import { listDestinationsRoute } from "./list-destinations.route.ts";
 import { setPartnerPricingRoute } from "./set-partner-pricing.route.ts";
 
-export const catalogRoutes = routesOf([listDestinationPackagesRoute]);
+export const catalogRoutes = routesOf([listDestinationsRoute, listDestinationPackagesRoute]);
 export const catalogAdminRoutes = routesOf([getPartnerPricingRoute, setPartnerPricingRoute]);
