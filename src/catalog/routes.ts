@@ -2,9 +2,14 @@
 // /v1, for the operator under /admin.
 import { routesOf } from "../shared/endpoint.ts";
 import { getPartnerPricingRoute } from "./get-partner-pricing.route.ts";
+import { listCompatibleDevicesRoute } from "./list-compatible-devices.route.ts";
 import { listDestinationPackagesRoute } from "./list-destination-packages.route.ts";
 import { listDestinationsRoute } from "./list-destinations.route.ts";
 import { setPartnerPricingRoute } from "./set-partner-pricing.route.ts";
 
-export const catalogRoutes = routesOf([listDestinationsRoute, listDestinationPackagesRoute]);
+export const catalogRoutes = routesOf([
+  listDestinationsRoute,
+  listDestinationPackagesRoute,
+  listCompatibleDevicesRoute,
+]);
 export const catalogAdminRoutes = routesOf([getPartnerPricingRoute, setPartnerPricingRoute]);
