@@ -1,6 +1,10 @@
 // The house rules (docs/architecture.md), checked by `npm run lint`. Layers, top to bottom:
-//   entry points (src/main.ts, src/cli/)  >  src/server/ (mounting src/console/)  >  domains  >  src/ledger/, src/carrier/
-//   >  the shared base (src/shared/, src/config.ts)  >  src/db/
+//   entry points (src/main.ts, src/cli/)  >  src/server/ (mounting src/console/)  >  domains
+//   >  src/suppliers/ (starts the adapters and, in the sandbox, the fakes)  >  src/ledger/, src/carrier/ (the port
+//   and one adapter folder per supplier), src/simulators/ (the fakes, separate programs)
+//   >  the shared base (src/shared/, src/config.ts)  >  src/db/, src/protocols/ (sourced wire tables), src/lib/
+// Nothing imports from a layer above it, nothing imports in a circle (scripts/folder-ties.ts also
+// refuses a circle between folders), and a domain's SQL (`*.sql.ts`) is read only by that domain.
 // Nothing imports from a layer above it, nothing imports in a circle, and a domain's SQL
 // (`*.sql.ts`) is read only by that domain: other code goes through the domain's functions.
 const DOMAINS =
@@ -48,52 +52,47 @@ module.exports = {
     {
       name: "base-imports-no-domain",
       severity: "error",
-      comment: "The ledger, the carrier port, the shared base and the database sit below every domain.",
-      from: { path: "^src/(ledger|carrier|shared|db)/|^src/config\\.ts$" },
+      comment:
+        "The ledger, the carriers, the suppliers, the shared base and the database sit below every domain.",
+      from: { path: "^src/(ledger|carrier|suppliers|simulators|shared|db|protocols|lib)/|^src/config\\.ts$" },
       to: { path: `^src/${DOMAINS}/` },
     },
     {
       name: "shared-base-is-below-ledger-and-carrier",
       severity: "error",
       comment: "The shared base and the database know nothing of money or carriers, only their types.",
-      from: { path: "^src/(shared|db)/|^src/config\\.ts$" },
-      to: { path: "^src/(ledger|carrier)/", dependencyTypesNot: ["type-only"] },
+      from: { path: "^src/(shared|db|protocols|lib)/|^src/config\\.ts$" },
+      to: { path: "^src/(ledger|carrier|suppliers|simulators)/", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "adapters-start-no-fakes",
+      severity: "error",
+      comment:
+        "The carrier port and its adapters never start a fake: src/suppliers/ assembles them, so no folder ties carrier and simulators.",
+      from: { path: "^src/(carrier|ledger)/" },
+      to: { path: "^src/(suppliers|simulators)/" },
+    },
+    {
+      name: "floor-is-self-contained",
+      severity: "error",
+      comment: "The sourced protocol tables and the small pure helpers import nothing of ours above them.",
+      from: { path: "^src/(protocols|lib)/" },
+      to: { path: "^src/", pathNot: "^src/(protocols|lib)/" },
     },
     {
       name: "db-is-the-floor",
       severity: "error",
       comment: "The database layer imports nothing of ours but the configuration types.",
       from: { path: "^src/db/" },
-      to: { path: "^src/", pathNot: "^src/(db/|config\\.ts$|shared/crash-points\\.ts$)" },
-    },
-    {
-      name: "simulator-is-its-own-program",
-      severity: "error",
-      comment:
-        "The carrier simulator stands in for another company's system: it shares nothing of ours above the base.",
-      from: { path: "^src/carrier/(simulator|smdp-simulator)/" },
-      to: { path: "^src/", pathNot: "^src/(carrier/|shared/|db/|config\\.ts$)" },
+      to: { path: "^src/", pathNot: "^src/(db/|config\\.ts$|lib/)" },
     },
     {
       name: "fakes-are-written-from-the-docs",
       severity: "error",
       comment:
-        "A supplier's fake (src/simulators/) is built from the supplier's documentation, never from our adapter or domains: it may use the database pool, the Luhn digit and the simulator process plumbing, nothing else of ours.",
+        "A fake (src/simulators/: our carrier protocol's simulator, the SM-DP+, Airalo, eSIM Go) stands in for another company's system and is built from its documentation, never from our adapters or domains (a simulator written from our client's constants agrees with the client's mistakes, issue #30): it may use the database pool, the sourced protocol tables and the small helpers, nothing else of ours.",
       from: { path: "^src/simulators/" },
-      to: {
-        path: "^src/",
-        pathNot: "^src/(simulators/|db/|carrier/(luhn|simulator-process)\\.ts$)",
-      },
-    },
-    {
-      name: "simulators-answer-from-the-protocol-tables",
-      severity: "error",
-      comment:
-        "A simulator written from our client's constants agrees with the client's mistakes (issue #30): it reads src/carrier/protocols/ instead.",
-      from: { path: "^src/carrier/(simulator|smdp-simulator)/" },
-      to: {
-        path: "^src/carrier/(http-carrier\\.ts|es2plus/(messages|es2plus-client|order-profile|cancel-profile)\\.ts)$",
-      },
+      to: { path: "^src/", pathNot: "^src/(simulators|db|protocols|lib)/" },
     },
     {
       name: "domain-tables-through-their-domain",

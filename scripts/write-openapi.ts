@@ -2,7 +2,7 @@
 // (`npm run openapi:write`), or with --check fails when the committed copy is stale
 // (`npm run openapi:check`, run by CI before the linter).
 import { readFile, writeFile } from "node:fs/promises";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { loadConfig } from "../src/config.ts";
 import { createKysely, createPool } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";

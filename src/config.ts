@@ -3,7 +3,7 @@
 // expected of it, so a deployment's typos fail loudly at boot, all in one attempt, instead of
 // quietly at the first purchase. `npm run cli -- config check` runs the same reading.
 import { isIP } from "node:net";
-import { CRASH_POINTS, type CrashPoint } from "./shared/crash-points.ts";
+import { CRASH_POINTS, type CrashPoint } from "./lib/crash-points.ts";
 
 export type AppEnv = "sandbox" | "production";
 

@@ -4,7 +4,6 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { type Logger, pino } from "pino";
 import { startInventoryWatch } from "./carrier/es2plus/inventory-alerts.ts";
-import { type StartedCarrier, startCarrier } from "./carrier/start-carrier.ts";
 import { catalogChanged } from "./catalog/catalog-cache.ts";
 import { seedCompatibleDevices } from "./catalog/compatible-devices.ts";
 import { seedDefaultCatalogIfEmpty } from "./catalog/seed-catalog.ts";
@@ -17,6 +16,8 @@ import { checkPooledSessions } from "./db/pooler.ts";
 import type { Database } from "./db/schema.ts";
 import { esimChanged, esimNoticesMissed } from "./esims/esim-cache.ts";
 import { ensureOperatorAccounts } from "./ledger/accounts.ts";
+import { armCrashPoint } from "./lib/crash-points.ts";
+import { loadOrCreateSecretKey } from "./lib/secret-box.ts";
 import { createMailer } from "./notifications/mailer.ts";
 import { recentPartners } from "./partners/list-partners.ts";
 import { startRefundSweep } from "./refunds/sweep-refunds.ts";
@@ -29,12 +30,12 @@ import {
   startEsimSync,
   startResolverSweep,
   startStaleJobSweeper,
+  startTravellerNoticeSweep,
   startWorker,
 } from "./server/worker.ts";
 import type { AppContext } from "./shared/context.ts";
-import { armCrashPoint } from "./shared/crash-points.ts";
 import { KeyedSlots } from "./shared/keyed-slots.ts";
-import { loadOrCreateSecretKey } from "./shared/secret-box.ts";
+import { type StartedCarrier, startCarrier } from "./suppliers/start-carrier.ts";
 import { startWebhookDelivery } from "./webhooks/delivery-loop.ts";
 
 type Closer = { name: string; close: () => Promise<unknown> };
@@ -127,7 +128,7 @@ function withSandboxCallbackToken(config: Config): Config {
   return next;
 }
 
-/** The carrier (src/carrier/start-carrier.ts), its closers registered with the process's. */
+/** The carrier (src/suppliers/start-carrier.ts), its closers registered with the process's. */
 async function startCarrierOf(
   config: Config,
   pool: Pool,
@@ -178,6 +179,7 @@ async function startBackground(ctx: AppContext, urls: DatabaseUrls, log: Logger,
   closers.push({ name: "worker", close: () => worker.stop() });
   closers.push({ name: "resolver sweep", ...startResolverSweep(ctx, log) });
   closers.push({ name: "email sweep", ...startEmailSweep(ctx, mailer, log) });
+  closers.push({ name: "traveller notice sweep", ...startTravellerNoticeSweep(ctx, mailer, log) });
   closers.push({ name: "stale job sweeper", ...startStaleJobSweeper(ctx, log) });
   closers.push({ name: "eSIM sync", ...startEsimSync(ctx, log) });
   closers.push({ name: "refund sweep", ...startRefundSweep(ctx, log) });

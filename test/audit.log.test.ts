@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { purgeAuditLog } from "../src/audit/purge-audit-log.ts";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { importCatalog } from "../src/catalog/import-catalog.ts";
 import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";

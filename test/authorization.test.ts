@@ -10,8 +10,8 @@
 // process), and a top-up stored under an Idempotency-Key.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
-import { luhnCheckDigit } from "../src/carrier/luhn.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
+import { luhnCheckDigit } from "../src/lib/luhn.ts";
 import { generateApiKey } from "../src/partners/api-keys.ts";
 import { suspensionExemption } from "../src/partners/suspension-exemptions.ts";
 import { ADMIN_TOKEN, createTestApp, type TestApp } from "./support/app.ts";
@@ -117,6 +117,19 @@ async function webhookObjects(api_key: string) {
   };
 }
 const ownerHook = await webhookObjects(owner.api_key);
+/** A feed position just before the owner's price list changed: the change after it is the owner's only. */
+const beforeOwnerPrices = Buffer.from(
+  `cs1:${(await database.pool.query("select max(seq)::int as seq from catalog_changes")).rows[0].seq}`,
+).toString("base64url");
+assert.equal(
+  (
+    await call(sandbox, "PUT", `/admin/partners/${owner.partner_id}/pricing`, {
+      headers: admin,
+      payload: { discount_percent: 0, overrides: [{ package_id: "de-5gb-30d", amount_minor: 999 }] },
+    })
+  ).status,
+  200,
+);
 const revoked = (
   await call(sandbox, "POST", `/admin/partners/${owner.partner_id}/api-keys`, { headers: admin })
 ).body;
@@ -273,6 +286,17 @@ const PARTNER_ROWS: PartnerRow[] = [
     sandbox_key_on_production: WRONG_ENVIRONMENT,
     // The catalog belongs to nobody: the same answer for every partner.
     other_partner: { status: 200, check: (body) => assert.equal(body.destination_code, "FR") },
+  },
+  {
+    operation: "GET /v1/catalog/changes",
+    request: { method: "GET", url: `/v1/catalog/changes?since=${beforeOwnerPrices}` },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    // The owner's price list is the owner's change: the intruder's feed has nothing after it.
+    other_partner: { status: 200, check: (body) => assert.deepEqual(body.data, []) },
   },
   {
     operation: "POST /v1/orders/cart",
@@ -510,6 +534,36 @@ const PARTNER_ROWS: PartnerRow[] = [
       check: (body) => assert.ok(body.balance.amount_minor > 1_000_000, "the intruder's own wallet"),
     },
   },
+  ...(["branding", "notifications"] as const).flatMap((setting): PartnerRow[] => {
+    const payload = setting === "branding" ? { display_name: "Intruder" } : { confirmation_email: true };
+    const wrong = {
+      no_key: UNAUTHORIZED,
+      malformed_key: UNAUTHORIZED,
+      revoked_key: UNAUTHORIZED,
+      production_key_on_sandbox: WRONG_ENVIRONMENT,
+      sandbox_key_on_production: WRONG_ENVIRONMENT,
+    };
+    // Nothing of the owner's is named: the intruder reads and sets its own.
+    const own = {
+      status: 200,
+      check: (body: Json) =>
+        assert.ok(body !== null && typeof body === "object", "the intruder's own settings"),
+    };
+    return [
+      {
+        operation: `GET /v1/profile/${setting}`,
+        request: { method: "GET", url: `/v1/profile/${setting}` },
+        ...wrong,
+        other_partner: own,
+      },
+      {
+        operation: `PUT /v1/profile/${setting}`,
+        request: { method: "PUT", url: `/v1/profile/${setting}`, payload },
+        ...wrong,
+        other_partner: own,
+      },
+    ];
+  }),
 ];
 
 type Column = Exclude<keyof PartnerRow, "operation" | "request">;

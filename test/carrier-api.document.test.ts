@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { test } from "node:test";
-import { carrierApiDocument } from "../src/carrier/carrier-api-document.ts";
+import { carrierApiDocument } from "../src/simulators/carrier/carrier-api-document.ts";
 
 test("docs/carrier-api.openapi.json is the document built from the protocol's schemas", async () => {
   const committed = JSON.parse(await readFile("docs/carrier-api.openapi.json", "utf8"));

@@ -1,14 +1,14 @@
-// The simulator's lifecycle steps against a real PostgreSQL (src/carrier/simulator/lifecycle.ts):
+// The simulator's lifecycle steps against a real PostgreSQL (src/simulators/carrier/lifecycle.ts):
 // time ending bundles and starting the next, and the snapshot a signal carries, each read in one
 // statement (expire-and-select, profile-with-bundles).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { SimulatorContext } from "../src/carrier/simulator/answers.ts";
-import { initialFaults } from "../src/carrier/simulator/faults.ts";
-import { advance, snapshot } from "../src/carrier/simulator/lifecycle.ts";
-import { ensureSimulatorSchema } from "../src/carrier/simulator/schema.ts";
-import { topUp } from "../src/carrier/simulator/top-up.ts";
 import { inTransaction } from "../src/db/pool.ts";
+import type { SimulatorContext } from "../src/simulators/carrier/answers.ts";
+import { initialFaults } from "../src/simulators/carrier/faults.ts";
+import { advance, snapshot } from "../src/simulators/carrier/lifecycle.ts";
+import { ensureSimulatorSchema } from "../src/simulators/carrier/schema.ts";
+import { topUp } from "../src/simulators/carrier/top-up.ts";
 import { createTestDatabase } from "./support/db.ts";
 
 const database = await createTestDatabase();

@@ -7,9 +7,9 @@ import http from "node:http";
 import { after, beforeEach, describe, test } from "node:test";
 import fc from "fast-check";
 import type { ProvisionRequest, TopUpRequest } from "../src/carrier/carrier.ts";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
-import { hasValidLuhnDigit, isValidIccid, luhnCheckDigit } from "../src/carrier/luhn.ts";
-import { iccidFromSerial, MAX_SERIAL } from "../src/carrier/simulator/inventory.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
+import { hasValidLuhnDigit, isValidIccid, luhnCheckDigit } from "../src/lib/luhn.ts";
+import { iccidFromSerial, MAX_SERIAL } from "../src/simulators/carrier/inventory.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { type SimulatorProcess, startSimulatorProcess } from "./support/simulator.ts";
 

@@ -8,7 +8,7 @@ import { after, beforeEach, describe, test } from "node:test";
 import { AiraloCarrier } from "../src/carrier/airalo/airalo-carrier.ts";
 import type { AiraloCarrierOptions } from "../src/carrier/airalo/config.ts";
 import type { ProvisionedProfile } from "../src/carrier/carrier.ts";
-import { hasValidLuhnDigit, luhnCheckDigit } from "../src/carrier/luhn.ts";
+import { hasValidLuhnDigit, luhnCheckDigit } from "../src/lib/luhn.ts";
 import { DOCUMENTED_LIMITS } from "../src/simulators/airalo/rate-limit.ts";
 import { startAiralo } from "../src/simulators/airalo/server.ts";
 import { createTestDatabase } from "./support/db.ts";

@@ -10,7 +10,7 @@ import type { ProvisionedProfile } from "../src/carrier/carrier.ts";
 import type { EsimGoCarrierOptions } from "../src/carrier/esimgo/config.ts";
 import { EsimGoCarrier } from "../src/carrier/esimgo/esimgo-carrier.ts";
 import { RateLimit } from "../src/carrier/esimgo/rate-limit.ts";
-import { hasValidLuhnDigit } from "../src/carrier/luhn.ts";
+import { hasValidLuhnDigit } from "../src/lib/luhn.ts";
 import type { ControlPatch } from "../src/simulators/esimgo/faults.ts";
 import { startEsimGoSimulator } from "../src/simulators/esimgo/server.ts";
 import { createTestDatabase } from "./support/db.ts";

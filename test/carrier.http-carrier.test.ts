@@ -1,10 +1,10 @@
-// The HTTP carrier adapter's connections (src/carrier/http-carrier.ts): kept alive between calls,
+// The HTTP carrier adapter's connections (src/carrier/carrier-api/http-carrier.ts): kept alive between calls,
 // and a kept-alive connection the carrier closed just as it was reused is asked again on a new one.
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, test } from "node:test";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 
 const PROFILE = {
   iccid: "89014103211118510720",

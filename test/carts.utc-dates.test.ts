@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
 import pg from "pg";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { startSimulatorProcess } from "./support/simulator.ts";

@@ -2,7 +2,7 @@
 // everywhere (discovery, top-up rows, new carts) and no one else's; carts keep their price.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";

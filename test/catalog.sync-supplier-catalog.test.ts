@@ -7,11 +7,6 @@ import { after, test } from "node:test";
 import type pg from "pg";
 import { listAiraloPackages } from "../src/carrier/airalo/list-packages.ts";
 import { listEsimGoCatalogue } from "../src/carrier/esimgo/list-catalogue.ts";
-import {
-  openSupplierCatalog,
-  SupplierNotConfigured,
-  SYNC_NOT_IN_PRODUCTION,
-} from "../src/carrier/supplier-catalogs.ts";
 import { decimalToMinor, type Supplier, supplierPackageId } from "../src/carrier/supplier-package.ts";
 import { importCatalog } from "../src/catalog/import-catalog.ts";
 import { destinationPackagesBody } from "../src/catalog/list-destination-packages.ts";
@@ -26,6 +21,11 @@ import { loadConfig } from "../src/config.ts";
 import { CLI_ACTOR } from "../src/shared/actor.ts";
 import { startAiralo } from "../src/simulators/airalo/server.ts";
 import { startEsimGoSimulator } from "../src/simulators/esimgo/server.ts";
+import {
+  openSupplierCatalog,
+  SupplierNotConfigured,
+  SYNC_NOT_IN_PRODUCTION,
+} from "../src/suppliers/supplier-catalogs.ts";
 import { runCli } from "./support/cli.ts";
 import { createTestDatabase } from "./support/db.ts";
 

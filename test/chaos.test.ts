@@ -120,7 +120,11 @@ test("the audit fails loudly on each broken invariant, naming what broke", async
   await whileBroken(
     "update orders set status = 'pending', resolved_at = null where order_id = $1",
     "update orders set status = 'completed', resolved_at = now() where order_id = $1",
-    (result) => assertBreach(result, "no-pending-order", id),
+    (result) => {
+      assertBreach(result, "no-pending-order", id);
+      // Set by hand, it is not on the resolver's list (migration 0046): the audit says so too.
+      assertBreach(result, "pending-list", id);
+    },
     [id],
   );
 

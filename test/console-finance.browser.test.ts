@@ -10,7 +10,7 @@ import { readFile } from "node:fs/promises";
 import { test } from "node:test";
 import { promisify } from "node:util";
 import type { Page } from "playwright-core";
-import { majorUnits } from "../src/shared/major-units.ts";
+import { majorUnits } from "../src/lib/major-units.ts";
 import { browserForFile, DESKTOP, PHONE, seriousViolations } from "./support/browser.ts";
 import { addPerson, type Person, signInPage } from "./support/people.ts";
 import { ADMIN_TOKEN, call, createWorld, newCart, newPartner, submit } from "./support/world.ts";

@@ -177,3 +177,35 @@ test("in production the session cookie is Secure and __Host- even when a proxy c
     /^__Host-console_partner=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/,
   );
 });
+
+test("in production a passkey's relying party is PUBLIC_BASE_URL's host, whatever Host header a request carries", async () => {
+  const app = await createTestApp({ app_env: "production", public_base_url: "https://console.example.com" });
+  const partner = await app.createPartner("Hosted Travel");
+  const owner = await addPerson(app.database.pool, {
+    realm: "partner",
+    role: "owner",
+    partner_id: partner.partner_id,
+  });
+  const forged = { host: "console.attacker.example", origin: "https://console.attacker.example" };
+  const signedIn = await app.app.inject({
+    method: "POST",
+    url: "/console/sign-in",
+    headers: { ...forged, "content-type": "application/x-www-form-urlencoded" },
+    payload: new URLSearchParams({ email: owner.email, password: owner.password }).toString(),
+  });
+  assert.equal(signedIn.statusCode, 303, signedIn.body);
+  const cookie = String(signedIn.headers["set-cookie"]).split(";")[0]!;
+  const account = await app.app.inject({
+    method: "GET",
+    url: "/console/account/two-factor",
+    headers: { ...forged, cookie },
+  });
+  assert.equal(account.statusCode, 200, account.body);
+  const options = /data-passkey="register" data-options="([^"]+)"/.exec(account.body)?.[1];
+  assert.ok(options, "the passkey form carries its registration options");
+  const parsed = JSON.parse(options.replaceAll("&quot;", '"').replaceAll("&amp;", "&")) as {
+    rp: { id: string };
+  };
+  assert.equal(parsed.rp.id, "console.example.com");
+  assert.doesNotMatch(account.body, /attacker/);
+});

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { loadConfig } from "../src/config.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";

@@ -9,10 +9,10 @@ import path from "node:path";
 import { after, test } from "node:test";
 import { promisify } from "node:util";
 import { sql } from "kysely";
-import { luhnCheckDigit } from "../src/carrier/luhn.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { getEsim } from "../src/esims/get-esim.ts";
+import { luhnCheckDigit } from "../src/lib/luhn.ts";
 import { parseMessage, partText } from "./support/smtp.ts";
 import {
   call,

@@ -48,13 +48,13 @@ test("rotate-secret with a body is refused and rotates nothing; with {} or none 
   const path = `/v1/webhook-endpoints/${endpoint_id}/rotate-secret`;
   const before = await secretOf(endpoint_id);
   assertRefused(await request(app.app, "POST", path, { key: partner.api_key, body: { expires_in: 0 } }), [
-    { field: "expires_in", message: "is not a known field" },
+    { field: "expires_in", code: "unknown_field", message: "is not a known field" },
   ]);
   assertRefused(await request(app.app, "POST", path, { key: partner.api_key, body: ["now"] }), [
-    { field: "body", message: "must be empty: this request takes no body" },
+    { field: "body", code: "not_allowed", message: "must be empty: this request takes no body" },
   ]);
   assertRefused(await request(app.app, "POST", path, { key: partner.api_key, body: "now" }), [
-    { field: "body", message: "must be empty: this request takes no body" },
+    { field: "body", code: "not_allowed", message: "must be empty: this request takes no body" },
   ]);
   assert.equal(await secretOf(endpoint_id), before, "not rotated");
   assert.equal((await request(app.app, "POST", path, { key: partner.api_key, body: {} })).status, 200);
@@ -68,7 +68,7 @@ test("a test event, a delivery retry and an endpoint's DELETE with a body are re
   const events_before = await events();
   assertRefused(
     await request(app.app, "POST", `${base}/test`, { key: partner.api_key, body: { type: "x" } }),
-    [{ field: "type", message: "is not a known field" }],
+    [{ field: "type", code: "unknown_field", message: "is not a known field" }],
   );
   assert.equal(await events(), events_before, "no test event recorded");
 
@@ -82,13 +82,13 @@ test("a test event, a delivery retry and an endpoint's DELETE with a body are re
       key: partner.api_key,
       body: { at: "now" },
     }),
-    [{ field: "at", message: "is not a known field" }],
+    [{ field: "at", code: "unknown_field", message: "is not a known field" }],
   );
   const [after] = (await request(app.app, "GET", `${base}/deliveries`, { key: partner.api_key })).body.data;
   assert.equal(after.next_attempt_at, next_before, "not rescheduled");
 
   assertRefused(await request(app.app, "DELETE", base, { key: partner.api_key, body: { force: true } }), [
-    { field: "force", message: "is not a known field" },
+    { field: "force", code: "unknown_field", message: "is not a known field" },
   ]);
   assert.equal((await request(app.app, "GET", base, { key: partner.api_key })).status, 200, "still there");
   assert.equal((await request(app.app, "DELETE", base, { key: partner.api_key })).status, 204);
@@ -100,14 +100,14 @@ test("the operator's API key routes refuse a body (revoke) or a field (issue) th
   const path = `/admin/partners/${partner.partner_id}/api-keys`;
   // Issuing takes {name, scope, allowed_ips} since issue 31; anything else is still refused.
   assertRefused(await request(app.app, "POST", path, { headers: admin, body: { label: "ci" } }), [
-    { field: "label", message: "is not a known field" },
+    { field: "label", code: "unknown_field", message: "is not a known field" },
   ]);
   assertRefused(
     await request(app.app, "DELETE", `/admin/api-keys/${partner.key_id}`, {
       headers: admin,
       body: { now: true },
     }),
-    [{ field: "now", message: "is not a known field" }],
+    [{ field: "now", code: "unknown_field", message: "is not a known field" }],
   );
   assert.equal(await keys(), before, "no key issued");
   const revoked = await sql<{

@@ -20,7 +20,7 @@ function assertRefused(answer: { status: number; body: any }, names: string[]): 
   assert.equal(answer.body.code, "invalid_request");
   assert.deepEqual(
     answer.body.errors,
-    names.map((field) => ({ field, message: "is not a known query parameter" })),
+    names.map((field) => ({ field, code: "unknown_field", message: "is not a known query parameter" })),
   );
 }
 

@@ -5,7 +5,7 @@
 // sees a 500, every order ends final once, and the audit of the books passes afterwards.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { auditSystem, formatAudit } from "./support/audit.ts";
 import { topUpBody } from "./support/fixtures.ts";
 import type { EsimSignal } from "./support/simulator.ts";

@@ -9,7 +9,7 @@ import { Writable } from "node:stream";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { pino } from "pino";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { generateApiKey } from "../src/partners/api-keys.ts";
 import { loggerOptions } from "../src/server/app.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";

@@ -88,6 +88,10 @@ async function insertOrder(
              case when $4::text = 'pending' then null else now() end)`,
     [order_id, partner_id, type, status, cart_key, PACKAGE_ID, email, first_name, provisioned ? iccid : null],
   );
+  if (status === "pending") {
+    // Listed as the service's insert lists it (migration 0046).
+    await pool.query("insert into pending_orders (order_id, created_at) values ($1, now())", [order_id]);
+  }
   if (status === "completed" && type === "esim") {
     await pool.query(
       `insert into esims (iccid, partner_id, order_id, package_id, smdp_address, activation_code)

@@ -5,13 +5,13 @@ import { Writable } from "node:stream";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { pino } from "pino";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { loggerOptions } from "../src/server/app.ts";
 import { createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { startSimulatorProcess } from "./support/simulator.ts";
 
-/** What the simulator says when it declines (src/carrier/simulator/README.md). */
+/** What the simulator says when it declines (src/simulators/carrier/README.md). */
 const CARRIER_TEXT = "declined by carrier (sandbox magic value)";
 
 const output: string[] = [];

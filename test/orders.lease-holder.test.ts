@@ -9,7 +9,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, test } from "node:test";
 import { sql } from "kysely";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { driveIfAbandoned, driveOrder } from "../src/orders/drive-order.ts";
 import type { OrderRow } from "../src/orders/order.ts";
 import { driveRefund } from "../src/refunds/drive-refund.ts";
@@ -60,6 +60,8 @@ async function leasedOrder(holder: string | null): Promise<OrderRow> {
             'USD', 'a@example.com', '+14155550123', 'A', 'B', '8901260000000000001', now() + interval '1 minute', ${`token-${order_id}`},
             ${holder}, now() + interval '1 hour')
     returning *`.execute(app.db);
+  // Listed as the service's insert lists it (migration 0046): the resolver reads the list.
+  await sql`insert into pending_orders (order_id, created_at) values (${order_id}, now())`.execute(app.db);
   return result.rows[0]!;
 }
 

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
 import type { CancelOutcome, CancelRequest, Carrier, LookedUpOutcome } from "../src/carrier/carrier.ts";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { checkFailedAtCarrier } from "../src/orders/check-failed-at-carrier.ts";
 import { resolveDueOrders } from "../src/orders/resolve-pending-orders.ts";
 import { orderFinishers } from "../src/topups/order-finishers.ts";

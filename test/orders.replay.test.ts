@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { tracingChannel } from "node:diagnostics_channel";
 import { test } from "node:test";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { createCart } from "./support/fixtures.ts";
@@ -69,7 +69,11 @@ test("a completed submit's retries: the same bytes answered as sent, any other b
       "ratelimit-reset": _later,
       ...headers
     } = again.headers;
-    assert.deepEqual(headers, first_headers, "the same headers, security ones included");
+    assert.deepEqual(
+      headers,
+      { ...first_headers, "idempotent-replayed": "true" },
+      "the same headers, security ones included, and the replay said",
+    );
     assert.notEqual(id, first.headers["x-request-id"]);
     remaining.push(Number(left));
   }

@@ -22,13 +22,16 @@ async function pendingOrder(
   const order_id = newId("order");
   await sql`
     insert into orders (order_id, partner_id, type, status, package_id, external_package_id, data_mb, validity_days,
-                        total_minor, currency, email, phone, first_name, last_name, iccid, lease_until, next_resolve_at)
+                        total_minor, currency, email, phone, first_name, last_name, iccid, topup_iccid, lease_until,
+                        next_resolve_at)
     values (${order_id}, ${partner_id}, 'topup', 'pending', 'fr-1gb-7d', 'CARRIER-FR-1GB-7D', 1024, 7, 350, 'USD',
-            'a@example.com', '+14155550123', 'A', 'B', '8901260000000000001',
+            'a@example.com', '+14155550123', 'A', 'B', '8901260000000000001', '8901260000000000001',
             ${lease === "expired" ? sql`now() - interval '1 second'` : sql`now() + interval '1 minute'`},
             ${due === "due" ? sql`now() - interval '1 second'` : sql`now() + interval '1 minute'`})`.execute(
     app.db,
   );
+  // Listed as the service's insert lists it (migration 0046): the resolver reads the list.
+  await sql`insert into pending_orders (order_id, created_at) values (${order_id}, now())`.execute(app.db);
   return order_id;
 }
 

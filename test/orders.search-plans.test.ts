@@ -89,7 +89,7 @@ const sample = (
 
 const ORDER_CASES: Array<[string, string, string[]]> = [
   ["an order id", sample.order_id, ["orders_pkey"]],
-  ["an ICCID", sample.iccid, ["orders_iccid_idx"]],
+  ["an ICCID", sample.iccid, ["orders_topup_iccid_idx", "esims_pkey"]],
   ["an email in other case", sample.email.toUpperCase(), ["orders_partner_email_idx"]],
   [
     "a client reference prefix",

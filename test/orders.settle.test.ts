@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { driveIfAbandoned } from "../src/orders/drive-order.ts";
 import { FINISH_ESIM } from "../src/orders/finish.ts";
 import { flagGivenUpOrders } from "../src/orders/flag-given-up-orders.ts";

@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
-import { isValidIccid } from "../src/carrier/luhn.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
+import { isValidIccid } from "../src/lib/luhn.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { parseMessage, partText } from "./support/smtp.ts";
 import {

@@ -111,7 +111,7 @@ test("invalid names, scopes and CIDRs are 400 invalid_request naming the field; 
     { body: { name: "x".repeat(101) }, field: "name", says: /100/ },
     { body: { name: "tab\there" }, field: "name", says: /./ },
     { body: { scope: "admin" }, field: "scope", says: /./ },
-    { body: { allowed_ips: "10.0.0.0/8" }, field: "allowed_ips", says: /array/ },
+    { body: { allowed_ips: "10.0.0.0/8" }, field: "allowed_ips", says: /must be a list/ },
     { body: { colour: "blue" }, field: "colour", says: /not a known field/ },
   ];
   const keysBefore = await sql<{ n: number }>`

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { Authenticator } from "../src/server/auth.ts";
 import { FailureBudget, LookupLane } from "../src/server/failure-budget.ts";
 import type { ApiError } from "../src/shared/errors.ts";

@@ -1,11 +1,11 @@
-// The secret box's core moved to src/shared/secret-box.ts so that people (SSO client secrets) seal
+// The secret box's core moved to src/lib/secret-box.ts so that people (SSO client secrets) seal
 // with it too (issue 31). Webhook secrets sealed before the move must still open: the vector below
 // was sealed by the webhook box as it was before (key: 32 bytes of 7). A sealed SSO secret opens
 // only for its partner and only under its own purpose.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { sealingBox } from "../src/lib/secret-box.ts";
 import { ssoSecrets } from "../src/people/configure-sso.ts";
-import { sealingBox } from "../src/shared/secret-box.ts";
 import { secretsOf } from "../src/webhooks/secrets.ts";
 
 const KEY = Buffer.alloc(32, 7).toString("base64");

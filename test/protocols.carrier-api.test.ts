@@ -1,4 +1,4 @@
-// Our HTTP carrier protocol checked three ways against its table (src/carrier/protocols/carrier-api.ts),
+// Our HTTP carrier protocol checked three ways against its table (src/protocols/carrier-api.ts),
 // whose source is the carrier API document we publish: the table against the document, our adapter
 // against the table (a peer over real HTTP answering each row exactly as the table says), and the
 // carrier simulator, driven into each situation, against the table. Never client against simulator.
@@ -7,14 +7,14 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, test } from "node:test";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
-import { luhnCheckDigit } from "../src/carrier/luhn.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
+import { luhnCheckDigit } from "../src/lib/luhn.ts";
 import {
   CARRIER_API_ANSWERS,
   CARRIER_API_OPERATIONS,
   type CarrierApiAnswer,
   type CarrierApiOperation,
-} from "../src/carrier/protocols/carrier-api.ts";
+} from "../src/protocols/carrier-api.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { startSimulatorProcess } from "./support/simulator.ts";
 

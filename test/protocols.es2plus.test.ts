@@ -1,10 +1,9 @@
 // Our client and our SM-DP+ simulator, each checked against the sourced ES2+ table
-// (src/carrier/protocols/es2plus.ts) rather than against each other: the client's constants must
+// (src/protocols/es2plus.ts) rather than against each other: the client's constants must
 // say what the table says, and the simulator, driven over mutual TLS into each situation, must
 // answer the table's code, shape, status and headers.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { iccidRange } from "../src/carrier/es2plus/iccid-range.ts";
 import {
   ADMIN_PROTOCOL,
   CONTENT_TYPE,
@@ -12,14 +11,15 @@ import {
   EXECUTION_STATUSES,
   STATUS,
 } from "../src/carrier/es2plus/messages.ts";
-import { luhnCheckDigit } from "../src/carrier/luhn.ts";
+import { iccidRange } from "../src/lib/iccid-range.ts";
+import { luhnCheckDigit } from "../src/lib/luhn.ts";
 import {
   DOWNLOAD_ORDER_TAKEN,
   ES2PLUS_CODES,
   ES2PLUS_FRAMING,
   ES2PLUS_SHAPES,
   type Es2CodeName,
-} from "../src/carrier/protocols/es2plus.ts";
+} from "../src/protocols/es2plus.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { startNotificationRecorder } from "./support/es2plus-recorder.ts";
 import { REQUESTER_ID, smdpRequest, startSmdpProcess } from "./support/smdp.ts";

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
@@ -402,7 +402,9 @@ test("a refund request with a body (a partial amount, say) is 400 and refunds no
   const partial = await call(api, "POST", path, { key: bought.api_key, body: { amount_minor: 100 } });
   assert.equal(partial.status, 400, JSON.stringify(partial.body));
   assert.equal(partial.body.code, "invalid_request");
-  assert.deepEqual(partial.body.errors, [{ field: "amount_minor", message: "is not a known field" }]);
+  assert.deepEqual(partial.body.errors, [
+    { field: "amount_minor", code: "unknown_field", message: "is not a known field" },
+  ]);
   const listed = await call(api, "POST", path, { key: bought.api_key, body: [] });
   assert.equal(listed.status, 400, JSON.stringify(listed.body));
   assert.equal(await balance(api, bought.api_key), bought.credit - bought.paid, "nothing credited");
@@ -420,7 +422,7 @@ test("a refund request with a query parameter (?amount_minor=100, a partial amou
   assert.equal(partial.status, 400, JSON.stringify(partial.body));
   assert.equal(partial.body.code, "invalid_request");
   assert.deepEqual(partial.body.errors, [
-    { field: "amount_minor", message: "is not a known query parameter" },
+    { field: "amount_minor", code: "unknown_field", message: "is not a known query parameter" },
   ]);
   assert.equal(await balance(api, bought.api_key), bought.credit - bought.paid, "nothing credited");
   assert.deepEqual(await refundTransfers(bought.order.orderID), []);

@@ -1,11 +1,11 @@
-// Minor units to major units, worked out in one place (shared/major-units.ts) for the statement's
+// Minor units to major units, worked out in one place (lib/major-units.ts) for the statement's
 // CSV and PDF, the CLI's output and the console's amount forms: each keeps the text it wrote.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { formatMoney } from "../src/cli/output.ts";
 import { parseAmount } from "../src/console/format.ts";
+import { majorUnits, minorUnitDigits } from "../src/lib/major-units.ts";
 import { dayWindow } from "../src/shared/day-range.ts";
-import { majorUnits, minorUnitDigits } from "../src/shared/major-units.ts";
 
 test("the exponent is ISO 4217's: USD 2, JPY 0, KWD 3", () => {
   assert.deepEqual(["USD", "JPY", "KWD"].map(minorUnitDigits), [2, 0, 3]);

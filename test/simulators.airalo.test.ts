@@ -12,7 +12,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, beforeEach, describe, test } from "node:test";
-import { hasValidLuhnDigit } from "../src/carrier/luhn.ts";
+import { hasValidLuhnDigit } from "../src/lib/luhn.ts";
 import { DOCUMENTED_LIMITS } from "../src/simulators/airalo/rate-limit.ts";
 import { startAiralo } from "../src/simulators/airalo/server.ts";
 import { createTestDatabase } from "./support/db.ts";

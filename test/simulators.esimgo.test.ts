@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import http from "node:http";
 import { after, beforeEach, describe, test } from "node:test";
-import { hasValidLuhnDigit } from "../src/carrier/luhn.ts";
+import { hasValidLuhnDigit } from "../src/lib/luhn.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { type EsimGoProcess, startEsimGoProcess } from "./support/esimgo-simulator.ts";
 

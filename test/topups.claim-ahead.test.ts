@@ -134,9 +134,12 @@ test("a key names the order its transaction inserts next; one naming no order fa
     const claiming = await claimKeyAhead(trx, linked);
     await sql`
       insert into orders (order_id, partner_id, type, status, package_id, external_package_id, data_mb,
-                          validity_days, total_minor, currency, email, phone, first_name, last_name, iccid)
+                          validity_days, total_minor, currency, email, phone, first_name, last_name, iccid,
+                          topup_iccid)
       values (${order_id}, ${partner_id}, 'topup', 'pending', 'claims-fr-1gb', 'X', 1024, 7, 100, 'EUR',
-              'a@example.com', '+33612345678', 'A', 'B', '8933000000000000001')`.execute(trx);
+              'a@example.com', '+33612345678', 'A', 'B', '8933000000000000001', '8933000000000000001')`.execute(
+      trx,
+    );
     return claiming.claim();
   });
   assert.deepEqual(claimed, { kind: "new" });

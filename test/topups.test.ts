@@ -6,9 +6,9 @@ import { createHash } from "node:crypto";
 import http from "node:http";
 import { test } from "node:test";
 import { sql } from "kysely";
-import { luhnCheckDigit } from "../src/carrier/luhn.ts";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
+import { luhnCheckDigit } from "../src/lib/luhn.ts";
 import { canonicalJson } from "../src/topups/idempotency-key.ts";
 import { purgeExpiredIdempotencyKeys } from "../src/topups/purge-idempotency-keys.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
@@ -271,7 +271,9 @@ test("every malformed ICCID is 400 invalid_iccid on both endpoints, and nothing 
     const submitted = await topUp(api, partner.api_key, topUpBody(iccid), `bad-iccid-${name}`);
     assert.equal(submitted.status, 400, `${name}: ${submitted.text}`);
     assert.equal(submitted.body.code, "invalid_iccid", name);
-    assert.deepEqual(submitted.body.errors, [{ field: "iccid", message: "is not a valid ICCID" }]);
+    assert.deepEqual(submitted.body.errors, [
+      { field: "iccid", code: "invalid_format", message: "is not a valid ICCID" },
+    ]);
   }
   const empty = await topUp(api, partner.api_key, topUpBody(""), "bad-iccid-empty");
   assert.equal(empty.body.code, "invalid_iccid");

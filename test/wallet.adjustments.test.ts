@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { walletOf } from "../src/ledger/accounts.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
 import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parse } from "csv-parse/sync";
 import { sql } from "kysely";
-import { HttpCarrier } from "../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { walletOf } from "../src/ledger/accounts.ts";
 import { resolvePendingPurchase } from "../src/ledger/ledger.sql.ts";
 import { holdFunds } from "../src/ledger/transfers.ts";

@@ -26,6 +26,9 @@
 \set n :n + 1
 \set k :client_id * 1000000 + 500000 + :n
 BEGIN;
+\if :listed
+DELETE FROM pending_orders WHERE order_id = 'ord_pgb_' || CAST(:k AS text);
+\endif
 SELECT cart_key, partner_id, package_id, external_package_id, data_mb, validity_days, start_date, total_minor,
        currency, created_at, expires_at, expires_at <= now() AS expired,
        start_date < (now() AT TIME ZONE 'UTC')::date AS start_date_passed
@@ -38,6 +41,10 @@ VALUES ('ord_pgb_' || CAST(:k AS text), 'ptr_pgb_' || CAST(:client_id AS text), 
         'pgb_' || CAST(:k AS text), 'fr-1gb-7d', :external, :data_mb, :validity_days, NULL, :price, 'USD', NULL,
         'ana@example.com', '+14155550123', 'Ana', 'Lima', NULL, clock_timestamp() + make_interval(secs => 31),
         'lease_pgb_' || CAST(:k AS text));
+-- The resolver's list of pending orders (migration 0046); :listed is 0 on a tree before it.
+\if :listed
+INSERT INTO pending_orders (order_id, created_at) VALUES ('ord_pgb_' || CAST(:k AS text), now());
+\endif
 UPDATE ledger_accounts SET pending_debits_minor = pending_debits_minor + :price
 WHERE partner_id = 'ptr_pgb_' || CAST(:client_id AS text) AND kind = 'partner_wallet'
   AND posted_credits_minor - posted_debits_minor - pending_debits_minor >= :price

@@ -29,6 +29,9 @@
 \set k :client_id * 1000000 + 700000 + :n
 \set e :client_id * 1000000 + 900001
 BEGIN;
+\if :listed
+DELETE FROM pending_orders WHERE order_id = 'ord_pgb_' || CAST(:k AS text);
+\endif
 SELECT iccid, partner_id, order_id, package_id, smdp_address, activation_code
 FROM esims WHERE iccid = '8999' || lpad(CAST(:e AS text), 15, '0');
 SELECT package_id, external_package_id, data_mb, validity_days, wholesale_minor, currency
@@ -40,6 +43,18 @@ RETURNING account_id, currency;
 INSERT INTO ledger_transfers (transfer_id, debit_account_id, credit_account_id, amount_minor, currency, kind, state, reference)
 VALUES ('trf_pgb_' || CAST(:k AS text), 'acc_pgb_' || CAST(:client_id AS text), :revenue, :price, 'USD',
         'purchase', 'pending', 'ord_pgb_' || CAST(:k AS text));
+-- Since migration 0046 a top-up names its eSIM in topup_iccid too and is listed as pending;
+-- :listed is 0 on a tree before it.
+\if :listed
+INSERT INTO orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, data_mb,
+                    validity_days, start_date, total_minor, currency, client_reference, email, phone, first_name,
+                    last_name, iccid, topup_iccid, lease_until, lease_token)
+VALUES ('ord_pgb_' || CAST(:k AS text), 'ptr_pgb_' || CAST(:client_id AS text), 'topup', 'pending', NULL,
+        'fr-1gb-7d', :external, :data_mb, :validity_days, NULL, :price, 'USD', NULL, 'ana@example.com',
+        '+14155550123', 'Ana', 'Lima', '8999' || lpad(CAST(:e AS text), 15, '0'), '8999' || lpad(CAST(:e AS text), 15, '0'),
+        clock_timestamp() + make_interval(secs => 31), 'lease_pgb_' || CAST(:k AS text));
+INSERT INTO pending_orders (order_id, created_at) VALUES ('ord_pgb_' || CAST(:k AS text), now());
+\else
 INSERT INTO orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, data_mb,
                     validity_days, start_date, total_minor, currency, client_reference, email, phone, first_name,
                     last_name, iccid, lease_until, lease_token)
@@ -47,6 +62,7 @@ VALUES ('ord_pgb_' || CAST(:k AS text), 'ptr_pgb_' || CAST(:client_id AS text), 
         'fr-1gb-7d', :external, :data_mb, :validity_days, NULL, :price, 'USD', NULL, 'ana@example.com',
         '+14155550123', 'Ana', 'Lima', '8999' || lpad(CAST(:e AS text), 15, '0'),
         clock_timestamp() + make_interval(secs => 31), 'lease_pgb_' || CAST(:k AS text));
+\endif
 -- The key last, the same row as the service's claim first: its foreign key is then met whether it is
 -- checked at once or at COMMIT (migration 0016), so the script runs against an older tree too.
 INSERT INTO idempotency_keys (partner_id, idempotency_key, fingerprint, state, order_id, request_id, expires_at)

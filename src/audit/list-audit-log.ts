@@ -5,7 +5,7 @@
 import { type Static, Type } from "typebox";
 import type { Executor } from "../db/executor.ts";
 import { DATE_PATTERN } from "../shared/day-range.ts";
-import { ApiError } from "../shared/errors.ts";
+import { ApiError, type FieldErrorCode } from "../shared/errors.ts";
 import { seqCursor } from "../shared/seq-cursor.ts";
 import { pageOfAuditEntries, type StoredAuditRow } from "./audit.sql.ts";
 
@@ -107,8 +107,8 @@ export type AuditLogQuery = {
 /** One entry as the operator's page shows it: the wire entry and whose log it is in. */
 export type AuditRecord = { partner_id: string | null; entry: AuditEntryBody };
 
-function invalid(field: string, message: string): ApiError {
-  return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, message }] });
+function invalid(field: string, message: string, code: FieldErrorCode = "invalid_format"): ApiError {
+  return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, code, message }] });
 }
 
 function dayStart(field: string, date: string): Date {

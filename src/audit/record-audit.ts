@@ -47,7 +47,8 @@ export type AuditAction =
   | "catalog.imported"
   | "catalog.synced"
   | "compatible_devices.imported"
-  | "branding.updated";
+  | "branding.updated"
+  | "notifications.updated";
 
 export type AuditEntry = {
   actor: Actor;

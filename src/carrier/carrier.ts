@@ -84,45 +84,23 @@ export interface Carrier extends EsimLifecycle {
   settleHeldCancel(request: CancelRequest, verdict: CancelVerdict): Promise<SettledCancel>;
 }
 
-// After the sale (contract "eSIMs"): what the carrier knows of one eSIM over time. The carrier
-// reports it as a whole snapshot, pushed (a callback) or pulled (esimState); the receiver merges
-// snapshots so that a late or repeated one changes nothing (src/esims/apply-signal.ts).
+// After the sale (contract "eSIMs"): the signal shapes are the carrier protocol's own
+// (src/protocols/carrier-api.ts); the port re-exports them.
+export type {
+  CarrierBundle,
+  CarrierBundleStatus,
+  EsimSignal,
+  ProfileState,
+  SimulatedEvent,
+} from "../protocols/carrier-api.ts";
 
-/** The SM-DP+'s view of the profile: released (never downloaded), installed on a device, deleted. */
-export type ProfileState = "released" | "installed" | "deleted";
-/** The bundle system's view of one bundle (one of our orders, named by our reference). */
-export type CarrierBundleStatus = "queued" | "active" | "depleted" | "expired";
-
-export type CarrierBundle = {
-  /** Our reference: the order that bought the bundle. */
-  reference: string;
-  status: CarrierBundleStatus;
-  /** null: unlimited. */
-  data_mb: number | null;
-  data_used_mb: number;
-  /** RFC 3339, or null while queued. */
-  activated_at: string | null;
-  expires_at: string | null;
-};
-
-/** One eSIM as the carrier saw it at `as_of`: the unit of every signal, pushed or pulled. */
-export type EsimSignal = {
-  iccid: string;
-  /** The carrier's time of this snapshot (RFC 3339): how fresh the usage figures are. */
-  as_of: string;
-  profile: { state: ProfileState; installed_at: string | null; deleted_at: string | null };
-  /** Oldest first; at most MAX_SIGNAL_BUNDLES. */
-  bundles: CarrierBundle[];
-};
+import type { EsimSignal, SimulatedEvent } from "../protocols/carrier-api.ts";
 
 export type EsimStateOutcome =
   | { kind: "ok"; value: EsimSignal }
   /** The carrier has no such ICCID. */
   | { kind: "not_found" }
   | { kind: "unavailable"; reason: string };
-
-/** What a sandbox partner may make the simulated carrier do (contract: sandbox simulate). */
-export type SimulatedEvent = { event: "install" | "use_data" | "expire" | "delete"; data_mb?: number };
 
 export interface EsimLifecycle {
   /** Pull: the eSIM's current state at the carrier; never changes anything. */

@@ -2,7 +2,7 @@
 // adapter (src/carrier/airalo/list-packages.ts, src/carrier/esimgo/list-catalogue.ts) and priced by
 // the sync (src/catalog/sync-supplier-catalog.ts). Net prices are integers in the currency's minor units.
 import { createHash } from "node:crypto";
-import { minorUnitDigits } from "../shared/major-units.ts";
+import { minorUnitDigits } from "../lib/major-units.ts";
 
 /** The catalog's coverage values (src/catalog/catalog-package.ts), written here: the carrier folder imports no domain. */
 type Coverage = "country" | "regional" | "global";

@@ -31,6 +31,7 @@ import {
   readCatalogFile,
   type SourceRow,
 } from "./read-catalog-file.ts";
+import { recordCatalogChanges } from "./record-catalog-changes.ts";
 
 export type { CatalogImportRow } from "./catalog-rows.ts";
 export { CatalogFileError, MAX_CATALOG_FILE_BYTES, MAX_CATALOG_ROWS } from "./read-catalog-file.ts";
@@ -229,6 +230,13 @@ function progressCounter(
   };
 }
 
+/** The import's changes for the change feed: a package offered again after a retirement is added. */
+function changesOf(plan: WritePlan, stored: Map<string, StoredPackage>, retired: string[]) {
+  const offered = (id: string) => stored.get(id)?.active === true;
+  const ids = plan.changed.map((pkg) => pkg.package_id);
+  return { added: ids.filter((id) => !offered(id)), updated: ids.filter(offered), removed: retired };
+}
+
 type Applied = { imported: number; updated: number; unchanged: number; written: number; retired: number };
 
 const NOTHING_APPLIED: Applied = { imported: 0, updated: 0, unchanged: 0, written: 0, retired: 0 };
@@ -247,6 +255,7 @@ async function applyRows(
   advance(plan.unchanged);
   await writePlan(client, plan, currency, advance);
   const retired = await retirePackagesNotIn(client, [...checked.mentioned]);
+  await recordCatalogChanges(client, changesOf(plan, stored, retired));
   return { ...plan, written: plan.changed.length, retired: retired.length };
 }
 

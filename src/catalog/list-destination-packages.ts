@@ -96,13 +96,22 @@ export function normalizeDestinationCode(destination_code: string): string {
     throw new ApiError(
       "invalid_request",
       "destination_code must be an ISO 3166-1 alpha-2 code: two letters, such as FR.",
-      { errors: [{ field: "destination_code", message: "must be two letters (ISO 3166-1 alpha-2)" }] },
+      {
+        errors: [
+          {
+            field: "destination_code",
+            code: "invalid_format",
+            message: "must be two letters (ISO 3166-1 alpha-2)",
+          },
+        ],
+      },
     );
   }
   return destination_code.toUpperCase();
 }
 
-function toPackage(row: DestinationPackageRow, prices: PriceList): Package {
+/** A package as the partner of `prices` sees it; the change feed renders packages with it too. */
+export function toPackage(row: DestinationPackageRow, prices: PriceList): Package {
   return {
     package_id: row.package_id,
     external_package_id: row.external_package_id,

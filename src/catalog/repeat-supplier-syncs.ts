@@ -4,10 +4,10 @@
 // outcome ok or not) is older than SUPPLIER_SYNC_MINUTES is synced again with the same markup and
 // destinations. A supplier the operator never synced is never synced here.
 
-import { openSupplierCatalog } from "../carrier/supplier-catalogs.ts";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import { SYSTEM_ACTOR } from "../shared/actor.ts";
+import { openSupplierCatalog } from "../suppliers/supplier-catalogs.ts";
 import { claimSyncRun, lastSyncRuns, type StoredSyncRun } from "./supplier-sync.sql.ts";
 import { type SyncReport, syncSupplierCatalog } from "./sync-supplier-catalog.ts";
 

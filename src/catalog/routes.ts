@@ -2,6 +2,7 @@
 // /v1, for the operator under /admin.
 import { routesOf } from "../shared/endpoint.ts";
 import { getPartnerPricingRoute } from "./get-partner-pricing.route.ts";
+import { listCatalogChangesRoute } from "./list-catalog-changes.route.ts";
 import { listCompatibleDevicesRoute } from "./list-compatible-devices.route.ts";
 import { listDestinationPackagesRoute } from "./list-destination-packages.route.ts";
 import { listDestinationsRoute } from "./list-destinations.route.ts";
@@ -10,6 +11,7 @@ import { setPartnerPricingRoute } from "./set-partner-pricing.route.ts";
 export const catalogRoutes = routesOf([
   listDestinationsRoute,
   listDestinationPackagesRoute,
+  listCatalogChangesRoute,
   listCompatibleDevicesRoute,
 ]);
 export const catalogAdminRoutes = routesOf([getPartnerPricingRoute, setPartnerPricingRoute]);

@@ -11,6 +11,7 @@ import {
   writeBatches,
 } from "./catalog-writes.sql.ts";
 import { defaultCatalog } from "./default-catalog.ts";
+import { recordCatalogChanges } from "./record-catalog-changes.ts";
 
 export type SeedOutcome =
   | { seeded: false }
@@ -32,6 +33,9 @@ export async function seedDefaultCatalogIfEmpty(pool: Pool, currency: string): P
       await replacePackageDestinations(client, batch);
     }
     const version = await bumpCatalogVersion(client);
+    // The change feed read from its start rebuilds the catalog: the seed's packages are added.
+    const added = catalog.packages.map((pkg) => pkg.package_id);
+    await recordCatalogChanges(client, { added, updated: [], removed: [] });
     return {
       seeded: true,
       destinations: catalog.destinations.length,

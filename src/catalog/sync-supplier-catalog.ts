@@ -28,6 +28,7 @@ import {
   writeBatches,
 } from "./catalog-writes.sql.ts";
 import { defaultDestinations } from "./default-catalog.ts";
+import { recordCatalogChanges } from "./record-catalog-changes.ts";
 import {
   activePackagesBySupplier,
   lastSyncRuns,
@@ -260,6 +261,7 @@ async function applySync(
     options.supplier,
     candidates.map((c) => c.pkg.package_id),
   );
+  await recordCatalogChanges(client, { added, updated: changed, removed });
   const report = {
     added: added.sort(),
     changed: changed.sort(),

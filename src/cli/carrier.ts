@@ -3,11 +3,11 @@
 // keeps all its state in the database (carrier_sim), so this instance knows every reference the
 // service's own simulator answered.
 import type { Carrier } from "../carrier/carrier.ts";
-import { startCarrier } from "../carrier/start-carrier.ts";
 import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
 import type { AppContext } from "../shared/context.ts";
 import { KeyedSlots } from "../shared/keyed-slots.ts";
+import { startCarrier } from "../suppliers/start-carrier.ts";
 import type { CliContext } from "./command.ts";
 
 /** A command's context with the carrier it asks, as the service's use cases take it. */

@@ -3,7 +3,6 @@
 // one transaction). The progress bar goes to stderr, and only to a terminal, so stdout stays the
 // report and a redirected or --json run is never interleaved with bar redraws.
 import cliProgress from "cli-progress";
-import { openSupplierCatalog, SupplierNotConfigured } from "../carrier/supplier-catalogs.ts";
 import { SUPPLIERS, type Supplier } from "../carrier/supplier-package.ts";
 import { CatalogFileError, type ImportReport, importCatalogFile } from "../catalog/import-catalog.ts";
 import {
@@ -13,6 +12,7 @@ import {
   syncSupplierCatalog,
 } from "../catalog/sync-supplier-catalog.ts";
 import { CLI_ACTOR } from "../shared/actor.ts";
+import { openSupplierCatalog, SupplierNotConfigured } from "../suppliers/supplier-catalogs.ts";
 import type { CliContext, Command, CommandOutput } from "./command.ts";
 import { CliError } from "./command.ts";
 import { fields, table } from "./output.ts";

@@ -1,8 +1,9 @@
 // `esims show|unreachable`: one eSIM as the operator sees it (its partner's view plus the sync's
 // state), and the eSIMs the pull sync cannot reach (failed pulls, with how long they have gone
 // unreached), so an operator can chase the carrier about them.
-import { isValidIccid } from "../carrier/luhn.ts";
+
 import { esimReport, listUnreachableEsims } from "../esims/sync-report.ts";
+import { isValidIccid } from "../lib/luhn.ts";
 import { limit } from "./args.ts";
 import { type CliContext, CliError, type Command, type CommandOutput } from "./command.ts";
 import { fields, table, timestamp } from "./output.ts";

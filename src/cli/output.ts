@@ -2,7 +2,7 @@
 // Every value shown comes from the database or the command line, so control characters are
 // replaced: a partner named with terminal escape sequences must not repaint the operator's screen.
 
-import { majorUnits } from "../shared/major-units.ts";
+import { majorUnits } from "../lib/major-units.ts";
 import type { MoneyBody } from "../shared/schemas.ts";
 
 export type Money = MoneyBody;

@@ -1,10 +1,11 @@
 // `profiles import|inventory|notifications`: the ES2+ profile inventory (operator data: ICCID
 // ranges per profile type and package, CARRIER_PROFILES=es2plus) and what the SM-DP+ reported of
 // one ICCID, for support.
-import { MAX_RANGE_COUNT } from "../carrier/es2plus/iccid-range.ts";
+
 import { importInventory, inventoryCounts } from "../carrier/es2plus/import-inventory.ts";
-import { isValidIccid } from "../carrier/luhn.ts";
 import { smdpNotificationsOf } from "../esims/smdp-notification-report.ts";
+import { MAX_RANGE_COUNT } from "../lib/iccid-range.ts";
+import { isValidIccid } from "../lib/luhn.ts";
 import { limit } from "./args.ts";
 import { CliError, type Command } from "./command.ts";
 import { table, timestamp } from "./output.ts";

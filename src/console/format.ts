@@ -1,5 +1,5 @@
 // How the console writes money, instants and statuses for people.
-import { minorUnitDigits } from "../shared/major-units.ts";
+import { minorUnitDigits } from "../lib/major-units.ts";
 import { type Html, html } from "./html.ts";
 
 type Money = { amount_minor: number; currency: string };

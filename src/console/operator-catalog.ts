@@ -4,7 +4,7 @@
 // from a wholesale supplier (the CLI's `catalog sync`, the same use case): the supplier, markup and
 // destinations, and the report of packages added, changed and removed. The page shows each
 // supplier's active packages and last sync: the operator's alone (partners never see a supplier).
-import { openSupplierCatalog, SupplierNotConfigured } from "../carrier/supplier-catalogs.ts";
+
 import { SUPPLIERS, type Supplier } from "../carrier/supplier-package.ts";
 import { CatalogFileError, type ImportReport, importCatalogText } from "../catalog/import-catalog.ts";
 import {
@@ -17,6 +17,7 @@ import {
 import type { Pool } from "../db/pool.ts";
 import { ApiError } from "../shared/errors.ts";
 import { actorOf } from "../shared/http-types.ts";
+import { openSupplierCatalog, SupplierNotConfigured } from "../suppliers/supplier-catalogs.ts";
 import { type Html, html } from "./html.ts";
 import { csrfField, notice, page, scrollTable } from "./layout.ts";
 import { CATALOG_FORM_LIMIT_BYTES, type ConsolePages } from "./pages.ts";

@@ -8,7 +8,7 @@ import { Type } from "typebox";
 import { orderTimeline } from "../events/order-timeline.ts";
 import { emailLog } from "../notifications/email-log.ts";
 import { MAX_RESENDS_PER_DAY, normaliseRecipient } from "../notifications/queue-resend.ts";
-import { EndUserFields } from "../orders/end-user.ts";
+import { checkEmail, EndUserFields } from "../orders/end-user.ts";
 import { type SupportOrder, supportOrder } from "../orders/order-for-support.ts";
 import { refundOrder } from "../refunds/refund-order.ts";
 import { refundPreview } from "../refunds/refund-preview.ts";
@@ -141,7 +141,7 @@ export const orderSupportPages: ConsolePages = (scope, ctx) => {
     await resendConfirmationEmail(ctx, {
       partner_id: partnerOf(request),
       order_id,
-      email: form.email ? normaliseRecipient(form.email) : null,
+      email: form.email ? normaliseRecipient(checkEmail("email", form.email)) : null,
       idempotency_key: `console.${form.idempotency_key!}`,
       actor: actorOf(request),
     });

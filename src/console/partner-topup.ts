@@ -60,7 +60,7 @@ export async function topUpForm(
         ${input("First name", "first_name", user.first_name, "text", html`required maxlength="100" autocomplete="off"`)}
         ${input("Last name", "last_name", user.last_name, "text", html`required maxlength="100" autocomplete="off"`)}
         ${input("Email", "email", user.email, "email", html`required maxlength="254" autocomplete="off"`)}
-        ${input("Phone (E.164)", "phone", user.phone, "tel", html`required pattern="\\+[1-9][0-9]{7,14}" autocomplete="off"`)}
+        ${input("Phone (with its country code, e.g. +1 415 555 0123)", "phone", user.phone, "tel", html`required maxlength="32" pattern="(\\+|00)[\\d \\(\\)\\-.]+" autocomplete="off"`)}
         ${input("Client reference (optional)", "client_reference", esim.client_reference ?? "", "text", html`maxlength="128"`)}
       </div>
       <p class="hint">The wallet is debited the package's price once, however many times the button is pressed.</p>

@@ -4,7 +4,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Static, TSchema } from "typebox";
 import { Value } from "typebox/value";
-import type { AppEnv } from "../config.ts";
+import type { AppEnv, Config } from "../config.ts";
 import type { ConsoleSession, SessionKind } from "../people/sessions.ts";
 import { ApiError } from "../shared/errors.ts";
 
@@ -110,6 +110,20 @@ export function formOf(request: FastifyRequest): Form {
 export function queryValue(request: FastifyRequest, name: string): string | null {
   const value = (request.query as Record<string, unknown> | undefined)?.[name];
   return typeof value === "string" && value.length > 0 ? value : null;
+}
+
+/**
+ * The console's origin for what a browser checks against it (a passkey's relying party, the single
+ * sign-on callback): in production its public address, PUBLIC_BASE_URL (https, checked by config.ts),
+ * never the Host header, which whoever sends the request writes; in the sandbox, where the console
+ * is also reached as localhost or at a test's port, the host this request came to.
+ */
+export function consoleOrigin(
+  request: FastifyRequest,
+  config: Pick<Config, "app_env" | "public_base_url">,
+): string {
+  if (config.app_env === "production") return new URL(config.public_base_url).origin;
+  return `${request.protocol}://${request.host}`;
 }
 
 /**

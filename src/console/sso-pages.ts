@@ -32,7 +32,17 @@ import { readsQuery } from "../shared/query-names.ts";
 import { type Html, html } from "./html.ts";
 import { csrfField, notice, page } from "./layout.ts";
 import type { ConsolePages } from "./pages.ts";
-import { cookie, formOf, partnerOf, queryValue, sameOrigin, secure, seeOther, sessionOf } from "./request.ts";
+import {
+  consoleOrigin,
+  cookie,
+  formOf,
+  partnerOf,
+  queryValue,
+  sameOrigin,
+  secure,
+  seeOther,
+  sessionOf,
+} from "./request.ts";
 import { partnerShell } from "./shells.ts";
 import { beginSession } from "./sign-in-pages.ts";
 
@@ -79,10 +89,9 @@ function setAttemptCookie(
   reply.header("set-cookie", `${attemptCookieName(request, ctx)}=${value}; ${attributes.join("; ")}`);
 }
 
-/** The callback the provider was told: this console's origin (https always in production). */
+/** The callback the provider was told: this console's origin (PUBLIC_BASE_URL in production). */
 function redirectUri(request: FastifyRequest, ctx: AppContext): string {
-  const scheme = ctx.config.app_env === "production" ? "https" : request.protocol;
-  return `${scheme}://${request.host}${CALLBACK}`;
+  return `${consoleOrigin(request, ctx.config)}${CALLBACK}`;
 }
 
 function refusalPage(title: string, detail: string): string {

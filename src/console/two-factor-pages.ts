@@ -40,7 +40,7 @@ import { CONSOLE_CSP_WITH_SCRIPT } from "./csp.ts";
 import { type Html, html } from "./html.ts";
 import { type Area, csrfField, notice, page, type Shell, scrollTable } from "./layout.ts";
 import type { ConsolePages, SignInFailures } from "./pages.ts";
-import { formOf, queryValue, seeOther, sessionOf } from "./request.ts";
+import { consoleOrigin, formOf, queryValue, seeOther, sessionOf } from "./request.ts";
 import { operatorShell, partnerShell } from "./shells.ts";
 import { AREA_HOME, completeSignIn } from "./sign-in-pages.ts";
 
@@ -61,16 +61,13 @@ function sendPage(reply: FastifyReply, status: number, body: string, script = fa
 }
 
 /**
- * The console as a WebAuthn relying party: the host this request came to (RP ID) and its origin,
- * https in production (behind a TLS-terminating proxy the connection itself may be plain HTTP).
+ * The console as a WebAuthn relying party: in production its public address (PUBLIC_BASE_URL, https),
+ * never the Host header, which whoever sends the request writes; in the sandbox, where the console
+ * is also reached as localhost or by a test's port, the host this request came to.
  */
 function relyingParty(request: FastifyRequest, ctx: AppContext): RelyingParty {
-  const protocol = ctx.config.app_env === "production" ? "https" : request.protocol;
-  return {
-    rp_id: request.hostname.replace(/:\d+$/, ""),
-    origin: `${protocol}://${request.host}`,
-    rp_name: "eSIM console",
-  };
+  const origin = consoleOrigin(request, ctx.config);
+  return { rp_id: new URL(origin).hostname, origin, rp_name: "eSIM console" };
 }
 
 async function personOf(request: FastifyRequest, ctx: AppContext, area: Area): Promise<Ctx> {

@@ -31,7 +31,7 @@ export function endpointsTable(endpoints: readonly WebhookEndpointBody[]): Html 
   );
 }
 
-/** One checkbox per event type (none checked: all of them), each named `type:<event type>`. */
+/** One checkbox per event type (none checked: all types), each named `type:<event type>`. */
 export function createEndpointForm(csrf: string): Html {
   return html`<h2>Add an endpoint</h2><form method="post" action="/console/webhooks" class="panel">${csrfField(csrf)}
     <div class="fields">

@@ -121,6 +121,17 @@ export type Database = {
   };
   package_destinations: { package_id: string; destination_code: string };
   catalog_version: { singleton: Generated<boolean>; version: number };
+  /** The catalog change feed (migration 0041); partner_id null: a catalog-wide change. */
+  catalog_changes: {
+    seq: Generated<number>;
+    change_id: string;
+    partner_id: string | null;
+    kind: "added" | "updated" | "removed";
+    package_id: string;
+    created_at: Timestamp;
+  };
+  /** How far catalog changes have become package.* events (migration 0041). */
+  catalog_change_fanout: { singleton: Generated<boolean>; last_seq: number; last_partner_id: string | null };
   carts: {
     cart_key: string;
     partner_id: string;
@@ -179,7 +190,11 @@ export type Database = {
     /** The follow-up's last word on an order failed without the carrier's (migration 0036). */
     carrier_check: "due" | "nothing_made" | "cancelled" | "refused" | "unavailable" | null;
     carrier_check_attempts: Generated<number>;
+    /** A top-up's eSIM, set at insert and never changed (migration 0046): indexed, unlike `iccid`. */
+    topup_iccid: string | null;
   };
+  /** The orders still pending (migration 0046): the resolver's and the metrics' list. */
+  pending_orders: { order_id: string; created_at: Date };
   esims: {
     iccid: string;
     partner_id: string;

@@ -6,11 +6,11 @@
 // either all of it commits or none: the carrier re-sends or the sync pulls it again.
 import type { Transaction } from "kysely";
 import type { EsimSignal } from "../carrier/carrier.ts";
-import { MAX_SIGNAL_BUNDLES } from "../carrier/esim-signal.ts";
 import type { Database } from "../db/schema.ts";
 import { recordEvent } from "../events/record-event.ts";
+import { crashPoint } from "../lib/crash-points.ts";
+import { MAX_SIGNAL_BUNDLES } from "../protocols/esim-signal.ts";
 import type { AppContext } from "../shared/context.ts";
-import { crashPoint } from "../shared/crash-points.ts";
 import { bundlesOf, lockEsim, updateBundles, writeEsim } from "./apply-signal.sql.ts";
 import { type CrossedFact, mergeSignal } from "./apply-signal-merge.ts";
 import { esimChanged } from "./esim-cache.ts";

@@ -9,8 +9,8 @@
 // Any other unknown bundle is one we will never hold (an order that failed here, someone else's
 // reference): it is logged and the signal accepted, or the carrier would re-send it forever.
 import { Type } from "typebox";
-import { EsimSignalSchema, parseEsimSignal } from "../carrier/esim-signal.ts";
 import type { Executor } from "../db/executor.ts";
+import { EsimSignalSchema, parseEsimSignal } from "../protocols/esim-signal.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { ApiError } from "../shared/errors.ts";
 import { errorResponses } from "../shared/schemas.ts";
@@ -39,7 +39,7 @@ export function carrierCallbackRoute(pendingReferences: PendingReferences) {
     url: "/carrier/callbacks",
     schema: {
       // Not part of the partner API document: the carrier's interface, documented in the README and
-      // in src/carrier/simulator/README.md. The schemas still validate and serialize.
+      // in src/simulators/carrier/README.md. The schemas still validate and serialize.
       hide: true,
       operationId: "receiveCarrierCallback",
       summary: "Carrier pushes an eSIM's state (carrier only)",

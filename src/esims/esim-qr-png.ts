@@ -31,7 +31,13 @@ export async function esimQrPng(
   requireValidIccid(input.iccid);
   if (!Number.isInteger(input.size_px) || input.size_px < QR_MIN_SIZE_PX || input.size_px > QR_MAX_SIZE_PX) {
     throw new ApiError("invalid_request", `size is ${QR_MIN_SIZE_PX} to ${QR_MAX_SIZE_PX} pixels.`, {
-      errors: [{ field: "size", message: `must be an integer from ${QR_MIN_SIZE_PX} to ${QR_MAX_SIZE_PX}` }],
+      errors: [
+        {
+          field: "size",
+          code: "out_of_range",
+          message: `must be an integer from ${QR_MIN_SIZE_PX} to ${QR_MAX_SIZE_PX}`,
+        },
+      ],
     });
   }
   const esim = await esimActivation(db, input.partner_id, input.iccid);

@@ -1,7 +1,7 @@
 // The ICCID path parameter of every /v1/esims/{iccid} route: a length bound only, so that any
 // malformed ICCID, however long, reaches the use case and is 400 `invalid_iccid`, not a schema error.
 import { Type } from "typebox";
-import { isValidIccid } from "../carrier/luhn.ts";
+import { isValidIccid } from "../lib/luhn.ts";
 import { ApiError } from "../shared/errors.ts";
 
 export const IccidParams = Type.Object({
@@ -19,7 +19,7 @@ export function requireValidIccid(iccid: string): string {
     throw new ApiError(
       "invalid_iccid",
       "An ICCID is 19 or 20 digits, starts with 89 and ends with a Luhn check digit.",
-      { errors: [{ field: "iccid", message: "is not a valid ICCID" }] },
+      { errors: [{ field: "iccid", code: "invalid_format", message: "is not a valid ICCID" }] },
     );
   }
   return iccid;

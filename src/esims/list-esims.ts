@@ -21,7 +21,7 @@ function decodeCursor(cursor: string): number {
   const match = /^e1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
   if (!match)
     throw new ApiError("invalid_request", "The cursor is not one this API returned.", {
-      errors: [{ field: "cursor", message: "is not a valid cursor" }],
+      errors: [{ field: "cursor", code: "invalid_format", message: "is not a valid cursor" }],
     });
   return Number(match[1]);
 }

@@ -23,7 +23,7 @@ export async function simulateEsimEvent(
   await getEsim(ctx.db, partner_id, iccid);
   if (event.event === "use_data" && event.data_mb === undefined) {
     throw new ApiError("invalid_request", "use_data needs data_mb, a positive whole number of megabytes.", {
-      errors: [{ field: "data_mb", message: "is required for use_data" }],
+      errors: [{ field: "data_mb", code: "required", message: "is required for use_data" }],
     });
   }
   const outcome = await ctx.carrier.simulate(iccid, event);

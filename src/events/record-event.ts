@@ -23,8 +23,26 @@ export const EVENT_TYPES = [
   "wallet.credited",
   "wallet.balance_low",
   "webhook.test",
+  "package.added",
+  "package.updated",
+  "package.removed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The catalog's change events (contract "Catalog additions"), made in batches by the webhook loop. */
+export const PACKAGE_EVENT_TYPES: readonly EventType[] = [
+  "package.added",
+  "package.updated",
+  "package.removed",
+];
+
+/**
+ * Whether an endpoint with these event_types receives events of `type`: an empty list is all types
+ * (contract "Webhooks"), the catalog's too. An endpoint that wants orders only lists the order types.
+ */
+export function endpointReceives(event_types: readonly string[], type: string): boolean {
+  return event_types.length === 0 || event_types.includes(type);
+}
 
 /** An event's `data` is stored as JSON; this bounds what one fact may weigh. */
 const MAX_DATA_BYTES = 32 * 1024;

@@ -68,8 +68,11 @@ export async function dropDelivered(pool: pg.Pool, order_id: string): Promise<vo
   );
 }
 
-/** The row of an order refunded before its email went out: nothing to install, nothing to send. */
-export async function dropRefunded(pool: pg.Pool, order_id: string): Promise<void> {
+/**
+ * The row of an email not to be sent: an order refunded before it went out (nothing to install), or
+ * a partner that sends its own confirmations (notification settings).
+ */
+export async function dropUnsent(pool: pg.Pool, order_id: string): Promise<void> {
   await pool.query("delete from email_outbox where order_id = $1", [order_id]);
 }
 

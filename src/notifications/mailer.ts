@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import path from "node:path";
+import { domainToASCII } from "node:url";
 import type { SendMailOptions, SMTPSentMessageInfo } from "nodemailer";
 import nodemailer from "nodemailer";
 import { composeMime, isPlainAddress } from "./mime-message.ts";
@@ -27,6 +28,14 @@ export type OutgoingEmail = RenderedEmail & {
   key: string;
   /** One recipient address, already validated by the caller. */
   to: string;
+  /**
+   * The partner's brand on a traveller email (PUT /v1/profile/branding): the From display name
+   * (the address stays MAIL_FROM's, whose domain the relay signs for) and the Reply-To address.
+   */
+  from_name?: string | null;
+  reply_to?: string | null;
+  /** More header fields, printable ASCII (List-Unsubscribe on the optional notices). */
+  headers?: Record<string, string>;
 };
 
 export type Mailer = {
@@ -73,10 +82,20 @@ function fromDomain(mail_from: string): string {
 /** RFC 3834: vacation responders must not answer a machine-sent message. */
 const AUTO_SUBMITTED = { "Auto-Submitted": "auto-generated" };
 
+/** The header fields beyond the ones every message has: Auto-Submitted, Reply-To, the message's own. */
+function extraHeaders(message: OutgoingEmail): Record<string, string> {
+  return {
+    ...AUTO_SUBMITTED,
+    ...(message.reply_to ? { "Reply-To": message.reply_to } : {}),
+    ...message.headers,
+  };
+}
+
 function mailOptions(message: OutgoingEmail, from: string, domain: string): SendMailOptions {
   if (!KEY_PATTERN.test(message.key)) throw new Error(`invalid message key "${message.key}"`);
+  const sender = message.from_name ? parseMailbox(from) : null;
   return {
-    from,
+    from: sender ? { name: message.from_name!, address: sender.address } : from,
     // An address object, not a string: nodemailer would otherwise parse the text and could
     // read one odd but valid address as several recipients.
     to: { name: "", address: message.to },
@@ -92,7 +111,7 @@ function mailOptions(message: OutgoingEmail, from: string, domain: string): Send
     // as quoted-printable rather than base64.
     textEncoding: "quoted-printable",
     messageId: `<${message.key}@${domain}>`,
-    headers: AUTO_SUBMITTED,
+    headers: extraHeaders(message),
     attachments: message.attachments.map((attachment) => ({
       filename: attachment.filename,
       content: attachment.content,
@@ -175,17 +194,18 @@ function createComposer(
   // ends are CRLF throughout: nodemailer's own, and the bodies' (mailOptions).
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true });
   return {
-    async compose(message) {
+    async compose(given) {
+      const message = { ...given, to: asciiRecipient(given.to) };
       if (sender !== null && isPlainAddress(message.to)) {
         if (!KEY_PATTERN.test(message.key)) throw new Error(`invalid message key "${message.key}"`);
         const message_id = `<${message.key}@${domain}>`;
         const raw = composeMime({
-          from: sender,
+          from: message.from_name ? { name: message.from_name, address: sender.address } : sender,
           to: message.to,
           subject: message.subject,
           message_id,
           date: new Date(),
-          headers: AUTO_SUBMITTED,
+          headers: extraHeaders(message),
           text: crlf(message.text),
           html: crlf(message.html),
           attachments: message.attachments,
@@ -198,6 +218,19 @@ function createComposer(
     },
     close: () => transport.close(),
   };
+}
+
+/**
+ * The recipient with an internationalized domain in its ASCII form (IDNA: `ann@bücher.example` ->
+ * `ann@xn--bcher-kva.example`), the same mailbox to DNS and every relay, SMTPUTF8 or not. The API
+ * refuses a non-ASCII mailbox name before the @ (orders/end-user.ts), which would need SMTPUTF8.
+ */
+export function asciiRecipient(address: string): string {
+  const at = address.lastIndexOf("@");
+  const domain = address.slice(at + 1);
+  if (at < 0 || !/[\u0080-\u{10ffff}]/u.test(domain)) return address;
+  const ascii = domainToASCII(domain);
+  return ascii === "" ? address : `${address.slice(0, at)}@${ascii}`;
 }
 
 // Server replies often quote the recipient ("550 <ann@example.com>: no such user"), and job

@@ -19,18 +19,19 @@
 import type { Selectable } from "kysely";
 import type pg from "pg";
 import type { Database } from "../db/schema.ts";
+import { BRAND_LOGO_CID, type Brand, DEFAULT_BRAND } from "../shared/brand.ts";
 import {
   type ClaimedEmail,
   claimDueEmails,
   dropDelivered,
-  dropRefunded,
+  dropUnsent,
   recordFailure,
   releaseClaims,
 } from "./email-outbox.sql.ts";
 import { releaseResendClaims } from "./email-resends.sql.ts";
 import { type Mailer, SEND_TIMEOUT_MS } from "./mailer.ts";
 import { DeliveryRecorder } from "./record-deliveries.ts";
-import { renderConfirmationEmail } from "./render-confirmation-email.ts";
+import { type EmailAttachment, renderConfirmationEmail } from "./render-confirmation-email.ts";
 
 export const CONFIRMATION_EMAIL_MAX_ATTEMPTS = 25;
 
@@ -44,12 +45,41 @@ export const EMAIL_LEASE_MS = SEND_TIMEOUT_MS + 35_000;
 /** What the email needs of an order; purchase fields are null when it has no first purchase. */
 export type OrderForEmail = Pick<
   Selectable<Database["orders"]>,
-  "type" | "status" | "email" | "first_name"
+  "type" | "status" | "email" | "first_name" | "partner_id"
 > & {
   [K in "iccid" | "smdp_address" | "activation_code" | "start_date"]:
     | Selectable<Database["purchases"]>[K]
     | null;
 } & { package_name: string | null };
+
+/**
+ * What sending a traveller email needs of the order's partner (partners/traveller-settings.ts
+ * loads it: notifications never read the partners' tables): its brand, and which emails it wants.
+ */
+export type TravellerSender = {
+  brand: Brand;
+  notifications: { confirmation_email: boolean; traveller_usage_emails: boolean; top_up_url: string | null };
+};
+
+/** A partner that set nothing: the service's brand, the contract's defaults. */
+export const DEFAULT_SENDER: TravellerSender = {
+  brand: DEFAULT_BRAND,
+  notifications: { confirmation_email: true, traveller_usage_emails: false, top_up_url: null },
+};
+
+/** The brand's part of a message: the From display name (null: MAIL_FROM's own) and Reply-To. */
+export function brandedSender(brand: Brand): { from_name: string | null; reply_to: string | null } {
+  return { from_name: brand.email_from_name ?? brand.display_name, reply_to: brand.reply_to };
+}
+
+/**
+ * The brand's logo as an inline part, when the HTML shows it (`cid:` BRAND_LOGO_CID): the logo
+ * travels in the message, never as a remote image a mail client would fetch (and block).
+ */
+export function brandLogoParts(brand: Brand, html: string): EmailAttachment[] {
+  if (brand.logo_png === null || !html.includes(`cid:${BRAND_LOGO_CID}`)) return [];
+  return [{ filename: "logo.png", content: brand.logo_png, content_type: "image/png", cid: BRAND_LOGO_CID }];
+}
 
 type Log = {
   info(fields: object, message: string): void;
@@ -61,6 +91,8 @@ export type SendConfirmationEmailsDeps = {
   mailer: Mailer;
   /** The orders found among those ids (orders/order-for-email.ts). */
   findOrders: (order_ids: string[]) => Promise<Map<string, OrderForEmail>>;
+  /** The partners' brands and settings (partners/traveller-settings.ts); absent: DEFAULT_SENDER's. */
+  findSenders?: (partner_ids: string[]) => Promise<Map<string, TravellerSender>>;
   log: Log;
   /** How long a claim lasts (EMAIL_LEASE_MS when absent); a send outliving it may be sent twice. */
   lease_ms?: number;
@@ -110,6 +142,10 @@ export async function claimDueConfirmationEmails(
   });
   if (claimed.length === 0) return [];
   const orders = await deps.findOrders(claimed.filter((row) => !row.delivered).map((row) => row.order_id));
+  const senders = await sendersOf(
+    deps,
+    [...orders.values()].map((order) => order.partner_id),
+  );
   const recorder = deps.recorder ?? new DeliveryRecorder(deps.pool, lease_ms / 2);
   const claimed_at = performance.now();
   return claimed.map((row) => ({
@@ -124,12 +160,22 @@ export async function claimDueConfirmationEmails(
           performance.now() - claimed_at > REREAD_ORDER_AFTER_MS && !row.delivered
             ? ((await deps.findOrders([row.order_id])).get(row.order_id) ?? null)
             : (orders.get(row.order_id) ?? null);
-        return await processClaimed(deps, recorder, row, order, sent);
+        const sender = (order && senders.get(order.partner_id)) ?? DEFAULT_SENDER;
+        return await processClaimed(deps, recorder, row, order, sender, sent);
       } finally {
         sent();
       }
     },
   }));
+}
+
+/** The senders of these partners, one batch; DEFAULT_SENDER's where the deps read none. */
+export async function sendersOf(
+  deps: Pick<SendConfirmationEmailsDeps, "findSenders">,
+  partner_ids: string[],
+): Promise<Map<string, TravellerSender>> {
+  if (!deps.findSenders || partner_ids.length === 0) return new Map();
+  return deps.findSenders([...new Set(partner_ids)]);
 }
 
 /** A job that waited longer than this after its claim reads its order again before sending. */
@@ -153,16 +199,23 @@ async function processClaimed(
   recorder: DeliveryRecorder,
   row: ClaimedEmail,
   order: OrderForEmail | null,
+  sender: TravellerSender,
   sent: () => void,
 ): Promise<void> {
   if (row.delivered) return dropDelivered(deps.pool, row.order_id);
   if (order?.status === "refunded") {
     // Refunded before its email went out: its eSIM is cancelled, so there is nothing to install.
     deps.log.info({ order_id: row.order_id }, "confirmation email not sent: the order was refunded");
-    return dropRefunded(deps.pool, row.order_id);
+    return dropUnsent(deps.pool, row.order_id);
+  }
+  if (order && !sender.notifications.confirmation_email) {
+    // The partner emails its travellers itself (PUT /v1/profile/notifications): the row goes, and
+    // the order's email log lists no first confirmation; a resend is still sent when asked for.
+    deps.log.info({ order_id: row.order_id }, "confirmation email not sent: the partner sends its own");
+    return dropUnsent(deps.pool, row.order_id);
   }
   try {
-    await sendOne(deps, recorder, row.order_id, order, sent);
+    await sendOne(deps, recorder, row.order_id, order, sender, sent);
   } catch (error) {
     const message = (error as Error).message ?? String(error);
     // The order id says enough: the end user's address and phone number are never logged.
@@ -219,6 +272,7 @@ async function sendOne(
   recorder: DeliveryRecorder,
   order_id: string,
   found: OrderForEmail | null,
+  sender: TravellerSender,
   sent: () => void,
 ) {
   const { order, email } = await renderOrderEmail(order_id, found);
@@ -228,6 +282,8 @@ async function sendOne(
   // drop the duplicate.
   const { message_id } = await deps.mailer.send({
     ...email,
+    attachments: [...email.attachments, ...brandLogoParts(sender.brand, email.html)],
+    ...brandedSender(sender.brand),
     key: `confirmation.${order_id}`,
     to: order.email,
   });

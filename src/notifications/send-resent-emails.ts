@@ -20,13 +20,18 @@ import {
   recordResendsSent,
 } from "./email-resends.sql.ts";
 import {
+  brandedSender,
+  brandLogoParts,
   CONFIRMATION_EMAIL_MAX_ATTEMPTS,
   claimDueConfirmationEmails,
+  DEFAULT_SENDER,
   EMAIL_LEASE_MS,
   type EmailJob,
   type OrderForEmail,
   renderOrderEmail,
   type SendConfirmationEmailsDeps,
+  sendersOf,
+  type TravellerSender,
 } from "./send-confirmation-emails.ts";
 
 /** A resend's Message-ID key: stable for the resend, so a retried send is recognisably one message. */
@@ -71,7 +76,8 @@ export async function claimDueResentEmails(deps: SendResentEmailsDeps, limit: nu
         // Resends are few: each reads its order when it starts (not with the claim), so a refund
         // made while it waited in the sweep's queue is seen.
         const order = (await deps.findOrders([row.order_id])).get(row.order_id) ?? null;
-        return await processResend(deps, recorder, row, order, sent);
+        const sender = order ? (await sendersOf(deps, [order.partner_id])).get(order.partner_id) : undefined;
+        return await processResend(deps, recorder, row, order, sender ?? DEFAULT_SENDER, sent);
       } finally {
         sent();
       }
@@ -97,6 +103,7 @@ async function processResend(
   recorder: ResendRecorder,
   row: ClaimedResend,
   order: OrderForEmail | null,
+  sender: TravellerSender,
   sent: () => void,
 ): Promise<void> {
   const fail = (error: string, retry_after_s: number | null) =>
@@ -118,6 +125,9 @@ async function processResend(
     const { email } = await renderOrderEmail(row.order_id, order);
     const { message_id } = await deps.mailer.send({
       ...email,
+      attachments: [...email.attachments, ...brandLogoParts(sender.brand, email.html)],
+      // Sent whatever confirmation_email says: a resend is asked for by the partner.
+      ...brandedSender(sender.brand),
       key: resendMessageKey(row.email_id),
       to: row.recipient,
     });

@@ -6,7 +6,13 @@ import type { Database } from "../db/schema.ts";
 /** An order as read from the database. */
 export type OrderRow = Omit<
   Selectable<Database["orders"]>,
-  "next_resolve_at" | "resolve_attempts" | "carrier_check_after" | "carrier_check" | "carrier_check_attempts"
+  | "next_resolve_at"
+  | "resolve_attempts"
+  | "carrier_check_after"
+  | "carrier_check"
+  | "carrier_check_attempts"
+  // `iccid` of a top-up, kept for its index (migration 0046); the rest of the service reads `iccid`.
+  | "topup_iccid"
 >;
 
 export type PurchaseRow = Selectable<Database["purchases"]>;

@@ -71,18 +71,26 @@ export async function insertPendingOrderAhead(
 }
 
 function pendingOrderInsert(order: NewOrder, timing: PendingTiming): RawBuilder<OrderRow> {
+  // Listed in pending_orders by the same statement (migration 0046): the list is what the resolver
+  // reads, so that no index of orders depends on the status a completion changes.
   return sql<OrderRow>`
-    insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, data_mb,
-                        validity_days, start_date, total_minor, currency, client_reference, email, phone, first_name,
-                        last_name, iccid, lease_until, lease_token, lease_holder, next_resolve_at)
-    values (${order.order_id}, ${order.partner_id}, ${order.type}, 'pending', ${order.cart_key}, ${order.package_id},
-            ${order.external_package_id}, ${order.data_mb}, ${order.validity_days}, ${order.start_date}::date,
-            ${order.total_minor}, ${order.currency},
-            ${order.client_reference}, ${order.email}, ${order.phone}, ${order.first_name}, ${order.last_name},
-            ${order.iccid}, clock_timestamp() + make_interval(secs => ${timing.lease_ms / 1000}), ${newLeaseToken()},
-            ${timing.lease_holder}, clock_timestamp() + make_interval(secs => ${timing.resolve_after_ms / 1000}))
-    on conflict (cart_key) do nothing
-    returning ${ORDER_COLUMNS}`;
+    with inserted as (
+      insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, data_mb,
+                          validity_days, start_date, total_minor, currency, client_reference, email, phone, first_name,
+                          last_name, iccid, topup_iccid, lease_until, lease_token, lease_holder, next_resolve_at)
+      values (${order.order_id}, ${order.partner_id}, ${order.type}, 'pending', ${order.cart_key}, ${order.package_id},
+              ${order.external_package_id}, ${order.data_mb}, ${order.validity_days}, ${order.start_date}::date,
+              ${order.total_minor}, ${order.currency},
+              ${order.client_reference}, ${order.email}, ${order.phone}, ${order.first_name}, ${order.last_name},
+              ${order.iccid}, ${order.type === "topup" ? order.iccid : null}::text,
+              clock_timestamp() + make_interval(secs => ${timing.lease_ms / 1000}), ${newLeaseToken()},
+              ${timing.lease_holder}, clock_timestamp() + make_interval(secs => ${timing.resolve_after_ms / 1000}))
+      on conflict (cart_key) do nothing
+      returning ${ORDER_COLUMNS}
+    ), listed as (
+      insert into pending_orders (order_id, created_at) select order_id, created_at from inserted
+    )
+    select * from inserted`;
 }
 
 export async function orderById(
@@ -153,13 +161,13 @@ export async function claimDueOrders(
         next_resolve_at = clock_timestamp()
           + make_interval(secs => least(${input.max_backoff_s}::float8, 2 ^ least(o.resolve_attempts + 1, 16)))
     from (
-      select order_id from orders o
+      select o.order_id from pending_orders p join orders o on o.order_id = p.order_id
       where o.status = 'pending'
         and ((o.next_resolve_at <= now() and (o.lease_until is null or o.lease_until <= clock_timestamp()))
              or ${holderGone(sql`o.lease_holder`)})
       order by o.next_resolve_at
       limit ${input.limit}
-      for update skip locked
+      for update of o skip locked
     ) due
     where o.order_id = due.order_id and o.status = 'pending'
     returning ${O_COLUMNS}`.execute(db);
@@ -218,6 +226,8 @@ export async function completeOrder(
       update orders set status = 'completed', iccid = ${input.iccid}, resolved_at = now(), lease_until = null
       where order_id = ${input.order_id} and status = 'pending'
       returning ${ORDER_COLUMNS}
+    ), unlisted as (
+      delete from pending_orders where order_id = (select order_id from done)
     ), new_esim as (
       insert into esims (iccid, partner_id, order_id, package_id, smdp_address, activation_code, next_sync_at)
       select ${input.iccid}, partner_id, order_id, package_id, ${profile?.smdp_address ?? null}::text,
@@ -269,10 +279,15 @@ export async function markFailed(
   carrier_refusal: string,
 ): Promise<OrderRow | null> {
   const result = await sql<OrderRow>`
-    update orders set status = 'failed', failure_code = ${failure_code}, carrier_refusal = ${carrier_refusal.slice(0, 500)},
-                      resolved_at = now(), lease_until = null
-    where order_id = ${order_id} and status = 'pending'
-    returning ${ORDER_COLUMNS}`.execute(trx);
+    with failed as (
+      update orders set status = 'failed', failure_code = ${failure_code},
+                        carrier_refusal = ${carrier_refusal.slice(0, 500)}, resolved_at = now(), lease_until = null
+      where order_id = ${order_id} and status = 'pending'
+      returning ${ORDER_COLUMNS}
+    ), unlisted as (
+      delete from pending_orders where order_id = (select order_id from failed)
+    )
+    select * from failed`.execute(trx);
   return result.rows[0] ?? null;
 }
 
@@ -313,7 +328,10 @@ function searchCondition(search: SearchQuery, alias: string | null = null): RawB
     case "order_id":
       return sql<boolean>`${column(alias, "order_id")} = ${search.order_id}`;
     case "iccid":
-      return sql<boolean>`${column(alias, "iccid")} = ${search.iccid}`;
+      // No index keys `iccid`, which a completion sets (migration 0046): the order that bought the
+      // eSIM through esims' primary key, its top-ups through orders_topup_iccid_idx.
+      return sql<boolean>`(${sql.ref(alias === null ? "topup_iccid" : `${alias}.topup_iccid`)} = ${search.iccid}
+        or ${column(alias, "order_id")} = (select e.order_id from esims e where e.iccid = ${search.iccid}))`;
     case "email":
       return sql<boolean>`${folded(column(alias, "email"))} = ${folded(sql`${search.email}::text`)}`;
     case "prefix":
@@ -450,7 +468,7 @@ export async function ordersWithFirstPurchase(
   const result = await sql<
     Omit<OrderForEmail, "package_name"> & { order_id: string; package_id: string | null }
   >`
-    select o.order_id, o.type, o.status, o.email, o.first_name,
+    select o.order_id, o.partner_id, o.type, o.status, o.email, o.first_name,
            p.package_id, p.iccid, p.smdp_address, p.activation_code, p.start_date::text as start_date
     from orders o
     left join purchases p on p.order_id = o.order_id and p.position = 0
@@ -532,11 +550,11 @@ export async function lockCompletedTopUpsOf(trx: Transaction<Database>, iccid: s
   return result.rows;
 }
 
-/** Whether a top-up of the eSIM is still pending (few orders are: orders_pending_idx). */
+/** Whether a top-up of the eSIM is still pending (its top-ups through orders_topup_iccid_idx). */
 export async function hasPendingTopUp(trx: Transaction<Database>, iccid: string): Promise<boolean> {
   const result = await sql<{ pending: boolean }>`
     select exists (select 1 from orders
-                   where status = 'pending' and type = 'topup' and iccid = ${iccid}) as pending`.execute(trx);
+                   where topup_iccid = ${iccid} and status = 'pending') as pending`.execute(trx);
   return result.rows[0]?.pending === true;
 }
 
@@ -564,7 +582,7 @@ export async function pendingOrderStats(db: Executor, give_up_hours: number): Pr
     select count(*)::int as count,
            coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest_age_seconds,
            (count(*) filter (where created_at < now() - make_interval(hours => ${give_up_hours})))::int as given_up
-    from orders where status = 'pending'`.execute(db);
+    from pending_orders`.execute(db);
   return result.rows[0] ?? { count: 0, oldest_age_seconds: 0, given_up: 0 };
 }
 
@@ -585,11 +603,12 @@ export async function listPendingOrders(
   limit: number,
 ): Promise<PendingOrderSummary[]> {
   const result = await sql<PendingOrderSummary>`
-    select order_id, partner_id, type, created_at, lease_until,
-           extract(epoch from now() - created_at)::float8 as age_seconds,
-           created_at < now() - make_interval(hours => ${give_up_hours}) as given_up
-    from orders where status = 'pending'
-    order by created_at limit ${limit}`.execute(db);
+    select o.order_id, o.partner_id, o.type, o.created_at, o.lease_until,
+           extract(epoch from now() - o.created_at)::float8 as age_seconds,
+           o.created_at < now() - make_interval(hours => ${give_up_hours}) as given_up
+    from pending_orders p join orders o on o.order_id = p.order_id
+    where o.status = 'pending'
+    order by p.created_at limit ${limit}`.execute(db);
   return result.rows;
 }
 
@@ -666,9 +685,8 @@ export async function partnerOrderCounts(db: Executor, partner_id: string): Prom
     select (select count(*)::int from today) as today,
            (select count(*)::int from today where status = 'completed') as today_completed,
            (select count(*)::int from today where status = 'failed') as today_failed,
-           (select count(*)::int from orders where status = 'pending' and partner_id = ${partner_id}) as pending`.execute(
-    db,
-  );
+           (select count(*)::int from pending_orders p join orders o on o.order_id = p.order_id
+            where o.status = 'pending' and o.partner_id = ${partner_id}) as pending`.execute(db);
   const row = result.rows[0] ?? { today: 0, today_completed: 0, today_failed: 0, pending: 0 };
   const today_capped = row.today > MAX_COUNTED_TODAY;
   return {

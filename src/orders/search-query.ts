@@ -2,7 +2,7 @@
 // into the one thing it can be, so that each kind runs one index-bounded query (migration 0028)
 // instead of an OR over every column that a million orders would answer with a scan.
 import { Type } from "typebox";
-import { isValidIccid } from "../carrier/luhn.ts";
+import { isValidIccid } from "../lib/luhn.ts";
 import { ApiError } from "../shared/errors.ts";
 import { ORDER_ID } from "../shared/ids.ts";
 import { NO_CONTROL_CHARACTERS } from "../shared/schemas.ts";
@@ -41,7 +41,9 @@ export type SearchQuery =
   | { kind: "prefix"; prefix: string; like: string };
 
 function invalid(message: string): ApiError {
-  return new ApiError("invalid_request", `q ${message}.`, { errors: [{ field: "q", message }] });
+  return new ApiError("invalid_request", `q ${message}.`, {
+    errors: [{ field: "q", code: "invalid_format", message }],
+  });
 }
 
 /** `%`, `_` and the escape character itself match literally in `like ... escape '\'`. */

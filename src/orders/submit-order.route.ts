@@ -11,6 +11,10 @@ import { sendBytes, sendOutcome } from "./send-outcome.ts";
 import { outcomeOf } from "./stored-outcome.ts";
 import { type SubmitInput, submitOrder } from "./submit-order.ts";
 
+/** Set on an answer an earlier request with the same cart_key reached (all three paths below). */
+const IDEMPOTENT_REPLAYED = "idempotent-replayed";
+const REPLAYED_HEADERS = { [IDEMPOTENT_REPLAYED]: "true" };
+
 const SubmitBody = Type.Object(
   {
     cart_key: Type.String({
@@ -29,7 +33,8 @@ const schema = {
   summary: "Submit a cart: pay from the wallet and provision the eSIM",
   description:
     "Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, " +
-    "without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs. " +
+    "without a second charge, provisioning or email, and with the header `Idempotent-Replayed: true` (on every " +
+    "answer an earlier submit of the cart reached: 200, 502 `carrier_error`). 409 `request_in_progress` while the first attempt runs. " +
     "A retry answers the body the completed purchase answers, byte for byte, even after a refund: " +
     "`GET /orders/{orderID}` shows the order as it is now.",
   tags: ["Orders"],
@@ -81,6 +86,7 @@ export const submitOrderRoute = endpoint({
       if (replayed !== null) {
         if (request.bodyBytes !== null)
           completed.rememberBytes(partner_id, input.cart_key, request.bodyBytes);
+        reply.header(IDEMPOTENT_REPLAYED, "true");
         sendBytes(reply, replayed);
         return;
       }
@@ -89,8 +95,11 @@ export const submitOrderRoute = endpoint({
     return {
       handler,
       // The same request again, byte for byte, and its cart's answer kept: sent before any parse.
-      from_bytes: (request, bytes) =>
-        request.partner === null ? null : completed.findByBytes(request.partner.partner_id, bytes),
+      from_bytes: (request, bytes) => {
+        if (request.partner === null) return null;
+        const replayed = completed.findByBytes(request.partner.partner_id, bytes);
+        return replayed === null ? null : { ...replayed, headers: REPLAYED_HEADERS };
+      },
     };
   },
 });
@@ -103,7 +112,8 @@ async function submitAndSend(
   partner_id: string,
   input: SubmitInput,
 ): Promise<void> {
-  const order = await submitOrder(ctx, partner_id, input);
+  const { order, replayed } = await submitOrder(ctx, partner_id, input);
+  if (replayed) reply.header(IDEMPOTENT_REPLAYED, "true");
   const outcome = await outcomeOf(ctx.db, order, String(reply.request.id));
   // A refunded order answers as it did when it completed (stored-outcome.ts): final too.
   if (outcome !== null && (order.status === "completed" || order.status === "refunded")) {

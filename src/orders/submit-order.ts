@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { type LockedCart, lockCart } from "../carts/lock-cart.ts";
 import { CART_EXPIRED_DETAIL, missingCartError } from "../carts/missing-cart-error.ts";
 import { holdFunds } from "../ledger/transfers.ts";
+import { crashPoint } from "../lib/crash-points.ts";
 import type { AppContext } from "../shared/context.ts";
-import { crashPoint } from "../shared/crash-points.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { recordBalanceLow } from "../wallet/record-balance-low.ts";
@@ -108,27 +108,31 @@ async function reserveInTransaction(
   });
 }
 
-/** Returns the order in its state after this attempt: completed, failed, or still pending. */
+/**
+ * The order in its state after this attempt (completed, failed, or still pending), and whether the
+ * answer is a replay: an outcome an earlier request with this cart_key reached, not this one
+ * (`Idempotent-Replayed: true`, as top-ups answer). Finishing an abandoned attempt is no replay.
+ */
 export async function submitOrder(
   ctx: AppContext,
   partner_id: string,
   raw: SubmitInput,
-): Promise<DrivenOrder> {
+): Promise<{ order: DrivenOrder; replayed: boolean }> {
   const input = { ...raw, ...checkEndUser(raw) };
   // A created order's lease is taken by its insert, in this phase: its age counts from here.
   const leased_at = performance.now();
   const reserved = await reserve(ctx, partner_id, input);
   if (reserved.kind === "created") {
     crashPoint("after_pending_commit");
-    return driveOrder(ctx, reserved.order, FINISH_ESIM, leased_at);
+    return { order: await driveOrder(ctx, reserved.order, FINISH_ESIM, leased_at), replayed: false };
   }
-  if (reserved.order.status !== "pending") return reserved.order;
+  if (reserved.order.status !== "pending") return { order: reserved.order, replayed: true };
   // A retry of a pending order: drive it if its first attempt is gone (its lease ran out, or its
   // process stopped beating: a crash), else tell the client to wait.
   const driven = await driveIfAbandoned(ctx, reserved.order.order_id, FINISH_ESIM);
-  if (driven) return driven;
+  if (driven) return { order: driven, replayed: false };
   // The lease was held, or the order finished between our read and the claim: answer what it is now.
   const now = await orderById(ctx.db, reserved.order.order_id);
-  if (now && now.status !== "pending") return now;
+  if (now && now.status !== "pending") return { order: now, replayed: true };
   throw inProgress(reserved.order.order_id);
 }

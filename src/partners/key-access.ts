@@ -4,7 +4,7 @@
 // values with the same words; the authentication hook (server/auth.ts) enforces them.
 import { isIP } from "node:net";
 import { Type } from "typebox";
-import { ApiError } from "../shared/errors.ts";
+import { ApiError, type FieldErrorCode } from "../shared/errors.ts";
 
 export const KEY_SCOPES = ["full", "read_only"] as const;
 export type KeyScope = (typeof KEY_SCOPES)[number];
@@ -90,8 +90,8 @@ export function checkKeyAccess(input: KeyAccessInput): KeyAccess {
   return { name, scope: scope as KeyScope, allowed_ips: [...new Set(allowed_ips)] };
 }
 
-function invalid(field: string, message: string): ApiError {
-  return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, message }] });
+function invalid(field: string, message: string, code: FieldErrorCode = "invalid_format"): ApiError {
+  return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, code, message }] });
 }
 
 /**

@@ -42,7 +42,7 @@ function decodeCursor(cursor: string): { created_us: string; partner_id: string 
   const match = CURSOR.exec(Buffer.from(cursor, "base64url").toString("utf8"));
   if (!match)
     throw new ApiError("invalid_request", "The cursor is not one this API returned.", {
-      errors: [{ field: "cursor", message: "is not a valid cursor" }],
+      errors: [{ field: "cursor", code: "invalid_format", message: "is not a valid cursor" }],
     });
   return { created_us: match[1]!, partner_id: match[2]! };
 }

@@ -7,7 +7,7 @@ import type { Kysely } from "kysely";
 import { type AuditEntry, recordAudit } from "../audit/record-audit.ts";
 import type { Database } from "../db/schema.ts";
 import type { Actor } from "../shared/actor.ts";
-import { ApiError } from "../shared/errors.ts";
+import { ApiError, type FieldErrorCode } from "../shared/errors.ts";
 import { checkOneLine, MAX_REASON_LENGTH } from "../shared/schemas.ts";
 import type { PartnerStatus } from "./admin-partner.ts";
 import { lockedPartner, type PartnerSummary, updatePartner } from "./partners.sql.ts";
@@ -18,8 +18,8 @@ export const MAX_PARTNER_NAME_LENGTH = 200;
 
 export type PartnerPatch = { name?: string; status?: PartnerStatus; reason?: string };
 
-function invalid(field: string, message: string): ApiError {
-  return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, message }] });
+function invalid(field: string, message: string, code: FieldErrorCode = "invalid_format"): ApiError {
+  return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, code, message }] });
 }
 
 /** The patch as given, checked: names and reasons trimmed; a suspension needs its reason. */

@@ -3,13 +3,13 @@
 // kept: the issuer is an https URL on a public address whose discovery document answers and names
 // that issuer (SSO_ALLOW_PRIVATE_NETWORKS lifts the address rule, in the sandbox); each domain is a
 // lower-case DNS name held by no other partner (a domain names one team, or a new person's team
-// could not be told). The client secret is sealed (shared/secret-box.ts) and never shown again.
+// could not be told). The client secret is sealed (lib/secret-box.ts) and never shown again.
 import { recordAudit } from "../audit/record-audit.ts";
 import type { Config } from "../config.ts";
 import type { Executor } from "../db/executor.ts";
+import { type SealingBox, sealingBox } from "../lib/secret-box.ts";
 import type { Actor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
-import { type SealingBox, sealingBox } from "../shared/secret-box.ts";
 import {
   deleteConnection,
   replaceDomains,

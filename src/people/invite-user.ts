@@ -67,10 +67,14 @@ export async function inviteUser(
   const email = input.email.trim();
   const problem = emailProblem(email);
   if (problem)
-    throw new ApiError("invalid_request", problem, { errors: [{ field: "email", message: problem }] });
+    throw new ApiError("invalid_request", problem, {
+      errors: [{ field: "email", code: "invalid_format", message: problem }],
+    });
   if (!isRole(input.realm, input.role)) {
     const message = `role: must be a ${input.realm} role.`;
-    throw new ApiError("invalid_request", message, { errors: [{ field: "role", message }] });
+    throw new ApiError("invalid_request", message, {
+      errors: [{ field: "role", code: "not_allowed", message }],
+    });
   }
   let team: string | null = null;
   if (input.realm === "partner") {

@@ -1,9 +1,9 @@
 // TOTP (RFC 6238: HMAC-SHA-1, 6 digits, 30-second steps) with the `otpauth` library, and the seed
-// at rest: sealed with the service's key (shared/secret-box.ts, purpose `totp-seeds-v1`, the
+// at rest: sealed with the service's key (lib/secret-box.ts, purpose `totp-seeds-v1`, the
 // person's id as associated data), since verifying a code needs the seed itself, not a hash of it.
 import { Secret, TOTP } from "otpauth";
 import type { Config } from "../config.ts";
-import { type SecretBox, secretBox } from "../shared/secret-box.ts";
+import { type SecretBox, secretBox } from "../lib/secret-box.ts";
 
 export const TOTP_PERIOD_S = 30;
 export const TOTP_DIGITS = 6;

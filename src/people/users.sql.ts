@@ -166,6 +166,18 @@ export async function markUserTokenUsed(db: Executor, token_hash: Buffer): Promi
   await sql`update user_tokens set used_at = now() where token_hash = ${token_hash}`.execute(db);
 }
 
+/** Deletes up to `limit` links that expired before `before` (purge-user-tokens.ts); how many. */
+export async function deleteUserTokensExpiredBefore(
+  db: Executor,
+  before: Date,
+  limit: number,
+): Promise<number> {
+  const result = await sql`
+    delete from user_tokens where token_hash in (
+      select token_hash from user_tokens where expires_at < ${before} limit ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
+}
+
 /** Links of this kind not yet used: a new one replaces them (the newest link is the only one that works). */
 export async function retireUserTokens(db: Executor, user_id: string, kind: TokenKind): Promise<void> {
   await sql`

@@ -115,7 +115,7 @@ function decodeUserCursor(cursor: string): { created_at: string; user_id: string
   );
   if (!match)
     throw new ApiError("invalid_request", "The cursor is not one this API returned.", {
-      errors: [{ field: "cursor", message: "is not a valid cursor" }],
+      errors: [{ field: "cursor", code: "invalid_format", message: "is not a valid cursor" }],
     });
   return { created_at: match[1]!, user_id: match[2]! };
 }

@@ -3,9 +3,9 @@
 // one transaction: ok -> the refund (finish-refund.ts); refused -> the intent goes and the order
 // stays completed; unknown -> the lease is given up for a retry or the sweep, nothing else changes.
 import type { CancelOutcome, Carrier } from "../carrier/carrier.ts";
+import { crashPoint } from "../lib/crash-points.ts";
 import { orderOf } from "../orders/refunded-order.ts";
 import type { AppContext } from "../shared/context.ts";
-import { crashPoint } from "../shared/crash-points.ts";
 import { finishRefund, refuseRefund } from "./finish-refund.ts";
 import { giveUpLease, type RefundLease } from "./refunds.sql.ts";
 

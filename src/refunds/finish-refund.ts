@@ -25,6 +25,7 @@ import {
 } from "../esims/cancel-for-refund.ts";
 import { recordEvent } from "../events/record-event.ts";
 import { refundToWallet } from "../ledger/transfers.ts";
+import { crashPoint } from "../lib/crash-points.ts";
 import type { OrderRow } from "../orders/order.ts";
 import {
   clearOrderRefundRequested,
@@ -35,7 +36,6 @@ import {
 } from "../orders/refunded-order.ts";
 import type { Actor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
-import { crashPoint } from "../shared/crash-points.ts";
 import { problemBody } from "../shared/problem.ts";
 import { completeRefundKeys } from "../topups/idempotency.ts";
 import { carrierRefusalReason, refundNotAllowed } from "./refund-rules.ts";

@@ -11,12 +11,12 @@
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { refundableState } from "../esims/cancel-for-refund.ts";
+import { crashPoint } from "../lib/crash-points.ts";
 import type { OrderRow } from "../orders/order.ts";
 import { lockOrderForRefund, markOrderRefundRequested } from "../orders/refunded-order.ts";
 import { inProgress, RETRY_AFTER_S } from "../orders/submit-order.ts";
 import type { Actor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
-import { crashPoint } from "../shared/crash-points.ts";
 import { ApiError } from "../shared/errors.ts";
 import { holderOf } from "../shared/liveness.ts";
 import { problemBody } from "../shared/problem.ts";

@@ -1,7 +1,7 @@
 // The prose of the OpenAPI document's description: what a partner reads first on /docs (Redoc
 // shows its headings as sections of the menu), with the error codes table built from the closed
 // set in src/shared/errors.ts so it cannot drift from what the API answers.
-import { ERROR_CODES } from "../shared/errors.ts";
+import { ERROR_CODES, FIELD_ERROR_CODES } from "../shared/errors.ts";
 
 const INTRO =
   "Find data packages for 190+ destinations, reserve one in a cart, buy and provision an eSIM, top it up, " +
@@ -19,7 +19,8 @@ flood of refused keys from addresses past their budget is being checked at that 
 
 # Retries
 Resubmit a cart with the same \`cart_key\`, and a top-up with the same \`Idempotency-Key\` and body: you get the
-original outcome, and nothing is charged or provisioned twice. \`409 request_in_progress\` means the first attempt
+original outcome, and nothing is charged or provisioned twice; a replayed answer carries \`Idempotent-Replayed: true\`
+(refunds, resends and the operator's credits and adjustments say it too). \`409 request_in_progress\` means the first attempt
 is still running: wait \`Retry-After\` seconds. The TypeScript SDK (\`@esim-partner/sdk\`) does all of this by
 itself; every operation below shows it beside curl.`;
 
@@ -38,6 +39,15 @@ function errorsTable(): string {
     "| code | status | meaning |",
     "| --- | --- | --- |",
     ...rows,
+    "",
+    "## Field errors",
+    "A validation failure lists one `errors[]` entry per bad field, every bad field at once: `field` (as the " +
+      "request names it), `message` (what it must be, in words, read after the field's name: `phone must be an " +
+      "international number such as +14155550123`) and `code`, stable, one of:",
+    "",
+    "| code | meaning |",
+    "| --- | --- |",
+    ...Object.entries(FIELD_ERROR_CODES).map(([code, meaning]) => `| \`${code}\` | ${meaning} |`),
   ].join("\n");
 }
 

@@ -21,10 +21,12 @@ import { consoleRoutes } from "../console/routes.ts";
 import { esimRoutes } from "../esims/routes.ts";
 import { carrierCallbackRoutes, esimSignalRoutes, smdpCallbackRoutes } from "../esims/signal-routes.ts";
 import { eventRoutes } from "../events/routes.ts";
+import { unsubscribeRoutes } from "../notifications/unsubscribe.route.ts";
 import { orderAdminRoutes } from "../orders/admin-routes.ts";
 import { pendingOrderIds, pendingOrders } from "../orders/order-totals.ts";
 import { orderRoutes } from "../orders/routes.ts";
 import { partnerAdminRoutes } from "../partners/admin-routes.ts";
+import { partnerRoutes } from "../partners/routes.ts";
 import { peopleAdminRoutes } from "../people/admin-routes.ts";
 import { refundAdminRoutes, refundRoutes } from "../refunds/routes.ts";
 import { adminTokenActor } from "../shared/actor.ts";
@@ -38,6 +40,7 @@ import {
   writeClientError,
 } from "../shared/problem.ts";
 import { refuseUnknownQuery } from "../shared/query-names.ts";
+import { EXPECTED_KEYWORD } from "../shared/schemas.ts";
 import { refuseMalformedText } from "../shared/well-formed-text.ts";
 import { supportRoutes } from "../support/routes.ts";
 import { topupRoutes } from "../topups/routes.ts";
@@ -87,6 +90,7 @@ const PARTNER_ROUTES: DomainRoutes[] = [
   webhookRoutes,
   eventRoutes,
   auditRoutes,
+  partnerRoutes,
 ];
 
 /** The operator API, mounted under /admin behind ADMIN_TOKEN. */
@@ -135,6 +139,9 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     carrier: budgets.carrier_callback_token,
     smdp: budgets.es2plus_callback_token,
   });
+  // Travellers' one-click unsubscribe (RFC 8058): no sign-in, the link's token is the credential;
+  // in a scope of its own for the form bodies mail clients post.
+  await app.register(async (scope) => unsubscribeRoutes(scope as App, ctx));
   // The web console's sign-in has budgets of its own per client address, one for partners' people
   // and one for the operator's (a password refused keeps its token). A partner's pages spend one
   // bucket of the partner's, shared by its people's sessions, as each of its API keys has one.
@@ -195,7 +202,15 @@ function createFastify(ctx: AppContext, options: BuildOptions): App {
     },
     // Type coercion would turn {"package_id": 123} into "123"; wrong types must be rejected.
     ajv: {
-      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
+      // allErrors and verbose: one answer names every bad field, in words read from the failing
+      // schema (field-errors.ts). The cost is bounded by the 64 KiB body and MAX_FIELD_ERRORS kept.
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        allErrors: true,
+        verbose: true,
+        keywords: [EXPECTED_KEYWORD],
+      },
       plugins: [ajvFormats.default],
     } as unknown as FastifyServerOptions["ajv"],
     routerOptions: { maxParamLength: 200 },

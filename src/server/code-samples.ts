@@ -38,6 +38,10 @@ const SAMPLES: Record<string, { sdk?: string; path?: Json; query?: string; body?
     path: { destination_code: "FR" },
     sdk: 'const { data } = await client.catalog.packages("FR");',
   },
+  listCatalogChanges: {
+    query: "since=Y3MxOjEyMzQ&limit=100",
+    sdk: "let savedCursor: string | undefined; // yours to keep between polls\nconst feed = client.catalog.changes({ since: savedCursor });\nfor await (const change of feed) {\n  console.log(change.kind, change.package_id, change.package?.wholesale_price);\n}\nsavedCursor = feed.cursor; // poll from here next time",
+  },
   createCart: {
     body: { package_id: "fr-1gb-7d" },
     sdk: 'const cart = await client.carts.create({ package_id: "fr-1gb-7d" });',

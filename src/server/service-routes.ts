@@ -58,6 +58,11 @@ export function openapiOptions(): SwaggerOptions {
         { name: "Top-ups", description: "More data for an existing eSIM." },
         { name: "Wallet", description: "The prepaid balance purchases are paid from." },
         {
+          name: "Travellers",
+          description:
+            "What your travellers see from us: your brand on emails and install pages, and which emails they get.",
+        },
+        {
           name: "Operator",
           description: "Back office: partners, keys and wallet credits. Needs ADMIN_TOKEN.",
         },

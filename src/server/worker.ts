@@ -24,8 +24,8 @@ import {
   REPEAT_SUPPLIER_SYNCS_TASK,
   repeatSupplierSyncsTask,
 } from "../catalog/repeat-supplier-syncs.ts";
-import type { Config } from "../config.ts";
 import type { Pool } from "../db/pool.ts";
+import { markBundlesForNotice } from "../esims/mark-bundles-for-notice.ts";
 import { syncDueEsims } from "../esims/sync-esims.ts";
 import type { Mailer } from "../notifications/mailer.ts";
 import { DeliveryRecorder } from "../notifications/record-deliveries.ts";
@@ -35,6 +35,7 @@ import {
   releaseConfirmationEmails,
 } from "../notifications/send-confirmation-emails.ts";
 import { claimDueEmailJobs, ResendRecorder } from "../notifications/send-resent-emails.ts";
+import { travellerNoticeRound } from "../notifications/send-traveller-notices.ts";
 import { cartHasOrder } from "../orders/cart-has-order.ts";
 import { ordersForEmail } from "../orders/order-for-email.ts";
 import {
@@ -43,6 +44,12 @@ import {
   flagGivenUpOrdersTask,
   resolveDueOrders,
 } from "../orders/resolve-pending-orders.ts";
+import { loadSenders, partnersWithNotices } from "../partners/traveller-settings.ts";
+import {
+  PURGE_USER_TOKENS_CRONTAB,
+  PURGE_USER_TOKENS_TASK,
+  purgeUserTokensTask,
+} from "../people/purge-user-tokens.ts";
 import type { AppContext } from "../shared/context.ts";
 import { startSweep } from "../shared/sweep.ts";
 import { orderFinishers } from "../topups/order-finishers.ts";
@@ -75,6 +82,7 @@ export function taskList(deps: WorkerDeps): TaskList {
     [PURGE_IDEMPOTENCY_KEYS_TASK]: purgeIdempotencyKeysTask(deps.ctx),
     [PURGE_OLD_EVENTS_TASK]: purgeOldEventsTask(deps.ctx),
     [PURGE_AUDIT_LOG_TASK]: purgeAuditLogTask(deps.ctx),
+    [PURGE_USER_TOKENS_TASK]: purgeUserTokensTask(deps.ctx),
     [REPEAT_SUPPLIER_SYNCS_TASK]: repeatSupplierSyncsTask(deps.ctx),
     ...deps.extraTasks,
   };
@@ -99,6 +107,7 @@ export const CRONTAB = [
   PURGE_EXPIRED_CARTS_CRONTAB,
   PURGE_OLD_EVENTS_CRONTAB,
   PURGE_AUDIT_LOG_CRONTAB,
+  PURGE_USER_TOKENS_CRONTAB,
   REPEAT_SUPPLIER_SYNCS_CRONTAB,
 ].join("\n");
 
@@ -347,6 +356,7 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
     pool: ctx.pool,
     mailer,
     findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids),
+    findSenders: (partner_ids: string[]) => loadSenders(ctx.db, partner_ids),
     log,
     lease_ms,
     // Recording a sent email outlasts a PostgreSQL restart of up to half the lease (issue 37).
@@ -384,4 +394,37 @@ export function startEmailSweep(ctx: AppContext, mailer: Mailer, log: Pino): Clo
       await Promise.all(slots.in_flight);
     },
   };
+}
+
+/** How often a process looks for notices due: a notice is about hours, not seconds. */
+const NOTICE_SWEEP_EVERY_MS = 2_000;
+/** Notices one round queues of each kind at most; it sends at most EMAIL_CONCURRENCY. */
+const NOTICES_QUEUED_PER_ROUND = 500;
+
+/**
+ * The traveller notice sweep (notifications/send-traveller-notices.ts): each round queues the
+ * notices now due (80% used, 24 hours before expiry) and sends up to EMAIL_CONCURRENCY, through the
+ * same mailer as the confirmations. Every process runs one; SKIP LOCKED shares the work.
+ */
+export function startTravellerNoticeSweep(ctx: AppContext, mailer: Mailer, log: Pino): Closable {
+  const deps = {
+    db: ctx.db,
+    pool: ctx.pool,
+    mailer,
+    partnersWithNotices: (limit: number) => partnersWithNotices(ctx.db, limit),
+    markDueBundles: markBundlesForNotice,
+    findOrders: (order_ids: string[]) => ordersForEmail(ctx.db, order_ids),
+    findSenders: (partner_ids: string[]) => loadSenders(ctx.db, partner_ids),
+    public_base_url: ctx.config.public_base_url,
+    log,
+    lease_ms: ctx.config.stale_job_after_ms,
+  };
+  const sweep = startSweep({
+    name: "traveller notices",
+    limit: ctx.config.email_concurrency,
+    every_ms: NOTICE_SWEEP_EVERY_MS,
+    round: (limit) => travellerNoticeRound(deps, { queue: NOTICES_QUEUED_PER_ROUND, send: limit }),
+    onError: (error) => log.warn({ err: error }, "traveller notice round failed"),
+  });
+  return { close: () => sweep.close() };
 }

@@ -27,3 +27,9 @@ export const DEFAULT_BRAND: Brand = {
   email_from_name: null,
   reply_to: null,
 };
+
+/**
+ * The Content-ID of the brand's logo in a traveller email: a renderer's HTML that shows the logo
+ * refers to `cid:` this, and the sender attaches the logo as an inline part of that id.
+ */
+export const BRAND_LOGO_CID = "brand-logo@esim.example";

@@ -2,7 +2,7 @@
 // days, both ends included, read here for all of them, so that one date range means the same rows
 // on every list.
 import { Type } from "typebox";
-import { ApiError } from "./errors.ts";
+import { ApiError, type FieldErrorCode } from "./errors.ts";
 
 /** A date query parameter's schema pattern; the calendar check is dayStart's. */
 export const DATE_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
@@ -13,8 +13,8 @@ export type DayRange = { from: string | null; to: string | null };
 /** [from 00:00 UTC, the day after `to` 00:00 UTC); null: that end is open. */
 export type TimeWindow = { from: Date | null; until: Date | null };
 
-function invalid(field: string, message: string): ApiError {
-  return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, message }] });
+function invalid(field: string, message: string, code: FieldErrorCode = "invalid_format"): ApiError {
+  return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, code, message }] });
 }
 
 function dayStart(field: string, date: string): Date {

@@ -32,11 +32,20 @@ export type Handler<S extends FastifySchema> = RouteHandlerMethod<
   FastifyBaseLogger
 >;
 
-/** An answer already sent, byte for byte: what a retry with the same body gets again. */
-export type ExactAnswer = { status: number; content_type: string; body: string };
+/**
+ * An answer already sent, byte for byte: what a retry with the same body gets again. `headers`
+ * are sent beside it (`Idempotent-Replayed`), not part of what was stored.
+ */
+export type ExactAnswer = {
+  status: number;
+  content_type: string;
+  body: string;
+  headers?: Readonly<Record<string, string>>;
+};
 
 /** Sends an ExactAnswer as it is: a string with its type set is not serialised again. */
 export function sendExact(reply: FastifyReply, answer: ExactAnswer): FastifyReply {
+  if (answer.headers !== undefined) reply.headers(answer.headers);
   return reply.code(answer.status).type(answer.content_type).send(answer.body);
 }
 
@@ -145,8 +154,12 @@ function refuseBody(request: FastifyRequest, _reply: FastifyReply, done: (error?
   const errors = is_object
     ? Object.keys(body)
         .slice(0, 20)
-        .map((field) => ({ field: field.slice(0, 64), message: "is not a known field" }))
-    : [{ field: "body", message: "must be empty: this request takes no body" }];
+        .map((field) => ({
+          field: field.slice(0, 64),
+          code: "unknown_field" as const,
+          message: "is not a known field",
+        }))
+    : [{ field: "body", code: "not_allowed" as const, message: "must be empty: this request takes no body" }];
   done(new ApiError("invalid_request", "This request takes no body: send none (or {}).", { errors }));
 }
 

@@ -97,7 +97,26 @@ export const ALTERNATE_STATUS = { package_not_found: 422 } as const satisfies Pa
 >;
 export type AlternateCode = keyof typeof ALTERNATE_STATUS;
 
-export type FieldError = { field: string; message: string };
+/**
+ * Why one field was refused, for programs (`errors[].code`): a closed set, as the error codes are.
+ * The message beside it is for people and may change; match on this.
+ */
+export const FIELD_ERROR_CODES = {
+  required: "The field is missing.",
+  unknown_field: "The field (or query parameter) is not one this request takes.",
+  invalid_type: "The value is of the wrong JSON type (a number where text is expected, ...).",
+  invalid_format: "The value is of the right type but not in the form the field takes.",
+  too_short: "The text or list is shorter than the field allows (empty, for most).",
+  too_long: "The text or list is longer than the field allows.",
+  out_of_range: "The number or date is outside the range the field allows.",
+  not_allowed:
+    "The value is well formed but not one this field accepts (not in its list of values, given twice, ...).",
+} as const;
+
+export type FieldErrorCode = keyof typeof FIELD_ERROR_CODES;
+
+/** One refused field: its name (`overrides.0.package_id`), a stable code, and the reason in words. */
+export type FieldError = { field: string; code: FieldErrorCode; message: string };
 
 export class ApiError extends Error {
   readonly code: ErrorCode;

@@ -14,6 +14,8 @@ const PREFIXES = {
   user: "usr",
   audit: "aud",
   email: "eml",
+  change: "chg",
+  notice: "ntc",
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;

@@ -12,6 +12,7 @@ import {
   isPoolTimeout,
 } from "./database-busy.ts";
 import { ApiError, ERROR_CODES, type ErrorCode, type FieldError, problemType } from "./errors.ts";
+import { type AjvError, detailOf, fieldErrorsOf } from "./field-errors.ts";
 
 export type ProblemBody = {
   type: string;
@@ -48,30 +49,6 @@ export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply 
     .send(JSON.stringify(problemBody(error, String(reply.request.id))));
 }
 
-type AjvError = {
-  instancePath?: string;
-  message?: string;
-  params?: Record<string, unknown>;
-  keyword?: string;
-};
-
-function fieldErrors(error: FastifyError): FieldError[] {
-  const validation = (error.validation ?? []) as AjvError[];
-  return validation.slice(0, 20).map((item) => {
-    let field = (item.instancePath ?? "").replace(/^\//, "").replaceAll("/", ".");
-    const params = item.params ?? {};
-    if (item.keyword === "required" && typeof params.missingProperty === "string") {
-      field = field ? `${field}.${params.missingProperty}` : params.missingProperty;
-    }
-    if (item.keyword === "additionalProperties" && typeof params.additionalProperty === "string") {
-      const extra = params.additionalProperty.slice(0, 64);
-      return { field: field ? `${field}.${extra}` : extra, message: "is not a known field" };
-    }
-    const context = error.validationContext ?? "body";
-    return { field: field || context, message: item.message ?? "is invalid" };
-  });
-}
-
 /** Maps anything thrown by a route, hook or Fastify itself to one of the closed set of codes. */
 export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error;
@@ -80,9 +57,8 @@ export function toApiError(error: FastifyError | Error): ApiError {
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const context = fastifyError.validationContext ?? "body";
-    return new ApiError("invalid_request", `The ${context} does not match the schema.`, {
-      errors: fieldErrors(fastifyError),
-    });
+    const errors = fieldErrorsOf(fastifyError.validation as AjvError[], context);
+    return new ApiError("invalid_request", detailOf(errors, context), { errors });
   }
   switch (fastifyError.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":

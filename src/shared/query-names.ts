@@ -51,7 +51,11 @@ function refuseUnknown(known: ReadonlySet<string>): Hook {
       return;
     }
     const names = unknown.slice(0, MAX_NAMES_LISTED).map((name) => name.slice(0, MAX_NAME_CHARS));
-    const errors = names.map((field) => ({ field, message: "is not a known query parameter" }));
+    const errors = names.map((field) => ({
+      field,
+      code: "unknown_field" as const,
+      message: "is not a known query parameter",
+    }));
     const detail = `Unknown query parameter${names.length > 1 ? "s" : ""}: ${names.join(", ")}. Nothing was done.`;
     done(new ApiError("invalid_request", detail, { errors }));
   };

@@ -1,7 +1,14 @@
 // Schemas shared by several routes. Each route file holds its own request and response
 // schemas; only the shapes every domain speaks (Money, Problem) live here.
 import { type Static, type TSchema, Type } from "typebox";
-import { ALTERNATE_STATUS, type AlternateCode, ApiError, ERROR_CODES, type ErrorCode } from "./errors.ts";
+import {
+  ALTERNATE_STATUS,
+  type AlternateCode,
+  ApiError,
+  ERROR_CODES,
+  type ErrorCode,
+  FIELD_ERROR_CODES,
+} from "./errors.ts";
 import { ID_BODY } from "./ids.ts";
 
 /**
@@ -11,11 +18,25 @@ import { ID_BODY } from "./ids.ts";
 export const NO_CONTROL_CHARACTERS = "^[^\\x00-\\x1f\\x7f]+$";
 
 /**
+ * The schema keyword holding what a field expects, in words that follow "must be": `an
+ * international number such as +14155550123`. Read when a value is refused (field-errors.ts), so
+ * a refusal never shows a pattern; declared to ajv as an annotation (app.ts) and kept in the
+ * OpenAPI document, where a partner's tooling sees it too.
+ */
+export const EXPECTED_KEYWORD = "x-expected";
+
+/** A shared pattern's wording, for a schema that uses it without its own `x-expected`. */
+export const PATTERN_WORDS: Record<string, string> = {
+  [NO_CONTROL_CHARACTERS]: "text without control characters (no line breaks, tabs or NUL)",
+};
+
+/**
  * One line of text with something in it: no control characters (a line break included) and not
  * only spaces. For names and an operator's reasons (audit log, statements, the partner's banner).
  */
 const ONE_LINE_NOT_BLANK = "^[^\\x00-\\x1f\\x7f]*[^\\x00-\\x20\\x7f][^\\x00-\\x1f\\x7f]*$";
 const ONE_LINE = new RegExp(ONE_LINE_NOT_BLANK);
+PATTERN_WORDS[ONE_LINE_NOT_BLANK] = "one line of text, not only spaces, without control characters";
 
 /** The longest reason an operator gives (settle, refund on behalf, wallet adjustment, suspension). */
 export const MAX_REASON_LENGTH = 500;
@@ -44,7 +65,8 @@ export function checkOneLine(field: string, value: string, max_length = MAX_REAS
   const length = [...text].length;
   if (length === 0 || length > max_length || !ONE_LINE.test(text)) {
     const message = `must be 1 to ${max_length} characters once trimmed, on one line (no control characters)`;
-    throw new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, message }] });
+    const code = length === 0 ? "too_short" : length > max_length ? "too_long" : "invalid_format";
+    throw new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, code, message }] });
   }
   return text;
 }
@@ -54,7 +76,11 @@ export const Money = Type.Object(
     amount_minor: Type.Integer({
       description: "Integer amount in the currency's minor unit (cents for USD).",
     }),
-    currency: Type.String({ pattern: "^[A-Z]{3}$", description: "ISO 4217 currency code." }),
+    currency: Type.String({
+      pattern: "^[A-Z]{3}$",
+      description: "ISO 4217 currency code.",
+      [EXPECTED_KEYWORD]: "three capital letters (ISO 4217) such as USD",
+    }),
   },
   { additionalProperties: false, description: "An amount of money. Never a float." },
 );
@@ -82,9 +108,19 @@ export const Problem = Type.Object(
     ),
     errors: Type.Optional(
       Type.Array(
-        Type.Object({ field: Type.String(), message: Type.String() }, { additionalProperties: false }),
+        Type.Object(
+          {
+            field: Type.String(),
+            // Described once, in the guide's "Field errors" (api-guide.ts): this schema is repeated
+            // in every problem response of the document.
+            code: Type.String({ enum: Object.keys(FIELD_ERROR_CODES) }),
+            message: Type.String(),
+          },
+          { additionalProperties: false },
+        ),
         {
-          description: "Present on validation failures: one entry per offending field.",
+          description:
+            "On validation failures: one entry per bad field, `{field, code, message}` (see Field errors).",
         },
       ),
     ),
@@ -171,7 +207,11 @@ export const ClientReferenceFilter = Type.Optional(
 export function pageParameters(default_page_size: number) {
   return {
     limit: Type.Optional(
-      Type.String({ pattern: "^(100|[1-9][0-9]?)$", description: `1-100, default ${default_page_size}.` }),
+      Type.String({
+        pattern: "^(100|[1-9][0-9]?)$",
+        description: `1-100, default ${default_page_size}.`,
+        [EXPECTED_KEYWORD]: "a whole number from 1 to 100",
+      }),
     ),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   };
@@ -189,4 +229,8 @@ export const ADMIN_ERRORS = ["unauthorized", "not_found"] as const;
 
 /** A prefixed id in a path (newId in ids.ts), e.g. `ptr_...`. */
 export const PrefixedId = (prefix: string) =>
-  Type.String({ pattern: `^${prefix}_${ID_BODY}$`, maxLength: 80 });
+  Type.String({
+    pattern: `^${prefix}_${ID_BODY}$`,
+    maxLength: 80,
+    [EXPECTED_KEYWORD]: `an id starting ${prefix}_`,
+  });

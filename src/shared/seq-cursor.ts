@@ -5,8 +5,11 @@ import { ApiError } from "./errors.ts";
 
 export type SeqCursor = { encode(seq: number): string; decode(cursor: string): number };
 
-/** `tag`: two characters naming the list, so one list's cursor is refused by another. */
-export function seqCursor(tag: string): SeqCursor {
+/**
+ * `tag`: two characters naming the list, so one list's cursor is refused by another. `field`: the
+ * query parameter a refusal names.
+ */
+export function seqCursor(tag: string, field = "cursor"): SeqCursor {
   const pattern = new RegExp(`^${tag}:(\\d{1,15})$`);
   return {
     encode: (seq) => Buffer.from(`${tag}:${seq}`).toString("base64url"),
@@ -14,7 +17,7 @@ export function seqCursor(tag: string): SeqCursor {
       const match = pattern.exec(Buffer.from(cursor, "base64url").toString("utf8"));
       if (!match)
         throw new ApiError("invalid_request", "The cursor is not one this API returned.", {
-          errors: [{ field: "cursor", message: "is not a valid cursor" }],
+          errors: [{ field, code: "invalid_format", message: "is not a valid cursor" }],
         });
       return Number(match[1]);
     },

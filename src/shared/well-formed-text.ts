@@ -13,7 +13,9 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 function refused(where: string, message: string): ApiError {
-  return new ApiError("invalid_request", `The ${where} ${message}.`, { errors: [{ field: where, message }] });
+  return new ApiError("invalid_request", `The ${where} ${message}.`, {
+    errors: [{ field: where, code: "invalid_format", message }],
+  });
 }
 
 /**

@@ -2,7 +2,7 @@
 // another (contract "Support and finance work").
 import { Type } from "typebox";
 import { normaliseRecipient } from "../notifications/queue-resend.ts";
-import { EndUserFields } from "../orders/end-user.ts";
+import { checkEmail, EndUserFields } from "../orders/end-user.ts";
 import { endpoint, OPTIONAL_BODY } from "../shared/endpoint.ts";
 import { actorOf } from "../shared/http-types.ts";
 import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
@@ -92,7 +92,8 @@ export const resendEmailRoute = endpoint({
     const queued = await resendConfirmationEmail(ctx, {
       partner_id: request.partner!.partner_id,
       order_id: request.params.orderID,
-      email: request.body.email === undefined ? null : normaliseRecipient(request.body.email),
+      email:
+        request.body.email === undefined ? null : normaliseRecipient(checkEmail("email", request.body.email)),
       idempotency_key,
       actor: actorOf(request),
     });

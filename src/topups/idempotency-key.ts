@@ -20,7 +20,7 @@ function malformed(message: string): ApiError {
     "invalid_request",
     `The ${IDEMPOTENCY_KEY_HEADER} header is malformed: ${message}. Send 1-${MAX_KEY_LENGTH} printable ASCII ` +
       `characters, such as a UUID, bare or as a quoted structured-field string.`,
-    { errors: [{ field: IDEMPOTENCY_KEY_HEADER, message }] },
+    { errors: [{ field: IDEMPOTENCY_KEY_HEADER, code: "invalid_format", message }] },
   );
 }
 

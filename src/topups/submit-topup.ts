@@ -22,14 +22,14 @@ import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { holdFunds } from "../ledger/transfers.ts";
+import { crashPoint } from "../lib/crash-points.ts";
 import { createPendingOrderAhead } from "../orders/create-pending-order.ts";
 import { driveIfAbandoned, driveOrder } from "../orders/drive-order.ts";
-import { checkEndUser, type EndUser } from "../orders/end-user.ts";
+import { checkEndUser, type EndUser, e164Of } from "../orders/end-user.ts";
 import type { OrderRow } from "../orders/order.ts";
 import { type EsimRow, partnerEsim } from "../orders/partner-esim.ts";
 import { inProgress } from "../orders/submit-order.ts";
 import type { AppContext } from "../shared/context.ts";
-import { crashPoint } from "../shared/crash-points.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { problemBody } from "../shared/problem.ts";
@@ -67,7 +67,8 @@ export function normaliseTopUp(
     package_id: body.package_id,
     external_package_id: body.external_package_id,
     email: body.email.trim(),
-    phone: body.phone,
+    // E.164 when it reads as one: "+1 415 555 0123" and "+14155550123" are one request.
+    phone: e164Of(body.phone) ?? body.phone,
     first_name: body.first_name.trim(),
     last_name: body.last_name.trim(),
     client_reference: body.client_reference ?? null,

@@ -1,7 +1,8 @@
 // Step 1 of both top-up endpoints (spec 4.5 "validate the iccid"): the ICCID's shape, then
 // whether it is one of this partner's eSIMs.
-import { isValidIccid } from "../carrier/luhn.ts";
+
 import type { Executor } from "../db/executor.ts";
+import { isValidIccid } from "../lib/luhn.ts";
 import { type EsimRow, partnerEsim } from "../orders/partner-esim.ts";
 import { ApiError } from "../shared/errors.ts";
 
@@ -11,7 +12,7 @@ export function requireValidIccid(iccid: string, field = "iccid"): string {
     throw new ApiError(
       "invalid_iccid",
       "An ICCID is 19 or 20 digits, starts with 89 and ends with a Luhn check digit.",
-      { errors: [{ field, message: "is not a valid ICCID" }] },
+      { errors: [{ field, code: "invalid_format", message: "is not a valid ICCID" }] },
     );
   }
   return iccid;

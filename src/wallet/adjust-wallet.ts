@@ -20,7 +20,7 @@ export type AdjustmentInput = { partner_id: string; amount_minor: number; reason
 function checkedAdjustment(input: AdjustmentInput): AdjustmentInput {
   if (input.amount_minor === 0) {
     throw new ApiError("invalid_request", "amount_minor must not be 0: positive adds, negative takes.", {
-      errors: [{ field: "amount_minor", message: "must not be 0" }],
+      errors: [{ field: "amount_minor", code: "not_allowed", message: "must not be 0" }],
     });
   }
   return { ...input, reason: checkOneLine("reason", input.reason) };

@@ -32,6 +32,10 @@ export const creditWalletRoute = endpoint({
   schema: {
     operationId: "adminCreditWallet",
     summary: "Credit a partner's wallet (idempotent by reference)",
+    description:
+      "Idempotent by `reference`: the same reference with the same amount credits once, and answers 201 again " +
+      "with `credited: false` and the header `Idempotent-Replayed: true`; with another amount, 409 " +
+      "`credit_reference_reused`.",
     tags: ["Operator"],
     security: ADMIN_SECURITY,
     params: Type.Object({ partner_id: PrefixedId("ptr") }),
@@ -47,6 +51,7 @@ export const creditWalletRoute = endpoint({
       { partner_id: request.params.partner_id, ...request.body },
       actorOf(request),
     );
+    if (!result.credited) reply.header("idempotent-replayed", "true");
     return reply.code(201).send({
       balance: money(result.balance.available_minor, result.balance.currency),
       credited: result.credited,

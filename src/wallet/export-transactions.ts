@@ -7,10 +7,10 @@ import type { ServerResponse } from "node:http";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { walletStatementPageOldestFirst, walletStatementSize } from "../ledger/accounts.ts";
+import { majorUnits } from "../lib/major-units.ts";
 import { dayWindow } from "../shared/day-range.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { KeyedSlots } from "../shared/keyed-slots.ts";
-import { majorUnits } from "../shared/major-units.ts";
 import {
   partnerWallet,
   renderStatementLines,

@@ -13,7 +13,7 @@ import {
 } from "../ledger/accounts.ts";
 import { type OrderStatementFacts, orderStatementFacts } from "../orders/order-totals.ts";
 import { type DayRange, dayWindow } from "../shared/day-range.ts";
-import { ApiError } from "../shared/errors.ts";
+import { ApiError, type FieldErrorCode } from "../shared/errors.ts";
 import { Money, money } from "../shared/schemas.ts";
 
 export const MAX_PAGE_SIZE = 100;
@@ -66,8 +66,8 @@ export type TransactionPage = Static<typeof TransactionPage>;
 /** `from` and `to` are UTC days, both included, read as every list reads them (shared/day-range.ts). */
 export type StatementRange = DayRange;
 
-function invalid(field: string, message: string): ApiError {
-  return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, message }] });
+function invalid(field: string, message: string, code: FieldErrorCode = "invalid_format"): ApiError {
+  return new ApiError("invalid_request", `${field} ${message}.`, { errors: [{ field, code, message }] });
 }
 
 // The cursor is the posted_seq of the last row on the page, wrapped so clients treat it as opaque.

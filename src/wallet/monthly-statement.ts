@@ -59,13 +59,13 @@ export function monthWindow(month: string, now = new Date()): MonthWindow {
   const index = Number(match?.[2]) - 1;
   if (!match || index < 0 || index > 11 || year < 2000) {
     throw new ApiError("invalid_request", "month must be a month such as 2026-03.", {
-      errors: [{ field: "month", message: "must be a month such as 2026-03" }],
+      errors: [{ field: "month", code: "invalid_format", message: "must be a month such as 2026-03" }],
     });
   }
   const from = new Date(Date.UTC(year, index, 1));
   if (from > now) {
     throw new ApiError("invalid_request", `${month} has not begun yet.`, {
-      errors: [{ field: "month", message: "has not begun yet" }],
+      errors: [{ field: "month", code: "out_of_range", message: "has not begun yet" }],
     });
   }
   return { month, from, until: new Date(Date.UTC(year, index + 1, 1)) };

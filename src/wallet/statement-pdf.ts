@@ -2,7 +2,7 @@
 // first, rendered with pdfkit (its built-in Helvetica: no font file, no network). A document a
 // finance team files: the identity opening + movements = closing printed under the totals.
 import PDFDocument from "pdfkit";
-import { majorUnits } from "../shared/major-units.ts";
+import { majorUnits } from "../lib/major-units.ts";
 import type { StatementLine } from "./list-transactions.ts";
 import type { MonthlyStatement } from "./monthly-statement.ts";
 

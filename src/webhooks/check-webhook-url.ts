@@ -8,7 +8,9 @@ import { refusal } from "./send-webhook.ts";
 import { checkResolves, ipLiteral } from "./target-address.ts";
 
 function invalid(detail: string): ApiError {
-  return new ApiError("invalid_webhook_url", detail, { errors: [{ field: "url", message: detail }] });
+  return new ApiError("invalid_webhook_url", detail, {
+    errors: [{ field: "url", code: "not_allowed", message: detail }],
+  });
 }
 
 export async function checkWebhookUrl(

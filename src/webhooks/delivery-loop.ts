@@ -1,11 +1,12 @@
-// The webhook delivery loop of one process: each round hands new events to endpoints (fan-out),
-// then fills the free senders with due deliveries. A round runs on a short timer
+// The webhook delivery loop of one process: each round turns catalog changes into package.* events
+// (announce-catalog-changes.ts), hands new events to endpoints (fan-out), then fills the free senders with due deliveries. A round runs on a short timer
 // (WEBHOOK_POLL_MS), when another process announces due deliveries (NOTIFY
 // webhook_deliveries_due: `wake`), and when a send of this process finishes. Never two rounds at
 // once; at most WEBHOOK_CONCURRENCY calls in flight.
 import type { Logger } from "pino";
 import { eventBodies } from "../events/event-feed.ts";
 import type { AppContext } from "../shared/context.ts";
+import { announceCatalogChanges } from "./announce-catalog-changes.ts";
 import {
   claimDueDeliveries,
   deliverOnce,
@@ -60,6 +61,9 @@ export function startWebhookDelivery(ctx: AppContext, log: Logger): DeliveryLoop
   let closed = false;
 
   const round = async () => {
+    for (let batch = 0; batch < MAX_DISPATCH_BATCHES; batch++) {
+      if (!(await announceCatalogChanges(ctx)).more) break;
+    }
     for (let batch = 0; batch < MAX_DISPATCH_BATCHES; batch++) {
       if ((await dispatchEvents(ctx)).events < DISPATCH_BATCH) break;
     }

@@ -1,8 +1,9 @@
 // Fan-out: new events become deliveries, one per enabled endpoint of the event's partner that
-// subscribes to its type (no types: all) and existed when the event was recorded. Claiming the
+// subscribes to its type (no types: all of them) and existed when the event was recorded. Claiming the
 // events, stamping them and inserting their deliveries is one transaction: a crash before commit
 // leaves the events undispatched for the next round, after it they are all delivered to.
 import { claimEventsToDispatch, type UndispatchedEvent } from "../events/event-feed.ts";
+import { endpointReceives } from "../events/record-event.ts";
 import type { AppContext } from "../shared/context.ts";
 import { newId } from "../shared/ids.ts";
 import { insertDeliveries, type NewDelivery, notifyDeliveriesDue } from "./deliveries.sql.ts";
@@ -17,7 +18,7 @@ function deliveriesFor(events: UndispatchedEvent[], endpoints: SubscribedEndpoin
     for (const endpoint of endpoints) {
       if (endpoint.partner_id !== event.partner_id) continue;
       if (endpoint.created_at > event.created_at) continue;
-      if (endpoint.event_types.length > 0 && !endpoint.event_types.includes(event.type)) continue;
+      if (!endpointReceives(endpoint.event_types, event.type)) continue;
       deliveries.push({
         delivery_id: newId("delivery"),
         endpoint_id: endpoint.endpoint_id,

@@ -208,3 +208,25 @@ export async function disableGoneEndpoint(db: Executor, endpoint_id: string): Pr
       disabled_reason = 'The endpoint answered 410 Gone.'
     where endpoint_id = ${endpoint_id} and status = 'enabled'`.execute(db);
 }
+
+/** Bound of packageSubscriptions: partners x 3 types, far above any real count. */
+export const MAX_PACKAGE_SUBSCRIPTIONS = 30_000;
+
+/**
+ * Per partner and package.* type its enabled endpoints receive (listed by name, or all types: an
+ * empty list), when the first of them was made.
+ */
+export async function packageSubscriptions(
+  db: Executor,
+): Promise<Array<{ partner_id: string; event_type: string; since: Date }>> {
+  const result = await sql<{ partner_id: string; event_type: string; since: Date }>`
+    select partner_id, t.event_type, min(created_at) as since
+    from webhook_endpoints,
+         unnest(case when cardinality(event_types) = 0
+                     then array['package.added', 'package.updated', 'package.removed']
+                     else event_types end) as t(event_type)
+    where status = 'enabled' and t.event_type like 'package.%'
+    group by partner_id, t.event_type
+    limit ${MAX_PACKAGE_SUBSCRIPTIONS}`.execute(db);
+  return result.rows;
+}

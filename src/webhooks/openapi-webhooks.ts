@@ -2,6 +2,7 @@
 // the resource of that type) and the Standard Webhooks headers. Built from the same schemas as the
 // routes, so the payloads documented are the payloads rendered.
 import { type TSchema, Type } from "typebox";
+import { CatalogChange } from "../catalog/render-catalog-change.ts";
 import { Esim } from "../esims/render-esim.ts";
 import { EVENT_TYPES, type EventType } from "../events/record-event.ts";
 import { Order } from "../orders/render-order.ts";
@@ -53,6 +54,20 @@ const DATA: Record<EventType, { data: TSchema; about: string }> = {
     data: TestData,
     about: "Sent by POST /v1/webhook-endpoints/{endpoint_id}/test, to that endpoint only.",
   },
+  "package.added": {
+    data: CatalogChange,
+    about:
+      "A package is now offered to you: the change of GET /v1/catalog/changes, rendered when the event was recorded.",
+  },
+  "package.updated": {
+    data: CatalogChange,
+    about:
+      "A package's fields, destinations or your price changed (an import, a supplier sync, your price list): the change of GET /v1/catalog/changes.",
+  },
+  "package.removed": {
+    data: CatalogChange,
+    about: "A package is no longer offered (`package` is null): the change of GET /v1/catalog/changes.",
+  },
 };
 
 const HEADERS = [
@@ -70,6 +85,10 @@ const schedule = RETRY_DELAYS_S.map((s) =>
   s < 60 ? `${s} s` : s < 3600 ? `${s / 60} min` : `${s / 3600} h`,
 ).join(", ");
 
+function subscribers(_type: EventType): string {
+  return " (or to all types)";
+}
+
 function webhookOperation(type: EventType) {
   const { data, about } = DATA[type];
   const event = Type.Object(
@@ -81,7 +100,7 @@ function webhookOperation(type: EventType) {
       operationId: `webhook_${type.replace(".", "_")}`,
       summary: type,
       description:
-        `${about} POSTed to each enabled endpoint subscribed to \`${type}\` (or to all types). A 2xx within 15 s ` +
+        `${about} POSTed to each enabled endpoint subscribed to \`${type}\`${subscribers(type)}. A 2xx within 15 s ` +
         `is success; otherwise retried after ${schedule}, then failed. 410 Gone disables the endpoint.`,
       tags: ["Webhooks"],
       // Nothing to authenticate on your side but the signature in the headers.

@@ -22,9 +22,11 @@ export const WebhookUrl = Type.String({
 });
 export const Description = Type.String({ maxLength: 500, pattern: "^[^\\x00-\\x1f\\x7f]*$" });
 export const EventTypes = Type.Array(EventTypeSchema, {
-  maxItems: 12,
+  maxItems: 15,
   uniqueItems: true,
-  description: "The event types sent to this endpoint; an empty array means all of them.",
+  description:
+    "The event types sent to this endpoint; an empty array means all of them but `package.added`, " +
+    "`package.updated` and `package.removed`, which are sent only to endpoints that list them.",
 });
 export const EndpointStatus = Type.Union([Type.Literal("enabled"), Type.Literal("disabled")]);
 

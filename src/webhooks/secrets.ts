@@ -3,7 +3,7 @@
 // while signing; it is never logged.
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config.ts";
-import { type SecretBox, secretBox } from "../shared/secret-box.ts";
+import { type SecretBox, secretBox } from "../lib/secret-box.ts";
 
 const boxes = new Map<string, SecretBox>();
 

@@ -2,7 +2,7 @@
 import { after } from "node:test";
 import { Kysely, PostgresDialect } from "kysely";
 import type { Carrier } from "../../src/carrier/carrier.ts";
-import { HttpCarrier } from "../../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../../src/carrier/carrier-api/http-carrier.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/schema.ts";
 import { ensureOperatorAccounts } from "../../src/ledger/accounts.ts";

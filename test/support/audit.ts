@@ -46,6 +46,7 @@ import {
   checkCarrierDeliveries,
   checkDuplicateKeys,
   checkOrders,
+  checkPendingList,
   checkRefunds,
   checkUniqueness,
 } from "./audit/orders.ts";
@@ -108,6 +109,7 @@ export async function auditSystem(input: AuditInput): Promise<AuditResult> {
 
   checkUniqueness(found, orders, input.uniqueClientReferences === true);
   await checkDuplicateKeys(found, input.pool);
+  await checkPendingList(found, input.pool);
   checkOrders(found, orders, carrier);
   checkCarrierDeliveries(found, orders, carrier);
   checkRefunds(found, orders, carrier);

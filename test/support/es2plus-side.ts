@@ -5,7 +5,7 @@
 import { rmSync } from "node:fs";
 import type pg from "pg";
 import { importInventory } from "../../src/carrier/es2plus/import-inventory.ts";
-import { luhnCheckDigit } from "../../src/carrier/luhn.ts";
+import { luhnCheckDigit } from "../../src/lib/luhn.ts";
 import { REQUESTER_ID, SMDP_ADDRESS, type SmdpProcess, startSmdpProcess } from "./smdp.ts";
 import { makeCertificates } from "./tls.ts";
 

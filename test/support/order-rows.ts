@@ -112,13 +112,14 @@ export async function seedOrders(
       await sql`
       insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, validity_days,
                           total_minor, currency, client_reference, email, phone, first_name, last_name, iccid,
-                          created_at, resolved_at, refunded_at)
+                          topup_iccid, created_at, resolved_at, refunded_at)
       select order_id, ${input.partner_id}, type, status, cart_key, 'fr-1gb-7d', 'CARRIER-FR-1GB-7D', 7, 450, 'USD',
              ${input.tag.toUpperCase()}::text || '-' || lpad(n::text, 8, '0'),
              'traveller.' || ${input.tag}::text || '.' || (n / 2) || '@example.com', '+14155550123', 'Alex',
              -- One traveller in ten has a rare name (the long tail), the rest common ones.
              case when n % 10 = 3 then 'Q' || substr(md5(n::text), 1, 7)
                   else (${names}::text[])[1 + (n * 7919) % ${names.length}] end, iccid,
+             case when type = 'topup' then iccid end,
              created_at, created_at + interval '2 seconds',
              case when status = 'refunded' then created_at + interval '1 day' end
       from seed_rows order by n`.execute(trx);

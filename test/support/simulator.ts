@@ -5,7 +5,7 @@ import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { after } from "node:test";
 import type { EsimSignal } from "../../src/carrier/carrier.ts";
-import type { FaultSettings } from "../../src/carrier/simulator/faults.ts";
+import type { FaultSettings } from "../../src/simulators/carrier/faults.ts";
 import { request } from "./http.ts";
 import { type NodeChild, spawnNode, unref, waitForOutput } from "./processes.ts";
 
@@ -89,7 +89,7 @@ export async function startSimulatorProcess(
   const apiKey = options.apiKey ?? `sim_${randomBytes(16).toString("hex")}`;
   const running = spawnNode({
     name: "carrier simulator",
-    script: "src/carrier/simulator/main.ts",
+    script: "src/simulators/carrier/main.ts",
     env: {
       SIMULATOR_PORT: "0",
       SIMULATOR_HOST: "127.0.0.1",

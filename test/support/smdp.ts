@@ -1,4 +1,4 @@
-// The SM-DP+ simulator as a child process over mutual TLS (src/carrier/smdp-simulator), and a
+// The SM-DP+ simulator as a child process over mutual TLS (src/simulators/smdp), and a
 // small client for its control API with the operator's test certificate.
 import https from "node:https";
 import { after } from "node:test";
@@ -42,7 +42,7 @@ export async function startSmdpProcess(options: {
   const { certs } = options;
   const child = spawnNode({
     name: "smdp simulator",
-    script: "src/carrier/smdp-simulator/main.ts",
+    script: "src/simulators/smdp/main.ts",
     env: {
       DATABASE_URL: options.databaseUrl,
       SMDP_PORT: "0",

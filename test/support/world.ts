@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after } from "node:test";
 import type { Carrier } from "../../src/carrier/carrier.ts";
-import { HttpCarrier } from "../../src/carrier/http-carrier.ts";
+import { HttpCarrier } from "../../src/carrier/carrier-api/http-carrier.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createKysely } from "../../src/db/pool.ts";
 import type { Database } from "../../src/db/schema.ts";

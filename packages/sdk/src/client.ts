@@ -6,6 +6,7 @@ import { Catalog } from "./resources/catalog.ts";
 import { Esims } from "./resources/esims.ts";
 import { Events } from "./resources/events.ts";
 import { Orders } from "./resources/orders.ts";
+import { Profile } from "./resources/profile.ts";
 import { TopUps } from "./resources/topups.ts";
 import { Wallet } from "./resources/wallet.ts";
 import { WebhookEndpoints } from "./resources/webhook-endpoints.ts";
@@ -36,6 +37,8 @@ export class EsimClient {
   readonly esims: Esims;
   readonly webhookEndpoints: WebhookEndpoints;
   readonly events: Events;
+  /** Your brand and which emails your travellers get. */
+  readonly profile: Profile;
 
   constructor(options: ClientOptions) {
     if (!options.apiKey) throw new TypeError("apiKey is required");
@@ -58,5 +61,6 @@ export class EsimClient {
     this.esims = new Esims(transport);
     this.webhookEndpoints = new WebhookEndpoints(transport);
     this.events = new Events(transport);
+    this.profile = new Profile(transport);
   }
 }

@@ -19,6 +19,7 @@ export {
   WebhookVerificationError,
 } from "./errors.ts";
 export type { operations, paths } from "./generated/openapi.ts";
+export { CatalogChangeFeed } from "./resources/catalog.ts";
 export type { TopUpOptions } from "./resources/topups.ts";
 export type * from "./types.ts";
 export {

@@ -44,6 +44,14 @@ export type SubmitTopUpParams = RequestBody<"submitTopUp">;
 export type Wallet = Ok<"getWallet", 200>;
 export type SetLowBalanceAlertParams = RequestBody<"setLowBalanceAlert">;
 
+/** Your brand on traveller emails and install pages (`accent_color_applied`: the colour they use). */
+export type Branding = Ok<"getBranding", 200>;
+/** Fields left out keep their value; null clears one. */
+export type SetBrandingParams = RequestBody<"setBranding">;
+export type NotificationSettings = Ok<"getNotificationSettings", 200>;
+/** Fields left out keep their value. */
+export type SetNotificationSettingsParams = RequestBody<"setNotificationSettings">;
+
 /** The digit-string page size of the document, taken as a number by the SDK (1-100). */
 type NumericLimit<Q> = Omit<Q, "limit"> & { limit?: number };
 
@@ -78,6 +86,11 @@ export type WebhookDeliveryPage = Ok<"listWebhookDeliveries", 200>;
 export type WebhookDelivery = WebhookDeliveryPage["data"][number];
 type ListWebhookDeliveriesQuery = NonNullable<operations["listWebhookDeliveries"]["parameters"]["query"]>;
 export type ListWebhookDeliveriesParams = NumericLimit<ListWebhookDeliveriesQuery>;
+
+export type CatalogChangePage = Ok<"listCatalogChanges", 200>;
+export type CatalogChange = CatalogChangePage["data"][number];
+type ListCatalogChangesQuery = NonNullable<operations["listCatalogChanges"]["parameters"]["query"]>;
+export type ListCatalogChangesParams = NumericLimit<ListCatalogChangesQuery>;
 
 export type ApiEventPage = Ok<"listEvents", 200>;
 /** One recorded event (named so that it does not shadow the DOM's global `Event`). */

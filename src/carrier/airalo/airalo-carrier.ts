@@ -4,6 +4,7 @@
 // (POST /v2/refund, a request reviewed later). Exactly once without idempotency keys:
 // place-order.ts. Answers and their meaning: client.ts. Shapes and their sources: shapes.ts.
 import type pg from "pg";
+import { isValidIccid } from "../../lib/luhn.ts";
 import type {
   CancelOutcome,
   CancelRequest,
@@ -19,7 +20,6 @@ import type {
   TopUpRequest,
   TopUpResult,
 } from "../carrier.ts";
-import { isValidIccid } from "../luhn.ts";
 import { databaseNow, recordIntent, selectIntent } from "./airalo.sql.ts";
 import { AiraloClient } from "./client.ts";
 import {

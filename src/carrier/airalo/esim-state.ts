@@ -14,8 +14,8 @@
 // should not be shorter than that; our buckets (rate-limit.ts) keep us under the limits whatever it is.
 
 import type pg from "pg";
+import { isValidIccid } from "../../lib/luhn.ts";
 import type { CarrierBundle, EsimSignal, EsimStateOutcome } from "../carrier.ts";
-import { isValidIccid } from "../luhn.ts";
 import { ordersOfEsim } from "./airalo.sql.ts";
 import { type AiraloClient, dataOf, isObject, type Verdict } from "./client.ts";
 import { referenceIn } from "./config.ts";

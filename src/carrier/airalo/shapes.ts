@@ -27,8 +27,9 @@
 // The LPA activation code: `qrcode` is "LPA:1$<lpa>$<matching_id>" (§3): `lpa` is the SM-DP+
 // address and `matching_id` the activation code. We read `lpa` and `matching_id`, and fall back to
 // parsing `qrcode` only when one is missing.
+
+import { isValidIccid } from "../../lib/luhn.ts";
 import type { ProvisionedProfile } from "../carrier.ts";
-import { isValidIccid } from "../luhn.ts";
 import { isObject } from "./client.ts";
 
 const SMDP_ADDRESS = /^[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?$/;

@@ -19,7 +19,7 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { inTransaction } from "../../db/pool.ts";
-import { type SecretBox, secretBox } from "../../shared/secret-box.ts";
+import { type SecretBox, secretBox } from "../../lib/secret-box.ts";
 
 export const SUPPLIER = "airalo";
 /** The longest we believe a token lives, whatever expires_in says (the docs' text: 24 hours). */

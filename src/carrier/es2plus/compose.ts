@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import type pg from "pg";
 import type { Config } from "../../config.ts";
 import type { Carrier } from "../carrier.ts";
-import type { HttpCarrier } from "../http-carrier.ts";
+import type { HttpCarrier } from "../carrier-api/http-carrier.ts";
 import { Es2PlusCarrier } from "./es2plus-carrier.ts";
 import { Es2PlusClient } from "./es2plus-client.ts";
 

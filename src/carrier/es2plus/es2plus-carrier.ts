@@ -17,7 +17,7 @@ import type {
   TopUpRequest,
   TopUpResult,
 } from "../carrier.ts";
-import type { HttpCarrier } from "../http-carrier.ts";
+import type { HttpCarrier } from "../carrier-api/http-carrier.ts";
 import { cancelProfileOrder } from "./cancel-profile.ts";
 import { selectIntent } from "./es2plus.sql.ts";
 import { type Es2PlusDeps, finishRefusal, orderProfile } from "./order-profile.ts";

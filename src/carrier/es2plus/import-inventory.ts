@@ -2,8 +2,8 @@
 // package, imported with `npm run cli -- profiles import`. Adding a range twice changes nothing.
 import type pg from "pg";
 import { inTransaction } from "../../db/pool.ts";
+import { iccidRange } from "../../lib/iccid-range.ts";
 import { countInventory, type InventoryCount, insertInventory } from "./es2plus.sql.ts";
-import { iccidRange } from "./iccid-range.ts";
 
 export type { InventoryCount };
 

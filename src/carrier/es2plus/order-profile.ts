@@ -17,7 +17,7 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { inTransaction } from "../../db/pool.ts";
-import { crashPoint } from "../../shared/crash-points.ts";
+import { crashPoint } from "../../lib/crash-points.ts";
 import type { CarrierOutcome, ProvisionedProfile } from "../carrier.ts";
 import {
   type IntentRow,

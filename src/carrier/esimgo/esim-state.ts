@@ -12,6 +12,8 @@
 //             it is the order's), else by bundle name in the order we bought them, else
 //             `esimgo:<assignmentReference>` (a bundle bought outside this service).
 import type pg from "pg";
+import { isValidIccid } from "../../lib/luhn.ts";
+import { MAX_SIGNAL_BUNDLES } from "../../protocols/esim-signal.ts";
 import type {
   CarrierBundle,
   CarrierBundleStatus,
@@ -19,8 +21,6 @@ import type {
   EsimStateOutcome,
   ProfileState,
 } from "../carrier.ts";
-import { MAX_SIGNAL_BUNDLES } from "../esim-signal.ts";
-import { isValidIccid } from "../luhn.ts";
 import { type EsimGoClient, reasonOf } from "./client.ts";
 import { BYTES_PER_MB } from "./config.ts";
 import { type IntentRow, ordersOfEsim } from "./esimgo.sql.ts";

@@ -27,8 +27,9 @@
 // | DELETE /esims/{iccid}/bundles/{name}?type=validate   | {status} (refundable|revocable in the fake: UNCONFIRMED) | §5     |
 // | DELETE ...?type=transaction&refundToBalance=true     | {status} (refunded|revoked in the fake); the parameter's | §5     |
 // |                                                      |   name is UNCONFIRMED                                    |        |
+
+import { isValidIccid } from "../../lib/luhn.ts";
 import type { ProvisionedProfile } from "../carrier.ts";
-import { isValidIccid } from "../luhn.ts";
 import { isObject } from "./client.ts";
 
 const SMDP_ADDRESS = /^[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?$/;

@@ -19,14 +19,8 @@
 //
 // Prints exactly one line to stdout once listening: `airalo fake listening on <url>`.
 import { readFileSync } from "node:fs";
-import {
-  type Env,
-  integer,
-  required,
-  runSimulator,
-  serveUntilStopped,
-} from "../../carrier/simulator-process.ts";
 import { createPool } from "../../db/pool.ts";
+import { type Env, integer, required, runSimulator, serveUntilStopped } from "../process.ts";
 import { startAiralo } from "./server.ts";
 
 const DB_POOL_MAX = 10;

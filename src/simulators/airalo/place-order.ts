@@ -3,8 +3,8 @@
 // credit, writes the order and mints its eSIMs, so an order exists completely or not at all; no
 // idempotency key exists on Airalo (none documented), so a repeated POST makes a second order.
 import { randomBytes, randomInt } from "node:crypto";
-import { luhnCheckDigit } from "../../carrier/luhn.ts";
 import { inTransaction } from "../../db/pool.ts";
+import { luhnCheckDigit } from "../../lib/luhn.ts";
 import {
   creditCents,
   debitCredit,

@@ -2,7 +2,7 @@
 // PUKs, and the SM-DP+ address. An activation code is `LPA:1$<smdpAddress>$<matchingId>`
 // (SGP.22; [3P-OAS] rspUrl): the platform returns its two parts, never the joined string.
 import { randomInt } from "node:crypto";
-import { luhnCheckDigit } from "../../carrier/luhn.ts";
+import { luhnCheckDigit } from "../../lib/luhn.ts";
 
 /** "89" (telecom) + "44" (United Kingdom, where eSIM Go is) + "523" (the fake's issuer): 7 digits. */
 const ICCID_PREFIX = "8944523";

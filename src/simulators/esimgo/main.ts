@@ -17,8 +17,9 @@
 //   SIMULATOR_EXIT_ON_STDIN_CLOSE unset; "1" makes the process exit when its stdin closes
 //
 // Prints exactly one line to stdout once listening: `esimgo simulator listening on <url>`.
-import { type Env, integer, runSimulator, serveUntilStopped } from "../../carrier/simulator-process.ts";
+
 import { createPool } from "../../db/pool.ts";
+import { type Env, integer, runSimulator, serveUntilStopped } from "../process.ts";
 import { startEsimGoSimulator } from "./server.ts";
 import { DEFAULT_SIGNATURE_ENCODING } from "./unconfirmed.ts";
 

@@ -56,6 +56,27 @@ export async function checkDuplicateKeys(found: BreachList, pool: pg.Pool): Prom
   }
 }
 
+/**
+ * The resolver reads pending orders from pending_orders (migration 0046), which the statements that
+ * insert, complete and fail an order keep: a pending order missing from it would never be resolved,
+ * and a listed order that is no longer pending would be a leak.
+ */
+export async function checkPendingList(found: BreachList, pool: pg.Pool): Promise<void> {
+  const drift = await pool.query<{ order_id: string; status: string | null; listed: boolean }>(`
+    select coalesce(o.order_id, p.order_id) as order_id, o.status, p.order_id is not null as listed
+    from (select order_id, status from orders where status = 'pending') o
+    full join pending_orders p on p.order_id = o.order_id
+    where o.order_id is null or p.order_id is null`);
+  for (const row of drift.rows) {
+    found.add(
+      "pending-list",
+      row.listed
+        ? `order ${row.order_id} is listed as pending but is not pending`
+        : `order ${row.order_id} is pending but not listed in pending_orders`,
+    );
+  }
+}
+
 export function checkOrders(found: BreachList, orders: OrderFacts[], carrier: SimulatorAudit): void {
   const provisioned = groupBy(carrier.provisionings, (p) => p.reference);
   const toppedUp = groupBy(carrier.topups, (t) => t.reference);

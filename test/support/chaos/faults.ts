@@ -1,6 +1,6 @@
 // The faults of a chaos run: the killer (SIGKILLs and restarts, sometimes armed with a crash
 // point), the supervisor that restarts a process that died by itself, and the carrier's weather.
-import { CRASH_POINTS } from "../../../src/shared/crash-points.ts";
+import { CRASH_POINTS } from "../../../src/lib/crash-points.ts";
 import type { ServiceProcess } from "../cluster.ts";
 import { createRng, type Rng } from "../rng.ts";
 import { type Run, sleep } from "./state.ts";

@@ -1,8 +1,7 @@
 // The environment: the real app on a real port, the carrier simulator, a migrated database.
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
-import { HttpCarrier } from "../../../src/carrier/http-carrier.ts";
-import { startSimulator } from "../../../src/carrier/simulator/server.ts";
+import { HttpCarrier } from "../../../src/carrier/carrier-api/http-carrier.ts";
 import { type Config, loadConfig } from "../../../src/config.ts";
 import { createKysely } from "../../../src/db/pool.ts";
 import type { Database } from "../../../src/db/schema.ts";
@@ -10,6 +9,7 @@ import { ensureOperatorAccounts } from "../../../src/ledger/accounts.ts";
 import { type BuildOptions, buildApp } from "../../../src/server/app.ts";
 import type { AppContext } from "../../../src/shared/context.ts";
 import { KeyedSlots } from "../../../src/shared/keyed-slots.ts";
+import { startSimulator } from "../../../src/simulators/carrier/server.ts";
 import { callJson, prepareFixtures } from "./fixtures.ts";
 import { FUZZ_ADMIN_TOKEN } from "./limits.ts";
 import { operationsOf } from "./openapi.ts";

@@ -1,6 +1,6 @@
 // Refs resolved against what exists when a request is sent.
 import { randomBytes } from "node:crypto";
-import { luhnCheckDigit } from "../../../src/carrier/luhn.ts";
+import { luhnCheckDigit } from "../../../src/lib/luhn.ts";
 import { END_USER } from "../fixtures.ts";
 import { callJson, newCart } from "./fixtures.ts";
 import { Appended, Huge, RawSegment, Ref } from "./refs.ts";

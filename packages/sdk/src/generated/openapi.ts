@@ -78,6 +78,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/catalog/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Changes to the packages you are offered, oldest first
+         * @description A package added, updated (its fields, destinations or your price) or removed, whether by the operator's catalog import, a supplier sync or a change of your price list. Start without `since` (the feed begins with every package offered when it began), then pass each answer's `next_cursor` as `since`: at once while `has_more`, later to poll. `package` is the package as you see it when you read the change (null once it is no longer offered). The same changes are the webhook events `package.added`, `package.updated` and `package.removed`, sent only to endpoints that list them. A `since` this API did not return (another environment's included) is 400 `invalid_request`.
+         */
+        get: operations["listCatalogChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/compatible-devices": {
         parameters: {
             query?: never;
@@ -129,7 +149,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a cart: pay from the wallet and provision the eSIM
-         * @description Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, without a second charge, provisioning or email. 409 `request_in_progress` while the first attempt runs. A retry answers the body the completed purchase answers, byte for byte, even after a refund: `GET /orders/{orderID}` shows the order as it is now.
+         * @description Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, without a second charge, provisioning or email, and with the header `Idempotent-Replayed: true` (on every answer an earlier submit of the cart reached: 200, 502 `carrier_error`). 409 `request_in_progress` while the first attempt runs. A retry answers the body the completed purchase answers, byte for byte, even after a refund: `GET /orders/{orderID}` shows the order as it is now.
          */
         post: operations["submitOrder"];
         delete?: never;
@@ -664,6 +684,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/profile/branding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your brand, as travellers see it */
+        get: operations["getBranding"];
+        /**
+         * Set your brand for traveller emails and install pages
+         * @description Fields left out keep their value; null clears one. Each field is checked (400 `invalid_request` naming it, nothing saved): a colour not `#RRGGBB`, an address that is not a plain email address, a URL that is not https, a logo that is not a sound PNG (signature, IHDR, chunk CRCs, image data that decodes) of at most 40 KiB and 1024 px a side. A change is recorded in the audit log as `branding.updated`.
+         */
+        put: operations["setBranding"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/profile/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Which emails your travellers get from us */
+        get: operations["getNotificationSettings"];
+        /**
+         * Turn traveller emails on or off
+         * @description Fields left out keep their value. A `top_up_url` that is not https is 400 `invalid_request` and nothing is saved. A change is recorded in the audit log as `notifications.updated`.
+         */
+        put: operations["setNotificationSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/partners": {
         parameters: {
             query?: never;
@@ -772,7 +834,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Credit a partner's wallet (idempotent by reference) */
+        /**
+         * Credit a partner's wallet (idempotent by reference)
+         * @description Idempotent by `reference`: the same reference with the same amount credits once, and answers 201 again with `credited: false` and the header `Idempotent-Replayed: true`; with another amount, 409 `credit_reference_reused`.
+         */
         post: operations["adminCreditWallet"];
         delete?: never;
         options?: never;
@@ -1184,6 +1249,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "package.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * package.added
+         * @description A package is now offered to you: the change of GET /v1/catalog/changes, rendered when the event was recorded. POSTed to each enabled endpoint subscribed to `package.added` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_package_added"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "package.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * package.updated
+         * @description A package's fields, destinations or your price changed (an import, a supplier sync, your price list): the change of GET /v1/catalog/changes. POSTed to each enabled endpoint subscribed to `package.updated` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_package_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "package.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * package.removed
+         * @description A package is no longer offered (`package` is null): the change of GET /v1/catalog/changes. POSTed to each enabled endpoint subscribed to `package.removed` (or to all types). A 2xx within 15 s is success; otherwise retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed. 410 Gone disables the endpoint.
+         */
+        post: operations["webhook_package_removed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: never;
@@ -1236,9 +1361,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1287,9 +1414,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1316,9 +1445,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1345,9 +1476,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1374,9 +1507,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1403,9 +1538,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1432,9 +1569,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1512,9 +1651,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1541,9 +1682,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1570,9 +1713,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1599,9 +1744,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1628,9 +1775,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1657,9 +1806,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1686,9 +1837,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1715,9 +1868,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1844,9 +1999,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1873,9 +2030,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1902,9 +2061,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1931,9 +2092,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1960,9 +2123,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -1989,9 +2154,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2018,9 +2185,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2047,9 +2216,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2076,9 +2247,357 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listCatalogChanges: {
+        parameters: {
+            query?: {
+                /** @description A `next_cursor` of an earlier answer. Absent: from the start of the feed. */
+                since?: string;
+                /** @description 1-100, default 100. */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description `chg_…`: deduplicate by it. */
+                            change_id: string;
+                            /** @description added: now offered (new, or offered again); updated: its fields, destinations or your price changed; removed: no longer offered. */
+                            kind: "added" | "updated" | "removed";
+                            package_id: string;
+                            /** @description The package as you see it now (your price), rendered when read; null when it is no longer offered. */
+                            package: {
+                                /** @description Our package id; send it to `POST /orders/cart`. */
+                                package_id: string;
+                                /** @description The carrier's id of the product. */
+                                external_package_id: string;
+                                name: string;
+                                /** @description Every destination (ISO 3166-1 alpha-2) the package covers. */
+                                destination_codes: string[];
+                                /** @description Data allowance in megabytes; null when unlimited. */
+                                data_mb: number | null;
+                                validity_days: number;
+                                /** @description What this partner pays: the wallet is debited this amount (its price list: an override, else the list price less its discount). */
+                                wholesale_price: {
+                                    /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                    amount_minor: number;
+                                    /** @description ISO 4217 currency code. */
+                                    currency: string;
+                                };
+                                /** @description The catalog's wholesale price before this partner's pricing. */
+                                list_price: {
+                                    /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                    amount_minor: number;
+                                    /** @description ISO 4217 currency code. */
+                                    currency: string;
+                                };
+                                /** @description The recommended price to the end user. */
+                                retail_price: {
+                                    /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                    amount_minor: number;
+                                    /** @description ISO 4217 currency code. */
+                                    currency: string;
+                                };
+                                /**
+                                 * @description country: one destination; regional: a region's destinations; global: every destination.
+                                 * @enum {unknown}
+                                 */
+                                coverage: "country" | "regional" | "global";
+                                /** @description The region a regional package covers. */
+                                region: string | null;
+                                /** @description The mobile networks the package uses, for every country it covers (by country code). Empty when the supplier states none. */
+                                networks: {
+                                    /** @description A country the package covers. */
+                                    country_code: string;
+                                    /** @description The mobile operator's public name, such as `Orange`. */
+                                    name: string;
+                                    /** @description Radio technologies the package may use on this network, oldest first. */
+                                    technologies: ("2G" | "3G" | "4G" | "5G")[];
+                                }[];
+                                /** @description The fair use policy of an unlimited package; null on a package with a data allowance (or when its supplier states none). */
+                                fair_use: {
+                                    /** @description Full-speed data per day, in megabytes. */
+                                    daily_data_mb: number;
+                                    /** @description Speed after that until the day ends. */
+                                    throttled_kbps: number;
+                                } | null;
+                                /** @description The traveller must verify their identity (eKYC) with the supplier before the eSIM works. */
+                                kyc_required: boolean;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        /** @description True: ask again at once with `next_cursor`. */
+                        has_more: boolean;
+                        /** @description Pass as `since` for the next page. Never null: on the last page it is the position to poll from later. */
+                        next_cursor: string;
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2145,9 +2664,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2174,9 +2695,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2203,9 +2726,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2232,9 +2757,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2261,9 +2788,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2290,9 +2819,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2319,9 +2850,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2348,9 +2881,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2423,9 +2958,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2452,9 +2989,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2481,9 +3020,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2510,9 +3051,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2539,9 +3082,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2568,9 +3113,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2597,9 +3144,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2626,9 +3175,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2655,9 +3206,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2684,9 +3237,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2706,14 +3261,13 @@ export interface operations {
                 "application/json": {
                     /** @description From POST /orders/cart. Retrying with it is safe. */
                     cart_key: string;
-                    /**
-                     * Format: email
-                     * @description The end user's email address.
-                     */
+                    /** @description The end user's email address. The domain may be internationalized (`ann@bücher.example`), stored as sent and mailed to in its ASCII form (`xn--bcher-kva.example`); the part before the @ must be ASCII (letters, digits and ! # $ % & ' * + / = ? ^ _ ` { | } ~ - with single dots between): an internationalized mailbox name is refused (`not_allowed`), as the service cannot promise its delivery. */
                     email: string;
-                    /** @description E.164: `+`, country code and number, 8 to 15 digits (e.g. +14155550123). Must be a valid number. */
+                    /** @description An international number: `+` (or `00`) and the country code, then the number; spaces, dashes, dots and parentheses are welcome (`+1 (415) 555-0123`). Stored and answered in E.164 (`+14155550123`). Must be a valid number. */
                     phone: string;
+                    /** @description The end user's first name: 1-100 characters, at least one of them visible. */
                     first_name: string;
+                    /** @description The end user's last name: 1-100 characters, at least one of them visible. */
                     last_name: string;
                     /** @description Your own reference (booking or user id), 1-128 printable characters. Filter orders by it. */
                     client_reference?: string | null;
@@ -2786,9 +3340,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2815,9 +3371,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2844,9 +3402,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2873,9 +3433,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2902,9 +3464,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2931,9 +3495,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2960,9 +3526,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -2989,9 +3557,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3018,9 +3588,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3047,9 +3619,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3076,9 +3650,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3105,9 +3681,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3134,9 +3712,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3163,9 +3743,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3249,9 +3831,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3278,9 +3862,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3307,9 +3893,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3336,9 +3924,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3365,9 +3955,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3394,9 +3986,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3423,9 +4017,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3452,9 +4048,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3481,9 +4079,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3585,9 +4185,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3614,9 +4216,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3643,9 +4247,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3672,9 +4278,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3701,9 +4309,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3730,9 +4340,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3759,9 +4371,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3788,9 +4402,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3877,9 +4493,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3906,9 +4524,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3935,9 +4555,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3964,9 +4586,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -3993,9 +4617,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
@@ -4024,9 +4650,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4053,9 +4681,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4082,9 +4712,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4111,9 +4743,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4140,9 +4774,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4169,9 +4805,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4194,10 +4832,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description Send to this address instead of the order's (the order keeps its own).
-                     */
+                    /** @description Send to this address instead of the order's (the order keeps its own). */
                     email?: string;
                 };
             };
@@ -4236,9 +4871,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4265,9 +4902,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4294,9 +4933,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4323,9 +4964,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4352,9 +4995,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4381,9 +5026,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4410,9 +5057,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4439,9 +5088,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4468,9 +5119,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4497,9 +5150,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4526,9 +5181,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4588,9 +5245,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4617,9 +5276,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4646,9 +5307,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4675,9 +5338,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4704,9 +5369,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4733,9 +5400,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4762,9 +5431,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4791,9 +5462,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4820,9 +5493,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4852,7 +5527,7 @@ export interface operations {
                             /** @description `evt_…`: the `webhook-id` of its deliveries; deduplicate by it. */
                             id: string;
                             /** @description The event types of the contract. */
-                            type: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test";
+                            type: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test" | "package.added" | "package.updated" | "package.removed";
                             /** Format: date-time */
                             created_at: string;
                             /** @description The resource as the API returned it when the event happened: an `Order` (order.*), an `Esim` (esim.*; `esim.usage_threshold` adds `threshold_percent`), `{balance, threshold}` (wallet.*), or `{endpoint_id, message}` (webhook.test). The OpenAPI `webhooks` section has each payload. */
@@ -4884,9 +5559,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4913,9 +5590,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4942,9 +5621,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -4971,9 +5652,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5000,9 +5683,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5029,9 +5714,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5058,9 +5745,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5087,9 +5776,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5116,9 +5807,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5198,9 +5891,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5227,9 +5922,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5256,9 +5953,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5285,9 +5984,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5314,9 +6015,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5343,9 +6046,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5372,9 +6077,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5401,9 +6108,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5430,9 +6139,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5459,14 +6170,13 @@ export interface operations {
                     package_id: string;
                     /** @description From the same row. The pair must be exactly a row offered for this ICCID. */
                     external_package_id: string;
-                    /**
-                     * Format: email
-                     * @description The end user's email address.
-                     */
+                    /** @description The end user's email address. The domain may be internationalized (`ann@bücher.example`), stored as sent and mailed to in its ASCII form (`xn--bcher-kva.example`); the part before the @ must be ASCII (letters, digits and ! # $ % & ' * + / = ? ^ _ ` { | } ~ - with single dots between): an internationalized mailbox name is refused (`not_allowed`), as the service cannot promise its delivery. */
                     email: string;
-                    /** @description E.164: `+`, country code and number, 8 to 15 digits (e.g. +14155550123). Must be a valid number. */
+                    /** @description An international number: `+` (or `00`) and the country code, then the number; spaces, dashes, dots and parentheses are welcome (`+1 (415) 555-0123`). Stored and answered in E.164 (`+14155550123`). Must be a valid number. */
                     phone: string;
+                    /** @description The end user's first name: 1-100 characters, at least one of them visible. */
                     first_name: string;
+                    /** @description The end user's last name: 1-100 characters, at least one of them visible. */
                     last_name: string;
                     /** @description Your own reference (booking or user id), 1-128 printable characters. Filter orders by it. */
                     client_reference?: string | null;
@@ -5539,9 +6249,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5568,9 +6280,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5597,9 +6311,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5626,9 +6342,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5655,9 +6373,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5684,9 +6404,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5713,9 +6435,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5742,9 +6466,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5771,9 +6497,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5800,9 +6528,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5829,9 +6559,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5858,9 +6590,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -5887,9 +6621,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6001,9 +6737,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6030,9 +6768,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6059,9 +6799,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6088,9 +6830,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6117,9 +6861,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6146,9 +6892,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6175,9 +6923,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6204,9 +6954,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6304,9 +7056,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6333,9 +7087,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6362,9 +7118,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6391,9 +7149,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6420,9 +7180,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6449,9 +7211,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6478,9 +7242,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6507,9 +7273,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6536,9 +7304,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6591,9 +7361,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6620,9 +7392,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6649,9 +7423,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6678,9 +7454,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6707,9 +7485,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6736,9 +7516,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6765,9 +7547,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6794,9 +7578,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6823,9 +7609,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6894,9 +7682,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6923,9 +7713,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6952,9 +7744,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -6981,9 +7775,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7010,9 +7806,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7039,9 +7837,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7068,9 +7868,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7097,9 +7899,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7188,9 +7992,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7217,9 +8023,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7246,9 +8054,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7275,9 +8085,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7304,9 +8116,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7333,9 +8147,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7362,9 +8178,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7391,9 +8209,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7420,9 +8240,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7525,9 +8347,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7554,9 +8378,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7583,9 +8409,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7612,9 +8440,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7641,9 +8471,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7670,9 +8502,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7699,9 +8533,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7728,9 +8564,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7757,9 +8595,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7835,9 +8675,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7864,9 +8706,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7893,9 +8737,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7922,9 +8768,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7951,9 +8799,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -7980,9 +8830,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8009,9 +8861,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8038,9 +8892,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8147,9 +9003,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8176,9 +9034,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8205,9 +9065,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8234,9 +9096,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8263,9 +9127,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8292,9 +9158,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8321,9 +9189,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8350,9 +9220,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8379,9 +9251,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8408,9 +9282,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8471,9 +9347,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8500,9 +9378,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8529,9 +9409,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8558,9 +9440,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8587,9 +9471,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8616,9 +9502,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8645,9 +9533,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8674,9 +9564,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8697,8 +9589,8 @@ export interface operations {
                     /** @description `https://` on a public address (checked after DNS, and again at every attempt). `http://` and private addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. No credentials in the URL, no space (percent-encode it) and no fragment (`#…`, never sent). */
                     url: string;
                     description?: string | null;
-                    /** @description The event types sent to this endpoint; an empty array means all of them. */
-                    event_types?: ("order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test")[];
+                    /** @description The event types sent to this endpoint; an empty array means all of them but `package.added`, `package.updated` and `package.removed`, which are sent only to endpoints that list them. */
+                    event_types?: ("order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test" | "package.added" | "package.updated" | "package.removed")[];
                 };
             };
         };
@@ -8745,9 +9637,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8774,9 +9668,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8803,9 +9699,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8832,9 +9730,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8861,9 +9761,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8890,9 +9792,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8919,9 +9823,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8948,9 +9854,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -8977,9 +9885,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9006,9 +9916,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9067,9 +9979,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9096,9 +10010,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9125,9 +10041,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9154,9 +10072,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9183,9 +10103,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9212,9 +10134,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9241,9 +10165,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9270,9 +10196,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9299,9 +10227,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9348,9 +10278,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9377,9 +10309,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9406,9 +10340,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9435,9 +10371,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9464,9 +10402,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9493,9 +10433,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9522,9 +10464,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9551,9 +10495,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9580,9 +10526,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9605,8 +10553,8 @@ export interface operations {
                     /** @description `https://` on a public address (checked after DNS, and again at every attempt). `http://` and private addresses only where the service runs with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. No credentials in the URL, no space (percent-encode it) and no fragment (`#…`, never sent). */
                     url?: string;
                     description?: string | null;
-                    /** @description The event types sent to this endpoint; an empty array means all of them. */
-                    event_types?: ("order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test")[];
+                    /** @description The event types sent to this endpoint; an empty array means all of them but `package.added`, `package.updated` and `package.removed`, which are sent only to endpoints that list them. */
+                    event_types?: ("order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test" | "package.added" | "package.updated" | "package.removed")[];
                     status?: "enabled" | "disabled";
                 };
             };
@@ -9652,9 +10600,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9681,9 +10631,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9710,9 +10662,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9739,9 +10693,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9768,9 +10724,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9797,9 +10755,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9826,9 +10786,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9855,9 +10817,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9884,9 +10848,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9913,9 +10879,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9966,9 +10934,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -9995,9 +10965,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10024,9 +10996,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10053,9 +11027,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10082,9 +11058,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10111,9 +11089,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10140,9 +11120,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10169,9 +11151,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10198,9 +11182,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10251,9 +11237,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10280,9 +11268,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10309,9 +11299,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10338,9 +11330,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10367,9 +11361,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10396,9 +11392,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10425,9 +11423,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10454,9 +11454,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10483,9 +11485,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10560,9 +11564,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10589,9 +11595,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10618,9 +11626,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10647,9 +11657,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10676,9 +11688,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10705,9 +11719,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10734,9 +11750,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10763,9 +11781,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10792,9 +11812,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10860,9 +11882,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10889,9 +11913,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10918,9 +11944,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10947,9 +11975,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -10976,9 +12006,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11005,9 +12037,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11034,9 +12068,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11063,9 +12099,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11092,9 +12130,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11106,7 +12146,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The event types of the contract. */
-                type?: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test";
+                type?: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test" | "package.added" | "package.updated" | "package.removed";
                 /** @description 1-100, default 20. */
                 limit?: string;
                 cursor?: string;
@@ -11128,7 +12168,7 @@ export interface operations {
                             /** @description `evt_…`: the `webhook-id` of its deliveries; deduplicate by it. */
                             id: string;
                             /** @description The event types of the contract. */
-                            type: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test";
+                            type: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test" | "package.added" | "package.updated" | "package.removed";
                             /** Format: date-time */
                             created_at: string;
                             /** @description The resource as the API returned it when the event happened: an `Order` (order.*), an `Esim` (esim.*; `esim.usage_threshold` adds `threshold_percent`), `{balance, threshold}` (wallet.*), or `{endpoint_id, message}` (webhook.test). The OpenAPI `webhooks` section has each payload. */
@@ -11163,9 +12203,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11192,9 +12234,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11221,9 +12265,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11250,9 +12296,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11279,9 +12327,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11308,9 +12358,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11337,9 +12389,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11366,9 +12420,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11397,7 +12453,7 @@ export interface operations {
                         /** @description `evt_…`: the `webhook-id` of its deliveries; deduplicate by it. */
                         id: string;
                         /** @description The event types of the contract. */
-                        type: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test";
+                        type: "order.completed" | "order.failed" | "order.refunded" | "esim.installed" | "esim.activated" | "esim.usage_threshold" | "esim.expiring" | "esim.expired" | "esim.deleted" | "wallet.credited" | "wallet.balance_low" | "webhook.test" | "package.added" | "package.updated" | "package.removed";
                         /** Format: date-time */
                         created_at: string;
                         /** @description The resource as the API returned it when the event happened: an `Order` (order.*), an `Esim` (esim.*; `esim.usage_threshold` adds `threshold_percent`), `{balance, threshold}` (wallet.*), or `{endpoint_id, message}` (webhook.test). The OpenAPI `webhooks` section has each payload. */
@@ -11428,9 +12484,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11457,9 +12515,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11486,9 +12546,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11515,9 +12577,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11544,9 +12608,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11573,9 +12639,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11602,9 +12670,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11631,9 +12701,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11660,9 +12732,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11749,9 +12823,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11778,9 +12854,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11807,9 +12885,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11836,9 +12916,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11865,9 +12947,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11894,9 +12978,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11923,9 +13009,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -11952,9 +13040,1151 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getBranding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        display_name: string | null;
+                        /** @description As you chose it (lower case). */
+                        accent_color: string;
+                        /** @description What emails and install pages use: accent_color, or accent_color darkened (same hue) until white text on it, and it on the white page, reach a contrast of 4.5:1 (WCAG 2.x relative luminance). */
+                        accent_color_applied: string;
+                        support_email: string | null;
+                        support_url: string | null;
+                        logo_png_base64: string | null;
+                        email_from_name: string | null;
+                        reply_to: string | null;
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    setBranding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Fields left out keep their value; null clears one (the service's own is used then). */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Your name as travellers read it in emails and on install pages. */
+                    display_name?: string | null;
+                    /** @description "#RRGGBB": buttons and links. Stored as given; null: the service's own (#1f5fbf). */
+                    accent_color?: string | null;
+                    /** @description Where travellers may write for help, shown in emails and on install pages. */
+                    support_email?: string | null;
+                    /** @description Your help page: an absolute https URL. */
+                    support_url?: string | null;
+                    /** @description A PNG at most 40 KiB (base64 here), at most 1024 px a side, shown inline in emails (never fetched from a URL) and on install pages. Checked whole: signature, IHDR, chunk CRCs, image data that decodes. */
+                    logo_png_base64?: string | null;
+                    /** @description The From display name of traveller emails (the address stays ours); null: display_name, then ours. */
+                    email_from_name?: string | null;
+                    /** @description The Reply-To of traveller emails: travellers' replies reach you. */
+                    reply_to?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        display_name: string | null;
+                        /** @description As you chose it (lower case). */
+                        accent_color: string;
+                        /** @description What emails and install pages use: accent_color, or accent_color darkened (same hue) until white text on it, and it on the white page, reach a contrast of 4.5:1 (WCAG 2.x relative luminance). */
+                        accent_color_applied: string;
+                        support_email: string | null;
+                        support_url: string | null;
+                        logo_png_base64: string | null;
+                        email_from_name: string | null;
+                        reply_to: string | null;
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `insufficient_scope`, `partner_suspended`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Our confirmation email of each new eSIM (default true). false: you email your travellers yourself; POST /v1/orders/{orderID}/resend-email still sends it. */
+                        confirmation_email: boolean;
+                        /** @description Email the traveller when 80% of a bundle's data is used and 24 hours before it expires, once each per bundle, with a one-click unsubscribe (default false). */
+                        traveller_usage_emails: boolean;
+                        /** @description https URL in those emails where the traveller tops up; `{iccid}` is replaced by the eSIM's ICCID (default null). */
+                        top_up_url: string | null;
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    setNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Fields left out keep their value. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Our confirmation email of each new eSIM (default true). false: you email your travellers yourself; POST /v1/orders/{orderID}/resend-email still sends it. */
+                    confirmation_email?: boolean;
+                    /** @description Email the traveller when 80% of a bundle's data is used and 24 hours before it expires, once each per bundle, with a one-click unsubscribe (default false). */
+                    traveller_usage_emails?: boolean;
+                    /** @description https URL in those emails where the traveller tops up; `{iccid}` is replaced by the eSIM's ICCID (default null). */
+                    top_up_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Our confirmation email of each new eSIM (default true). false: you email your travellers yourself; POST /v1/orders/{orderID}/resend-email still sends it. */
+                        confirmation_email: boolean;
+                        /** @description Email the traveller when 80% of a bundle's data is used and 24 hours before it expires, once each per bundle, with a one-click unsubscribe (default false). */
+                        traveller_usage_emails: boolean;
+                        /** @description https URL in those emails where the traveller tops up; `{iccid}` is replaced by the eSIM's ICCID (default null). */
+                        top_up_url: string | null;
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `insufficient_scope`, `partner_suspended`, `ip_not_allowed`. `insufficient_scope`: the API key is `read_only` and this request writes; nothing was changed. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12036,9 +14266,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12065,9 +14297,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12094,9 +14328,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12123,9 +14359,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12152,9 +14390,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12181,9 +14421,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12210,9 +14452,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12239,9 +14483,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12300,9 +14546,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12329,9 +14577,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12358,9 +14608,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12387,9 +14639,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12416,9 +14670,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12445,9 +14701,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12474,9 +14732,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12503,9 +14763,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12578,9 +14840,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12607,9 +14871,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12636,9 +14902,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12665,9 +14933,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12694,9 +14964,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12723,9 +14995,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12752,9 +15026,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12781,9 +15057,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12867,9 +15145,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12896,9 +15176,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12925,9 +15207,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12954,9 +15238,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -12983,9 +15269,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13012,9 +15300,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13041,9 +15331,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13070,9 +15362,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13141,9 +15435,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13170,9 +15466,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13199,9 +15497,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13228,9 +15528,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13257,9 +15559,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13286,9 +15590,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13315,9 +15621,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13344,9 +15652,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13373,9 +15683,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13422,9 +15734,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13451,9 +15765,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13480,9 +15796,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13509,9 +15827,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13538,9 +15858,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13567,9 +15889,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13596,9 +15920,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13625,9 +15951,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13731,9 +16059,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13760,9 +16090,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13789,9 +16121,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13818,9 +16152,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13847,9 +16183,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13876,9 +16214,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13905,9 +16245,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -13934,9 +16276,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14003,9 +16347,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14032,9 +16378,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14061,9 +16409,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14090,9 +16440,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14119,9 +16471,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14148,9 +16502,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14177,9 +16533,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14206,9 +16564,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14235,9 +16595,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14325,9 +16687,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14354,9 +16718,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14383,9 +16749,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14412,9 +16780,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14441,9 +16811,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14470,9 +16842,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14499,9 +16873,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14528,9 +16904,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14557,9 +16935,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14586,9 +16966,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14692,9 +17074,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14721,9 +17105,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14750,9 +17136,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14779,9 +17167,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14808,9 +17198,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14837,9 +17229,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14866,9 +17260,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14895,9 +17291,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14924,9 +17322,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -14983,9 +17383,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15012,9 +17414,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15041,9 +17445,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15070,9 +17476,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15099,9 +17507,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15128,9 +17538,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15157,9 +17569,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15186,9 +17600,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15257,9 +17673,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15286,9 +17704,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15315,9 +17735,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15344,9 +17766,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15373,9 +17797,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15402,9 +17828,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15431,9 +17859,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15460,9 +17890,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15489,9 +17921,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15582,9 +18016,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15611,9 +18047,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15640,9 +18078,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15669,9 +18109,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
@@ -15700,9 +18142,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15729,9 +18173,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15758,9 +18204,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15787,9 +18235,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15816,9 +18266,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15877,9 +18329,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15906,9 +18360,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15935,9 +18391,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -15964,9 +18422,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
@@ -15995,9 +18455,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16024,9 +18486,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16053,9 +18517,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16082,9 +18548,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16111,9 +18579,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16205,9 +18675,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16234,9 +18706,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16263,9 +18737,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16292,9 +18768,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16321,9 +18799,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16350,9 +18830,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16379,9 +18861,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16408,9 +18892,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16437,9 +18923,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16527,9 +19015,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16556,9 +19046,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16585,9 +19077,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16614,9 +19108,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16643,9 +19139,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16672,9 +19170,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16701,9 +19201,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16730,9 +19232,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16803,9 +19307,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16832,9 +19338,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16861,9 +19369,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16890,9 +19400,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16919,9 +19431,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16948,9 +19462,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -16977,9 +19493,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17006,9 +19524,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17077,9 +19597,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17106,9 +19628,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17135,9 +19659,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17164,9 +19690,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17193,9 +19721,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17222,9 +19752,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17251,9 +19783,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17280,9 +19814,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -17309,9 +19845,11 @@ export interface operations {
                         request_id: string;
                         /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
                         order_id?: string;
-                        /** @description Present on validation failures: one entry per offending field. */
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
                         errors?: {
                             field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
                             message: string;
                         }[];
                     };
@@ -18261,6 +20799,339 @@ export interface operations {
                     data: {
                         endpoint_id: string;
                         message: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_package_added: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "package.added";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** @description One change to the packages you are offered. */
+                    data: {
+                        /** @description `chg_…`: deduplicate by it. */
+                        change_id: string;
+                        /** @description added: now offered (new, or offered again); updated: its fields, destinations or your price changed; removed: no longer offered. */
+                        kind: "added" | "updated" | "removed";
+                        package_id: string;
+                        /** @description The package as you see it now (your price), rendered when read; null when it is no longer offered. */
+                        package: {
+                            /** @description Our package id; send it to `POST /orders/cart`. */
+                            package_id: string;
+                            /** @description The carrier's id of the product. */
+                            external_package_id: string;
+                            name: string;
+                            /** @description Every destination (ISO 3166-1 alpha-2) the package covers. */
+                            destination_codes: string[];
+                            /** @description Data allowance in megabytes; null when unlimited. */
+                            data_mb: number | null;
+                            validity_days: number;
+                            /** @description What this partner pays: the wallet is debited this amount (its price list: an override, else the list price less its discount). */
+                            wholesale_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /** @description The catalog's wholesale price before this partner's pricing. */
+                            list_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /** @description The recommended price to the end user. */
+                            retail_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /**
+                             * @description country: one destination; regional: a region's destinations; global: every destination.
+                             * @enum {unknown}
+                             */
+                            coverage: "country" | "regional" | "global";
+                            /** @description The region a regional package covers. */
+                            region: string | null;
+                            /** @description The mobile networks the package uses, for every country it covers (by country code). Empty when the supplier states none. */
+                            networks: {
+                                /** @description A country the package covers. */
+                                country_code: string;
+                                /** @description The mobile operator's public name, such as `Orange`. */
+                                name: string;
+                                /** @description Radio technologies the package may use on this network, oldest first. */
+                                technologies: ("2G" | "3G" | "4G" | "5G")[];
+                            }[];
+                            /** @description The fair use policy of an unlimited package; null on a package with a data allowance (or when its supplier states none). */
+                            fair_use: {
+                                /** @description Full-speed data per day, in megabytes. */
+                                daily_data_mb: number;
+                                /** @description Speed after that until the day ends. */
+                                throttled_kbps: number;
+                            } | null;
+                            /** @description The traveller must verify their identity (eKYC) with the supplier before the eSIM works. */
+                            kyc_required: boolean;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_package_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "package.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** @description One change to the packages you are offered. */
+                    data: {
+                        /** @description `chg_…`: deduplicate by it. */
+                        change_id: string;
+                        /** @description added: now offered (new, or offered again); updated: its fields, destinations or your price changed; removed: no longer offered. */
+                        kind: "added" | "updated" | "removed";
+                        package_id: string;
+                        /** @description The package as you see it now (your price), rendered when read; null when it is no longer offered. */
+                        package: {
+                            /** @description Our package id; send it to `POST /orders/cart`. */
+                            package_id: string;
+                            /** @description The carrier's id of the product. */
+                            external_package_id: string;
+                            name: string;
+                            /** @description Every destination (ISO 3166-1 alpha-2) the package covers. */
+                            destination_codes: string[];
+                            /** @description Data allowance in megabytes; null when unlimited. */
+                            data_mb: number | null;
+                            validity_days: number;
+                            /** @description What this partner pays: the wallet is debited this amount (its price list: an override, else the list price less its discount). */
+                            wholesale_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /** @description The catalog's wholesale price before this partner's pricing. */
+                            list_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /** @description The recommended price to the end user. */
+                            retail_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /**
+                             * @description country: one destination; regional: a region's destinations; global: every destination.
+                             * @enum {unknown}
+                             */
+                            coverage: "country" | "regional" | "global";
+                            /** @description The region a regional package covers. */
+                            region: string | null;
+                            /** @description The mobile networks the package uses, for every country it covers (by country code). Empty when the supplier states none. */
+                            networks: {
+                                /** @description A country the package covers. */
+                                country_code: string;
+                                /** @description The mobile operator's public name, such as `Orange`. */
+                                name: string;
+                                /** @description Radio technologies the package may use on this network, oldest first. */
+                                technologies: ("2G" | "3G" | "4G" | "5G")[];
+                            }[];
+                            /** @description The fair use policy of an unlimited package; null on a package with a data allowance (or when its supplier states none). */
+                            fair_use: {
+                                /** @description Full-speed data per day, in megabytes. */
+                                daily_data_mb: number;
+                                /** @description Speed after that until the day ends. */
+                                throttled_kbps: number;
+                            } | null;
+                            /** @description The traveller must verify their identity (eKYC) with the supplier before the eSIM works. */
+                            kyc_required: boolean;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; the body is ignored (at most 64 KiB is read). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_package_removed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every attempt: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones far from now (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64-decoded bytes after `whsec_`; space-separated signatures during a secret rotation (two, up to five after several rotations within 24 hours). Any Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @constant */
+                    type: "package.removed";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** @description One change to the packages you are offered. */
+                    data: {
+                        /** @description `chg_…`: deduplicate by it. */
+                        change_id: string;
+                        /** @description added: now offered (new, or offered again); updated: its fields, destinations or your price changed; removed: no longer offered. */
+                        kind: "added" | "updated" | "removed";
+                        package_id: string;
+                        /** @description The package as you see it now (your price), rendered when read; null when it is no longer offered. */
+                        package: {
+                            /** @description Our package id; send it to `POST /orders/cart`. */
+                            package_id: string;
+                            /** @description The carrier's id of the product. */
+                            external_package_id: string;
+                            name: string;
+                            /** @description Every destination (ISO 3166-1 alpha-2) the package covers. */
+                            destination_codes: string[];
+                            /** @description Data allowance in megabytes; null when unlimited. */
+                            data_mb: number | null;
+                            validity_days: number;
+                            /** @description What this partner pays: the wallet is debited this amount (its price list: an override, else the list price less its discount). */
+                            wholesale_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /** @description The catalog's wholesale price before this partner's pricing. */
+                            list_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /** @description The recommended price to the end user. */
+                            retail_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                            /**
+                             * @description country: one destination; regional: a region's destinations; global: every destination.
+                             * @enum {unknown}
+                             */
+                            coverage: "country" | "regional" | "global";
+                            /** @description The region a regional package covers. */
+                            region: string | null;
+                            /** @description The mobile networks the package uses, for every country it covers (by country code). Empty when the supplier states none. */
+                            networks: {
+                                /** @description A country the package covers. */
+                                country_code: string;
+                                /** @description The mobile operator's public name, such as `Orange`. */
+                                name: string;
+                                /** @description Radio technologies the package may use on this network, oldest first. */
+                                technologies: ("2G" | "3G" | "4G" | "5G")[];
+                            }[];
+                            /** @description The fair use policy of an unlimited package; null on a package with a data allowance (or when its supplier states none). */
+                            fair_use: {
+                                /** @description Full-speed data per day, in megabytes. */
+                                daily_data_mb: number;
+                                /** @description Speed after that until the day ends. */
+                                throttled_kbps: number;
+                            } | null;
+                            /** @description The traveller must verify their identity (eKYC) with the supplier before the eSIM works. */
+                            kyc_required: boolean;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
                     };
                 };
             };

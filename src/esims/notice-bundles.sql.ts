@@ -1,0 +1,59 @@
+// SQL of the bundles a traveller notice is due for (migration 0043): marked in the caller's
+// transaction, the mark and the notice it queues committing together. Private to src/esims/.
+import { sql } from "kysely";
+import type { Executor } from "../db/executor.ts";
+
+export type NoticeKind = "usage_80" | "expires_24h";
+
+export type BundleForNotice = {
+  bundle_order_id: string;
+  iccid: string;
+  partner_id: string;
+  /** The eSIM's first order: its traveller is the recipient. */
+  esim_order_id: string;
+  package_name: string;
+  data_used_mb: number;
+  data_mb: number | null;
+  expires_at: Date | null;
+};
+
+// Active bundles of these partners' eSIMs past the threshold and not marked yet, marked now. SKIP
+// LOCKED: a concurrent sweep takes others, and re-checks a row it waited on (READ COMMITTED reads
+// the committed mark), so no bundle is returned twice. The 80% test is exact in integers.
+const DUE = {
+  usage_80: sql`b.usage_noticed_at is null and b.data_mb is not null
+                and b.data_used_mb * 5 >= b.data_mb::bigint * 4`,
+  expires_24h: sql`b.expiry_noticed_at is null and b.expires_at > now()
+                   and b.expires_at <= now() + interval '24 hours'`,
+} as const;
+
+const MARK = {
+  usage_80: sql`usage_noticed_at = now()`,
+  expires_24h: sql`expiry_noticed_at = now()`,
+} as const;
+
+export async function markBundlesDue(
+  db: Executor,
+  kind: NoticeKind,
+  partner_ids: readonly string[],
+  limit: number,
+): Promise<BundleForNotice[]> {
+  if (partner_ids.length === 0) return [];
+  const result = await sql<BundleForNotice>`
+    with due as (
+      select b.order_id from esim_bundles b
+      join esims e on e.iccid = b.iccid
+      where e.partner_id = any(${partner_ids}::text[]) and b.status = 'active' and ${DUE[kind]}
+      order by b.order_id
+      limit ${limit}
+      for update of b skip locked
+    )
+    update esim_bundles b set ${MARK[kind]}
+    from due, esims e
+    where b.order_id = due.order_id and e.iccid = b.iccid
+    returning b.order_id as bundle_order_id, b.iccid, e.partner_id, e.order_id as esim_order_id,
+              b.name as package_name, b.data_used_mb::float8 as data_used_mb, b.data_mb, b.expires_at`.execute(
+    db,
+  );
+  return result.rows;
+}
