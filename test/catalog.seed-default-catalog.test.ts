@@ -120,6 +120,12 @@ test("every default package names the networks of each country it covers; unlimi
       for (const t of network.technologies) assert.ok(["2G", "3G", "4G", "5G"].includes(t));
     }
     assert.equal(pkg.fair_use === null, pkg.data_mb !== null, pkg.package_id);
+    if (pkg.coverage !== "country")
+      assert.equal(
+        pkg.networks.length,
+        pkg.destination_codes.length,
+        `${pkg.package_id}: one partner network a country`,
+      );
   }
   const fr = defaultCatalog().packages.find((p) => p.package_id === "fr-5gb-30d")!;
   assert.deepEqual(

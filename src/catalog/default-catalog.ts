@@ -70,6 +70,16 @@ const UNLIMITED_FAIR_USE: FairUse = { daily_data_mb: 2048, throttled_kbps: 512 }
  */
 const KYC_COUNTRIES: readonly string[] = ["CN", "IN"];
 
+/**
+ * A country package runs on every operator of its country; a regional or global one on one partner
+ * network per country (the first listed, the largest), as multi-country eSIMs are sold. It also
+ * keeps a Global package's list to one entry per country it covers.
+ */
+function coverNetworks(code: string, coverage: Coverage) {
+  const networks = sandboxNetworks(code);
+  return coverage === "country" ? networks : networks.slice(0, 1);
+}
+
 type Plan = { data_mb: number | null; validity_days: number; base_wholesale_minor: number };
 
 const GB = 1024;
@@ -147,7 +157,7 @@ function planPackage(
     retail_minor: percentOf(wholesale_minor, RETAIL_MARKUP_PERCENT),
     coverage: cover.coverage,
     region: cover.region,
-    networks: cover.destination_codes.flatMap((code) => sandboxNetworks(code)),
+    networks: cover.destination_codes.flatMap((code) => coverNetworks(code, cover.coverage)),
     fair_use: plan.data_mb === null ? UNLIMITED_FAIR_USE : null,
     kyc_required:
       cover.coverage === "country" && cover.destination_codes.some((c) => KYC_COUNTRIES.includes(c)),
