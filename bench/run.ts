@@ -23,6 +23,7 @@ import path from "node:path";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
+import { destinations } from "./scenarios/destinations.ts";
 import { discovery } from "./scenarios/discovery.ts";
 import { discoveryPrices } from "./scenarios/discovery-prices.ts";
 import { esimRead } from "./scenarios/esim-read.ts";
@@ -59,6 +60,7 @@ async function runScenarios(ctx: Context): Promise<void> {
   let pgbench_tps: number | null = null;
   if (only.has("discovery")) discovery_per_s = (await discovery(ctx)).service;
   if (only.has("discovery-prices")) await discoveryPrices(ctx);
+  if (only.has("destinations")) await destinations(ctx, discovery_per_s);
   if (only.has("esim-read")) await esimRead(ctx, discovery_per_s);
   if (only.has("purchase") || only.has("topup")) {
     // The references of all a purchase or top-up records only where it is measured, with its webhooks.

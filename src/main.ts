@@ -5,6 +5,7 @@ import path from "node:path";
 import { type Logger, pino } from "pino";
 import { startInventoryWatch } from "./carrier/es2plus/inventory-alerts.ts";
 import { catalogChanged } from "./catalog/catalog-cache.ts";
+import { seedCompatibleDevices } from "./catalog/compatible-devices.ts";
 import { seedDefaultCatalogIfEmpty } from "./catalog/seed-catalog.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { startEmbeddedPostgres } from "./db/embedded.ts";
@@ -98,6 +99,8 @@ async function openDatabase(config: Config, urls: DatabaseUrls, log: Logger, clo
   const { applied } = await migrateDirect(urls.direct, "esim-migrations");
   if (applied.length > 0) log.info({ applied }, "migrations applied");
   await ensureOperatorAccounts(db, config.currency);
+  // Every environment: partners need the devices list in production too.
+  log.info({ devices: await seedCompatibleDevices(db) }, "compatible devices ready");
   if (config.app_env === "sandbox") {
     const seeded = await seedDefaultCatalogIfEmpty(pool, config.currency);
     log.info({ seeded }, "catalog ready");

@@ -255,6 +255,28 @@ const WEBHOOK_ROWS: PartnerRow[] = [
 const PARTNER_ROWS: PartnerRow[] = [
   ...WEBHOOK_ROWS,
   {
+    operation: "GET /v1/compatible-devices",
+    request: { method: "GET", url: "/v1/compatible-devices?q=pixel" },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    // The list is the service's, the same for every partner.
+    other_partner: { status: 200, check: (body) => assert.ok(body.data.length > 0) },
+  },
+  {
+    operation: "GET /v1/esim/destinations",
+    request: { method: "GET", url: "/v1/esim/destinations" },
+    no_key: UNAUTHORIZED,
+    malformed_key: UNAUTHORIZED,
+    revoked_key: UNAUTHORIZED,
+    production_key_on_sandbox: WRONG_ENVIRONMENT,
+    sandbox_key_on_production: WRONG_ENVIRONMENT,
+    // The list is the catalog's, at the caller's own prices: nothing of another partner's.
+    other_partner: { status: 200, check: (body) => assert.ok(body.data.length > 0) },
+  },
+  {
     operation: "GET /v1/esim/destination/{destination_code}/packages",
     request: { method: "GET", url: "/v1/esim/destination/FR/packages" },
     no_key: UNAUTHORIZED,

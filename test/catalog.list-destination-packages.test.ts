@@ -47,7 +47,26 @@ test("a destination's packages carry Money objects with integer minor amounts", 
     retail_price: { amount_minor: 490, currency: "USD" },
     coverage: "country",
     region: null,
+    networks: [
+      { country_code: "FR", name: "Orange", technologies: ["4G", "5G"] },
+      { country_code: "FR", name: "SFR", technologies: ["4G", "5G"] },
+      { country_code: "FR", name: "Bouygues Telecom", technologies: ["4G", "5G"] },
+      { country_code: "FR", name: "Free Mobile", technologies: ["4G", "5G"] },
+    ],
+    fair_use: null,
+    kyc_required: false,
   });
+  const unlimited = fr.data.find((pkg) => pkg.package_id === "fr-unlimited-7d")!;
+  assert.deepEqual(unlimited.fair_use, { daily_data_mb: 2048, throttled_kbps: 512 });
+  const europe = fr.data.find((pkg) => pkg.package_id === "europe-5gb-30d")!;
+  assert.deepEqual(
+    [...new Set(europe.networks.map((n) => n.country_code))],
+    europe.destination_codes,
+    "a regional package lists its networks per country it covers",
+  );
+  assert.ok(europe.networks.some((n) => n.country_code === "DE" && n.name === "Telekom"));
+  const china = await listDestinationPackages(pool, "CN");
+  assert.equal(china.data.find((pkg) => pkg.package_id === "cn-1gb-7d")?.kyc_required, true);
   for (const pkg of fr.data) {
     assert.ok(Number.isInteger(pkg.wholesale_price.amount_minor));
     assert.ok(Number.isInteger(pkg.retail_price.amount_minor));

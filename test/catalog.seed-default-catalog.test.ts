@@ -36,7 +36,10 @@ test("region members are all destinations of the default catalog", () => {
   for (const code of [...EUROPE_CODES, ...ASIA_CODES]) assert.ok(codes.has(code), code);
 });
 
-test("seeding a new database writes every destination with at least six packages, once", async () => {
+/** Uninhabited territories with no public mobile network: the sandbox sells no package there. */
+const NO_NETWORK = ["AQ", "BV", "GS", "HM", "PN", "TF", "UM"];
+
+test("seeding a new database writes every destination with a mobile network with at least six packages, once", async () => {
   const { pool } = await createTestDatabase();
   const before = await catalogVersion(pool);
 
@@ -50,7 +53,9 @@ test("seeding a new database writes every destination with at least six packages
     `select d.destination_code from destinations d
      left join package_destinations pd using (destination_code)
      left join packages p on p.package_id = pd.package_id and p.active
+     where d.destination_code <> all($1::text[])
      group by d.destination_code having count(p.package_id) < 6`,
+    [NO_NETWORK],
   );
   assert.deepEqual(thin.rows, [], "destinations with fewer than six active packages");
 
@@ -59,7 +64,7 @@ test("seeding a new database writes every destination with at least six packages
   assert.equal(await catalogVersion(pool), before + 1, "a second seed changes nothing");
 });
 
-test("a Europe package is offered under FR and DE, and every Global package under every destination", async () => {
+test("a Europe package is offered under FR and DE, and every Global package under every destination with a network", async () => {
   const { pool } = await createTestDatabase();
   await seedDefaultCatalogIfEmpty(pool, "EUR");
   const europe = await pool.query<{ destination_code: string }>(
@@ -72,11 +77,17 @@ test("a Europe package is offered under FR and DE, and every Global package unde
   const uncovered = await pool.query(
     `select p.package_id, d.destination_code
      from packages p cross join destinations d
-     where p.coverage = 'global'
+     where p.coverage = 'global' and d.destination_code <> all($1::text[])
        and not exists (select 1 from package_destinations pd
                        where pd.package_id = p.package_id and pd.destination_code = d.destination_code)`,
+    [NO_NETWORK],
   );
   assert.deepEqual(uncovered.rows, []);
+  const offered = await pool.query(
+    "select destination_code from package_destinations where destination_code = any($1::text[])",
+    [NO_NETWORK],
+  );
+  assert.deepEqual(offered.rows, [], "no package where no network is");
   const currencies = await pool.query("select distinct currency from packages");
   assert.deepEqual(currencies.rows, [{ currency: "EUR" }], "prices are in the configured currency");
 });
@@ -98,4 +109,28 @@ test("two processes seeding the same new database at once seed it once", async (
   } finally {
     await Promise.all([first.end(), second.end()]);
   }
+});
+
+test("every default package names the networks of each country it covers; unlimited ones their fair use", () => {
+  for (const pkg of defaultCatalog().packages) {
+    const named = new Set(pkg.networks.map((n) => n.country_code));
+    assert.deepEqual([...named].sort(), pkg.destination_codes, pkg.package_id);
+    for (const network of pkg.networks) {
+      assert.ok(network.technologies.length > 0, `${pkg.package_id} ${network.name}`);
+      for (const t of network.technologies) assert.ok(["2G", "3G", "4G", "5G"].includes(t));
+    }
+    assert.equal(pkg.fair_use === null, pkg.data_mb !== null, pkg.package_id);
+    if (pkg.coverage !== "country")
+      assert.equal(
+        pkg.networks.length,
+        pkg.destination_codes.length,
+        `${pkg.package_id}: one partner network a country`,
+      );
+  }
+  const fr = defaultCatalog().packages.find((p) => p.package_id === "fr-5gb-30d")!;
+  assert.deepEqual(
+    fr.networks.map((n) => n.name),
+    ["Orange", "SFR", "Bouygues Telecom", "Free Mobile"],
+  );
+  assert.deepEqual(fr.networks[0]!.technologies, ["4G", "5G"]);
 });

@@ -10,6 +10,7 @@ import type { Partner } from "./setup.ts";
 export const SCENARIOS = [
   "discovery",
   "discovery-prices",
+  "destinations",
   "esim-read",
   "purchase",
   "replay",

@@ -46,6 +46,7 @@ export type AuditAction =
   | "pricing.updated"
   | "catalog.imported"
   | "catalog.synced"
+  | "compatible_devices.imported"
   | "branding.updated"
   | "notifications.updated";
 

@@ -1,5 +1,6 @@
 // The catalog's own shapes: a package as the catalog writes it (validated, normalized), shared by
 // the default seed and the import so both go through the same SQL.
+import type { PackageFacts } from "./catalog-facts.ts";
 
 export type Coverage = "country" | "regional" | "global";
 
@@ -28,7 +29,7 @@ export type CatalogPackage = {
   region: string | null;
   /** Absent: the carrier (the seed, a file without the column). */
   supplier?: PackageSupplier;
-};
+} & PackageFacts;
 
 /** The whole catalog as one set: what the seed writes on a new database. */
 export type CatalogSet = { destinations: Destination[]; packages: CatalogPackage[] };

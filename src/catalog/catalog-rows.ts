@@ -1,5 +1,6 @@
 // One row of a catalog import, as an operator writes it, and its validation. A bad row is a value
 // (a reason), never a crash: the import reports it and goes on with the others.
+import { checkFairUse, checkKycRequired, checkNetworks } from "./catalog-facts.ts";
 import {
   type CatalogPackage,
   COVERAGES,
@@ -29,6 +30,14 @@ export type CatalogImportRow = {
   region?: string | null;
   /** carrier, airalo or esimgo; empty: carrier. Operator-side only: partners never see it. */
   supplier?: string | null;
+  /** `CC:name:4G/5G; ...` (CSV) or [{country_code, name, technologies}] (JSON); empty: not stated. */
+  networks?: string | { country_code: string; name: string; technologies: string[] | string }[] | null;
+  /** JSON: {daily_data_mb, throttled_kbps} on an unlimited package; CSV: the two columns below. */
+  fair_use?: { daily_data_mb: number | string; throttled_kbps: number | string } | null;
+  fair_use_daily_data_mb?: number | string | null;
+  fair_use_throttled_kbps?: number | string | null;
+  /** true/false (yes/no, 1/0); empty: false. */
+  kyc_required?: boolean | string | null;
 };
 
 export const CATALOG_COLUMNS = [
@@ -43,8 +52,20 @@ export const CATALOG_COLUMNS = [
   "coverage",
   "region",
   "supplier",
+  "networks",
+  "fair_use_daily_data_mb",
+  "fair_use_throttled_kbps",
+  "kyc_required",
 ] as const;
-export const OPTIONAL_CATALOG_COLUMNS: readonly string[] = ["coverage", "region", "supplier"];
+export const OPTIONAL_CATALOG_COLUMNS: readonly string[] = [
+  "coverage",
+  "region",
+  "supplier",
+  "networks",
+  "fair_use_daily_data_mb",
+  "fair_use_throttled_kbps",
+  "kyc_required",
+];
 
 // Limits, each matching or tightening a constraint of migration 0001.
 const PACKAGE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -175,18 +196,22 @@ export function validateCatalogRow(data: unknown, known: ReadonlySet<string>): R
   const name = label(row.name, "name", MAX_NAME_CHARS, problems);
   if (name === null) problems.push("name is missing");
   const destination_codes = destinationCodes(row.destination_codes, known, problems);
+  const data_mb = dataMb(row.data_mb, problems);
   const pkg: CatalogPackage = {
     package_id,
     external_package_id,
     name: name ?? "",
     destination_codes,
-    data_mb: dataMb(row.data_mb, problems),
+    data_mb,
     validity_days: wholeNumber(row.validity_days, "validity_days", 1, MAX_VALIDITY_DAYS, problems),
     wholesale_minor: wholeNumber(row.wholesale_minor, "wholesale_minor", 1, MAX_PRICE_MINOR, problems),
     retail_minor: wholeNumber(row.retail_minor, "retail_minor", 1, MAX_PRICE_MINOR, problems),
     coverage: coverage(row.coverage, destination_codes, problems),
     region: label(row.region, "region", MAX_REGION_CHARS, problems),
     supplier: supplier(row.supplier, problems),
+    networks: checkNetworks(row.networks, destination_codes, problems),
+    fair_use: checkFairUse(row, data_mb, problems),
+    kyc_required: checkKycRequired(row.kyc_required, problems),
   };
   // A recommended retail price below what the partner pays is a typo, not a promotion.
   if (pkg.retail_minor < pkg.wholesale_minor) problems.push("retail_minor is below wholesale_minor");

@@ -2,6 +2,7 @@
 // (arrays bound once and expanded with unnest) so a catalog of thousands of rows is a handful of
 // round trips, and each runs on the caller's client inside the caller's transaction.
 import type { PoolClient } from "../db/pool.ts";
+import { type FactColumns, factsOfColumns } from "./catalog-facts.ts";
 import type { CatalogPackage, Destination } from "./catalog-package.ts";
 
 /**
@@ -74,9 +75,12 @@ export async function storedPackages(
 ): Promise<Map<string, StoredPackage>> {
   const stored = new Map<string, StoredPackage>();
   for (let start = 0; start < package_ids.length; start += MAX_PACKAGES_PER_READ) {
-    const result = await client.query<StoredPackage & { package_id: string }>(
+    type Row = Omit<StoredPackage, keyof ReturnType<typeof factsOfColumns>> &
+      FactColumns & { package_id: string };
+    const result = await client.query<Row>(
       `select p.package_id, p.external_package_id, p.name, p.data_mb, p.validity_days,
               p.wholesale_minor, p.retail_minor, p.currency, p.coverage, p.region, p.active, p.supplier,
+              p.networks, p.fair_use_daily_data_mb, p.fair_use_throttled_kbps, p.kyc_required,
               array(select pd.destination_code from package_destinations pd
                     where pd.package_id = p.package_id
                     order by pd.destination_code) as destination_codes
@@ -84,7 +88,22 @@ export async function storedPackages(
        where p.package_id = any($1::text[])`,
       [package_ids.slice(start, start + MAX_PACKAGES_PER_READ)],
     );
-    for (const { package_id, ...row } of result.rows) stored.set(package_id, row);
+    for (const {
+      package_id,
+      networks,
+      fair_use_daily_data_mb,
+      fair_use_throttled_kbps,
+      kyc_required,
+      ...row
+    } of result.rows) {
+      const facts = factsOfColumns({
+        networks,
+        fair_use_daily_data_mb,
+        fair_use_throttled_kbps,
+        kyc_required,
+      });
+      stored.set(package_id, { ...row, ...facts });
+    }
   }
   return stored;
 }
@@ -134,13 +153,17 @@ export async function upsertPackages(
   await client.query(
     `insert into packages as p (
        package_id, external_package_id, name, data_mb, validity_days,
-       wholesale_minor, retail_minor, currency, coverage, region, supplier, active, updated_at)
+       wholesale_minor, retail_minor, currency, coverage, region, supplier, active, updated_at,
+       networks, fair_use_daily_data_mb, fair_use_throttled_kbps, kyc_required)
      select t.package_id, t.external_package_id, t.name, t.data_mb, t.validity_days,
-            t.wholesale_minor, t.retail_minor, $10::text, t.coverage, t.region, t.supplier, true, now()
+            t.wholesale_minor, t.retail_minor, $10::text, t.coverage, t.region, t.supplier, true, now(),
+            t.networks, t.fair_use_daily_data_mb, t.fair_use_throttled_kbps, t.kyc_required
      from unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::integer[],
-                 $6::bigint[], $7::bigint[], $8::text[], $9::text[], $11::text[])
+                 $6::bigint[], $7::bigint[], $8::text[], $9::text[], $11::text[],
+                 $12::jsonb[], $13::integer[], $14::integer[], $15::boolean[])
        as t(package_id, external_package_id, name, data_mb, validity_days,
-            wholesale_minor, retail_minor, coverage, region, supplier)
+            wholesale_minor, retail_minor, coverage, region, supplier,
+            networks, fair_use_daily_data_mb, fair_use_throttled_kbps, kyc_required)
      on conflict (package_id) do update set
        external_package_id = excluded.external_package_id,
        name = excluded.name,
@@ -156,6 +179,10 @@ export async function upsertPackages(
        supplier_currency = case when p.supplier = excluded.supplier then p.supplier_currency end,
        top_up_only = p.top_up_only and p.supplier = excluded.supplier,
        supplier = excluded.supplier,
+       networks = excluded.networks,
+       fair_use_daily_data_mb = excluded.fair_use_daily_data_mb,
+       fair_use_throttled_kbps = excluded.fair_use_throttled_kbps,
+       kyc_required = excluded.kyc_required,
        active = true,
        updated_at = now()`,
     [
@@ -170,6 +197,10 @@ export async function upsertPackages(
       packages.map((p) => p.region),
       currency,
       packages.map((p) => p.supplier ?? "carrier"),
+      packages.map((p) => JSON.stringify(p.networks)),
+      packages.map((p) => p.fair_use?.daily_data_mb ?? null),
+      packages.map((p) => p.fair_use?.throttled_kbps ?? null),
+      packages.map((p) => p.kyc_required),
     ],
   );
 }

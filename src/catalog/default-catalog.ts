@@ -1,11 +1,14 @@
 // The default catalog a new database is seeded with: every ISO 3166-1 alpha-2 code known to
 // i18n-iso-countries, with its English name from the package's `en` locale (no hand-typed names),
-// six country packages per destination, and Europe, Asia and Global regional packages.
+// six country packages per destination with a public mobile network (sandbox-networks.ts), and
+// Europe, Asia and Global regional packages.
 // Deterministic: the same package version always yields the same rows, so two processes seeding
 // at once, or a re-seed in a test, agree byte for byte.
 import countries from "i18n-iso-countries";
 import en from "i18n-iso-countries/langs/en.json" with { type: "json" };
+import type { FairUse } from "./catalog-facts.ts";
 import type { CatalogPackage, CatalogSet, Coverage, Destination } from "./catalog-package.ts";
+import { sandboxNetworks } from "./sandbox-networks.ts";
 
 countries.registerLocale(en);
 
@@ -53,6 +56,29 @@ const REGIONAL_PREMIUM_PERCENT = 115;
 const GLOBAL_PERCENT = 200;
 /** Recommended retail price over wholesale. */
 const RETAIL_MARKUP_PERCENT = 140;
+
+/**
+ * The unlimited plans' fair use: full speed for 2 GB a day, then 512 kbps until the day ends, the
+ * common terms of the wholesale market's unlimited eSIMs.
+ */
+const UNLIMITED_FAIR_USE: FairUse = { daily_data_mb: 2048, throttled_kbps: 512 };
+
+/**
+ * Countries whose sandbox country packages ask the traveller for an identity check before the
+ * eSIM works (eKYC): where the law ties a SIM to a passport, as in China and India. An
+ * illustration: a production catalog states this per package.
+ */
+const KYC_COUNTRIES: readonly string[] = ["CN", "IN"];
+
+/**
+ * A country package runs on every operator of its country; a regional or global one on one partner
+ * network per country (the first listed, the largest), as multi-country eSIMs are sold. It also
+ * keeps a Global package's list to one entry per country it covers.
+ */
+function coverNetworks(code: string, coverage: Coverage) {
+  const networks = sandboxNetworks(code);
+  return coverage === "country" ? networks : networks.slice(0, 1);
+}
 
 type Plan = { data_mb: number | null; validity_days: number; base_wholesale_minor: number };
 
@@ -131,6 +157,10 @@ function planPackage(
     retail_minor: percentOf(wholesale_minor, RETAIL_MARKUP_PERCENT),
     coverage: cover.coverage,
     region: cover.region,
+    networks: cover.destination_codes.flatMap((code) => coverNetworks(code, cover.coverage)),
+    fair_use: plan.data_mb === null ? UNLIMITED_FAIR_USE : null,
+    kyc_required:
+      cover.coverage === "country" && cover.destination_codes.some((c) => KYC_COUNTRIES.includes(c)),
   };
 }
 
@@ -166,14 +196,25 @@ export function defaultCatalog(): CatalogSet {
   for (const code of [...EUROPE_CODES, ...ASIA_CODES]) {
     // A region constant naming a code the country list lacks would seed a dangling reference.
     if (!known.has(code)) throw new Error(`region member ${code} is not an ISO 3166-1 alpha-2 code`);
+    if (sandboxNetworks(code).length === 0) throw new Error(`region member ${code} has no sandbox networks`);
   }
   const europePercent = percentOf(TIER_PERCENT.europe, REGIONAL_PREMIUM_PERCENT);
   const asiaPercent = percentOf(TIER_PERCENT.asia, REGIONAL_PREMIUM_PERCENT);
+  // A destination with no public mobile network (Antarctica, uninhabited islands) has no package:
+  // a package names the networks of every country it covers.
+  const served = destinations.filter((d) => sandboxNetworks(d.destination_code).length > 0);
   const packages = [
-    ...destinations.flatMap(countryPackages),
+    ...served.flatMap(countryPackages),
     ...regionalPackages("europe", "Europe", EUROPE_CODES, REGIONAL_PLANS, europePercent, "regional"),
     ...regionalPackages("asia", "Asia", ASIA_CODES, REGIONAL_PLANS, asiaPercent, "regional"),
-    ...regionalPackages("global", "Global", [...known], GLOBAL_PLANS, GLOBAL_PERCENT, "global"),
+    ...regionalPackages(
+      "global",
+      "Global",
+      served.map((d) => d.destination_code),
+      GLOBAL_PLANS,
+      GLOBAL_PERCENT,
+      "global",
+    ),
   ];
   return { destinations, packages };
 }

@@ -6,6 +6,7 @@ import { recordAuditOnClient } from "../audit/record-audit.ts";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.ts";
 import type { Actor } from "../shared/actor.ts";
 import { catalogChanged } from "./catalog-cache.ts";
+import { sameFacts } from "./catalog-facts.ts";
 import type { CatalogPackage } from "./catalog-package.ts";
 import { type CatalogImportRow, readablePackageId, validateCatalogRow } from "./catalog-rows.ts";
 import {
@@ -155,7 +156,8 @@ function sameFields(stored: StoredPackage, pkg: CatalogPackage, currency: string
     stored.currency === currency &&
     stored.coverage === pkg.coverage &&
     stored.region === pkg.region &&
-    stored.supplier === (pkg.supplier ?? "carrier")
+    stored.supplier === (pkg.supplier ?? "carrier") &&
+    sameFacts(stored, pkg)
   );
 }
 

@@ -2,6 +2,7 @@
 import type { Selectable } from "kysely";
 import type { Pool } from "../db/pool.ts";
 import type { Database } from "../db/schema.ts";
+import type { FactColumns } from "./catalog-facts.ts";
 
 /** More packages than any real destination offers; a runaway import must not make a 50 MB response. */
 export const MAX_PACKAGES_PER_DESTINATION = 500;
@@ -18,7 +19,8 @@ export type DestinationPackageRow = Pick<
   | "currency"
   | "coverage"
   | "region"
-> & { destination_codes: string[] };
+> &
+  FactColumns & { destination_codes: string[] };
 
 export type DestinationPackagesRead = {
   /** The catalog version, read in the same snapshot as the rows. */
@@ -53,6 +55,7 @@ export async function readDestinationPackages(
     `select v.version, d.name as destination_name,
             p.package_id, p.external_package_id, p.name, p.data_mb, p.validity_days,
             p.wholesale_minor, p.retail_minor, p.currency, p.coverage, p.region,
+            p.networks, p.fair_use_daily_data_mb, p.fair_use_throttled_kbps, p.kyc_required,
             array(select all_pd.destination_code from package_destinations all_pd
                   where all_pd.package_id = p.package_id
                   order by all_pd.destination_code) as destination_codes

@@ -10,6 +10,7 @@ import {
   type LoadedResponse,
   trustedCatalogVersion,
 } from "./catalog-cache.ts";
+import { FairUseSchema, factsOfColumns, PackageNetworkSchema } from "./catalog-facts.ts";
 import {
   type DestinationPackageRow,
   readCatalogVersion,
@@ -47,6 +48,14 @@ export const Package = Type.Object(
     }),
     region: Type.Union([Type.String(), Type.Null()], {
       description: "The region a regional package covers.",
+    }),
+    networks: Type.Array(PackageNetworkSchema, {
+      description:
+        "The mobile networks the package uses, for every country it covers (by country code). Empty when the supplier states none.",
+    }),
+    fair_use: FairUseSchema,
+    kyc_required: Type.Boolean({
+      description: "The traveller must verify their identity (eKYC) with the supplier before the eSIM works.",
     }),
   },
   { additionalProperties: false, description: "A catalog package and its B2B price." },
@@ -115,6 +124,7 @@ export function toPackage(row: DestinationPackageRow, prices: PriceList): Packag
     retail_price: money(row.retail_minor, row.currency),
     coverage: row.coverage,
     region: row.region,
+    ...factsOfColumns(row),
   };
 }
 

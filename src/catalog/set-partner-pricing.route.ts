@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
 import { actorOf } from "../shared/http-types.ts";
 import { ADMIN_ERRORS, ADMIN_SECURITY, alternate, errorResponses, PrefixedId } from "../shared/schemas.ts";
+import { catalogChanged } from "./catalog-cache.ts";
 import { Pricing, setPartnerPricing } from "./partner-pricing.ts";
 
 export const setPartnerPricingRoute = endpoint({
@@ -24,6 +25,16 @@ export const setPartnerPricingRoute = endpoint({
       ...errorResponses(...ADMIN_ERRORS, "partner_not_found", alternate("package_not_found")),
     },
   },
-  handler: (ctx) => async (request) =>
-    setPartnerPricing(ctx.db, request.params.partner_id, request.body, actorOf(request)),
+  handler: (ctx) => async (request) => {
+    const pricing = await setPartnerPricing(
+      ctx.db,
+      request.params.partner_id,
+      request.body,
+      actorOf(request),
+    );
+    // This process need not wait for its own catalog_changed notice (as the import): its next
+    // discovery or destinations answer re-reads the version and sees the new prices.
+    catalogChanged(ctx.pool);
+    return pricing;
+  },
 });

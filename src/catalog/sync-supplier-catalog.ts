@@ -17,6 +17,7 @@ import { markedUpMinor, parseDecimal, supplierPackageId } from "../carrier/suppl
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.ts";
 import type { Actor } from "../shared/actor.ts";
 import { catalogChanged } from "./catalog-cache.ts";
+import { sameFacts } from "./catalog-facts.ts";
 import type { CatalogPackage } from "./catalog-package.ts";
 import { validateCatalogRow } from "./catalog-rows.ts";
 import {
@@ -205,7 +206,8 @@ function sameFields(stored: StoredPackage, pkg: CatalogPackage, currency: string
     stored.currency === currency &&
     stored.coverage === pkg.coverage &&
     stored.region === pkg.region &&
-    stored.destination_codes.join(" ") === pkg.destination_codes.join(" ")
+    stored.destination_codes.join(" ") === pkg.destination_codes.join(" ") &&
+    sameFacts(stored, pkg)
   );
 }
 

@@ -2,6 +2,7 @@
 import { catalogCommands } from "./catalog.ts";
 import type { Command } from "./command.ts";
 import { configCommands } from "./config.ts";
+import { deviceCommands } from "./devices.ts";
 import { esimCommands } from "./esims.ts";
 import { keyCommands } from "./keys.ts";
 import { ledgerCommands } from "./ledger.ts";
@@ -22,6 +23,7 @@ export const COMMANDS: readonly Command[] = [
   ...statementCommands,
   ...ledgerCommands,
   ...catalogCommands,
+  ...deviceCommands,
   ...orderCommands,
   ...refundCommands,
   ...esimCommands,

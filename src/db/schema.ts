@@ -17,6 +17,9 @@ export type PackageSupplier = "carrier" | "airalo" | "esimgo";
 
 export type BundleStatus = "queued" | "active" | "depleted" | "expired" | "cancelled";
 
+/** A mobile network a package uses in one country (migration 0040). */
+export type PackageNetwork = { country_code: string; name: string; technologies: string[] };
+
 export type Database = {
   partners: {
     partner_id: string;
@@ -93,6 +96,20 @@ export type Database = {
     supplier_net_minor: number | null;
     supplier_currency: string | null;
     top_up_only: Generated<boolean>;
+    /** Per covered country (migration 0040): [{country_code, name, technologies}]; [] not stated. */
+    networks: Generated<PackageNetwork[]>;
+    /** Both set or both null; only on unlimited packages (migration 0040). */
+    fair_use_daily_data_mb: number | null;
+    fair_use_throttled_kbps: number | null;
+    kyc_required: Generated<boolean>;
+  };
+  /** The eSIM-capable devices (migration 0040), replaced whole by an import. */
+  compatible_devices: { brand: string; model: string; os: string };
+  compatible_devices_list: {
+    singleton: Generated<boolean>;
+    source: "shipped" | "import";
+    updated_at: Date;
+    device_count: number;
   };
   /** The last catalog sync per supplier, re-run every SUPPLIER_SYNC_MINUTES (migration 0035). */
   supplier_catalog_syncs: {

@@ -12,6 +12,14 @@ type Ok<Op extends keyof operations, S extends number> =
 export type DestinationPackages = Ok<"listDestinationPackages", 200>;
 export type Package = DestinationPackages["data"][number];
 export type Money = Package["wholesale_price"];
+export type PackageNetwork = Package["networks"][number];
+export type FairUse = NonNullable<Package["fair_use"]>;
+export type Destinations = Ok<"listDestinations", 200>;
+export type Destination = Destinations["data"][number];
+export type CompatibleDevices = Ok<"listCompatibleDevices", 200>;
+export type CompatibleDevice = CompatibleDevices["data"][number];
+/** The document types `limit` as a digit string (1-5000); the SDK takes a number and sends its digits. */
+export type CompatibleDevicesParams = { q?: string; limit?: number };
 
 export type CreateCartParams = RequestBody<"createCart">;
 export type Cart = Ok<"createCart", 201>;

@@ -38,6 +38,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/esim/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the destinations on sale, with package counts and your cheapest price
+         * @description Every destination with at least one active package: how many packages its packages endpoint returns (regional and global ones included) and the cheapest of them at your prices (`from_price`, after your price list). Changes with the catalog and your pricing; supports conditional requests like discovery (`ETag`, `If-None-Match` -> 304).
+         */
+        get: operations["listDestinations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/esim/destination/{destination_code}/packages": {
         parameters: {
             query?: never;
@@ -70,6 +90,26 @@ export interface paths {
          * @description A package added, updated (its fields, destinations or your price) or removed, whether by the operator's catalog import, a supplier sync or a change of your price list. Start without `since` (the feed begins with every package offered when it began), then pass each answer's `next_cursor` as `since`: at once while `has_more`, later to poll. `package` is the package as you see it when you read the change (null once it is no longer offered). The same changes are the webhook events `package.added`, `package.updated` and `package.removed`, sent only to endpoints that list them. A `since` this API did not return (another environment's included) is 400 `invalid_request`.
          */
         get: operations["listCatalogChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/compatible-devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the devices that take an eSIM
+         * @description The phones, tablets, watches and laptops known to take an eSIM, by brand and model, with their OS: the list shipped with the service (from the manufacturers' public lists) or the operator's own. `q` keeps the devices whose brand or model contains it (any case; `pixel 8`, `galaxy z`, `apple iphone 15`). Regional variants differ: check a traveller's device settings for an eSIM option. At most `limit` devices (default 1000, at most 5000).
+         */
+        get: operations["listCompatibleDevices"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1541,6 +1581,305 @@ export interface operations {
             };
         };
     };
+    listDestinations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The destinations on sale. */
+            200: {
+                headers: {
+                    /** @description Strong validator of the body; send it back in If-None-Match. */
+                    ETag?: string;
+                    /** @description `private, max-age=60`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Every destination with at least one active package, by destination_code. */
+                        data: {
+                            /** @description ISO 3166-1 alpha-2. */
+                            destination_code: string;
+                            destination_name: string;
+                            /** @description How many packages `GET /v1/esim/destination/{destination_code}/packages` returns: country, regional and global ones. */
+                            package_count: number;
+                            /** @description The cheapest of those packages for you: its `wholesale_price` (your price list applied). */
+                            from_price: {
+                                /** @description Integer amount in the currency's minor unit (cents for USD). */
+                                amount_minor: number;
+                                /** @description ISO 4217 currency code. */
+                                currency: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Not modified: the If-None-Match header names the current ETag. No body. */
+            304: {
+                headers: {
+                    /** @description Strong validator of the body; send it back in If-None-Match. */
+                    ETag?: string;
+                    /** @description `private, max-age=60`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
     listDestinationPackages: {
         parameters: {
             query?: never;
@@ -1606,6 +1945,24 @@ export interface operations {
                             coverage: "country" | "regional" | "global";
                             /** @description The region a regional package covers. */
                             region: string | null;
+                            /** @description The mobile networks the package uses, for every country it covers (by country code). Empty when the supplier states none. */
+                            networks: {
+                                /** @description A country the package covers. */
+                                country_code: string;
+                                /** @description The mobile operator's public name, such as `Orange`. */
+                                name: string;
+                                /** @description Radio technologies the package may use on this network, oldest first. */
+                                technologies: ("2G" | "3G" | "4G" | "5G")[];
+                            }[];
+                            /** @description The fair use policy of an unlimited package; null on a package with a data allowance (or when its supplier states none). */
+                            fair_use: {
+                                /** @description Full-speed data per day, in megabytes. */
+                                daily_data_mb: number;
+                                /** @description Speed after that until the day ends. */
+                                throttled_kbps: number;
+                            } | null;
+                            /** @description The traveller must verify their identity (eKYC) with the supplier before the eSIM works. */
+                            kyc_required: boolean;
                         }[];
                     };
                 };
@@ -1969,6 +2326,24 @@ export interface operations {
                                 coverage: "country" | "regional" | "global";
                                 /** @description The region a regional package covers. */
                                 region: string | null;
+                                /** @description The mobile networks the package uses, for every country it covers (by country code). Empty when the supplier states none. */
+                                networks: {
+                                    /** @description A country the package covers. */
+                                    country_code: string;
+                                    /** @description The mobile operator's public name, such as `Orange`. */
+                                    name: string;
+                                    /** @description Radio technologies the package may use on this network, oldest first. */
+                                    technologies: ("2G" | "3G" | "4G" | "5G")[];
+                                }[];
+                                /** @description The fair use policy of an unlimited package; null on a package with a data allowance (or when its supplier states none). */
+                                fair_use: {
+                                    /** @description Full-speed data per day, in megabytes. */
+                                    daily_data_mb: number;
+                                    /** @description Speed after that until the day ends. */
+                                    throttled_kbps: number;
+                                } | null;
+                                /** @description The traveller must verify their identity (eKYC) with the supplier before the eSIM works. */
+                                kyc_required: boolean;
                             } | null;
                             /** Format: date-time */
                             created_at: string;
@@ -1977,6 +2352,294 @@ export interface operations {
                         has_more: boolean;
                         /** @description Pass as `since` for the next page. Never null: on the last page it is the position to poll from later. */
                         next_cursor: string;
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unauthorized`, `wrong_environment`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `ip_not_allowed`. `ip_not_allowed`: the API key has `allowed_ips` and this request came from another address; nothing was changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `rate_limited`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Problem details. Codes: `service_unavailable`. `service_unavailable`: no database connection was free in time, or the database rolled the transaction back to settle a conflict with a concurrent one or cancelled a statement past its timeout; nothing of it was saved, retry after `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @description A link to the documentation of `code`. */
+                        type: string;
+                        title: string;
+                        status: number;
+                        /** @description For people; may change. Match on `code`, not on this. */
+                        detail: string;
+                        /**
+                         * @description Stable, documented error code.
+                         * @enum {string}
+                         */
+                        code: "invalid_request" | "invalid_iccid" | "unauthorized" | "wrong_environment" | "insufficient_balance" | "not_found" | "destination_not_found" | "package_not_found" | "cart_not_found" | "order_not_found" | "esim_not_found" | "partner_not_found" | "api_key_not_found" | "credit_reference_reused" | "adjustment_reference_reused" | "api_key_limit_reached" | "request_in_progress" | "cart_expired" | "payload_too_large" | "unsupported_media_type" | "invalid_start_date" | "topup_not_available" | "statement_too_large" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "carrier_error" | "carrier_unavailable" | "service_unavailable" | "webhook_endpoint_not_found" | "delivery_not_found" | "event_not_found" | "webhook_endpoint_limit_reached" | "invalid_webhook_url" | "refund_not_allowed" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "user_not_found" | "user_exists" | "last_owner" | "partner_suspended" | "no_email_for_order" | "order_not_pending" | "carrier_disagrees" | "resend_limit_reached";
+                        request_id: string;
+                        /** @description On `request_in_progress` and `carrier_unavailable`: the order whose outcome is not known yet. Its money is held, not spent; poll GET /v1/orders/{orderID} or retry with the same key. */
+                        order_id?: string;
+                        /** @description On validation failures: one entry per bad field, `{field, code, message}` (see Field errors). */
+                        errors?: {
+                            field: string;
+                            /** @enum {string} */
+                            code: "required" | "unknown_field" | "invalid_type" | "invalid_format" | "too_short" | "too_long" | "out_of_range" | "not_allowed";
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listCompatibleDevices: {
+        parameters: {
+            query?: {
+                /** @description Part of a brand or model, any case. */
+                q?: string;
+                /** @description 1-5000, default 1000. */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description By brand, then model. */
+                        data: {
+                            /** @description The maker, such as `Apple` or `Samsung`. */
+                            brand: string;
+                            /** @description The model as its maker names it, such as `iPhone 15 Pro`. */
+                            model: string;
+                            /** @description `iOS`, `iPadOS`, `watchOS`, `Android`, `Wear OS`, `Windows`… */
+                            os: string;
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description When the list was last replaced: the shipped list's date, or the operator's import.
+                         */
+                        updated_at: string;
                     };
                 };
             };
@@ -20295,6 +20958,24 @@ export interface operations {
                             coverage: "country" | "regional" | "global";
                             /** @description The region a regional package covers. */
                             region: string | null;
+                            /** @description The mobile networks the package uses, for every country it covers (by country code). Empty when the supplier states none. */
+                            networks: {
+                                /** @description A country the package covers. */
+                                country_code: string;
+                                /** @description The mobile operator's public name, such as `Orange`. */
+                                name: string;
+                                /** @description Radio technologies the package may use on this network, oldest first. */
+                                technologies: ("2G" | "3G" | "4G" | "5G")[];
+                            }[];
+                            /** @description The fair use policy of an unlimited package; null on a package with a data allowance (or when its supplier states none). */
+                            fair_use: {
+                                /** @description Full-speed data per day, in megabytes. */
+                                daily_data_mb: number;
+                                /** @description Speed after that until the day ends. */
+                                throttled_kbps: number;
+                            } | null;
+                            /** @description The traveller must verify their identity (eKYC) with the supplier before the eSIM works. */
+                            kyc_required: boolean;
                         } | null;
                         /** Format: date-time */
                         created_at: string;
@@ -20388,6 +21069,24 @@ export interface operations {
                             coverage: "country" | "regional" | "global";
                             /** @description The region a regional package covers. */
                             region: string | null;
+                            /** @description The mobile networks the package uses, for every country it covers (by country code). Empty when the supplier states none. */
+                            networks: {
+                                /** @description A country the package covers. */
+                                country_code: string;
+                                /** @description The mobile operator's public name, such as `Orange`. */
+                                name: string;
+                                /** @description Radio technologies the package may use on this network, oldest first. */
+                                technologies: ("2G" | "3G" | "4G" | "5G")[];
+                            }[];
+                            /** @description The fair use policy of an unlimited package; null on a package with a data allowance (or when its supplier states none). */
+                            fair_use: {
+                                /** @description Full-speed data per day, in megabytes. */
+                                daily_data_mb: number;
+                                /** @description Speed after that until the day ends. */
+                                throttled_kbps: number;
+                            } | null;
+                            /** @description The traveller must verify their identity (eKYC) with the supplier before the eSIM works. */
+                            kyc_required: boolean;
                         } | null;
                         /** Format: date-time */
                         created_at: string;
@@ -20481,6 +21180,24 @@ export interface operations {
                             coverage: "country" | "regional" | "global";
                             /** @description The region a regional package covers. */
                             region: string | null;
+                            /** @description The mobile networks the package uses, for every country it covers (by country code). Empty when the supplier states none. */
+                            networks: {
+                                /** @description A country the package covers. */
+                                country_code: string;
+                                /** @description The mobile operator's public name, such as `Orange`. */
+                                name: string;
+                                /** @description Radio technologies the package may use on this network, oldest first. */
+                                technologies: ("2G" | "3G" | "4G" | "5G")[];
+                            }[];
+                            /** @description The fair use policy of an unlimited package; null on a package with a data allowance (or when its supplier states none). */
+                            fair_use: {
+                                /** @description Full-speed data per day, in megabytes. */
+                                daily_data_mb: number;
+                                /** @description Speed after that until the day ends. */
+                                throttled_kbps: number;
+                            } | null;
+                            /** @description The traveller must verify their identity (eKYC) with the supplier before the eSIM works. */
+                            kyc_required: boolean;
                         } | null;
                         /** Format: date-time */
                         created_at: string;

@@ -1,10 +1,14 @@
-// GET /v1/esim/destination/{destination_code}/packages, GET /v1/catalog/changes
+// GET /v1/esim/destinations, GET /v1/esim/destination/{destination_code}/packages,
+// GET /v1/catalog/changes, GET /v1/compatible-devices
 import { CursorList } from "../core/pagination.ts";
 import type { RequestOptions, Transport } from "../core/transport.ts";
 import type {
   CatalogChange,
   CatalogChangePage,
+  CompatibleDevices,
+  CompatibleDevicesParams,
   DestinationPackages,
+  Destinations,
   ListCatalogChangesParams,
 } from "../types.ts";
 
@@ -40,6 +44,14 @@ export class Catalog {
     this.#transport = transport;
   }
 
+  /** Every destination on sale: its package count and the cheapest price at your prices. */
+  destinations(options?: RequestOptions): Promise<Destinations> {
+    return this.#transport.request(
+      { method: "GET", path: "/v1/esim/destinations", idempotent: true },
+      options,
+    );
+  }
+
   /** The packages and wholesale prices of a destination (ISO 3166-1 alpha-2, any case). */
   packages(destinationCode: string, options?: RequestOptions): Promise<DestinationPackages> {
     const path = `/v1/esim/destination/${encodeURIComponent(destinationCode)}/packages`;
@@ -64,6 +76,17 @@ export class Catalog {
   changesPage(params: ListCatalogChangesParams = {}, options?: RequestOptions): Promise<CatalogChangePage> {
     return this.#transport.request(
       { method: "GET", path: "/v1/catalog/changes", query: params, idempotent: true },
+      options,
+    );
+  }
+
+  /** The devices that take an eSIM; `q` keeps those whose brand or model contains it (any case). */
+  compatibleDevices(
+    params: CompatibleDevicesParams = {},
+    options?: RequestOptions,
+  ): Promise<CompatibleDevices> {
+    return this.#transport.request(
+      { method: "GET", path: "/v1/compatible-devices", query: params, idempotent: true },
       options,
     );
   }
