@@ -163,13 +163,14 @@ export function observe(run: Run, operation: Operation, answer: Answer, path: st
       return "failed";
     }
     case 422:
-      // A top-up of an eSIM refunded (cancelled) before it: refused before any hold, no order. One
-      // racing the refund reaches the carrier instead, which refuses it (502 above).
+      // A top-up of an eSIM refunded (cancelled) before it: refused before any hold, no order (its
+      // key keeps no answer, so a replay is refused the same way). One racing the refund reaches the
+      // carrier instead, which refuses it (502 above).
       if (operation.kind !== "topup" || answer.body.code !== "topup_not_available") {
         run.breach(`${what}: 422 with code ${answer.body.code}`);
         return null;
       }
-      return "failed";
+      return "not_available";
     case 402:
       if (answer.body.code !== "insufficient_balance")
         run.breach(`${what}: 402 with code ${answer.body.code}`);

@@ -140,7 +140,9 @@ export async function replay(
     }
     // A top-up's key stores its 402; a cart does not (spec: it may succeed once funds are freed).
     const insufficient = operation.kind === "topup" ? 402 : null;
-    const expected = { completed: 200, failed: 502, insufficient, unresolved: null }[operation.final];
+    const expected = { completed: 200, failed: 502, insufficient, not_available: 422, unresolved: null }[
+      operation.final
+    ];
     if (expected === null) return;
     if (sent.answer.status !== expected) {
       run.breach(

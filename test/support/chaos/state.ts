@@ -4,7 +4,11 @@ import type { Cluster } from "../cluster.ts";
 import type { WebhookReceiver } from "../webhook-receiver.ts";
 import type { ChaosOptions } from "./options.ts";
 
-export type Final = "completed" | "failed" | "insufficient" | "unresolved";
+/**
+ * How an operation ended for the client. `not_available`: a top-up refused before any order (422
+ * topup_not_available: its eSIM was refunded, cancelled, between the offer and the submit).
+ */
+export type Final = "completed" | "failed" | "insufficient" | "not_available" | "unresolved";
 /** A completed operation's refund: none asked, asked (answer not final yet), or its final answer. */
 export type RefundFinal = "refunded" | "refused" | "unresolved";
 

@@ -47,9 +47,12 @@ export async function crossCheck(run: Run): Promise<void> {
     const what = `${operation.kind} op ${operation.op} (${operation.client_reference})`;
     const found = byReference.get(`${operation.partner.partner_id} ${operation.client_reference}`) ?? [];
     const told = [...operation.order_ids];
-    if (operation.final === "insufficient") {
+    if (operation.final === "insufficient" || operation.final === "not_available") {
+      const told_status = operation.final === "insufficient" ? 402 : 422;
       if (found.length > 0)
-        run.breach(`${what}: told 402 but order ${found[0]!.order_id} exists (${found[0]!.status})`);
+        run.breach(
+          `${what}: told ${told_status} but order ${found[0]!.order_id} exists (${found[0]!.status})`,
+        );
       continue;
     }
     if (operation.final === "unresolved") continue; // reported by reconcile
