@@ -77,7 +77,8 @@ test("README.md's shell blocks run in order in one bash -e session", () => {
         block.code.replaceAll(/^BASE=http:\/\/localhost:3000$/gm, `BASE=${service.url}`),
     )
     .join("");
-  writeFileSync(path.join(sdk.scratch, "readme.sh"), script);
+  // Whatever a block left running in the background (listen, a receiver) goes when the session ends.
+  writeFileSync(path.join(sdk.scratch, "readme.sh"), `trap 'kill $(jobs -p) 2>/dev/null' EXIT\n${script}`);
   const result = spawnSync("bash", ["-e", "readme.sh"], {
     cwd: sdk.scratch,
     env,
