@@ -78,7 +78,7 @@ test("README.md's shell blocks run in order in one bash -e session", () => {
     )
     .join("");
   // Whatever a block left running in the background (listen, a receiver) goes when the session ends.
-  writeFileSync(path.join(sdk.scratch, "readme.sh"), `trap 'kill $(jobs -p) 2>/dev/null' EXIT\n${script}`);
+  writeFileSync(path.join(sdk.scratch, "readme.sh"), `trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n${script}`);
   const result = spawnSync("bash", ["-e", "readme.sh"], {
     cwd: sdk.scratch,
     env,
