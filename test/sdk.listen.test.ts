@@ -15,6 +15,7 @@ import { after, test } from "node:test";
 import { Webhook } from "standardwebhooks";
 import { createTestDatabase } from "./support/db.ts";
 import { createCart, createPartner, submitCart } from "./support/fixtures.ts";
+import { freePort } from "./support/ports.ts";
 import { type NodeChild, spawnProcess, waitForOutput } from "./support/processes.ts";
 import { packAndInstallSdk } from "./support/sdk-tarball.ts";
 import { startServiceProcess } from "./support/service.ts";
@@ -26,7 +27,7 @@ const sdk = packAndInstallSdk();
 type Delivery = { id: string; type: string; order_id: string | null; verified: boolean };
 
 /** A receiver as a partner would write one: verify, then answer 204 (or 400 when it does not verify). */
-async function startReceiver() {
+async function startReceiver(port = 0) {
   let secret: string | null = null;
   const deliveries: Delivery[] = [];
   const server = http.createServer(async (request, response) => {
@@ -45,7 +46,7 @@ async function startReceiver() {
     });
     response.writeHead(event ? 204 : 400).end();
   });
-  server.listen(0, "127.0.0.1");
+  server.listen(port, "127.0.0.1");
   await once(server, "listening");
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return {
@@ -196,4 +197,53 @@ test("listen refuses a missing receiver URL with its usage, exit status 2, nothi
   assert.match(child.output(), /--forward-to is required/);
   assert.match(child.output(), /Usage: esim-partner listen/);
   assert.ok(!existsSync(path.join(elsewhere, ".esim-partner-listen.json")));
+});
+
+test("an event whose receiver does not answer yet is tried again until it does, then counted once", async () => {
+  const database = await createTestDatabase();
+  const data_dir = mkdtempSync(path.join(os.tmpdir(), "listen-late-"));
+  after(() => rmSync(data_dir, { recursive: true, force: true }));
+  const service = await startServiceProcess({ DATABASE_URL: database.url, ADMIN_TOKEN, DATA_DIR: data_dir });
+  after(() => service.stop());
+  const partner = await createPartner(service.url, { admin_token: ADMIN_TOKEN });
+  const port = await freePort();
+  const state = path.join(data_dir, "listen-state.json");
+  const secret = `whsec_${Buffer.from("a local secret of 32 bytes long!").toString("base64")}`;
+  const child = startInTerminal(
+    [
+      path.join(sdk.scratch, "node_modules/.bin/esim-partner"),
+      "listen",
+      "--forward-to",
+      `http://127.0.0.1:${port}/hooks`,
+      "--state",
+      state,
+      "--secret",
+      secret,
+    ],
+    data_dir,
+    { API_KEY: partner.api_key, BASE: service.url },
+  );
+  await waitForOutput(child, /(Ready)\./, 60_000);
+  const credited = await fetch(`${service.url}/admin/partners/${partner.partner_id}/wallet/credits`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ amount_minor: 500, reference: "late-receiver" }),
+  });
+  assert.equal(credited.status, 201);
+  await waitForOutput(child, /wallet\.credited {2}\S+ {2}-> (no answer)/, 30_000);
+  const receiver = await startReceiver(port);
+  receiver.setSecret(secret);
+  const delivery = await waitUntil("the credit forwarded once the receiver is up", () =>
+    receiver.deliveries.find((d) => d.type === "wallet.credited"),
+  );
+  assert.equal(delivery.verified, true, "signed with the --secret given");
+  await waitUntil("the line with its status", () => (child.output().includes("-> 204") ? true : undefined));
+  assert.equal(
+    JSON.parse(readFileSync(state, "utf8")).seen.at(-1).id,
+    delivery.id,
+    "kept in the --state file",
+  );
+  ctrlC(child);
+  await child.exited;
+  assert.equal(receiver.deliveries.length, 1);
 });
