@@ -88,6 +88,8 @@ async function firstState(
     seen: [],
   };
   for (const event of [...page.data].reverse()) markSeen(state, event);
+  // A busy minute holds more than a page: what the first page missed down to the overlap is history too.
+  for (const event of await newEvents(client, state, signal)) markSeen(state, event);
   return state;
 }
 
