@@ -1,24 +1,18 @@
 // The SDK as partners get it: `npm pack` (whose prepack compiles packages/sdk with tsc), installed
 // from the tarball into a scratch project with no network, type-checked against a purchase
-// written the way the README shows it, then that purchase run on Node against the real service.
+// written the way the README shows it, then that purchase run on Node against the real service;
+// and the package itself checked as npm would publish it.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { after, test } from "node:test";
+import { test } from "node:test";
+import { packAndInstallSdk, run } from "./support/sdk-tarball.ts";
 import { balance, createWorld, newPartner } from "./support/world.ts";
 
 const ROOT = process.cwd();
 const TSC = path.join(ROOT, "node_modules", ".bin", "tsc");
-const scratch = mkdtempSync(path.join(tmpdir(), "sdk-scratch-"));
-after(() => rmSync(scratch, { recursive: true, force: true }));
-
-function run(command: string, args: string[], cwd: string): string {
-  const result = spawnSync(command, args, { cwd, encoding: "utf8", timeout: 120_000 });
-  assert.equal(result.status, 0, `${command} ${args.join(" ")}:\n${result.stdout}\n${result.stderr}`);
-  return result.stdout;
-}
+const { scratch, files } = packAndInstallSdk();
 
 const PURCHASE = `import { EsimClient, isApiError, type Order } from "@esim-partner/sdk";
 
@@ -42,16 +36,6 @@ export async function purchase(apiKey: string, baseUrl: string): Promise<Order> 
 `;
 
 test("npm pack makes a tarball a fresh project installs offline, type-checks and runs", async () => {
-  const packed = JSON.parse(
-    run("npm", ["pack", "--json", "--pack-destination", scratch], path.join(ROOT, "packages/sdk")),
-  ) as { filename: string; files: { path: string }[] }[];
-  const files = packed[0]!.files.map((f) => f.path);
-  assert.ok(files.includes("dist/index.js") && files.includes("dist/index.d.ts"), files.join(" "));
-  assert.ok(!files.some((f) => f.startsWith("src/")), "sources stay out of the tarball");
-
-  writeFileSync(path.join(scratch, "package.json"), JSON.stringify({ name: "scratch", type: "module" }));
-  const tarball = path.join(scratch, packed[0]!.filename);
-  run("npm", ["install", tarball, "--offline", "--no-audit", "--no-fund"], scratch);
   const installed = JSON.parse(
     readFileSync(path.join(scratch, "node_modules/@esim-partner/sdk/package.json"), "utf8"),
   );
@@ -104,4 +88,93 @@ console.log(JSON.stringify(order));`,
   const order = JSON.parse(run(process.execPath, ["main.mjs", partner.api_key, api], scratch));
   assert.equal(order.status, "completed");
   assert.equal(await balance(api, partner.api_key), 10_000 - order.total.amount_minor);
+});
+
+test("the tarball holds the ESM and CommonJS builds, the command, the collections and the changelog, and nothing else", () => {
+  for (const file of [
+    "package.json",
+    "README.md",
+    "CHANGELOG.md",
+    "dist/esm/index.js",
+    "dist/esm/index.d.ts",
+    "dist/esm/cli/main.js",
+    "dist/cjs/index.js",
+    "dist/cjs/index.d.ts",
+    "dist/cjs/package.json",
+    "collections/esim-partner.postman_collection.json",
+    "collections/esim-partner.http",
+  ]) {
+    assert.ok(files.includes(file), `${file} is packed: ${files.join(" ")}`);
+  }
+  const outside = files.filter(
+    (file) => !/^(dist\/(esm|cjs)\/|collections\/|package\.json$|README\.md$|CHANGELOG\.md$)/.test(file),
+  );
+  assert.deepEqual(outside, [], "sources, tsconfigs and tests stay out of the tarball");
+  assert.ok(!files.some((file) => file.startsWith("dist/cjs/cli/")), "the command is ESM only");
+  // The library runs on browsers and edge runtimes: only the command may use Node's modules.
+  const library = files.filter((file) => /^dist\/(esm|cjs)\/(?!cli\/).*\.js$/.test(file));
+  for (const file of library) {
+    const text = readFileSync(path.join(scratch, "node_modules/@esim-partner/sdk", file), "utf8");
+    assert.doesNotMatch(text, /["']node:/, `${file} imports no node: module`);
+  }
+});
+
+test("provenance fields agree with one another and with the repository's package", () => {
+  const sdk = JSON.parse(
+    readFileSync(path.join(scratch, "node_modules/@esim-partner/sdk/package.json"), "utf8"),
+  );
+  const root = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  const repository = sdk.repository.url.replace(/^git\+/, "").replace(/\.git$/, "");
+  assert.equal(sdk.repository.type, "git");
+  assert.equal(sdk.repository.directory, "packages/sdk");
+  assert.equal(sdk.homepage, `${repository}/tree/main/packages/sdk#readme`);
+  assert.equal(sdk.bugs.url, `${repository}/issues`);
+  assert.equal(sdk.license, root.license ?? "UNLICENSED", "one licence for the service and its SDK");
+  assert.equal(
+    sdk.version,
+    readFileSync(path.join(ROOT, "packages/sdk/src/core/transport.ts"), "utf8").match(
+      /SDK_VERSION = "(.+)"/,
+    )![1],
+  );
+  const changelog = readFileSync(path.join(ROOT, "packages/sdk/CHANGELOG.md"), "utf8");
+  assert.match(
+    changelog,
+    new RegExp(`^## ${sdk.version.replaceAll(".", "\\.")}`, "m"),
+    "the CHANGELOG names this version",
+  );
+});
+
+test("CommonJS callers require the same API, types included", () => {
+  writeFileSync(
+    path.join(scratch, "main.cjs"),
+    `const sdk = require("@esim-partner/sdk");
+const client = new sdk.EsimClient({ apiKey: "sand_x", baseUrl: "http://127.0.0.1:1" });
+console.log(typeof sdk.verifyWebhook, typeof sdk.signWebhook, typeof client.events.list, sdk.EsimClient.VERSION);`,
+  );
+  assert.equal(run(process.execPath, ["main.cjs"], scratch).trim(), "function function function 0.1.0");
+  writeFileSync(
+    path.join(scratch, "typed.cts"),
+    `import sdk = require("@esim-partner/sdk");
+export const client: sdk.EsimClient = new sdk.EsimClient({ apiKey: "sand_x", baseUrl: "http://127.0.0.1:1" });
+export const wrong: sdk.Order["orderID"] = 1;
+`,
+  );
+  writeFileSync(
+    path.join(scratch, "tsconfig.cts.json"),
+    JSON.stringify({
+      compilerOptions: {
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        lib: ["es2022", "dom"],
+        types: [],
+        strict: true,
+        noEmit: true,
+      },
+      files: ["typed.cts"],
+    }),
+  );
+  const checked = spawnSync(TSC, ["-p", "tsconfig.cts.json"], { cwd: scratch, encoding: "utf8" });
+  // The one error is the deliberate one: the types resolved through the `require` condition.
+  assert.match(checked.stdout, /typed\.cts\(3,14\).*number.*string/);
+  assert.equal(checked.stdout.trim().split("\n").length, 1, checked.stdout);
 });

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { after, test } from "node:test";
+import { pathToFileURL } from "node:url";
 import { sql } from "kysely";
 import { createKysely } from "../src/db/pool.ts";
 import type { Database } from "../src/db/schema.ts";
@@ -440,16 +441,21 @@ test("at most 10 endpoints per partner; the secret is shown once and stored only
   assert.ok(!world.services[0]!.logs().includes(partner.secret.slice(6)), "never logged");
 });
 
-test("the README's receiver verifies and logs a delivery", async () => {
+test("the README's receiver verifies and logs a real delivery, as it does listen's", async () => {
+  // The receiver of "On your laptop" (test/docs.snippets.test.ts runs it behind esim-partner listen):
+  // the same code verifies what the service itself delivers.
   const readme = await readFile("README.md", "utf8");
-  const code = [...readme.matchAll(/```js\n(.*?)```/gs)]
-    .map((m) => m[1]!)
-    .find((block) => block.includes("standardwebhooks"));
+  const code = /cat > receiver\.mjs <<'EOF'\n(.*?)\nEOF\n/s.exec(readme)?.[1];
   assert.ok(code, "the receiver example exists");
   const port = await freePort();
-  // Beside package.json, so that `standardwebhooks` resolves from node_modules.
   const file = path.resolve(`readme-receiver-${process.pid}.mjs`);
-  await writeFile(file, code.replace(".listen(8080)", `.listen(${port}, "127.0.0.1")`));
+  const sdk = pathToFileURL(path.resolve("packages/sdk/src/index.ts")).href;
+  await writeFile(
+    file,
+    code
+      .replace('"@esim-partner/sdk"', JSON.stringify(sdk))
+      .replace(".listen(4242)", `.listen(${port}, "127.0.0.1")`),
+  );
   after(() => rm(file, { force: true }));
   const partner = await newPartner(api, 0);
   const created = await call(api, "POST", "/v1/webhook-endpoints", {
