@@ -582,7 +582,7 @@ export async function statusesAfter(
 export type PendingOrderStats = { count: number; oldest_age_seconds: number; given_up: number };
 
 /**
- * For /metrics: uses the partial index on pending orders, so it stays cheap however many orders
+ * For /metrics: reads the list of pending orders (migration 0046), so it stays cheap however many orders
  * exist. `given_up`: pending longer than `give_up_hours`, waiting for the operator to settle them.
  */
 export async function pendingOrderStats(db: Executor, give_up_hours: number): Promise<PendingOrderStats> {
@@ -590,7 +590,9 @@ export async function pendingOrderStats(db: Executor, give_up_hours: number): Pr
     select count(*)::int as count,
            coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest_age_seconds,
            (count(*) filter (where created_at < now() - make_interval(hours => ${give_up_hours})))::int as given_up
-    from pending_orders`.execute(db);
+    from pending_orders p
+    -- The list is the index; the order's own status is the truth (a row left by hand is not counted).
+    where exists (select 1 from orders o where o.order_id = p.order_id and o.status = 'pending')`.execute(db);
   return result.rows[0] ?? { count: 0, oldest_age_seconds: 0, given_up: 0 };
 }
 
