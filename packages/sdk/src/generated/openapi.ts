@@ -67,7 +67,7 @@ export interface paths {
         };
         /**
          * List the packages and B2B prices of a destination
-         * @description Returns the active packages covering a destination, with the wholesale price the wallet is debited (your price list), the list price and a recommended retail price. Supports conditional requests: the response carries a strong `ETag`; send it back in `If-None-Match` to get `304 Not Modified` while the catalog is unchanged.
+         * @description Returns the active packages covering a destination, with the wholesale price the wallet is debited (your price list), the list price and a recommended retail price. Supports conditional requests: the response carries a strong `ETag`; send it back in `If-None-Match` to get `304 Not Modified` while the catalog is unchanged. With `Accept-Encoding: gzip` the body comes gzipped (`Content-Encoding: gzip`, about a tenth of the size: every covered country's networks are listed), under its own ETag.
          */
         get: operations["listDestinationPackages"];
         put?: never;
