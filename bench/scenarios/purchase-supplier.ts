@@ -2,12 +2,14 @@
 // submitted once, 32 connections) with carts of an Airalo or eSIM Go package synced from the
 // supplier's fake, a process of its own at latency 0, and its figures set beside the carrier's.
 // The figure is our overhead per supplier purchase, not the supplier's speed (bench/README.md).
+
+import { setTimeout as delay } from "node:timers/promises";
 import type { Supplier } from "../../src/carrier/supplier-package.ts";
 import { parseMarkupPercent, syncSupplierCatalog } from "../../src/catalog/sync-supplier-catalog.ts";
 import { loadConfig } from "../../src/config.ts";
 import { CLI_ACTOR } from "../../src/shared/actor.ts";
 import { openSupplierCatalog } from "../../src/suppliers/supplier-catalogs.ts";
-import { quiesce, submitRun } from "../support/carts.ts";
+import { MAX_QUIESCE_S, quiesce, submitRun } from "../support/carts.ts";
 import { type Context, log, PURCHASE_CONCURRENCY, type ScenarioResult } from "../support/context.ts";
 import { record, wrkScenario } from "../support/runner.ts";
 
@@ -34,7 +36,9 @@ export async function purchaseFromSupplier(
   carrier: ScenarioResult | null,
 ): Promise<void> {
   const package_id = await syncedPackage(ctx, supplier);
-  // The sync's catalog events (one per partner and package, to every endpoint) go out first.
+  // The sync's package.* events (one per partner and package, every endpoint subscribed) go out
+  // first: the service turns the change log into events after the sync, so wait for that, then them.
+  await catalogChangesAnnounced(ctx);
   await quiesce(ctx);
   const before = await supplierOrders(ctx, supplier);
   const expected = carrier?.ok_per_s ?? 100;
@@ -103,6 +107,24 @@ async function syncedPackage(ctx: Context, supplier: Supplier): Promise<string> 
   if (package_id === undefined)
     throw new Error(`${supplier}'s fake sells no ${DESTINATION} 1 GB 7-day package`);
   return package_id;
+}
+
+/** Waits (at most MAX_QUIESCE_S) until the service has made events of every catalog change. */
+async function catalogChangesAnnounced(ctx: Context): Promise<void> {
+  const started = performance.now();
+  for (;;) {
+    const result = await ctx.pool.query<{ done: boolean }>(
+      `select f.last_partner_id is null and f.last_seq >= coalesce((select max(seq) from catalog_changes), 0) as done
+       from catalog_change_fanout f`,
+    );
+    if (result.rows[0]?.done !== false) break;
+    if (performance.now() - started > MAX_QUIESCE_S * 1000) {
+      ctx.notes.push(`catalog changes still not announced after ${MAX_QUIESCE_S} s`);
+      break;
+    }
+    await delay(250);
+  }
+  log(`catalog changes announced as events in ${Math.round(performance.now() - started)} ms`);
 }
 
 /**
