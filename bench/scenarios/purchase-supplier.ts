@@ -25,9 +25,11 @@ const CAPS: Record<Supplier, string> = {
     "buckets for /token, cached in the database, and /packages, /sims/*, /refund, none called per purchase)",
   esimgo:
     "eSIM Go's documented 10 requests a second per IP, kept by the adapter's window per process " +
-    "(src/carrier/esimgo/rate-limit.ts), every call counted: a purchase is POST /orders and PUT /esims " +
-    "(its customerRef), and GET /esims/assignments when the order's answer holds no eSIM: at most 5 purchases/s, " +
-    "a call that finds no room within 1 s answers unavailable (the order is left to the resolver)",
+    "(src/carrier/esimgo/rate-limit.ts), every call counted: a purchase is POST /orders and PUT /esims (its " +
+    "customerRef), + GET /esims/assignments when the order's answer holds no eSIM, so at most 5 purchases/s; " +
+    "calls wait for room (at most 1 s, then unavailable) and one POST per bundle at a time (place-order.ts), " +
+    "so the 32 connections queue: the latency is the queue's, and the CPU per purchase is mostly the waiting " +
+    "purchases' polls of the bundle's claim (3 statements every 100 ms each, claimWaitingForRivals) over few purchases",
 };
 
 export async function purchaseFromSupplier(
