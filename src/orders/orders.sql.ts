@@ -588,11 +588,11 @@ export type PendingOrderStats = { count: number; oldest_age_seconds: number; giv
 export async function pendingOrderStats(db: Executor, give_up_hours: number): Promise<PendingOrderStats> {
   const result = await sql<PendingOrderStats>`
     select count(*)::int as count,
-           coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest_age_seconds,
-           (count(*) filter (where created_at < now() - make_interval(hours => ${give_up_hours})))::int as given_up
-    from pending_orders p
-    -- The list is the index; the order's own status is the truth (a row left by hand is not counted).
-    where exists (select 1 from orders o where o.order_id = p.order_id and o.status = 'pending')`.execute(db);
+           coalesce(extract(epoch from now() - min(o.created_at)), 0)::float8 as oldest_age_seconds,
+           (count(*) filter (where o.created_at < now() - make_interval(hours => ${give_up_hours})))::int as given_up
+    -- The list is the index; the order's own row is the truth (a row left by hand is not counted).
+    from pending_orders p join orders o on o.order_id = p.order_id
+    where o.status = 'pending'`.execute(db);
   return result.rows[0] ?? { count: 0, oldest_age_seconds: 0, given_up: 0 };
 }
 
