@@ -558,6 +558,14 @@ export async function lockCompletedTopUpsOf(trx: Transaction<Database>, iccid: s
   return result.rows;
 }
 
+/** Whether a top-up of the eSIM is pending or completed: not refunded, not failed. */
+export async function hasOpenTopUp(trx: Transaction<Database>, iccid: string): Promise<boolean> {
+  const result = await sql<{ open: boolean }>`
+    select exists (select 1 from orders
+                   where topup_iccid = ${iccid} and status in ('pending', 'completed')) as open`.execute(trx);
+  return result.rows[0]?.open === true;
+}
+
 /** Whether a top-up of the eSIM is still pending (its top-ups through orders_topup_iccid_idx). */
 export async function hasPendingTopUp(trx: Transaction<Database>, iccid: string): Promise<boolean> {
   const result = await sql<{ pending: boolean }>`
