@@ -71,13 +71,17 @@ function notices(iccid: string, kind?: "usage_80" | "expires_24h"): ReceivedMess
   return world.smtp.messages.filter(
     (message) =>
       message.raw.includes("Message-ID: <notice.") &&
-      partText(parseMessage(message.raw), "text/plain").includes(`ICCID: ${iccid}`) &&
+      // The localized notice's line (src/travellers/messages/en.json, notice.iccid).
+      partText(parseMessage(message.raw), "text/plain").includes(`eSIM (ICCID): ${iccid}`) &&
       (kind === undefined || noticeKind(message) === kind),
   );
 }
 
 function noticeKind(message: ReceivedMessage): string {
-  return parseMessage(message.raw).headers.get("subject")!.includes("24 hours") ? "expires_24h" : "usage_80";
+  // en.json: "Your eSIM plan ends within ... hours" (expires_24h), "You have used ...%" (usage_80).
+  return parseMessage(message.raw).headers.get("subject")!.includes("ends within")
+    ? "expires_24h"
+    : "usage_80";
 }
 
 function noticeOf(iccid: string, kind: "usage_80" | "expires_24h"): Promise<ReceivedMessage> {
@@ -125,7 +129,7 @@ test("the 80% notice goes once, branded, multipart, with the top-up link and one
 
   const received = await noticeOf(iccid, "usage_80");
   const message = parseMessage(received.raw);
-  assert.equal(message.headers.get("subject"), "You have used most of your data: France 1 GB 7 days");
+  assert.equal(message.headers.get("subject"), "You have used 83% of your data: France 1 GB 7 days");
   assertBranded(message);
   assert.match(
     message.headers.get("list-unsubscribe")!,
@@ -135,7 +139,7 @@ test("the 80% notice goes once, branded, multipart, with the top-up link and one
   assert.equal(message.headers.get("content-language"), "en");
   const text = partText(message, "text/plain");
   assert.ok(text.includes(`https://wanderlust.example/top-up?iccid=${iccid}`), text);
-  assert.ok(text.includes("850 MB of 1 GB (83%)"), text);
+  assert.ok(text.includes("You have used 850 MB of the 1 GB in your France 1 GB 7 days plan."), text);
   assert.ok(text.includes("help@wanderlust.example") && text.includes("/unsubscribe/"), text);
   assert.ok(partText(message, "text/html").includes(`iccid=${iccid}`));
 
@@ -174,7 +178,7 @@ test("the 24-hour notice goes once the bundle ends within a day; unsubscribed, n
   const expiry = parseMessage((await noticeOf(other.iccid, "expires_24h")).raw);
   assert.equal(expiry.headers.get("subject"), "Your eSIM plan ends within 24 hours: France 1 GB 7 days");
   assertBranded(expiry);
-  assert.match(partText(expiry, "text/plain"), /ends on \d{4}-\d{2}-\d{2} at \d{2}:\d{2} UTC/);
+  assert.match(partText(expiry, "text/plain"), /ends on [A-Z][a-z]+ \d{1,2}, \d{4} at \d{2}:\d{2} [AP]M UTC/);
 
   // The one-click POST a mail client sends, no sign-in: then the first eSIM's expiry notice is skipped.
   const posted = await fetch(`${api}${path}`, {
