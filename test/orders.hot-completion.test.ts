@@ -85,7 +85,11 @@ async function completionCounts(
           language: "en",
           supplier: "carrier",
         },
-        { lease_ms: 30_000, resolve_after_ms: 60_000, lease_holder: null },
+        {
+          lease_ms: { carrier: 30_000, airalo: 30_000, esimgo: 30_000 },
+          resolve_after_ms: 60_000,
+          lease_holder: null,
+        },
       );
       assert.ok(await pending.order(), "the order was inserted");
       // The counters include what this backend has not reported yet (earlier transactions): a delta.

@@ -87,6 +87,12 @@ export interface Carrier extends EsimLifecycle {
    */
   readonly operation_ms: number;
   /**
+   * The longest operation of the adapter that serves `supplier` (operation_ms is the longest of
+   * all): an order's lease is sized to its own supplier's, so a carrier order a request left behind
+   * (its process alive, the database away a moment) is not held for a slower supplier's minutes.
+   */
+  operationMsFor(supplier: PackageSupplier): number;
+  /**
    * Whether this process can reach `supplier` now: checked before a purchase, a top-up or a refund
    * is created, so one the process cannot send is refused with nothing made or charged. A call
    * about an order already sent goes ahead whatever this says (the router answers unavailable).

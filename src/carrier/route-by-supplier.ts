@@ -57,6 +57,11 @@ export class SupplierRouter implements Carrier {
     this.operation_ms = Math.max(...configured.map((adapter) => adapter.operation_ms));
   }
 
+  /** The supplier's adapter's bound; one without an adapter is answered at once (the carrier's). */
+  operationMsFor(supplier: PackageSupplier): number {
+    return (this.#adapters[supplier] ?? this.#adapters.carrier).operationMsFor(supplier);
+  }
+
   /** Only a configured supplier's purchases, top-ups and refunds are started (Carrier.serves). */
   serves(supplier: PackageSupplier): boolean {
     const adapter = this.#adapters[supplier];

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
 import type { CarrierOutcome, ProvisionedProfile, TopUpResult } from "../carrier/carrier.ts";
-import type { Database } from "../db/schema.ts";
+import type { Database, PackageSupplier } from "../db/schema.ts";
 import { esimChanged } from "../esims/esim-cache.ts";
 import { pullSoonLater } from "../esims/sync-esims.ts";
 import { recordEventLater } from "../events/record-event.ts";
@@ -33,9 +33,12 @@ export type { CompletedOrder };
 /** An order after a drive: a completion made here carries the purchase it recorded. */
 export type DrivenOrder = OrderRow | CompletedOrder;
 
-/** A little longer than the carrier's longest operation: nobody else drives the order meanwhile. */
-export function leaseMs(ctx: AppContext): number {
-  return ctx.carrier.operation_ms + 1_000;
+/**
+ * A little longer than the longest operation of the order's supplier: nobody else drives the order
+ * meanwhile. Per supplier, so that a carrier order is not held for an eSIM Go lookup's minutes.
+ */
+export function leaseMs(ctx: AppContext, supplier: PackageSupplier): number {
+  return ctx.carrier.operationMsFor(supplier) + 1_000;
 }
 
 /**
@@ -47,7 +50,12 @@ const FRESH_CLAIM_MS = 500;
 
 /** The lease this process takes: leaseMs long, held by this process (liveness.ts). */
 export function leaseClaim(ctx: AppContext): LeaseClaim {
-  return { lease_ms: leaseMs(ctx), lease_holder: holderOf(ctx.liveness) };
+  const lease_ms = {
+    carrier: leaseMs(ctx, "carrier"),
+    airalo: leaseMs(ctx, "airalo"),
+    esimgo: leaseMs(ctx, "esimgo"),
+  };
+  return { lease_ms, lease_holder: holderOf(ctx.liveness) };
 }
 
 /**
@@ -60,7 +68,12 @@ export function leaseClaim(ctx: AppContext): LeaseClaim {
 async function mayCallCarrier(ctx: AppContext, order: OrderRow, leased_at: number): Promise<boolean> {
   if (ctx.liveness !== undefined && !ctx.liveness.fresh()) return false;
   if (performance.now() - leased_at <= FRESH_CLAIM_MS) return true;
-  const renewed = await renewOwnLease(ctx.db, order.order_id, order.lease_token, leaseMs(ctx));
+  const renewed = await renewOwnLease(
+    ctx.db,
+    order.order_id,
+    order.lease_token,
+    leaseMs(ctx, order.supplier),
+  );
   // The renewal's round trip may itself have stalled past the heartbeat's margin.
   return renewed && (ctx.liveness === undefined || ctx.liveness.fresh());
 }

@@ -5,7 +5,7 @@ import { type RawBuilder, sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import { sendAhead } from "../db/pool.ts";
 import { folded, startsWithLower } from "../db/prefix-match.ts";
-import type { Database } from "../db/schema.ts";
+import type { Database, PackageSupplier } from "../db/schema.ts";
 import type { OrderForEmail } from "../notifications/send-confirmation-emails.ts";
 import type { TimeWindow } from "../shared/day-range.ts";
 import { holderGone } from "../shared/liveness.ts";
@@ -54,7 +54,22 @@ const ORDER_COLUMNS = sql.raw(ORDER_COLUMN_LIST.join(", "));
 const O_COLUMNS = sql.raw(ORDER_COLUMN_LIST.map((column) => `o.${column}`).join(", "));
 
 /** Lease and resolver timing of a new pending order, and who holds its lease (null: no heartbeat). */
-export type PendingTiming = { lease_ms: number; resolve_after_ms: number; lease_holder: string | null };
+/** A lease's length for an order of each supplier: its adapter's longest operation, and a margin. */
+export type LeaseBySupplier = Readonly<Record<PackageSupplier, number>>;
+
+/** The lease, in seconds, of the order in row `o` (or of `supplier`, known before its insert). */
+function leaseSeconds(lease: LeaseBySupplier, supplier?: PackageSupplier): RawBuilder<number> {
+  if (supplier !== undefined) return sql<number>`${lease[supplier] / 1000}::float8`;
+  return sql<number>`(case o.supplier when 'airalo' then ${lease.airalo / 1000}::float8
+                                      when 'esimgo' then ${lease.esimgo / 1000}::float8
+                                      else ${lease.carrier / 1000}::float8 end)`;
+}
+
+export type PendingTiming = {
+  lease_ms: LeaseBySupplier;
+  resolve_after_ms: number;
+  lease_holder: string | null;
+};
 
 /**
  * Inserts the order as pending, leased to the request that creates it for `lease_ms` (held by the
@@ -85,7 +100,8 @@ function pendingOrderInsert(order: NewOrder, timing: PendingTiming): RawBuilder<
               ${order.total_minor}, ${order.currency},
               ${order.client_reference}, ${order.email}, ${order.phone}, ${order.first_name}, ${order.last_name},
               ${order.iccid}, ${order.type === "topup" ? order.iccid : null}::text, ${order.language},
-              clock_timestamp() + make_interval(secs => ${timing.lease_ms / 1000}), ${newLeaseToken()},
+              clock_timestamp() + make_interval(secs => ${leaseSeconds(timing.lease_ms, order.supplier)}),
+              ${newLeaseToken()},
               ${timing.lease_holder}, clock_timestamp() + make_interval(secs => ${timing.resolve_after_ms / 1000}))
       on conflict (cart_key) do nothing
       returning ${ORDER_COLUMNS}
@@ -115,7 +131,7 @@ export async function orderByCart(db: Executor, cart_key: string): Promise<Order
 }
 
 /** Who claims a lease, and for how long. */
-export type LeaseClaim = { lease_ms: number; lease_holder: string | null };
+export type LeaseClaim = { lease_ms: LeaseBySupplier; lease_holder: string | null };
 
 /** The lease of `orders` row `o` may be taken: nobody holds it, it ran out, or its holder is gone. */
 function leaseTakable(): RawBuilder<boolean> {
@@ -136,7 +152,7 @@ export async function claimLease(
   // clock_timestamp(), not now(): the lease runs from this moment, not from the transaction's start.
   const result = await sql<OrderRow>`
     update orders o
-    set lease_until = clock_timestamp() + make_interval(secs => ${claim.lease_ms / 1000}),
+    set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(claim.lease_ms)}),
         lease_token = ${newLeaseToken()}, lease_holder = ${claim.lease_holder}
     where o.order_id = ${order_id} and o.status = 'pending' and ${leaseTakable()}
     returning ${O_COLUMNS}`.execute(db);
@@ -157,7 +173,7 @@ export async function claimDueOrders(
 ): Promise<OrderRow[]> {
   const result = await sql<OrderRow>`
     update orders o
-    set lease_until = clock_timestamp() + make_interval(secs => ${input.lease_ms / 1000}),
+    set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(input.lease_ms)}),
         lease_token = ${newLeaseToken()}, lease_holder = ${input.lease_holder},
         resolve_attempts = o.resolve_attempts + 1,
         next_resolve_at = clock_timestamp()

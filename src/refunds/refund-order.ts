@@ -9,7 +9,7 @@
 // its lease lives. A driver that dies leaves the intent for a retry or the sweep (sweep-refunds.ts)
 // once its lease expires, or as soon as its process stops beating (shared/liveness.ts); the carrier answers the same reference again without cancelling twice.
 import type { Transaction } from "kysely";
-import type { Database } from "../db/schema.ts";
+import type { Database, PackageSupplier } from "../db/schema.ts";
 import { refundableState } from "../esims/cancel-for-refund.ts";
 import { crashPoint } from "../lib/crash-points.ts";
 import type { OrderRow } from "../orders/order.ts";
@@ -55,9 +55,12 @@ type Start =
   /** The key's first request is refunding this order still. */
   | { kind: "running"; order_id: string };
 
-/** A refund's carrier operation is bounded (Carrier.operation_ms); its lease outlasts it. */
-export function refundLeaseMs(ctx: AppContext): number {
-  return ctx.carrier.operation_ms + 5_000;
+/**
+ * A refund's carrier operation is bounded (Carrier.operationMsFor its order's supplier); its lease
+ * outlasts it. Without the order at hand (a sweep's claim of any refund), the longest of them.
+ */
+export function refundLeaseMs(ctx: AppContext, supplier?: PackageSupplier): number {
+  return (supplier === undefined ? ctx.carrier.operation_ms : ctx.carrier.operationMsFor(supplier)) + 5_000;
 }
 
 function orderNotFound(): ApiError {
@@ -83,7 +86,12 @@ async function startOnOrder(
   const intent = await selectRefund(trx, order.order_id);
   if (intent?.state === "refunding") {
     if (intent.lease_live) throw inProgress(order.order_id);
-    const lease = await takeExpiredLease(trx, order.order_id, refundLeaseMs(ctx), holderOf(ctx.liveness));
+    const lease = await takeExpiredLease(
+      trx,
+      order.order_id,
+      refundLeaseMs(ctx, order.supplier),
+      holderOf(ctx.liveness),
+    );
     if (lease === null) throw inProgress(order.order_id);
     await link();
     return { kind: "drive", lease };
@@ -109,7 +117,13 @@ async function startOnOrder(
     throw networkUnreachable(`order ${order.order_id}`, "Nothing was credited and no refund was started.");
   }
   await checkRefundBudget(trx, order.partner_id, ctx.config.refunds_per_partner_per_hour);
-  const lease = await insertRefundIntent(trx, order, refundLeaseMs(ctx), holderOf(ctx.liveness), requester);
+  const lease = await insertRefundIntent(
+    trx,
+    order,
+    refundLeaseMs(ctx, order.supplier),
+    holderOf(ctx.liveness),
+    requester,
+  );
   // The Order says a refund is under way from now on, however long it waits (finish-refund.ts).
   await markOrderRefundRequested(trx, order.order_id);
   await link();

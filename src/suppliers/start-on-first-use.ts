@@ -62,6 +62,10 @@ export class StartOnFirstUse implements Carrier {
   }
 
   /** The fake it starts is its supplier's: served, whether or not it has started yet. */
+  operationMsFor(_supplier: PackageSupplier): number {
+    return this.operation_ms;
+  }
+
   serves(supplier: PackageSupplier): boolean {
     return supplier === this.#supplier;
   }

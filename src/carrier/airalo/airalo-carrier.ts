@@ -47,6 +47,11 @@ export class AiraloCarrier implements Carrier {
   /** Every call an operation makes has its own timeout: the lease must outlast all of them. */
   readonly operation_ms: number;
 
+  /** One adapter, one operation bound, whoever asks. */
+  operationMsFor(_supplier: PackageSupplier): number {
+    return this.operation_ms;
+  }
+
   /** An adapter serves its own supplier only. */
   serves(supplier: PackageSupplier): boolean {
     return supplier === "airalo";

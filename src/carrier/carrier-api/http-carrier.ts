@@ -65,6 +65,11 @@ export class HttpCarrier implements Carrier {
   /** One call per operation: its timeout. */
   readonly operation_ms: number;
 
+  /** One adapter, one operation bound, whoever asks. */
+  operationMsFor(_supplier: PackageSupplier): number {
+    return this.operation_ms;
+  }
+
   /** An adapter serves its own supplier only. */
   serves(supplier: PackageSupplier): boolean {
     return supplier === "carrier";

@@ -32,6 +32,11 @@ export class Es2PlusCarrier implements Carrier {
   readonly #bundles: HttpCarrier;
   readonly operation_ms: number;
 
+  /** One adapter, one operation bound, whoever asks. */
+  operationMsFor(_supplier: PackageSupplier): number {
+    return this.operation_ms;
+  }
+
   /** An adapter serves its own supplier only. */
   serves(supplier: PackageSupplier): boolean {
     return supplier === "carrier";

@@ -49,6 +49,11 @@ export class EsimGoCarrier implements Carrier {
   readonly #timeout_ms: number;
   readonly operation_ms: number;
 
+  /** One adapter, one operation bound, whoever asks. */
+  operationMsFor(_supplier: PackageSupplier): number {
+    return this.operation_ms;
+  }
+
   /** An adapter serves its own supplier only. */
   serves(supplier: PackageSupplier): boolean {
     return supplier === "esimgo";
