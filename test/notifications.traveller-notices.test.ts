@@ -42,8 +42,11 @@ async function brandedPartner(notifications: Record<string, unknown>) {
   return partner;
 }
 
-async function buy(key: string): Promise<{ order_id: string; iccid: string }> {
-  const bought = await submit(api, key, (await newCart(api, key, "fr-1gb-7d")).cart_key);
+async function buy(
+  key: string,
+  traveller: Record<string, unknown> = {},
+): Promise<{ order_id: string; iccid: string }> {
+  const bought = await submit(api, key, (await newCart(api, key, "fr-1gb-7d")).cart_key, traveller);
   assert.equal(bought.status, 200, JSON.stringify(bought.body));
   return { order_id: bought.body.orderID, iccid: bought.body.purchases[0].iccid };
 }
@@ -71,13 +74,15 @@ function notices(iccid: string, kind?: "usage_80" | "expires_24h"): ReceivedMess
   return world.smtp.messages.filter(
     (message) =>
       message.raw.includes("Message-ID: <notice.") &&
-      partText(parseMessage(message.raw), "text/plain").includes(`ICCID: ${iccid}`) &&
+      partText(parseMessage(message.raw), "text/plain").includes(`(ICCID): ${iccid}`) &&
       (kind === undefined || noticeKind(message) === kind),
   );
 }
 
 function noticeKind(message: ReceivedMessage): string {
-  return parseMessage(message.raw).headers.get("subject")!.includes("24 hours") ? "expires_24h" : "usage_80";
+  return parseMessage(message.raw).headers.get("subject")!.includes("ends within")
+    ? "expires_24h"
+    : "usage_80";
 }
 
 function noticeOf(iccid: string, kind: "usage_80" | "expires_24h"): Promise<ReceivedMessage> {
@@ -125,7 +130,7 @@ test("the 80% notice goes once, branded, multipart, with the top-up link and one
 
   const received = await noticeOf(iccid, "usage_80");
   const message = parseMessage(received.raw);
-  assert.equal(message.headers.get("subject"), "You have used most of your data: France 1 GB 7 days");
+  assert.equal(message.headers.get("subject"), "You have used 83% of your data: France 1 GB 7 days");
   assertBranded(message);
   assert.match(
     message.headers.get("list-unsubscribe")!,
@@ -135,7 +140,7 @@ test("the 80% notice goes once, branded, multipart, with the top-up link and one
   assert.equal(message.headers.get("content-language"), "en");
   const text = partText(message, "text/plain");
   assert.ok(text.includes(`https://wanderlust.example/top-up?iccid=${iccid}`), text);
-  assert.ok(text.includes("850 MB of 1 GB (83%)"), text);
+  assert.ok(text.includes("You have used 850 MB of the 1 GB in your France 1 GB 7 days plan."), text);
   assert.ok(text.includes("help@wanderlust.example") && text.includes("/unsubscribe/"), text);
   assert.ok(partText(message, "text/html").includes(`iccid=${iccid}`));
 
@@ -172,9 +177,12 @@ test("the 24-hour notice goes once the bundle ends within a day; unsubscribed, n
   await useData(partner.api_key, other.iccid, 10);
   await expireWithin23Hours(other.iccid);
   const expiry = parseMessage((await noticeOf(other.iccid, "expires_24h")).raw);
-  assert.equal(expiry.headers.get("subject"), "Your eSIM plan ends within 24 hours: France 1 GB 7 days");
+  assert.match(
+    expiry.headers.get("subject")!,
+    /^Your eSIM plan ends within 2[34] hours: France 1 GB 7 days$/,
+  );
   assertBranded(expiry);
-  assert.match(partText(expiry, "text/plain"), /ends on \d{4}-\d{2}-\d{2} at \d{2}:\d{2} UTC/);
+  assert.match(partText(expiry, "text/plain"), /ends on \w+ \d{1,2}, \d{4} at \d{2}:\d{2} [AP]M UTC/);
 
   // The one-click POST a mail client sends, no sign-in: then the first eSIM's expiry notice is skipped.
   const posted = await fetch(`${api}${path}`, {
@@ -244,4 +252,26 @@ test("confirmation email on: the first confirmation carries the brand's From nam
   const parsed = parseMessage(message.raw);
   assert.match(parsed.headers.get("from")!, /^Wanderlust eSIM </);
   assert.equal(parsed.headers.get("reply-to"), "care@wanderlust.example");
+});
+
+test("a traveller whose address has an internationalised domain gets the 80% notice, sent to its ASCII form", async () => {
+  const partner = await brandedPartner({ traveller_usage_emails: true });
+  const { iccid } = await buy(partner.api_key, { email: "ana@bücher.example" });
+  await useData(partner.api_key, iccid, 850);
+  const received = await noticeOf(iccid, "usage_80");
+  assert.match(received.raw, /^To: ana@xn--bcher-kva\.example\r$/m);
+  assert.deepEqual(await noticeRows(iccid), [{ kind: "usage_80", status: "sent" }]);
+});
+
+test("usage jumping from under 80% to the whole allowance between sweeps still sends the 80% notice, once", async () => {
+  const partner = await brandedPartner({ traveller_usage_emails: true });
+  const { iccid } = await buy(partner.api_key);
+  await useData(partner.api_key, iccid, 700); // 68%: nothing yet
+  await useData(partner.api_key, iccid, 324); // all 1024 MB at once: the bundle is depleted
+  const { rows } = await pool.query("select status from esim_bundles where iccid = $1", [iccid]);
+  assert.deepEqual(rows, [{ status: "depleted" }]);
+  const message = parseMessage((await noticeOf(iccid, "usage_80")).raw);
+  assert.equal(message.headers.get("subject"), "You have used 100% of your data: France 1 GB 7 days");
+  assert.ok(partText(message, "text/plain").includes("You have used 1 GB of the 1 GB"));
+  assert.deepEqual(await noticeRows(iccid), [{ kind: "usage_80", status: "sent" }]);
 });

@@ -15,7 +15,7 @@ import type pg from "pg";
 import type { Database } from "../db/schema.ts";
 import { newId } from "../shared/ids.ts";
 import { rfc3339 } from "../shared/time.ts";
-import type { Mailer } from "./mailer.ts";
+import { asciiRecipient, type Mailer } from "./mailer.ts";
 import { isPlainAddress } from "./mime-message.ts";
 import { renderTravellerNotice } from "./render-traveller-notice.ts";
 import {
@@ -134,7 +134,10 @@ function skipReason(
   if (unsubscribed) return "not sent: the traveller unsubscribed";
   if (order === null) return "not sent: the eSIM's order was not found";
   if (order.status === "refunded") return "not sent: the order was refunded";
-  if (!isPlainAddress(order.email)) return "not sent: the traveller's address is not a plain address";
+  // The stored address keeps an internationalised domain as typed; the mailer sends to its
+  // ASCII form (mailer.ts asciiRecipient), so that is the form to check.
+  if (!isPlainAddress(asciiRecipient(order.email)))
+    return "not sent: the traveller's address is not a plain address";
   return null;
 }
 
