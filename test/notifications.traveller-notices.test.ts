@@ -119,7 +119,9 @@ test("the 80% notice goes once, branded, multipart, with the top-up link and one
     db: worker.db,
     pool,
     mailer: { send: () => Promise.reject(new Error("unused")), close: async () => undefined },
-    partnersWithNotices: (limit: number) => partnersWithNotices(worker.db, limit),
+    partnersWithNotices: (after: string | null, limit: number) =>
+      partnersWithNotices(worker.db, after, limit),
+    rotation: { after: null },
     markDueBundles: markBundlesForNotice,
     findOrders: (ids: string[]) => ordersForEmail(worker.db, ids, "http://unused.example"),
     findSenders: (ids: string[]) => loadSenders(worker.db, ids),
