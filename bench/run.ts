@@ -29,6 +29,7 @@ import { discoveryPrices } from "./scenarios/discovery-prices.ts";
 import { esimRead } from "./scenarios/esim-read.ts";
 import { purchase } from "./scenarios/purchase.ts";
 import { pgbenchPurchase } from "./scenarios/purchase-sql.ts";
+import { purchaseFromSupplier } from "./scenarios/purchase-supplier.ts";
 import { replay } from "./scenarios/replay.ts";
 import { roles } from "./scenarios/roles.ts";
 import { search } from "./scenarios/search.ts";
@@ -72,6 +73,12 @@ async function runScenarios(ctx: Context): Promise<void> {
   const purchase_per_s = only.has("purchase")
     ? await quiesce(ctx).then(() => purchase(ctx, pgbench_tps))
     : null;
+  // Beside the carrier's purchase (its figures, when measured in this run).
+  for (const supplier of ["airalo", "esimgo"] as const) {
+    if (!only.has(`purchase-${supplier}`)) continue;
+    const carrier = ctx.results.find((r) => r.name === "purchase (service)") ?? null;
+    await quiesce(ctx).then(() => purchaseFromSupplier(ctx, supplier, carrier));
+  }
   if (only.has("replay")) await quiesce(ctx).then(() => replay(ctx, discovery_per_s));
   if (only.has("slow64")) await quiesce(ctx).then(() => slowCarrier(ctx, 64, purchase_per_s));
   if (only.has("slow256")) await quiesce(ctx).then(() => slowCarrier(ctx, 256, purchase_per_s));

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { gunzipSync } from "node:zlib";
 import { importCatalog } from "../src/catalog/import-catalog.ts";
 import { listDestinationPackages } from "../src/catalog/list-destination-packages.ts";
 import { seedDefaultCatalogIfEmpty } from "../src/catalog/seed-catalog.ts";
@@ -107,4 +108,27 @@ test("the OpenAPI document describes the route, its 200, 304 and error responses
   assert.ok(operation.responses["200"].headers.ETag);
   assert.equal(operation.responses["304"].content, undefined);
   for (const status of ["400", "401", "404"]) assert.ok(operation.responses[status], status);
+});
+
+test("Accept-Encoding gzip gets the same body gzipped under its own ETag; either tag revalidates; q=0 refuses it", async () => {
+  const plain = await get("FR");
+  const zipped = await get("FR", { "accept-encoding": "br, gzip;q=0.8" });
+  assert.equal(zipped.statusCode, 200);
+  assert.equal(zipped.headers["content-encoding"], "gzip");
+  assert.equal(plain.headers["content-encoding"], undefined);
+  for (const answer of [plain, zipped]) assert.equal(answer.headers.vary, "accept-encoding");
+  const body = gunzipSync(zipped.rawPayload);
+  assert.deepEqual(body, plain.rawPayload, "the same JSON bytes");
+  assert.ok(zipped.rawPayload.length * 4 < plain.rawPayload.length, "a fraction of the size");
+  assert.notEqual(zipped.headers.etag, plain.headers.etag);
+  assert.match(String(zipped.headers.etag), /^"[A-Za-z0-9_-]+-gzip"$/);
+  for (const tag of [plain.headers.etag, zipped.headers.etag]) {
+    const again = await get("FR", { "accept-encoding": "gzip", "if-none-match": String(tag) });
+    assert.equal(again.statusCode, 304, `revalidated with ${tag}`);
+  }
+  for (const refused of ["gzip;q=0", "identity", "br"]) {
+    const answer = await get("FR", { "accept-encoding": refused });
+    assert.equal(answer.headers["content-encoding"], undefined, refused);
+    assert.deepEqual(answer.rawPayload, plain.rawPayload, refused);
+  }
 });

@@ -185,3 +185,28 @@ test("an unsigned or forged notification is 401 and changes nothing", async () =
   assert.equal(genuine.status, 200);
   assert.equal(await usedMb(iccid), 900);
 });
+
+test("a signed body repeated for its eSIM within minutes is acknowledged and not pulled again (a replay spends no Airalo usage calls); another body is", async () => {
+  const { iccid } = await boughtFromAiralo();
+  await control("/control", { arm: [] });
+  await control(`/control/sims/${iccid}/usage`, { used_mb: 300 });
+  const post = async (body: string) => {
+    const signature = createHmac("sha512", CLIENT_SECRET).update(body).digest("hex");
+    const answer = await fetch(WEBHOOK_URL, {
+      method: "POST",
+      headers: { "content-type": "application/json", "airalo-signature": signature },
+      body,
+    });
+    assert.equal(answer.status, 200);
+    return ((await answer.json()) as any).esims[iccid];
+  };
+  const body = JSON.stringify({ level: "75%", package_name: PACKAGE, remaining_percentage: 25, iccid });
+  assert.equal(await post(body), "changed");
+  assert.equal(await usedMb(iccid), 300);
+  await control(`/control/sims/${iccid}/usage`, { used_mb: 600 });
+  assert.equal(await post(body), "repeated");
+  assert.equal(await usedMb(iccid), 300, "the replay pulled nothing");
+  const next = JSON.stringify({ level: "90%", package_name: PACKAGE, remaining_percentage: 10, iccid });
+  assert.equal(await post(next), "changed");
+  assert.equal(await usedMb(iccid), 600);
+});

@@ -348,7 +348,7 @@ test("usage is pulled from each eSIM's own supplier", async () => {
   assert.equal(esim.body.data_used_mb ?? esim.body.usage?.data_used_mb, 300, JSON.stringify(esim.body));
 });
 
-test("refunds go to the supplier: eSIM Go refuses while its refunds are off (refused to the partner), then refunds; Airalo refunds once it accepts the request; an Airalo top-up alone is refused", async () => {
+test("refunds go to the supplier: eSIM Go refuses while its refunds are off (refused to the partner), then refunds; Airalo refunds once it accepts the request, no top-up sold meanwhile; an Airalo top-up alone is refused, an eSIM with one too", async () => {
   const onEsimGo = await buy(ESIMGO_SIM);
   const refused = await refund(onEsimGo.partner.api_key, onEsimGo.order_id);
   assert.equal(refused.status, 409, JSON.stringify(refused.body));
@@ -379,28 +379,91 @@ test("refunds go to the supplier: eSIM Go refuses while its refunds are off (ref
   assert.equal(airaloTopUp.status, 200);
   const topUpRefund = await refund(onAiralo.partner.api_key, airaloTopUp.body.orderID);
   assert.equal(topUpRefund.status, 409, "Airalo refunds whole eSIMs, not a top-up alone");
-  const requested = await refund(onAiralo.partner.api_key, onAiralo.order_id);
+  // Airalo approves a refund by the eSIM order alone: with a top-up it is not asked at all.
+  const withTopUp = await refund(onAiralo.partner.api_key, onAiralo.order_id);
+  assert.equal(withTopUp.status, 409, JSON.stringify(withTopUp.body));
+  assert.equal(withTopUp.body.reason, "topups_not_refunded");
+  const none = await pool.query("select id from airalo_sim.refunds where $1 = any(iccids)", [onAiralo.iccid]);
+  assert.equal(none.rows.length, 0, "nothing asked of Airalo");
+
+  const alone = await buy(AIRALO_SIM);
+  const requested = await refund(alone.partner.api_key, alone.order_id);
   assert.equal(requested.status, 503, "Airalo reviews the request later");
-  const asked = await pool.query("select id from airalo_sim.refunds where $1 = any(iccids)", [
-    onAiralo.iccid,
-  ]);
+  const asked = await pool.query("select id from airalo_sim.refunds where $1 = any(iccids)", [alone.iccid]);
   assert.equal(asked.rows.length, 1, "one refund request at Airalo");
+  // While Airalo reviews it (days) no top-up is offered or sold: it would be credited with the eSIM.
+  const offer = await call(url, "GET", `/v1/orders/available-topups/${alone.iccid}`, {
+    key: alone.partner.api_key,
+  });
+  assert.equal(offer.status, 200);
+  assert.deepEqual(offer.body.data, [], "none offered");
+  const airaloBefore = await airaloOrderCount();
+  const refusedTopUp = await topUp(
+    alone.partner.api_key,
+    alone.iccid,
+    AIRALO_TOPUP,
+    await externalId(AIRALO_TOPUP),
+  );
+  assert.equal(refusedTopUp.status, 422, JSON.stringify(refusedTopUp.body));
+  assert.equal(refusedTopUp.body.code, "topup_not_available");
+  assert.match(refusedTopUp.body.detail, /refund .* is under way/);
+  assert.equal(await balance(url, alone.partner.api_key), alone.credit - alone.paid, "nothing held");
+  assert.equal(await airaloOrderCount(), airaloBefore, "nothing asked of Airalo");
+  const topups = await sql`select 1 from orders where topup_iccid = ${alone.iccid}`.execute(db);
+  assert.equal(topups.rows.length, 0, "no top-up order");
   await airaloControl(`/control/refunds/${asked.rows[0].id}/review`, { outcome: "approved" });
   const done = await waitFor("the refund once Airalo accepted it", async () => {
-    const again = await refund(onAiralo.partner.api_key, onAiralo.order_id);
+    const again = await refund(alone.partner.api_key, alone.order_id);
     return again.status === 200 ? again : null;
   });
   assert.equal(done.body.status, "refunded");
-  assert.equal(
-    await balance(url, onAiralo.partner.api_key),
-    onAiralo.credit,
-    "the eSIM and its top-up credited",
-  );
+  assert.equal(await balance(url, alone.partner.api_key), alone.credit, "the eSIM credited");
   const requests = await pool.query(
     "select count(*)::int as n from airalo_sim.refunds where $1 = any(iccids)",
-    [onAiralo.iccid],
+    [alone.iccid],
   );
   assert.equal(requests.rows[0].n, 1, "asked once");
+  assert.deepEqual((await auditLedger(db)).breaches, []);
+});
+
+test("an eSIM Go eSIM with a completed top-up is not refunded (its cancel revokes the eSIM's own bundle only) until the top-up is refunded first; each credited once, both bundles revoked", async () => {
+  await esimgoSandbox("/sandbox/organisation", { refundsEnabled: true });
+  const bought = await buy(ESIMGO_SIM);
+  // Another bundle than the eSIM's: of two unused assignments of one bundle eSIM Go revokes the oldest.
+  const offer = await call(url, "GET", `/v1/orders/available-topups/${bought.iccid}`, {
+    key: bought.partner.api_key,
+  });
+  const other = offer.body.data.find((row: { package_id: string }) => row.package_id !== ESIMGO_SIM);
+  assert.ok(other, JSON.stringify(offer.body));
+  const topped = await topUp(
+    bought.partner.api_key,
+    bought.iccid,
+    other.package_id,
+    other.external_package_id,
+  );
+  assert.equal(topped.status, 200, JSON.stringify(topped.body));
+  const topup_id = topped.body.orderID as string;
+  const paid = bought.paid + (topped.body.total.amount_minor as number);
+  const refused = await refund(bought.partner.api_key, bought.order_id);
+  assert.equal(refused.status, 409, JSON.stringify(refused.body));
+  assert.equal(refused.body.code, "refund_not_allowed");
+  assert.equal(refused.body.reason, "topups_not_refunded");
+  assert.equal(await balance(url, bought.partner.api_key), bought.credit - paid, "nothing credited");
+  assert.equal((await orderRow(bought.order_id)).status, "completed");
+  const states = async () =>
+    (
+      await pool.query("select state from esimgo_sim.assignments where iccid = $1 order by state", [
+        bought.iccid,
+      ])
+    ).rows.map((row) => row.state);
+  assert.ok(!(await states()).includes("revoked"), "nothing revoked at eSIM Go");
+
+  const topUpRefunded = await refund(bought.partner.api_key, topup_id);
+  assert.equal(topUpRefunded.status, 200, JSON.stringify(topUpRefunded.body));
+  const refunded = await refund(bought.partner.api_key, bought.order_id);
+  assert.equal(refunded.status, 200, JSON.stringify(refunded.body));
+  assert.equal(await balance(url, bought.partner.api_key), bought.credit, "each credited once");
+  assert.deepEqual(await states(), ["revoked", "revoked"]);
   assert.deepEqual((await auditLedger(db)).breaches, []);
 });
 
@@ -510,7 +573,7 @@ test("in the sandbox without suppliers' URLs, the service starts their built-in 
   }
 });
 
-test("a production start without suppliers' credentials serves the carrier's packages and refuses a supplier's, nothing charged", async () => {
+test("a production start without suppliers' credentials serves the carrier's packages and refuses a supplier's before any order: 503, nothing charged or created", async () => {
   const production = await world.startService({
     APP_ENV: "production",
     CARRIER_CALLBACK_TOKEN: "a-long-callback-token-0123456789",
@@ -528,16 +591,17 @@ test("a production start without suppliers' credentials serves the carrier's pac
     const airaloBefore = await airaloOrderCount();
     const supplierCart = await newCart(production.url, partner.api_key, AIRALO_SIM);
     const refused = await submit(production.url, partner.api_key, supplierCart.cart_key);
-    assert.equal(refused.status, 502, JSON.stringify(refused.body));
+    assert.equal(refused.status, 503, JSON.stringify(refused.body));
+    assert.equal(refused.body.code, "carrier_unavailable");
+    assert.match(refused.body.detail, /cannot be reached now\. Nothing was charged and no order was created/);
     assert.equal(await balance(production.url, partner.api_key), before, "nothing charged");
     assert.equal(await airaloOrderCount(), airaloBefore, "nothing asked of Airalo");
-    const failed = await sql<{ carrier_refusal: string; supplier: string }>`
-      select carrier_refusal, supplier from orders where cart_key = ${supplierCart.cart_key}`.execute(db);
-    assert.equal(failed.rows[0]!.supplier, "airalo");
-    assert.match(
-      failed.rows[0]!.carrier_refusal,
-      /Airalo is not configured in this process.*AIRALO_CLIENT_ID/,
-    );
+    const orders = await sql`select 1 from orders where cart_key = ${supplierCart.cart_key}`.execute(db);
+    assert.equal(orders.rows.length, 0, "no order created");
+    const holds = await sql<{ n: number }>`
+      select count(*)::int as n from ledger_transfers t join orders o on o.order_id = t.reference
+      where o.partner_id = ${partner.partner_id} and o.supplier = 'airalo'`.execute(db);
+    assert.equal(holds.rows[0]!.n, 0, "no hold");
   } finally {
     await production.stop();
   }

@@ -11,13 +11,15 @@ import { type CartLine, writeCartFile } from "./setup.ts";
 import { webhookBacklog } from "./webhooks.ts";
 
 /**
- * `count` new carts, made by wrk (twice as fast as fetch from this process) going round the
- * partners, then read back from the database and written one a line, partners interleaved.
+ * `count` new carts of `package_id` (the carrier's PACKAGE_ID by default), made by wrk (twice as
+ * fast as fetch from this process) going round the partners, then read back from the database and
+ * written one a line, partners interleaved.
  */
 export async function cartFile(
   ctx: Context,
   name: string,
   count: number,
+  package_id: string = PACKAGE_ID,
 ): Promise<{ file: string; carts: CartLine[] }> {
   const started = performance.now();
   const since = (await ctx.pool.query<{ now: Date }>("select now()")).rows[0]!.now;
@@ -40,7 +42,7 @@ export async function cartFile(
         BENCH_PARTNERS: partners_file,
         // A few more than needed: requests in flight when a thread stops itself may be lost.
         BENCH_COUNT: String(count + PURCHASE_CONCURRENCY),
-        BENCH_PACKAGE: PACKAGE_ID,
+        BENCH_PACKAGE: package_id,
       },
     },
     async () =>
@@ -83,6 +85,7 @@ export async function submitRun(
   concurrency: number,
   expected_per_s: number,
   bound_per_s: number,
+  package_id: string = PACKAGE_ID,
 ): Promise<
   Awaited<ReturnType<typeof measured<WrkResult>>> & {
     emails_sent: number;
@@ -98,6 +101,7 @@ export async function submitRun(
       ctx,
       `${name}-warmup`,
       Math.ceil(Math.min(bound_per_s, expected_per_s) * warmup_s) + 2 * concurrency,
+      package_id,
     );
     const result = await runWrk({ ...base, duration_s: warmup_s, env: { BENCH_CARTS: warm.file } });
     rate = result.s2xx / (result.duration_us / 1e6);
@@ -106,7 +110,7 @@ export async function submitRun(
     if (result.exhausted > 0) rate = Math.max(rate, expected_per_s) * 1.5;
   }
   const count = Math.ceil(Math.min(bound_per_s, 2 * rate + 100) * duration_s) + 2 * concurrency;
-  const { file } = await cartFile(ctx, name, count);
+  const { file } = await cartFile(ctx, name, count, package_id);
   const emails_before = await emailsSent(ctx);
   const completed_before = await completedOrders(ctx);
   const run = await measured(ctx, name, () => runWrk({ ...base, env: { BENCH_CARTS: file } }));

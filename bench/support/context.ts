@@ -13,6 +13,8 @@ export const SCENARIOS = [
   "destinations",
   "esim-read",
   "purchase",
+  "purchase-airalo",
+  "purchase-esimgo",
   "replay",
   "slow64",
   "slow256",
@@ -112,6 +114,11 @@ export type Context = {
   more_services: Running[];
   simulator: Running;
   simulator_key: string;
+  /**
+   * The supplier fakes, each a process of its own, started only for its purchase scenario
+   * (scenarios/purchase-supplier.ts); their CPU is counted as the simulator's.
+   */
+  supplier_fakes: { airalo: Running | null; esimgo: Running | null };
   bare: Running | null;
   /** The webhook receiver; null with --no-webhooks. */
   webhook_receiver: Running | null;

@@ -38,6 +38,8 @@ export async function measured<T extends { cpu_ticks: number }>(
   const pids = () => [
     ...services().map((service) => service.pid),
     ctx.simulator.pid,
+    ctx.supplier_fakes.airalo?.pid,
+    ctx.supplier_fakes.esimgo?.pid,
     ctx.bare?.pid,
     ctx.webhook_receiver?.pid,
     ctx.mail_relay?.pid,
@@ -45,7 +47,11 @@ export async function measured<T extends { cpu_ticks: number }>(
   const sample = () => ({
     at: performance.now(),
     service: services().reduce((ticks, service) => ticks + processTicks(service.pid), 0),
-    simulator: processTicks(ctx.simulator.pid),
+    // The carrier simulator and the supplier fakes: only the one a scenario buys from is busy.
+    simulator:
+      processTicks(ctx.simulator.pid) +
+      processTicks(ctx.supplier_fakes.airalo?.pid) +
+      processTicks(ctx.supplier_fakes.esimgo?.pid),
     bare: processTicks(ctx.bare?.pid),
     webhook_receiver: processTicks(ctx.webhook_receiver?.pid),
     mail_relay: processTicks(ctx.mail_relay?.pid),

@@ -147,3 +147,61 @@ async function startListener(name: string, scheme: string, log_dir: string): Pro
     },
   };
 }
+
+/** The credentials the harness gives the supplier fakes and the service (loopback only). */
+export const FAKE_AIRALO = { client_id: "bench-airalo", client_secret: "bench-airalo-secret-0123456789" };
+export const FAKE_ESIMGO_KEY = "bench-esimgo-key-0123456789";
+/** The fakes' starting money, far above what any run spends (their defaults run out in seconds). */
+const FAKE_CREDIT = "10000000";
+/**
+ * The eSIM Go fake's own limit per client address, above anything: the adapter's documented 10 a
+ * second (src/carrier/esimgo/rate-limit.ts) is the one the bench measures with, as in production.
+ */
+const FAKE_ESIMGO_RATE_LIMIT = "100000";
+
+/**
+ * A supplier's fake (src/simulators/airalo, esimgo) as a process of its own, as the carrier
+ * simulator is: its CPU is its own in the figures, not the service's. Latency 0.
+ */
+export async function startSupplierFake(options: {
+  supplier: "airalo" | "esimgo";
+  database_url: string;
+  log_dir: string;
+  cwd: string;
+}): Promise<Running> {
+  const { supplier } = options;
+  const env: Record<string, string> =
+    supplier === "airalo"
+      ? {
+          AIRALO_SIM_CLIENT_ID: FAKE_AIRALO.client_id,
+          AIRALO_SIM_CLIENT_SECRET: FAKE_AIRALO.client_secret,
+          AIRALO_SIM_PORT: "0",
+          AIRALO_SIM_LATENCY_MS: "0",
+          AIRALO_SIM_CREDIT_USD: FAKE_CREDIT,
+        }
+      : {
+          ESIMGO_SIM_API_KEY: FAKE_ESIMGO_KEY,
+          ESIMGO_SIM_PORT: "0",
+          ESIMGO_SIM_LATENCY_MS: "0",
+          ESIMGO_SIM_RATE_LIMIT: FAKE_ESIMGO_RATE_LIMIT,
+          ESIMGO_SIM_BALANCE: FAKE_CREDIT,
+        };
+  const child = spawnNode({
+    name: `${supplier} fake`,
+    script: `src/simulators/${supplier}/main.ts`,
+    env: { ...env, DATABASE_URL: options.database_url, SIMULATOR_EXIT_ON_STDIN_CLOSE: "1" },
+    node_flags: [],
+    cwd: options.cwd,
+    log_file: path.join(options.log_dir, `${supplier}-fake.log`),
+    keep_chars: 8_000,
+  });
+  const url = await waitForOutput(child, /listening on (http:\/\/\S+)/, START_TIMEOUT_MS);
+  return {
+    name: `${supplier}-fake`,
+    pid: child.pid,
+    url,
+    stop: async () => {
+      await child.stop(STOP_GRACE_MS);
+    },
+  };
+}

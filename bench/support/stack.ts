@@ -11,11 +11,14 @@ import { quiesce } from "./carts.ts";
 import { type Context, log, type Options, PARTNER_CREDIT_MINOR, PARTNERS, RESULTS_DIR } from "./context.ts";
 import { InspectorSession } from "./inspector.ts";
 import {
+  FAKE_AIRALO,
+  FAKE_ESIMGO_KEY,
   freePort,
   type Running,
   startMailRelay,
   startService,
   startSimulator,
+  startSupplierFake,
   startWebhookReceiver,
 } from "./processes.ts";
 import { createPartners } from "./setup.ts";
@@ -47,6 +50,7 @@ export async function startStack(
     cwd: options.service_dir,
   });
   stops.push(simulator.stop);
+  const supplier_fakes = await startSupplierFakes(options, embedded.url, tmp, stops);
   const mail_relay = options.mail_relay ? await startMailRelay({ log_dir: tmp }) : null;
   if (mail_relay !== null) stops.push(mail_relay.stop);
   const service_database_url = await throughPgBouncer(options, embedded.url, stops);
@@ -59,6 +63,7 @@ export async function startStack(
     simulator,
     simulator_key,
     mail_relay,
+    supplier_fakes,
   });
   const service = await startService({
     log_dir: tmp,
@@ -99,6 +104,7 @@ export async function startStack(
     more_services: [],
     simulator,
     simulator_key,
+    supplier_fakes,
     bare: null,
     webhook_receiver,
     mail_relay,
@@ -112,6 +118,27 @@ export async function startStack(
   // The credits' wallet events go out before the first scenario, not inside it.
   await quiesce(ctx);
   return ctx;
+}
+
+/**
+ * The fakes of the suppliers whose purchase is measured, each its own process (not the service's
+ * in-process sandbox fake): their CPU is theirs, not the service's. Before the service, which is
+ * given their URLs.
+ */
+async function startSupplierFakes(
+  options: Options,
+  database_url: string,
+  tmp: string,
+  stops: (() => Promise<unknown>)[],
+): Promise<Context["supplier_fakes"]> {
+  const start = async (supplier: "airalo" | "esimgo") => {
+    if (!options.only.has(`purchase-${supplier}`)) return null;
+    const fake = await startSupplierFake({ supplier, database_url, log_dir: tmp, cwd: options.service_dir });
+    stops.push(fake.stop);
+    log(`${supplier} fake ${fake.url} (pid ${fake.pid}), latency 0`);
+    return fake;
+  };
+  return { airalo: await start("airalo"), esimgo: await start("esimgo") };
 }
 
 /**
@@ -151,8 +178,10 @@ function benchServiceEnv(
     simulator: Running;
     simulator_key: string;
     mail_relay: Running | null;
+    supplier_fakes: Context["supplier_fakes"];
   },
 ): Record<string, string> {
+  const { airalo, esimgo } = to.supplier_fakes;
   return {
     APP_ENV: "sandbox",
     DATABASE_URL: to.database_url,
@@ -173,5 +202,14 @@ function benchServiceEnv(
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
     WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
     ...(to.mail_relay ? { SMTP_URL: to.mail_relay.url } : {}),
+    // A supplier's URL set: the service calls it over HTTP, as in production, with its credentials.
+    ...(airalo
+      ? {
+          AIRALO_API_URL: `${airalo.url}/v2`,
+          AIRALO_CLIENT_ID: FAKE_AIRALO.client_id,
+          AIRALO_CLIENT_SECRET: FAKE_AIRALO.client_secret,
+        }
+      : {}),
+    ...(esimgo ? { ESIMGO_API_URL: `${esimgo.url}/v2.4`, ESIMGO_API_KEY: FAKE_ESIMGO_KEY } : {}),
   };
 }

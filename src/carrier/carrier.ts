@@ -86,6 +86,12 @@ export interface Carrier extends EsimLifecycle {
    * lease of the order or refund driving it is sized to this, so nobody else drives it meanwhile.
    */
   readonly operation_ms: number;
+  /**
+   * Whether this process can reach `supplier` now: checked before a purchase, a top-up or a refund
+   * is created, so one the process cannot send is refused with nothing made or charged. A call
+   * about an order already sent goes ahead whatever this says (the router answers unavailable).
+   */
+  serves(supplier: PackageSupplier): boolean;
   provisionProfile(request: ForSupplier<ProvisionRequest>): Promise<CarrierOutcome<ProvisionedProfile>>;
   topUp(request: ForSupplier<TopUpRequest>): Promise<CarrierOutcome<TopUpResult>>;
   /**

@@ -57,6 +57,12 @@ export class SupplierRouter implements Carrier {
     this.operation_ms = Math.max(...configured.map((adapter) => adapter.operation_ms));
   }
 
+  /** Only a configured supplier's purchases, top-ups and refunds are started (Carrier.serves). */
+  serves(supplier: PackageSupplier): boolean {
+    const adapter = this.#adapters[supplier];
+    return adapter?.serves(supplier) === true;
+  }
+
   /** The supplier's adapter, or the reason it has none (logged: the operator's to fix). */
   #adapter(supplier: PackageSupplier, call: string, reference: string): Carrier | string {
     const adapter = this.#adapters[supplier];
@@ -67,19 +73,22 @@ export class SupplierRouter implements Carrier {
     return reason;
   }
 
-  // Purchases and top-ups: a supplier we cannot reach as configured is a refusal, nothing made and
-  // nothing charged (the hold is voided), never a call left hanging.
+  // A supplier not configured here is unavailable, never a refusal: a new purchase, top-up or refund
+  // is refused before it is created (serves), so a call that reaches here is about an order sent
+  // when the supplier was configured (a re-drive after a restart without its settings), which the
+  // supplier may have made and charged. Refused would fail it and void its hold; unavailable keeps
+  // it pending until the supplier is configured again or the give-up path's carrier check.
   async provisionProfile(
     request: ForSupplier<ProvisionRequest>,
   ): Promise<CarrierOutcome<ProvisionedProfile>> {
     const adapter = this.#adapter(request.supplier, "provisioning", request.reference);
-    if (typeof adapter === "string") return { kind: "refused", reason: adapter };
+    if (typeof adapter === "string") return { kind: "unavailable", reason: adapter };
     return adapter.provisionProfile(request);
   }
 
   async topUp(request: ForSupplier<TopUpRequest>): Promise<CarrierOutcome<TopUpResult>> {
     const adapter = this.#adapter(request.supplier, "top-up", request.reference);
-    if (typeof adapter === "string") return { kind: "refused", reason: adapter };
+    if (typeof adapter === "string") return { kind: "unavailable", reason: adapter };
     return adapter.topUp(request);
   }
 
@@ -91,17 +100,17 @@ export class SupplierRouter implements Carrier {
     return adapter.lookUpOutcome(reference, supplier);
   }
 
-  // A refund the supplier cannot be asked for is refused to the partner (the order stays
-  // completed, nothing credited); the partner may ask again once the supplier is configured.
+  // A refund already asked of the supplier (Airalo's under review) stays refunding, nothing credited
+  // and nothing given up, until the supplier is configured again.
   async cancelProfile(request: ForSupplier<CancelRequest>): Promise<CancelOutcome> {
     const adapter = this.#adapter(request.supplier, "cancel", request.reference);
-    if (typeof adapter === "string") return { kind: "refused", reason: adapter };
+    if (typeof adapter === "string") return { kind: "unavailable", reason: adapter };
     return adapter.cancelProfile(request);
   }
 
   async cancelBundle(request: ForSupplier<CancelRequest>): Promise<CancelOutcome> {
     const adapter = this.#adapter(request.supplier, "cancel", request.reference);
-    if (typeof adapter === "string") return { kind: "refused", reason: adapter };
+    if (typeof adapter === "string") return { kind: "unavailable", reason: adapter };
     return adapter.cancelBundle(request);
   }
 

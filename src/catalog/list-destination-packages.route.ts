@@ -1,5 +1,6 @@
 // GET /v1/esim/destination/{destination_code}/packages (spec 4.1), behind the partner API's
 // authentication hook. Answers from the in-process cache of serialized bodies.
+import { gzipSync } from "node:zlib";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
@@ -53,14 +54,51 @@ function sendNotModified(reply: FastifyReply): FastifyReply {
   return reply.code(304).send();
 }
 
-/** The body with its validators, or 304 when the client already holds it. */
+/**
+ * The gzip representation of a cached body, made once per body on the first request that accepts
+ * it (the bodies are the catalog cache's, shared by every partner of a price list, and dropped with
+ * it). Since every covered country's networks are listed (contract "Catalog additions"), a regional
+ * or global package weighs kilobytes: compressed, a destination's answer is about a tenth.
+ */
+const gzipped = new WeakMap<Buffer, DestinationPackagesBody>();
+
+function gzipOf({ body, etag }: DestinationPackagesBody): DestinationPackagesBody {
+  let compressed = gzipped.get(body);
+  if (compressed === undefined) {
+    // Another representation, so another strong validator (RFC 9110 8.8.3).
+    compressed = { body: gzipSync(body), etag: `${etag.slice(0, -1)}-gzip"` };
+    gzipped.set(body, compressed);
+  }
+  return compressed;
+}
+
+/** Whether Accept-Encoding takes gzip (a `gzip` or `*` coding whose q is not 0, RFC 9110 12.5.3). */
+export function acceptsGzip(header: string | string[] | undefined): boolean {
+  if (typeof header !== "string" || header.length > 1_000) return false;
+  return header.split(",").some((part) => {
+    const [coding = "", ...params] = part.trim().toLowerCase().split(";");
+    if (coding.trim() !== "gzip" && coding.trim() !== "*") return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
+
+/** The body with its validators, gzipped when the client takes it, or 304 when it holds it already. */
 function sendAnswer(
-  if_none_match: string | undefined,
+  headers: { "if-none-match"?: string; "accept-encoding"?: string | string[] },
   reply: FastifyReply,
-  { body, etag }: DestinationPackagesBody,
+  answer: DestinationPackagesBody,
 ): void {
-  reply.header("etag", etag).header("cache-control", CACHE_CONTROL);
-  if (ifNoneMatchMatches(if_none_match, etag)) sendNotModified(reply);
+  const gzip = acceptsGzip(headers["accept-encoding"]);
+  const { body, etag } = gzip ? gzipOf(answer) : answer;
+  reply.header("etag", etag).header("cache-control", CACHE_CONTROL).header("vary", "accept-encoding");
+  // Either representation's tag names the same content: a client switching codings still gets 304.
+  if (
+    ifNoneMatchMatches(headers["if-none-match"], etag) ||
+    ifNoneMatchMatches(headers["if-none-match"], answer.etag)
+  )
+    sendNotModified(reply);
+  else if (gzip) sendSerialized(reply.header("content-encoding", "gzip"), body);
   else sendSerialized(reply, body);
 }
 
@@ -74,7 +112,8 @@ export const listDestinationPackagesRoute = endpoint({
       "Returns the active packages covering a destination, with the wholesale price the wallet is " +
       "debited (your price list), the list price and a recommended retail price. Supports conditional requests: the response carries a " +
       "strong `ETag`; send it back in `If-None-Match` to get `304 Not Modified` while the catalog is " +
-      "unchanged.",
+      "unchanged. With `Accept-Encoding: gzip` the body comes gzipped (`Content-Encoding: gzip`, about a " +
+      "tenth of the size: every covered country's networks are listed), under its own ETag.",
     tags: ["Catalog"],
     security: PARTNER_SECURITY,
     params: Params,
@@ -93,11 +132,11 @@ export const listDestinationPackagesRoute = endpoint({
       const code = request.params.destination_code;
       const answer = rememberedAnswer(ctx.pool, partner_id, code);
       if (answer !== undefined) {
-        sendAnswer(request.headers["if-none-match"], reply, answer);
+        sendAnswer(request.headers, reply, answer);
         return;
       }
       return partnerDestinationAnswer(ctx.pool, partner_id, code, priceListOf).then((loaded) =>
-        sendAnswer(request.headers["if-none-match"], reply, loaded),
+        sendAnswer(request.headers, reply, loaded),
       );
     };
   },

@@ -6,7 +6,9 @@
 // (src/carrier/airalo/webhook.ts), else 401 and nothing changes. A low-data notification names an
 // eSIM: its state is pulled from Airalo through the adapter and applied as every carrier signal is
 // (apply-signal.ts), so its usage reaches partners as eSIM events; applying twice changes nothing,
-// so Airalo may re-send freely. When Airalo cannot be asked now, the eSIM is made due for its next
+// so Airalo may re-send freely; a body repeated for an ICCID within minutes is not pulled again
+// (recent-webhooks.ts: the signature covers no timestamp, so a replay would spend Airalo's usage
+// limit). When Airalo cannot be asked now, the eSIM is made due for its next
 // pull instead. Credit-limit and async-order notifications are logged (we place no async orders).
 
 import { isSignedByAiralo, MAX_WEBHOOK_BYTES, readAiraloWebhook } from "../carrier/airalo/webhook.ts";
@@ -16,6 +18,7 @@ import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { App } from "../shared/http-types.ts";
 import { applySignal } from "./apply-signal.ts";
+import type { RecentWebhooks } from "./recent-webhooks.ts";
 import { pullSoon } from "./sync-esims.ts";
 
 export const AIRALO_WEBHOOK_PATH = "/carrier/airalo/webhooks";
@@ -23,14 +26,16 @@ export const AIRALO_WEBHOOK_PATH = "/carrier/airalo/webhooks";
 export type AiraloWebhookDeps = {
   /** AIRALO_CLIENT_SECRET: the key of Airalo's signature. */
   client_secret: string;
-  /** The Airalo adapter's pull of one eSIM (AiraloCarrier.esimState). */
+  /** The process's Airalo adapter's pull of one eSIM (through ctx.carrier: its rate limits). */
   esimState: (iccid: string) => Promise<EsimStateOutcome>;
+  /** Bodies received lately, per ICCID: a repeat is acknowledged, not pulled again. */
+  recent: RecentWebhooks;
 };
 
 /** ICCIDs of one async-order notification whose state is pulled; more are left to their pulls. */
 const MAX_ICCIDS_PER_DELIVERY = 5;
 
-type Pulled = "changed" | "unchanged" | "unknown_esim" | "pull_scheduled";
+type Pulled = "changed" | "unchanged" | "unknown_esim" | "pull_scheduled" | "repeated";
 
 async function pullAndApply(ctx: AppContext, deps: AiraloWebhookDeps, iccid: string): Promise<Pulled> {
   const state = await deps.esimState(iccid);
@@ -84,7 +89,11 @@ export async function airaloWebhookRoutes(app: App, ctx: AppContext, deps: Airal
               ? webhook.iccids.slice(0, MAX_ICCIDS_PER_DELIVERY)
               : [];
         const pulled: Record<string, Pulled> = {};
-        for (const iccid of iccids) pulled[iccid] = await pullAndApply(ctx, deps, iccid);
+        for (const iccid of iccids) {
+          pulled[iccid] = deps.recent.repeated(iccid, raw)
+            ? "repeated"
+            : await pullAndApply(ctx, deps, iccid);
+        }
         if (webhook.kind === "credit_limit") {
           request.log.warn(
             { remaining: webhook.remaining, message: webhook.message },

@@ -558,6 +558,14 @@ export async function lockCompletedTopUpsOf(trx: Transaction<Database>, iccid: s
   return result.rows;
 }
 
+/** Whether a top-up of the eSIM is pending or completed: not refunded, not failed. */
+export async function hasOpenTopUp(trx: Transaction<Database>, iccid: string): Promise<boolean> {
+  const result = await sql<{ open: boolean }>`
+    select exists (select 1 from orders
+                   where topup_iccid = ${iccid} and status in ('pending', 'completed')) as open`.execute(trx);
+  return result.rows[0]?.open === true;
+}
+
 /** Whether a top-up of the eSIM is still pending (its top-ups through orders_topup_iccid_idx). */
 export async function hasPendingTopUp(trx: Transaction<Database>, iccid: string): Promise<boolean> {
   const result = await sql<{ pending: boolean }>`
@@ -582,15 +590,17 @@ export async function statusesAfter(
 export type PendingOrderStats = { count: number; oldest_age_seconds: number; given_up: number };
 
 /**
- * For /metrics: uses the partial index on pending orders, so it stays cheap however many orders
+ * For /metrics: reads the list of pending orders (migration 0046), so it stays cheap however many orders
  * exist. `given_up`: pending longer than `give_up_hours`, waiting for the operator to settle them.
  */
 export async function pendingOrderStats(db: Executor, give_up_hours: number): Promise<PendingOrderStats> {
   const result = await sql<PendingOrderStats>`
     select count(*)::int as count,
-           coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest_age_seconds,
-           (count(*) filter (where created_at < now() - make_interval(hours => ${give_up_hours})))::int as given_up
-    from pending_orders`.execute(db);
+           coalesce(extract(epoch from now() - min(o.created_at)), 0)::float8 as oldest_age_seconds,
+           (count(*) filter (where o.created_at < now() - make_interval(hours => ${give_up_hours})))::int as given_up
+    -- The list is the index; the order's own row is the truth (a row left by hand is not counted).
+    from pending_orders p join orders o on o.order_id = p.order_id
+    where o.status = 'pending'`.execute(db);
   return result.rows[0] ?? { count: 0, oldest_age_seconds: 0, given_up: 0 };
 }
 

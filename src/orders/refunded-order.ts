@@ -7,6 +7,7 @@ import type { Database } from "../db/schema.ts";
 import type { OrderRow } from "./order.ts";
 import {
   clearRefundRequested,
+  hasOpenTopUp,
   hasPendingTopUp,
   lockCompletedTopUpsOf,
   lockOrder,
@@ -41,6 +42,14 @@ export async function lockTopUpsForRefund(
 ): Promise<{ completed: OrderRow[]; pending: boolean }> {
   if (await hasPendingTopUp(trx, iccid)) return { completed: [], pending: true };
   return { completed: await lockCompletedTopUpsOf(trx, iccid), pending: false };
+}
+
+/**
+ * Whether the eSIM has a top-up not refunded (pending or completed): a supplier's eSIM is not
+ * refunded then (refund-rules.ts, `topups_not_refunded`). Call with the eSIM's order locked.
+ */
+export async function hasUnrefundedTopUps(trx: Transaction<Database>, iccid: string): Promise<boolean> {
+  return hasOpenTopUp(trx, iccid);
 }
 
 /** The order as it stands, whoever's it is (the refund sweep finishes any partner's refund). */

@@ -51,7 +51,8 @@ const schema = {
     "without a second charge, provisioning or email, and with the header `Idempotent-Replayed: true` (on every " +
     "answer an earlier submit of the cart reached: 200, 502 `carrier_error`). 409 `request_in_progress` while the first attempt runs. " +
     "A retry answers the body the completed purchase answers, byte for byte, even after a refund: " +
-    "`GET /orders/{orderID}` shows the order as it is now.",
+    "`GET /orders/{orderID}` shows the order as it is now. 503 `carrier_unavailable` without an `order_id`: " +
+    "the package's network cannot be reached now; nothing was charged and no order was created.",
   tags: ["Orders"],
   security: PARTNER_SECURITY,
   body: SubmitBody,

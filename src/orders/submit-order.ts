@@ -17,6 +17,7 @@ import { checkEndUser, checkLanguage, type EndUser } from "./end-user.ts";
 import { FINISH_ESIM } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
 import { orderByCart, orderById } from "./orders.sql.ts";
+import { networkUnreachable } from "./supplier-not-served.ts";
 
 export type SubmitInput = EndUser & {
   cart_key: string;
@@ -80,6 +81,12 @@ async function reserveInTransaction(
       const existing = await orderByCart(trx, cart.cart_key);
       if (existing) return { kind: "existing", order: existing };
       refuseStaleCart(cart);
+    }
+    if (!ctx.carrier.serves(cart.supplier)) {
+      // Off the common path: a retry still answers the order its cart has (sent while it was served).
+      const existing = await orderByCart(trx, cart.cart_key);
+      if (existing) return { kind: "existing", order: existing };
+      throw networkUnreachable(`package ${cart.package_id}`, "Nothing was charged and no order was created.");
     }
     const order_id = newId("order");
     const inserted = await createPendingOrderAhead(ctx, trx, {

@@ -7,12 +7,15 @@
 // bundle rows, then the wallet (as a top-up's completion: eSIM, order, bundle, wallet). Every lock
 // is FOR NO KEY UPDATE: a carrier signal re-checking its eSIM's foreign key to this order (a key-share
 // lock) never waits for the refund, which may be waiting for that signal's eSIM lock.
-// A new eSIM's cancelProfile cancelled every bundle on it at the carrier, so its completed top-up
+// Our carrier's cancelProfile of a new eSIM cancelled every bundle on it, so its completed top-up
 // orders are refunded in the same transaction, each exactly as its own refund would be (nothing
 // was used: the profile is still released). Their order rows are locked after the eSIM row, the
 // order a top-up's completion takes them in (eSIM, order, wallet). A top-up still pending waits
 // the refund out: the carrier either took it before the cancel (then it was cancelled with the
 // profile and must be refunded once completed here) or refuses it (the profile is cancelled).
+// A supplier's cancel does not (eSIM Go revokes the eSIM order's own bundle, Airalo approves the
+// eSIM order alone): such an eSIM is refunded only without top-ups (refund-rules.ts,
+// `topups_not_refunded`), and here only what the supplier cancelled, its own order, is credited.
 import assert from "node:assert/strict";
 import type { Transaction } from "kysely";
 import { recordAudit } from "../audit/record-audit.ts";
@@ -69,6 +72,7 @@ async function cancelForRefund(trx: Transaction<Database>, order: OrderRow): Pro
   const topups = await lockTopUpsForRefund(trx, order.iccid);
   if (topups.pending) return null;
   await cancelEsimForRefund(trx, order.iccid, order.order_id);
+  if (order.supplier !== "carrier") return [order];
   for (const topup of topups.completed) await cancelBundleForRefund(trx, topup.order_id);
   return [order, ...topups.completed];
 }

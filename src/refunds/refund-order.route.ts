@@ -23,10 +23,13 @@ const DESCRIPTION = [
     "credits the wallet exactly what the order cost, once, and answers the order with status `refunded`.",
   "Allowed for a completed order whose bundle was never used: a new eSIM still `released`, or a top-up " +
     "bundle still `queued`, within `REFUND_WINDOW_DAYS` (default 30) of the purchase. Otherwise 409 " +
-    "`refund_not_allowed` with `reason`: `not_completed`, `esim_installed`, `bundle_used` or " +
-    "`window_passed` (the carrier may refuse too, with the same reasons). An order already refunded " +
-    "answers 200 again and credits nothing.",
-  "Refunding an eSIM refunds its unused top-ups with it: the carrier cancels the whole profile, so every " +
+    "`refund_not_allowed` with `reason`: `not_completed`, `esim_installed`, `bundle_used`, " +
+    "`window_passed` (the carrier may refuse too, with the same reasons) or `topups_not_refunded` (an eSIM " +
+    "from a network that cancels the eSIM's own bundle only, with a top-up pending or not refunded: refund " +
+    "the top-ups first, where that network allows it). An order already refunded answers 200 again and " +
+    "credits nothing. 503 `carrier_unavailable` without a refund under way: the order's network cannot be " +
+    "reached now; nothing was credited and no refund was started.",
+  "Refunding an eSIM of our carrier refunds its unused top-ups with it: the carrier cancels the whole profile, so every " +
     "completed top-up order of that eSIM not refunded yet is refunded in the same step (each its own " +
     "`refund` transaction and `order.refunded` event, its bundle `cancelled`); refunding one of them later " +
     "answers it again (200) and credits nothing. While a top-up of the eSIM is still pending, the refund " +

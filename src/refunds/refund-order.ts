@@ -13,8 +13,13 @@ import type { Database } from "../db/schema.ts";
 import { refundableState } from "../esims/cancel-for-refund.ts";
 import { crashPoint } from "../lib/crash-points.ts";
 import type { OrderRow } from "../orders/order.ts";
-import { lockOrderForRefund, markOrderRefundRequested } from "../orders/refunded-order.ts";
+import {
+  hasUnrefundedTopUps,
+  lockOrderForRefund,
+  markOrderRefundRequested,
+} from "../orders/refunded-order.ts";
 import { inProgress, RETRY_AFTER_S } from "../orders/submit-order.ts";
+import { networkUnreachable } from "../orders/supplier-not-served.ts";
 import type { Actor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
@@ -34,7 +39,7 @@ import {
 import { driveRefund } from "./drive-refund.ts";
 import { refundedAnswer } from "./finish-refund.ts";
 import { checkRefundBudget } from "./refund-budget.ts";
-import { refundNotAllowed, refusalReason } from "./refund-rules.ts";
+import { refundNotAllowed, refusalReason, supplierTopUpsReason } from "./refund-rules.ts";
 import { insertRefundIntent, type RefundLease, selectRefund, takeExpiredLease } from "./refunds.sql.ts";
 
 /**
@@ -85,7 +90,11 @@ async function startOnOrder(
   }
   const esim = order.iccid === null ? null : await refundableState(trx, order.iccid, order.order_id);
   const window_days = requester.window_applies ? ctx.config.refund_window_days : Number.POSITIVE_INFINITY;
-  const reason = refusalReason(order, esim, window_days, new Date());
+  const reason =
+    refusalReason(order, esim, window_days, new Date()) ??
+    (order.type === "esim" && order.supplier !== "carrier" && order.iccid !== null
+      ? supplierTopUpsReason(order, await hasUnrefundedTopUps(trx, order.iccid))
+      : null);
   if (reason !== null) {
     const error = refundNotAllowed(order.order_id, reason, ctx.config.refund_window_days);
     if (key === null) throw error;
@@ -94,6 +103,10 @@ async function startOnOrder(
     await link();
     await completeRefundKeys(trx, order.order_id, answer, ttl_hours);
     return { kind: "answer", answer: { ...answer, replayed: false } };
+  }
+  if (!ctx.carrier.serves(order.supplier)) {
+    // Thrown, not stored on the key: the same request succeeds once the supplier is configured.
+    throw networkUnreachable(`order ${order.order_id}`, "Nothing was credited and no refund was started.");
   }
   await checkRefundBudget(trx, order.partner_id, ctx.config.refunds_per_partner_per_hour);
   const lease = await insertRefundIntent(trx, order, refundLeaseMs(ctx), holderOf(ctx.liveness), requester);

@@ -6,7 +6,13 @@ import type { RefundableState } from "../esims/cancel-for-refund.ts";
 import type { OrderRow } from "../orders/order.ts";
 import { ApiError } from "../shared/errors.ts";
 
-export const REFUSAL_REASONS = ["not_completed", "esim_installed", "bundle_used", "window_passed"] as const;
+export const REFUSAL_REASONS = [
+  "not_completed",
+  "esim_installed",
+  "bundle_used",
+  "window_passed",
+  "topups_not_refunded",
+] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 const DAY_MS = 86_400_000;
@@ -40,7 +46,23 @@ const DETAILS: Record<RefusalReason, string> = {
   esim_installed: "The eSIM was installed on a device.",
   bundle_used: "The order's bundle has been used.",
   window_passed: "The refund window has passed.",
+  topups_not_refunded:
+    "The eSIM has top-ups that are not refunded: its network cancels the eSIM's own bundle only, so refund each top-up first (where the network allows it).",
 };
+
+/**
+ * A supplier's eSIM with a top-up not refunded (pending or completed) is not refunded: eSIM Go's
+ * cancel revokes the eSIM order's own bundle only, and Airalo approves a refund by the eSIM order
+ * alone, so crediting the top-ups with it would pay for bundles the traveller keeps. Our carrier's
+ * cancel takes every bundle of the profile with it (finish-refund.ts credits them all).
+ */
+export function supplierTopUpsReason(
+  order: Pick<OrderRow, "type" | "supplier">,
+  has_unrefunded_topups: boolean,
+): RefusalReason | null {
+  if (order.type !== "esim" || order.supplier === "carrier") return null;
+  return has_unrefunded_topups ? "topups_not_refunded" : null;
+}
 
 /** The reason in a sentence, for a person (the console's refund rules). */
 export function refusalDetail(reason: RefusalReason): string {

@@ -54,7 +54,7 @@ export const ERROR_CODES = {
     title: "The webhook URL is not one the service may call (https, public address).",
   },
   // Issue 13 (refunds): the problem body's `reason` says why (not_completed, esim_installed,
-  // bundle_used, window_passed).
+  // bundle_used, window_passed, topups_not_refunded).
   refund_not_allowed: { status: 409, title: "This order cannot be refunded." },
   // Issue 31 (people): a role without the permission, a key without the scope or from elsewhere.
   forbidden: { status: 403, title: "Your role does not allow this." },

@@ -5,12 +5,13 @@
 // or (sandbox, URL unset) its built-in fake in-process (supplier-endpoints.ts). All behind one
 // router (src/carrier/route-by-supplier.ts) that sends each order's calls to its supplier. A
 // supplier without its credentials (production) is simply not configured: its packages are refused
-// at purchase, nothing charged, and the carrier's are served as ever. The service (src/main.ts) and
+// before any order, top-up or refund is created (503, nothing charged), orders already sent to it
+// stay pending until it is configured again, and the carrier's are served as ever. The service (src/main.ts) and
 // the CLI (src/cli/carrier.ts) both start theirs here.
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { AiraloCarrier } from "../carrier/airalo/airalo-carrier.ts";
-import type { Carrier } from "../carrier/carrier.ts";
+import type { Carrier, PackageSupplier } from "../carrier/carrier.ts";
 import { HttpCarrier } from "../carrier/carrier-api/http-carrier.ts";
 import { composeCarrier } from "../carrier/es2plus/compose.ts";
 import { Es2PlusCarrier } from "../carrier/es2plus/es2plus-carrier.ts";
@@ -59,11 +60,12 @@ type Closers = StartedCarrier["closers"];
  */
 function onFirstUse(
   name: string,
+  supplier: PackageSupplier,
   build: (endpoint: string) => Carrier,
   open: () => Promise<{ carrier: Carrier; close: () => Promise<void> }>,
   closers: Closers,
 ): Carrier {
-  const lazy = new StartOnFirstUse(name, build("http://127.0.0.1:9").operation_ms, open);
+  const lazy = new StartOnFirstUse(name, supplier, build("http://127.0.0.1:9").operation_ms, open);
   closers.push({ name, close: () => lazy.close() });
   return lazy;
 }
@@ -84,7 +86,7 @@ async function startAiraloCarrier(
   if (config.airalo_api_url === null && config.app_env === "sandbox") {
     const placeholder = (base_url: string) =>
       new AiraloCarrier({ pool, timeout_ms, base_url, client_id: "-", client_secret: "-" });
-    return onFirstUse("Airalo simulation", placeholder, open, closers);
+    return onFirstUse("Airalo simulation", "airalo", placeholder, open, closers);
   }
   try {
     const { carrier, close } = await open();
@@ -113,7 +115,7 @@ async function startEsimGoCarrier(
   };
   if (config.esimgo_api_url === null && config.app_env === "sandbox") {
     const placeholder = (base_url: string) => new EsimGoCarrier({ pool, timeout_ms, base_url, api_key: "-" });
-    return onFirstUse("eSIM Go simulation", placeholder, open, closers);
+    return onFirstUse("eSIM Go simulation", "esimgo", placeholder, open, closers);
   }
   try {
     const { carrier, close } = await open();

@@ -25,13 +25,15 @@ export type Started = { carrier: Carrier; close: () => Promise<void> };
 export class StartOnFirstUse implements Carrier {
   readonly operation_ms: number;
   readonly #name: string;
+  readonly #supplier: PackageSupplier;
   readonly #start: () => Promise<Started>;
   #started: Promise<Started> | null = null;
   #closed = false;
 
   /** `operation_ms`: the adapter's, known before it is built (it depends on the timeout only). */
-  constructor(name: string, operation_ms: number, start: () => Promise<Started>) {
+  constructor(name: string, supplier: PackageSupplier, operation_ms: number, start: () => Promise<Started>) {
     this.#name = name;
+    this.#supplier = supplier;
     this.operation_ms = operation_ms;
     this.#start = start;
   }
@@ -57,6 +59,11 @@ export class StartOnFirstUse implements Carrier {
     const started = this.#started;
     this.#started = null;
     if (started !== null) await (await started.catch(() => null))?.close();
+  }
+
+  /** The fake it starts is its supplier's: served, whether or not it has started yet. */
+  serves(supplier: PackageSupplier): boolean {
+    return supplier === this.#supplier;
   }
 
   async provisionProfile(

@@ -68,7 +68,8 @@ export async function listAvailableTopUps(
 ): Promise<AvailableTopUps> {
   requireValidIccid(iccid);
   const esim = await requirePartnerEsim(db, partner_id, iccid);
-  if (!takesTopUps(esim.status)) return { iccid: esim.iccid, data: [] };
+  // None while a refund of the eSIM is under way: submit-topup.ts refuses them then.
+  if (!takesTopUps(esim.status) || esim.refund_under_way) return { iccid: esim.iccid, data: [] };
   const offer = await topUpOffer(db, partner_id, esim);
   return { iccid: esim.iccid, data: offer.map(toTopUpRow) };
 }

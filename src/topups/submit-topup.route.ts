@@ -52,7 +52,9 @@ const SubmitTopUpHeaders = Type.Object({
 const SUBMIT_DESCRIPTION = [
   "Validates the ICCID, holds the price on the wallet, tops the eSIM up with the carrier, records the order " +
     "and debits the wallet. No confirmation email is sent for top-ups. A `deleted` or `cancelled` eSIM takes " +
-    "no top-up: 422 `topup_not_available`, nothing charged.",
+    "no top-up: 422 `topup_not_available`, nothing charged; nor does an eSIM whose own refund is under way " +
+    "(its order's `refund_requested_at` set). 503 `carrier_unavailable` before any order: the eSIM's network " +
+    "cannot be reached now, nothing charged and no order created.",
   "**Idempotency-Key** (recommended). Without it every request is a new top-up. With it, per partner:",
   [
     "- same key, same request (method, path and JSON body; key order and whitespace do not matter, nor an " +

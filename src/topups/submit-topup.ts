@@ -27,8 +27,9 @@ import { createPendingOrderAhead } from "../orders/create-pending-order.ts";
 import { driveIfAbandoned, driveOrder } from "../orders/drive-order.ts";
 import { checkEndUser, type EndUser, e164Of } from "../orders/end-user.ts";
 import type { OrderRow } from "../orders/order.ts";
-import { type EsimRow, partnerEsim } from "../orders/partner-esim.ts";
+import { type EsimRow, lockEsimOrderRefundUnderWay, partnerEsim } from "../orders/partner-esim.ts";
 import { inProgress } from "../orders/submit-order.ts";
+import { networkUnreachable } from "../orders/supplier-not-served.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
@@ -98,6 +99,17 @@ function insufficientBalance(): ApiError {
 }
 
 /**
+ * A top-up sold while the eSIM's refund waits at its supplier (Airalo reviews for days) would be
+ * credited with it once approved (finish-refund.ts), after the supplier delivered it.
+ */
+function refundUnderWay(iccid: string): ApiError {
+  return new ApiError(
+    "topup_not_available",
+    `A refund of eSIM ${iccid} is under way: it can take no top-up (GET /orders/available-topups/{iccid} lists none). Nothing was charged.`,
+  );
+}
+
+/**
  * Phase 1 after the key (if any) is claimed and the eSIM read: the offer, the hold, the pending
  * order, with the id the key was inserted with.
  */
@@ -116,6 +128,7 @@ async function createOrder(
       `eSIM ${esim.iccid} is ${esim.status}: it can take no top-up (GET /orders/available-topups/{iccid} lists none).`,
     );
   }
+  if (await lockEsimOrderRefundUnderWay(trx, esim)) throw refundUnderWay(esim.iccid);
   const row = await offeredTopUp(trx, partner_id, esim, input);
   if (row === "other_supplier") {
     // Partners never see suppliers: the refusal names the network, which is what decides it.
@@ -131,6 +144,9 @@ async function createOrder(
       `Package ${input.package_id} (${input.external_package_id}) is not offered as a top-up for eSIM ${esim.iccid}. ` +
         "Pick a row of GET /orders/available-topups/{iccid} and send both of its ids unchanged.",
     );
+  }
+  if (!ctx.carrier.serves(esim.supplier)) {
+    throw networkUnreachable(`eSIM ${esim.iccid}`, "Nothing was charged and no order was created.");
   }
   // The hold first: when funds are short it writes nothing, so the key alone records the 402.
   const hold = await holdFunds(trx, partner_id, order_id, row.wholesale_minor, row.currency);

@@ -13,6 +13,7 @@ import type {
   CarrierOutcome,
   EsimStateOutcome,
   LookedUpOutcome,
+  PackageSupplier,
   ProvisionedProfile,
   ProvisionRequest,
   SettledCancel,
@@ -45,6 +46,11 @@ export class AiraloCarrier implements Carrier {
   readonly #in_flight_ms: number;
   /** Every call an operation makes has its own timeout: the lease must outlast all of them. */
   readonly operation_ms: number;
+
+  /** An adapter serves its own supplier only. */
+  serves(supplier: PackageSupplier): boolean {
+    return supplier === "airalo";
+  }
 
   constructor(options: AiraloCarrierOptions) {
     const url = new URL(options.base_url);

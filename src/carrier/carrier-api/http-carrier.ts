@@ -23,6 +23,7 @@ import type {
   CarrierOutcome,
   EsimStateOutcome,
   LookedUpOutcome,
+  PackageSupplier,
   ProvisionedProfile,
   ProvisionRequest,
   SettledCancel,
@@ -63,6 +64,11 @@ export class HttpCarrier implements Carrier {
   readonly #timeout_ms: number;
   /** One call per operation: its timeout. */
   readonly operation_ms: number;
+
+  /** An adapter serves its own supplier only. */
+  serves(supplier: PackageSupplier): boolean {
+    return supplier === "carrier";
+  }
 
   constructor(options: HttpCarrierOptions) {
     const url = new URL(options.base_url);

@@ -10,6 +10,7 @@ import type {
   CarrierOutcome,
   EsimStateOutcome,
   LookedUpOutcome,
+  PackageSupplier,
   ProvisionedProfile,
   ProvisionRequest,
   SettledCancel,
@@ -30,6 +31,11 @@ export class Es2PlusCarrier implements Carrier {
   readonly #deps: Es2PlusDeps;
   readonly #bundles: HttpCarrier;
   readonly operation_ms: number;
+
+  /** An adapter serves its own supplier only. */
+  serves(supplier: PackageSupplier): boolean {
+    return supplier === "carrier";
+  }
 
   /**
    * `call_timeout_ms`: one call's timeout (CARRIER_TIMEOUT_MS). A provisioning makes up to

@@ -13,6 +13,7 @@ import type {
   CarrierOutcome,
   EsimStateOutcome,
   LookedUpOutcome,
+  PackageSupplier,
   ProvisionedProfile,
   ProvisionRequest,
   SettledCancel,
@@ -47,6 +48,11 @@ export class EsimGoCarrier implements Carrier {
   readonly #in_flight_ms: number;
   readonly #timeout_ms: number;
   readonly operation_ms: number;
+
+  /** An adapter serves its own supplier only. */
+  serves(supplier: PackageSupplier): boolean {
+    return supplier === "esimgo";
+  }
 
   constructor(options: EsimGoCarrierOptions) {
     const url = new URL(options.base_url);

@@ -7,6 +7,12 @@
 -- `iccid`, which orders_iccid_idx keys. So each completion wrote a new entry into every one of the
 -- orders' indexes (nine since 0028). Now:
 --
+-- Nothing may insert or end an order while the list is built, the top-ups named and the indexes
+-- dropped: an order committed in between would be missing from the list, never resolved. So the
+-- table is locked first, for the whole migration (the README's maintenance window: the previous
+-- release must be stopped, as it would not keep the list).
+lock table orders in access exclusive mode;
+
 -- 1. Pending orders are listed in a table of their own, written by the statements that insert an
 --    order and that end its pending state (orders.sql.ts: insert, complete, fail), and read by the
 --    resolver's claim, the metrics and the console. The pending set is the orders in flight: a few

@@ -64,6 +64,9 @@ export function validateOrder(context: Context, fields: Fields): Answer | OrderR
   return { pkg: found!.pkg, quantity, description, brand_settings_name: brand };
 }
 
+/** The credit is short: thrown inside the order's transaction to roll it back whole. */
+class CreditShort extends Error {}
+
 /** Places a validated order: 200 with the order and its eSIMs, or 422 code 11 when the credit is short. */
 export async function placeOrder(
   context: Context,
@@ -71,29 +74,36 @@ export async function placeOrder(
   request_id: string | null,
 ): Promise<Answer> {
   const cost = order.pkg.net_price_cents * order.quantity;
-  const placed = await inTransaction(context.pool, async (client) => {
-    if ((await debitCredit(client, cost)) === null)
-      return { kind: "short" as const, credit: await creditCents(client) };
-    const row = await insertOrder(client, {
-      type: "sim",
-      package_id: order.pkg.id,
-      quantity: order.quantity,
-      description: order.description,
-      topup_iccid: null,
-      request_id,
-      brand_settings_name: order.brand_settings_name,
-      price_cents: order.pkg.price_cents,
-      net_price_cents: order.pkg.net_price_cents,
+  let placed: { row: OrderRow; sims: SimRow[] };
+  try {
+    placed = await inTransaction(context.pool, async (client) => {
+      const row = await insertOrder(client, {
+        type: "sim",
+        package_id: order.pkg.id,
+        quantity: order.quantity,
+        description: order.description,
+        topup_iccid: null,
+        request_id,
+        brand_settings_name: order.brand_settings_name,
+        price_cents: order.pkg.price_cents,
+        net_price_cents: order.pkg.net_price_cents,
+      });
+      const serials = await nextIccidSerials(client, order.quantity);
+      const sims = await insertSims(
+        client,
+        serials.map((serial) => newSim(context, row, serial)),
+      );
+      // The debit last: the one account row is then locked for the debit and the commit only, so
+      // concurrent orders do not queue behind each other's inserts (measured: 52 ms a debit at 32
+      // concurrent orders when it came first; bench/README.md, purchase from a supplier).
+      if ((await debitCredit(client, cost)) === null) throw new CreditShort();
+      return { row, sims };
     });
-    const serials = await nextIccidSerials(client, order.quantity);
-    const sims = await insertSims(
-      client,
-      serials.map((serial) => newSim(context, row, serial)),
-    );
-    return { kind: "placed" as const, row, sims };
-  });
-  if (placed.kind === "short")
-    return businessError(11, `the order costs ${usd(cost)} USD, the balance is ${usd(placed.credit)} USD`);
+  } catch (error) {
+    if (!(error instanceof CreditShort)) throw error;
+    const credit = await creditCents(context.pool);
+    return businessError(11, `the order costs ${usd(cost)} USD, the balance is ${usd(credit)} USD`);
+  }
   const stock = context.settings().stock;
   if (stock[order.pkg.id] !== undefined)
     stock[order.pkg.id] = Math.max(0, stock[order.pkg.id]! - order.quantity);

@@ -67,7 +67,7 @@ export interface paths {
         };
         /**
          * List the packages and B2B prices of a destination
-         * @description Returns the active packages covering a destination, with the wholesale price the wallet is debited (your price list), the list price and a recommended retail price. Supports conditional requests: the response carries a strong `ETag`; send it back in `If-None-Match` to get `304 Not Modified` while the catalog is unchanged.
+         * @description Returns the active packages covering a destination, with the wholesale price the wallet is debited (your price list), the list price and a recommended retail price. Supports conditional requests: the response carries a strong `ETag`; send it back in `If-None-Match` to get `304 Not Modified` while the catalog is unchanged. With `Accept-Encoding: gzip` the body comes gzipped (`Content-Encoding: gzip`, about a tenth of the size: every covered country's networks are listed), under its own ETag.
          */
         get: operations["listDestinationPackages"];
         put?: never;
@@ -149,7 +149,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a cart: pay from the wallet and provision the eSIM
-         * @description Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, without a second charge, provisioning or email, and with the header `Idempotent-Replayed: true` (on every answer an earlier submit of the cart reached: 200, 502 `carrier_error`). 409 `request_in_progress` while the first attempt runs. A retry answers the body the completed purchase answers, byte for byte, even after a refund: `GET /orders/{orderID}` shows the order as it is now.
+         * @description Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, without a second charge, provisioning or email, and with the header `Idempotent-Replayed: true` (on every answer an earlier submit of the cart reached: 200, 502 `carrier_error`). 409 `request_in_progress` while the first attempt runs. A retry answers the body the completed purchase answers, byte for byte, even after a refund: `GET /orders/{orderID}` shows the order as it is now. 503 `carrier_unavailable` without an `order_id`: the package's network cannot be reached now; nothing was charged and no order was created.
          */
         post: operations["submitOrder"];
         delete?: never;
@@ -208,9 +208,9 @@ export interface paths {
          * Refund an order whose eSIM or bundle was never used
          * @description Cancels the order's eSIM (a new-eSIM order) or its bundle (a top-up order) with the carrier, then credits the wallet exactly what the order cost, once, and answers the order with status `refunded`.
          *
-         *     Allowed for a completed order whose bundle was never used: a new eSIM still `released`, or a top-up bundle still `queued`, within `REFUND_WINDOW_DAYS` (default 30) of the purchase. Otherwise 409 `refund_not_allowed` with `reason`: `not_completed`, `esim_installed`, `bundle_used` or `window_passed` (the carrier may refuse too, with the same reasons). An order already refunded answers 200 again and credits nothing.
+         *     Allowed for a completed order whose bundle was never used: a new eSIM still `released`, or a top-up bundle still `queued`, within `REFUND_WINDOW_DAYS` (default 30) of the purchase. Otherwise 409 `refund_not_allowed` with `reason`: `not_completed`, `esim_installed`, `bundle_used`, `window_passed` (the carrier may refuse too, with the same reasons) or `topups_not_refunded` (an eSIM from a network that cancels the eSIM's own bundle only, with a top-up pending or not refunded: refund the top-ups first, where that network allows it). An order already refunded answers 200 again and credits nothing. 503 `carrier_unavailable` without a refund under way: the order's network cannot be reached now; nothing was credited and no refund was started.
          *
-         *     Refunding an eSIM refunds its unused top-ups with it: the carrier cancels the whole profile, so every completed top-up order of that eSIM not refunded yet is refunded in the same step (each its own `refund` transaction and `order.refunded` event, its bundle `cancelled`); refunding one of them later answers it again (200) and credits nothing. While a top-up of the eSIM is still pending, the refund answers 409 `request_in_progress` and is finished by a retry or on its own.
+         *     Refunding an eSIM of our carrier refunds its unused top-ups with it: the carrier cancels the whole profile, so every completed top-up order of that eSIM not refunded yet is refunded in the same step (each its own `refund` transaction and `order.refunded` event, its bundle `cancelled`); refunding one of them later answers it again (200) and credits nothing. While a top-up of the eSIM is still pending, the refund answers 409 `request_in_progress` and is finished by a retry or on its own.
          *
          *     **Idempotency-Key** (optional): the rules of top-ups. Same key and request: the stored outcome (200 or 409 `refund_not_allowed`) with `Idempotent-Replayed: true`; another request: 422 `idempotency_key_reused`; while the first is running: 409 `request_in_progress`. 503 `carrier_unavailable` is not stored: the refund stays under way, finished by a retry or on its own.
          *
@@ -320,7 +320,7 @@ export interface paths {
         put?: never;
         /**
          * Top up an eSIM: pay from the wallet and add the data
-         * @description Validates the ICCID, holds the price on the wallet, tops the eSIM up with the carrier, records the order and debits the wallet. No confirmation email is sent for top-ups. A `deleted` or `cancelled` eSIM takes no top-up: 422 `topup_not_available`, nothing charged.
+         * @description Validates the ICCID, holds the price on the wallet, tops the eSIM up with the carrier, records the order and debits the wallet. No confirmation email is sent for top-ups. A `deleted` or `cancelled` eSIM takes no top-up: 422 `topup_not_available`, nothing charged; nor does an eSIM whose own refund is under way (its order's `refund_requested_at` set). 503 `carrier_unavailable` before any order: the eSIM's network cannot be reached now, nothing charged and no order created.
          *
          *     **Idempotency-Key** (recommended). Without it every request is a new top-up. With it, per partner:
          *
@@ -4635,7 +4635,7 @@ export interface operations {
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
-                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed";
+                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed" | "topups_not_refunded";
                     };
                 };
             };
@@ -18148,7 +18148,7 @@ export interface operations {
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
-                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed";
+                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed" | "topups_not_refunded";
                     };
                 };
             };
@@ -18461,7 +18461,7 @@ export interface operations {
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
-                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed";
+                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed" | "topups_not_refunded";
                     };
                 };
             };
