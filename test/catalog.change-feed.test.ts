@@ -399,3 +399,72 @@ test("a change committed late is never skipped: a second writer waits for the fi
   );
   await setPricing(partner.partner_id, { discount_percent: 0, overrides: [] });
 });
+
+test("a supplier's top-up-only package is never offered: not in the feed, nor in a destination's count or from_price", async () => {
+  const partner = await api.createPartner("Top-up watcher");
+  let cursor = (await drain(partner.api_key, null)).cursor;
+  const changes = async () => {
+    const read = await drain(partner.api_key, cursor);
+    cursor = read.cursor;
+    return read.changes.map((c) => `${c.kind} ${c.package_id} ${c.package === null ? "null" : "package"}`);
+  };
+  const fr = async () => {
+    const answer = await request(target, "GET", "/v1/esim/destinations", { key: partner.api_key });
+    assert.equal(answer.status, 200);
+    const row = answer.body.data.find((d: Json) => d.destination_code === "FR");
+    return [row.package_count, row.from_price.amount_minor];
+  };
+  const before = await fr();
+  // A top-up product cheaper than anything on sale: counted, it would be FR's from_price.
+  const listing = (top_up_only: boolean) => async () => ({
+    ok: true as const,
+    packages: [
+      {
+        external_package_id: "fr-topup-1gb",
+        name: "France top-up 1 GB",
+        coverage: "country" as const,
+        region: null,
+        data_mb: 1024,
+        validity_days: 7,
+        net_minor: 1,
+        retail_minor: null,
+        currency: "USD",
+        top_up_only,
+        destination_codes: ["FR"],
+      },
+    ],
+    dropped: [],
+  });
+  const sync = (top_up_only: boolean) =>
+    syncSupplierCatalog(pool, {
+      supplier: "airalo",
+      markup_basis_points: 0,
+      destination_codes: [],
+      currency: "USD",
+      actor: CLI_ACTOR,
+      list: listing(top_up_only),
+    });
+
+  assert.deepEqual((await sync(true)).added, ["airalo-fr-topup-1gb"], "the operator's report lists it");
+  assert.deepEqual(await changes(), [], "partners are not told of a package they cannot buy");
+  assert.deepEqual(await fr(), before);
+
+  // Sold as an eSIM: offered, so added; a top-up-only product again: removed for partners.
+  await sync(false);
+  assert.deepEqual(await changes(), ["added airalo-fr-topup-1gb package"]);
+  assert.deepEqual(await fr(), [before[0] + 1, 1]);
+  await sync(true);
+  assert.deepEqual(await changes(), ["removed airalo-fr-topup-1gb null"]);
+  assert.deepEqual(await fr(), before);
+  // Retired while top-up-only: it was never offered, so nothing to remove.
+  await syncSupplierCatalog(pool, {
+    supplier: "airalo",
+    markup_basis_points: 0,
+    destination_codes: [],
+    currency: "USD",
+    actor: CLI_ACTOR,
+    allow_removals: true,
+    list: async () => ({ ok: true as const, packages: [], dropped: [] }),
+  });
+  assert.deepEqual(await changes(), []);
+});

@@ -139,3 +139,19 @@ test("a new release's shipped list refreshes an older shipped list", async () =>
   const count = await other.pool.query<{ n: number }>("select count(*)::int as n from compatible_devices");
   assert.equal(count.rows[0]!.n, SHIPPED_DEVICES.length);
 });
+
+test("an import of the most devices a list holds is answered whole without a limit; limit narrows it", async () => {
+  const file = path.join(dir, "many-devices.json");
+  const list = Array.from({ length: 5_000 }, (_, i) => ({
+    brand: "Acme",
+    model: `Roam ${String(i).padStart(4, "0")}`,
+    os: "Android",
+  }));
+  await writeFile(file, JSON.stringify(list));
+  const run = await runCli(["devices", "import", file, "--json"], env);
+  assert.equal(run.code, 0, run.stderr);
+  const whole = await devices();
+  assert.equal(whole.status, 200);
+  assert.deepEqual(whole.body.data, list);
+  assert.deepEqual(models((await devices("?limit=2")).body), ["Roam 0000", "Roam 0001"]);
+});

@@ -42,8 +42,11 @@ async function brandedPartner(notifications: Record<string, unknown>) {
   return partner;
 }
 
-async function buy(key: string): Promise<{ order_id: string; iccid: string }> {
-  const bought = await submit(api, key, (await newCart(api, key, "fr-1gb-7d")).cart_key);
+async function buy(
+  key: string,
+  traveller: Record<string, unknown> = {},
+): Promise<{ order_id: string; iccid: string }> {
+  const bought = await submit(api, key, (await newCart(api, key, "fr-1gb-7d")).cart_key, traveller);
   assert.equal(bought.status, 200, JSON.stringify(bought.body));
   return { order_id: bought.body.orderID, iccid: bought.body.purchases[0].iccid };
 }
@@ -118,7 +121,9 @@ test("the 80% notice goes once, branded, multipart, with the top-up link and one
     db: worker.db,
     pool,
     mailer: { send: () => Promise.reject(new Error("unused")), close: async () => undefined },
-    partnersWithNotices: (limit: number) => partnersWithNotices(worker.db, limit),
+    partnersWithNotices: (after: string | null, limit: number) =>
+      partnersWithNotices(worker.db, after, limit),
+    rotation: { after: null },
     markDueBundles: markBundlesForNotice,
     findOrders: (ids: string[]) => ordersForEmail(worker.db, ids, "http://unused.example"),
     findSenders: (ids: string[]) => loadSenders(worker.db, ids),
@@ -248,4 +253,26 @@ test("confirmation email on: the first confirmation carries the brand's From nam
   const parsed = parseMessage(message.raw);
   assert.match(parsed.headers.get("from")!, /^Wanderlust eSIM </);
   assert.equal(parsed.headers.get("reply-to"), "care@wanderlust.example");
+});
+
+test("a traveller whose address has an internationalised domain gets the 80% notice, sent to its ASCII form", async () => {
+  const partner = await brandedPartner({ traveller_usage_emails: true });
+  const { iccid } = await buy(partner.api_key, { email: "ana@bücher.example" });
+  await useData(partner.api_key, iccid, 850);
+  const received = await noticeOf(iccid, "usage_80");
+  assert.match(received.raw, /^To: ana@xn--bcher-kva\.example\r$/m);
+  assert.deepEqual(await noticeRows(iccid), [{ kind: "usage_80", status: "sent" }]);
+});
+
+test("usage jumping from under 80% to the whole allowance between sweeps still sends the 80% notice, once", async () => {
+  const partner = await brandedPartner({ traveller_usage_emails: true });
+  const { iccid } = await buy(partner.api_key);
+  await useData(partner.api_key, iccid, 700); // 68%: nothing yet
+  await useData(partner.api_key, iccid, 324); // all 1024 MB at once: the bundle is depleted
+  const { rows } = await pool.query("select status from esim_bundles where iccid = $1", [iccid]);
+  assert.deepEqual(rows, [{ status: "depleted" }]);
+  const message = parseMessage((await noticeOf(iccid, "usage_80")).raw);
+  assert.equal(message.headers.get("subject"), "You have used 100% of your data: France 1 GB 7 days");
+  assert.ok(partText(message, "text/plain").includes("You have used 1 GB of the 1 GB"));
+  assert.deepEqual(await noticeRows(iccid), [{ kind: "usage_80", status: "sent" }]);
 });

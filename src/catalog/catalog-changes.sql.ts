@@ -125,8 +125,8 @@ export async function saveFanOutPosition(db: CatalogDb, position: FanOutPosition
 }
 
 /**
- * These packages as discovery reads them, if active (a retired one is left out: no partner sees
- * it). Every column (`p.*`): the row goes through discovery's toPackage, which picks what partners
+ * These packages as discovery reads them, if offered: active and not top-up-only (a retired one,
+ * or a supplier's top-up product, is left out: no partner can buy it as a new eSIM). Every column (`p.*`): the row goes through discovery's toPackage, which picks what partners
  * see, so a column added for the Package object reaches the feed without a second list here.
  */
 export async function activePackagesByIds(
@@ -140,7 +140,7 @@ export async function activePackagesByIds(
             array(select pd.destination_code from package_destinations pd
                   where pd.package_id = p.package_id order by pd.destination_code) as destination_codes
      from packages p
-     where p.package_id = any($1::text[]) and p.active`,
+     where p.package_id = any($1::text[]) and p.active and not p.top_up_only`,
     [package_ids],
   );
 }

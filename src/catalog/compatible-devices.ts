@@ -24,9 +24,9 @@ export type CompatibleDevice = DeviceRow;
 export const MAX_DEVICES = 5_000;
 /** 5,000 rows of about 60 bytes, with room for quoting. */
 export const MAX_DEVICES_FILE_BYTES = 1024 * 1024;
-/** Rows an answer returns when the request names no limit, and at most. */
-export const DEFAULT_DEVICES_LIMIT = 1_000;
+/** At most, and without a `limit`: the whole list (the contract's answer), as an import holds at most MAX_DEVICES. */
 export const MAX_DEVICES_LIMIT = MAX_DEVICES;
+export const DEFAULT_DEVICES_LIMIT = MAX_DEVICES_LIMIT;
 export const MAX_DEVICE_QUERY_CHARS = 64;
 /** Problems listed when a file is refused; the count says how many there were. */
 const MAX_PROBLEMS_LISTED = 50;

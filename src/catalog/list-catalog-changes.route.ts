@@ -16,7 +16,8 @@ export const listCatalogChangesRoute = endpoint({
       "(the feed begins with every package offered when it began), then pass each answer's `next_cursor` " +
       "as `since`: at once while `has_more`, later to poll. `package` is the package as you see it when " +
       "you read the change (null once it is no longer offered). The same changes are the webhook events " +
-      "`package.added`, `package.updated` and `package.removed`, sent only to endpoints that list them. " +
+      "`package.added`, `package.updated` and `package.removed`, sent to your endpoints that list them or " +
+      "take every type (`event_types: []`). " +
       "A `since` this API did not return (another environment's included) is 400 `invalid_request`.",
     tags: ["Catalog"],
     security: PARTNER_SECURITY,

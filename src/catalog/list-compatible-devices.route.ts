@@ -21,7 +21,8 @@ export const listCompatibleDevicesRoute = endpoint({
       "list shipped with the service (from the manufacturers' public lists) or the operator's own. " +
       "`q` keeps the devices whose brand or model contains it (any case; `pixel 8`, `galaxy z`, " +
       "`apple iphone 15`). Regional variants differ: check a traveller's device settings for an eSIM " +
-      `option. At most \`limit\` devices (default ${DEFAULT_DEVICES_LIMIT}, at most ${MAX_DEVICES_LIMIT}).`,
+      "option. Without `limit`, the whole list (an import holds at most " +
+      `${MAX_DEVICES_LIMIT} devices); \`limit\` narrows it to the first ones.`,
     tags: ["Catalog"],
     security: PARTNER_SECURITY,
     querystring: Type.Object(
@@ -37,7 +38,7 @@ export const listCompatibleDevicesRoute = endpoint({
           Type.String({
             // 1-5000 (MAX_DEVICES_LIMIT), written as digits: query strings are text, never coerced.
             pattern: "^(5000|[1-4][0-9]{3}|[1-9][0-9]{0,2})$",
-            description: `1-${MAX_DEVICES_LIMIT}, default ${DEFAULT_DEVICES_LIMIT}.`,
+            description: `1-${MAX_DEVICES_LIMIT}; absent: the whole list.`,
           }),
         ),
       },

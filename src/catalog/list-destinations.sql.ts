@@ -42,7 +42,8 @@ export async function readDestinationIndex(pool: Pool): Promise<DestinationIndex
                                             p.data_mb nulls last, p.validity_days, p.package_id) as position
          from package_destinations pd
          join packages p on p.package_id = pd.package_id
-         where pd.destination_code = d.destination_code and p.active
+         -- A top-up-only package (a supplier's top-up product) is never sold as a new eSIM.
+         where pd.destination_code = d.destination_code and p.active and not p.top_up_only
          order by position
          limit $1::integer
        ) p

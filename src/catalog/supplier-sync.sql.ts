@@ -53,14 +53,14 @@ export async function retireSupplierPackagesNotIn(
   client: PoolClient,
   supplier: Supplier,
   keep: string[],
-): Promise<string[]> {
-  const result = await client.query<{ package_id: string }>(
+): Promise<Array<{ package_id: string; top_up_only: boolean }>> {
+  const result = await client.query<{ package_id: string; top_up_only: boolean }>(
     `update packages set active = false, updated_at = now()
      where active and supplier = $1 and not (package_id = any($2::text[]))
-     returning package_id`,
+     returning package_id, top_up_only`,
     [supplier, keep],
   );
-  return result.rows.map((row) => row.package_id).sort();
+  return result.rows.sort((a, b) => (a.package_id < b.package_id ? -1 : 1));
 }
 
 export type SyncRun = {

@@ -33,7 +33,7 @@ import {
   writeBatches,
 } from "./catalog-writes.sql.ts";
 import { defaultDestinations } from "./default-catalog.ts";
-import { recordCatalogChanges } from "./record-catalog-changes.ts";
+import { type CatalogChanges, recordCatalogChanges } from "./record-catalog-changes.ts";
 import {
   activePackagesBySupplier,
   lastSyncRuns,
@@ -194,6 +194,16 @@ function select(listed: SupplierPackage[], options: SyncOptions, known: Readonly
   return selection;
 }
 
+/**
+ * What a written package is to partners, who are offered only active packages that are not
+ * top-up-only (a supplier's top-up product is never sold as a new eSIM): one turning top-up-only
+ * is removed for them, one ceasing to be is added, and a top-up-only one stays out of the feed.
+ */
+function offeredChange(was_offered: boolean, now_offered: boolean): keyof CatalogChanges | null {
+  if (now_offered) return was_offered ? "updated" : "added";
+  return was_offered ? "removed" : null;
+}
+
 function sameFields(stored: StoredPackage, pkg: CatalogPackage, currency: string): boolean {
   return (
     stored.active &&
@@ -278,25 +288,35 @@ async function applySync(client: PoolClient, listing: Listed, options: SyncOptio
   const added: string[] = [];
   const changed: string[] = [];
   const toWrite: Candidate[] = [];
+  const offered: CatalogChanges = { added: [], updated: [], removed: [] };
   for (const candidate of candidates) {
     const current = stored.packages.get(candidate.pkg.package_id);
+    const terms = stored.terms.get(candidate.pkg.package_id);
     const same =
       current !== undefined &&
       sameFields(current, candidate.pkg, options.currency) &&
-      sameTerms(stored.terms.get(candidate.pkg.package_id), candidate.terms);
+      sameTerms(terms, candidate.terms);
     if (same) continue;
     // A package the supplier sells again after a retirement is offered again: added, for partners.
-    (current === undefined || !current.active ? added : changed).push(candidate.pkg.package_id);
+    const was_active = current?.active === true;
+    (was_active ? changed : added).push(candidate.pkg.package_id);
+    const partner_kind = offeredChange(
+      was_active && terms?.top_up_only === false,
+      !candidate.terms.top_up_only,
+    );
+    if (partner_kind !== null) offered[partner_kind].push(candidate.pkg.package_id);
     toWrite.push(candidate);
   }
   await write(client, toWrite, options.currency);
-  const removed = await retireSupplierPackagesNotIn(
+  const retired = await retireSupplierPackagesNotIn(
     client,
     options.supplier,
     candidates.map((c) => c.pkg.package_id),
   );
+  const removed = retired.map((r) => r.package_id);
+  offered.removed.push(...retired.filter((r) => !r.top_up_only).map((r) => r.package_id));
   checkRemovals(removed, active_before, listing, options);
-  await recordCatalogChanges(client, { added, updated: changed, removed });
+  await recordCatalogChanges(client, offered);
   const report = {
     added: added.sort(),
     changed: changed.sort(),

@@ -17,13 +17,17 @@ export type BundleForNotice = {
   expires_at: Date | null;
 };
 
-// Active bundles of these partners' eSIMs past the threshold and not marked yet, marked now. SKIP
+// Bundles of these partners' eSIMs past the threshold and not marked yet, marked now. SKIP
 // LOCKED: a concurrent sweep takes others, and re-checks a row it waited on (READ COMMITTED reads
 // the committed mark), so no bundle is returned twice. The 80% test is exact in integers.
+// usage_80 takes a depleted bundle too: usage can jump from under 80% to all of it between two
+// sweeps, and "you have used most of your data" is still true then; only one still within its
+// validity, so the notice never goes for a plan long over.
 const DUE = {
   usage_80: sql`b.usage_noticed_at is null and b.data_mb is not null
-                and b.data_used_mb * 5 >= b.data_mb::bigint * 4`,
-  expires_24h: sql`b.expiry_noticed_at is null and b.expires_at > now()
+                and b.data_used_mb * 5 >= b.data_mb::bigint * 4
+                and (b.status = 'active' or (b.status = 'depleted' and b.expires_at > now()))`,
+  expires_24h: sql`b.status = 'active' and b.expiry_noticed_at is null and b.expires_at > now()
                    and b.expires_at <= now() + interval '24 hours'`,
 } as const;
 
@@ -43,7 +47,7 @@ export async function markBundlesDue(
     with due as (
       select b.order_id from esim_bundles b
       join esims e on e.iccid = b.iccid
-      where e.partner_id = any(${partner_ids}::text[]) and b.status = 'active' and ${DUE[kind]}
+      where e.partner_id = any(${partner_ids}::text[]) and ${DUE[kind]}
       order by b.order_id
       limit ${limit}
       for update of b skip locked

@@ -15,7 +15,7 @@ import type pg from "pg";
 import type { Database } from "../db/schema.ts";
 import { newId } from "../shared/ids.ts";
 import { rfc3339 } from "../shared/time.ts";
-import type { Mailer } from "./mailer.ts";
+import { asciiRecipient, type Mailer } from "./mailer.ts";
 import { isPlainAddress } from "./mime-message.ts";
 import { renderTravellerNotice } from "./render-traveller-notice.ts";
 import {
@@ -56,8 +56,15 @@ export type TravellerNoticeDeps = {
   db: Kysely<Database>;
   pool: pg.Pool;
   mailer: Mailer;
-  /** The partners with traveller_usage_emails on (partners/traveller-settings.ts). */
-  partnersWithNotices: (limit: number) => Promise<string[]>;
+  /** The partners with traveller_usage_emails on, from the first after `after`, wrapping (partners/traveller-settings.ts). */
+  partnersWithNotices: (after: string | null, limit: number) => Promise<string[]>;
+  /**
+   * Where this process's sweep goes on from: the last partner its previous round looked at. Kept in
+   * memory; a restart begins again at the first partner, which at worst delays a notice by rounds.
+   */
+  rotation: { after: string | null };
+  /** MAX_NOTICE_PARTNERS_PER_ROUND unless given (tests pass a small bound). */
+  partners_per_round?: number;
   /** Marks and returns the bundles due, in the caller's transaction (esims/mark-bundles-for-notice.ts). */
   markDueBundles: (
     trx: Transaction<Database>,
@@ -75,8 +82,13 @@ export type TravellerNoticeDeps = {
 
 /** Queues the notices now due, at most `limit` of each kind; returns how many were queued. */
 export async function queueTravellerNotices(deps: TravellerNoticeDeps, limit: number): Promise<number> {
-  const partner_ids = await deps.partnersWithNotices(MAX_NOTICE_PARTNERS_PER_ROUND);
+  // Beyond one round's bound, each round takes the next partners, so every partner gets its turn.
+  const partner_ids = await deps.partnersWithNotices(
+    deps.rotation.after,
+    deps.partners_per_round ?? MAX_NOTICE_PARTNERS_PER_ROUND,
+  );
   if (partner_ids.length === 0) return 0;
+  deps.rotation.after = partner_ids[partner_ids.length - 1]!;
   let queued = 0;
   for (const kind of ["usage_80", "expires_24h"] as const) {
     queued += await deps.db.transaction().execute(async (trx) => {
@@ -134,7 +146,10 @@ function skipReason(
   if (unsubscribed) return "not sent: the traveller unsubscribed";
   if (order === null) return "not sent: the eSIM's order was not found";
   if (order.status === "refunded") return "not sent: the order was refunded";
-  if (!isPlainAddress(order.email)) return "not sent: the traveller's address is not a plain address";
+  // The stored address keeps an internationalised domain as typed; the mailer sends to its
+  // ASCII form (mailer.ts asciiRecipient), so that is the form to check.
+  if (!isPlainAddress(asciiRecipient(order.email)))
+    return "not sent: the traveller's address is not a plain address";
   return null;
 }
 

@@ -84,10 +84,18 @@ export async function upsertNotificationSettings(db: Executor, row: Notification
       top_up_url = excluded.top_up_url, updated_at = now()`.execute(db);
 }
 
-/** The partners that turned the traveller usage emails on, at most `limit` (the notice sweep's). */
-export async function partnersWithUsageEmails(db: Executor, limit: number): Promise<string[]> {
+/**
+ * The partners that turned the traveller usage emails on, at most `limit` (the notice sweep's),
+ * from the first after `after` by partner_id, wrapping around to the first ones: a sweep passing
+ * the last partner of its previous round reaches every partner in turn, however many there are.
+ */
+export async function partnersWithUsageEmails(
+  db: Executor,
+  after: string | null,
+  limit: number,
+): Promise<string[]> {
   const result = await sql<{ partner_id: string }>`
     select partner_id from partner_notification_settings where traveller_usage_emails
-    order by partner_id limit ${limit}`.execute(db);
+    order by partner_id <= ${after ?? ""}, partner_id limit ${limit}`.execute(db);
   return result.rows.map((row) => row.partner_id);
 }

@@ -244,9 +244,13 @@ export async function loadBrand(db: Kysely<Database>, partner_id: string): Promi
   return brandOf((await brandingRows(db, [partner_id]))[0]);
 }
 
-/** The partners with traveller usage emails on, at most `limit` (the notice sweep's). */
-export function partnersWithNotices(db: Kysely<Database>, limit: number): Promise<string[]> {
-  return partnersWithUsageEmails(db, limit);
+/** The partners with traveller usage emails on, at most `limit`, from the first after `after`, wrapping. */
+export function partnersWithNotices(
+  db: Kysely<Database>,
+  after: string | null,
+  limit: number,
+): Promise<string[]> {
+  return partnersWithUsageEmails(db, after, limit);
 }
 
 /** Several partners' at once (an email sweep's batch): two statements, whatever the number. */

@@ -5,11 +5,11 @@
 // log is written there instead (catalog/record-catalog-changes.ts), and this loop turns it into
 // events in bounded batches, each batch's events and its position committed together: a crash
 // repeats nothing and loses nothing (the dedup key makes a repeat a no-op besides).
-import assert from "node:assert/strict";
 import { type ChangeSubscriber, claimChangesToAnnounce } from "../catalog/announce-catalog-changes.ts";
+import type { Executor } from "../db/executor.ts";
 import { recordEvent } from "../events/record-event.ts";
 import type { AppContext } from "../shared/context.ts";
-import { MAX_PACKAGE_SUBSCRIPTIONS, packageSubscriptions } from "./endpoints.sql.ts";
+import { PACKAGE_SUBSCRIPTIONS_PAGE, packageSubscriptions, partnersWithEndpoints } from "./endpoints.sql.ts";
 
 /** Events recorded per transaction. */
 export const ANNOUNCE_BATCH = 200;
@@ -34,15 +34,29 @@ function subscribersOf(
   return [...byPartner.values()];
 }
 
+/**
+ * Every partner's package subscriptions, read by pages of partners (keyset on partner_id): any
+ * number of partners is covered, none left out, each page a bounded read.
+ */
+async function allSubscribers(db: Executor, page: number): Promise<ChangeSubscriber[]> {
+  const subscribers: ChangeSubscriber[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const partners = await partnersWithEndpoints(db, after, page);
+    subscribers.push(...subscribersOf(await packageSubscriptions(db, partners)));
+    if (partners.length < page) return subscribers;
+    after = partners[partners.length - 1]!;
+  }
+}
+
 /** One batch; `more` when the log had changes left to read (call again). */
-export async function announceCatalogChanges(ctx: AppContext): Promise<{ events: number; more: boolean }> {
+export async function announceCatalogChanges(
+  ctx: AppContext,
+  options: { subscriptions_page?: number } = {},
+): Promise<{ events: number; more: boolean }> {
+  const page = options.subscriptions_page ?? PACKAGE_SUBSCRIPTIONS_PAGE;
   return ctx.db.transaction().execute(async (trx) => {
-    const subscribers = async () => {
-      const rows = await packageSubscriptions(trx);
-      // Cut, the list would silently leave partners out: stop loudly instead.
-      assert.ok(rows.length < MAX_PACKAGE_SUBSCRIPTIONS, "package subscriptions within their bound");
-      return subscribersOf(rows);
-    };
+    const subscribers = () => allSubscribers(trx, page);
     const claimed = await claimChangesToAnnounce(trx, subscribers, ANNOUNCE_BATCH);
     if (claimed === null) return { events: 0, more: false };
     for (const { partner_id, change } of claimed.announcements) {

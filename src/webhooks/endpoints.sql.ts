@@ -209,24 +209,42 @@ export async function disableGoneEndpoint(db: Executor, endpoint_id: string): Pr
     where endpoint_id = ${endpoint_id} and status = 'enabled'`.execute(db);
 }
 
-/** Bound of packageSubscriptions: partners x 3 types, far above any real count. */
-export const MAX_PACKAGE_SUBSCRIPTIONS = 30_000;
+/** Partners one page of package subscriptions covers (at most 3 rows each, one per package.* type). */
+export const PACKAGE_SUBSCRIPTIONS_PAGE = 5_000;
 
 /**
- * Per partner and package.* type its enabled endpoints receive (listed by name, or all types: an
- * empty list), when the first of them was made.
+ * One page of the partners with an enabled endpoint, after `after` by partner_id (keyset): each
+ * partner's subscriptions are read whole in its page, so a page never splits a partner.
+ */
+export async function partnersWithEndpoints(
+  db: Executor,
+  after: string | null,
+  limit: number,
+): Promise<string[]> {
+  const result = await sql<{ partner_id: string }>`
+    select distinct partner_id from webhook_endpoints
+    where status = 'enabled' and (${after}::text is null or partner_id > ${after}::text)
+    order by partner_id
+    limit ${limit}`.execute(db);
+  return result.rows.map((row) => row.partner_id);
+}
+
+/**
+ * Per partner of `partner_ids` and package.* type its enabled endpoints receive (listed by name,
+ * or all types: an empty list), when the first of them was made. At most 3 rows per partner.
  */
 export async function packageSubscriptions(
   db: Executor,
+  partner_ids: readonly string[],
 ): Promise<Array<{ partner_id: string; event_type: string; since: Date }>> {
+  if (partner_ids.length === 0) return [];
   const result = await sql<{ partner_id: string; event_type: string; since: Date }>`
     select partner_id, t.event_type, min(created_at) as since
     from webhook_endpoints,
          unnest(case when cardinality(event_types) = 0
                      then array['package.added', 'package.updated', 'package.removed']
                      else event_types end) as t(event_type)
-    where status = 'enabled' and t.event_type like 'package.%'
-    group by partner_id, t.event_type
-    limit ${MAX_PACKAGE_SUBSCRIPTIONS}`.execute(db);
+    where status = 'enabled' and partner_id = any(${partner_ids}::text[]) and t.event_type like 'package.%'
+    group by partner_id, t.event_type`.execute(db);
   return result.rows;
 }

@@ -87,7 +87,7 @@ export interface paths {
         };
         /**
          * Changes to the packages you are offered, oldest first
-         * @description A package added, updated (its fields, destinations or your price) or removed, whether by the operator's catalog import, a supplier sync or a change of your price list. Start without `since` (the feed begins with every package offered when it began), then pass each answer's `next_cursor` as `since`: at once while `has_more`, later to poll. `package` is the package as you see it when you read the change (null once it is no longer offered). The same changes are the webhook events `package.added`, `package.updated` and `package.removed`, sent only to endpoints that list them. A `since` this API did not return (another environment's included) is 400 `invalid_request`.
+         * @description A package added, updated (its fields, destinations or your price) or removed, whether by the operator's catalog import, a supplier sync or a change of your price list. Start without `since` (the feed begins with every package offered when it began), then pass each answer's `next_cursor` as `since`: at once while `has_more`, later to poll. `package` is the package as you see it when you read the change (null once it is no longer offered). The same changes are the webhook events `package.added`, `package.updated` and `package.removed`, sent to your endpoints that list them or take every type (`event_types: []`). A `since` this API did not return (another environment's included) is 400 `invalid_request`.
          */
         get: operations["listCatalogChanges"];
         put?: never;
@@ -107,7 +107,7 @@ export interface paths {
         };
         /**
          * List the devices that take an eSIM
-         * @description The phones, tablets, watches and laptops known to take an eSIM, by brand and model, with their OS: the list shipped with the service (from the manufacturers' public lists) or the operator's own. `q` keeps the devices whose brand or model contains it (any case; `pixel 8`, `galaxy z`, `apple iphone 15`). Regional variants differ: check a traveller's device settings for an eSIM option. At most `limit` devices (default 1000, at most 5000).
+         * @description The phones, tablets, watches and laptops known to take an eSIM, by brand and model, with their OS: the list shipped with the service (from the manufacturers' public lists) or the operator's own. `q` keeps the devices whose brand or model contains it (any case; `pixel 8`, `galaxy z`, `apple iphone 15`). Regional variants differ: check a traveller's device settings for an eSIM option. Without `limit`, the whole list (an import holds at most 5000 devices); `limit` narrows it to the first ones.
          */
         get: operations["listCompatibleDevices"];
         put?: never;
@@ -2610,7 +2610,7 @@ export interface operations {
             query?: {
                 /** @description Part of a brand or model, any case. */
                 q?: string;
-                /** @description 1-5000, default 1000. */
+                /** @description 1-5000; absent: the whole list. */
                 limit?: string;
             };
             header?: never;
