@@ -22,6 +22,8 @@ const cluster: Cluster = await startCluster({
   simulatorEnv: CHAOS_SIMULATOR_ENV,
   // Profiles from the SM-DP+ simulator over ES2+ and mutual TLS: the production path.
   es2plus: { ...CHAOS_ES2PLUS_STOCK, profiles_per_package: 500 },
+  // Airalo's and eSIM Go's fakes as processes of their own: a share of the stream goes to each.
+  suppliers: true,
 });
 // Registered after the database's own after() (which drops it), and node:test runs after() hooks
 // in order: the last test stops the cluster itself, and this is the backstop if it never gets there.
@@ -45,6 +47,7 @@ test(`three SIGKILLs under purchases, top-ups, refunds and retries: the audit pa
     drain_timeout_s: 60,
     crash_points: true,
     profiles: "es2plus",
+    suppliers: true,
     cluster,
     log: (line) => lines.push(line),
   });
