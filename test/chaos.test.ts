@@ -126,6 +126,14 @@ async function completedOf(supplier: "airalo" | "esimgo"): Promise<{ order_id: s
     body: { cart_key: cart.body.cart_key, ...CHAOS_END_USER, email: `break-${supplier}@example.com` },
   });
   assert.equal(bought.status, 200, JSON.stringify(bought.body));
+  // Its confirmation email goes out before the processes are stopped, or the audit misses it.
+  for (let i = 0; i < 300; i++) {
+    const sent = await database.pool.query("select 1 from email_deliveries where order_id = $1", [
+      bought.body.orderID,
+    ]);
+    if (sent.rowCount) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   return (await find()).rows[0]!;
 }
 

@@ -169,6 +169,7 @@ export function observe(run: Run, operation: Operation, answer: Answer, path: st
         run.breach(`${what}: 422 with code ${answer.body.code}`);
         return null;
       }
+      operation.refused_before_order = true;
       return "failed";
     case 402:
       if (answer.body.code !== "insufficient_balance")

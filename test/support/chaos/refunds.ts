@@ -17,7 +17,10 @@ import { type Operation, type RefundFinal, type Run, sleep } from "./state.ts";
  * Nor an eSIM Go eSIM that a top-up was tried on: refunding the eSIM credits its top-ups too
  * (src/refunds/finish-refund.ts: the carrier's cancel takes every bundle on the profile), but eSIM
  * Go's revoke takes the eSIM's own bundle only, so the top-ups would be credited and never refunded
- * at eSIM Go (a known gap, found by this audit; see CHANGELOG).
+ * at eSIM Go (a known gap, found by this audit; see CHANGELOG). Nor an eSIM Go top-up: the revoke
+ * names a bundle, not an assignment, and eSIM Go revokes the eSIM's oldest unused one of that name,
+ * which may be the eSIM's own purchase (src/carrier/esimgo/refund.ts names this residual risk; the
+ * audit saw it: the top-up refunded here, the eSIM's bundle revoked there).
  */
 export async function refund(run: Run, rng: Rng, op: number): Promise<boolean> {
   const candidates = run.operations.filter(
@@ -25,6 +28,7 @@ export async function refund(run: Run, rng: Rng, op: number): Promise<boolean> {
       o.final === "completed" &&
       o.refund === "none" &&
       o.supplier !== "airalo" &&
+      !(o.supplier === "esimgo" && o.kind === "topup") &&
       !(o.supplier === "esimgo" && o.kind === "purchase" && run.topped_up_iccids.has(o.iccid ?? "")),
   );
   if (candidates.length === 0) return false;

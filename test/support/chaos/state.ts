@@ -24,6 +24,8 @@ export type Operation = {
   refund: "none" | "requested" | RefundFinal;
   /** The eSIM a purchase made or a top-up went to, once known. */
   iccid: string | null;
+  /** A top-up answered 422 topup_not_available (its eSIM refunded first): failed with no order. */
+  refused_before_order?: boolean;
 };
 
 export type Partner = {
