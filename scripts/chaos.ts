@@ -22,7 +22,10 @@
 // (concurrent client loops), --drain-timeout 120 (seconds for pending orders and emails to
 // settle), --no-crash-points (never restart a process with CRASH_AT), --profiles es2plus (profiles
 // from the SM-DP+ simulator over ES2+ with mutual TLS, the production path; its faults change with
-// the carrier's and the audit checks released profiles = completed orders) or http.
+// the carrier's and the audit checks released profiles = completed orders) or http,
+// --suppliers all (a third of purchases each on the carrier's, Airalo's and eSIM Go's packages,
+// synced at setup from the suppliers' fakes, which run as child processes with faults of their own;
+// the audit checks each supplier's records against our orders) or carrier (= --no-suppliers).
 //
 // The engine is test/support/chaos/ (run.ts); this file reads the options and prints the report.
 import { parseArgs } from "node:util";
@@ -44,6 +47,14 @@ function profilesOption(raw: string | undefined): ChaosOptions["profiles"] {
   return raw;
 }
 
+/** `--suppliers carrier` (or `--no-suppliers`): the carrier's packages only; `all`: the default. */
+function suppliersOption(raw: string | undefined, none: boolean): boolean {
+  if (none) return false;
+  if (raw === undefined || raw === "all") return CHAOS_DEFAULTS.suppliers;
+  if (raw === "carrier") return false;
+  throw new Error(`--suppliers: all or carrier, got ${raw}`);
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -56,6 +67,8 @@ async function main(): Promise<number> {
       "drain-timeout": { type: "string" },
       "no-crash-points": { type: "boolean" },
       profiles: { type: "string" },
+      suppliers: { type: "string" },
+      "no-suppliers": { type: "boolean" },
     },
   });
   const options: ChaosOptions = {
@@ -72,6 +85,7 @@ async function main(): Promise<number> {
     drain_timeout_s: positive("drain-timeout", values["drain-timeout"], CHAOS_DEFAULTS.drain_timeout_s),
     crash_points: values["no-crash-points"] !== true,
     profiles: profilesOption(values.profiles),
+    suppliers: suppliersOption(values.suppliers, values["no-suppliers"] === true),
     log: (line) => console.log(line),
   };
   const report = await runChaos(options);

@@ -141,6 +141,12 @@ export type SupplierConfig = {
   esimgo_api_key: string | null;
   /** SUPPLIER_TIMEOUT_MS: one call to a supplier, connection to last byte (default 30000). */
   supplier_timeout_ms: number;
+  /**
+   * SUPPLIER_IN_FLIGHT_MS: how long a supplier order whose answer was lost, and which a lookup did not
+   * find, may still land; only then is it posted again (default 900000, 15 minutes: neither supplier
+   * documents a bound). A test-mode supplier whose latency is known (the chaos run) may use less.
+   */
+  supplier_in_flight_ms: number;
   /** SUPPLIER_SYNC_MINUTES: a supplier's catalog sync repeats this often once run (default 60). */
   supplier_sync_minutes: number;
 };
@@ -475,6 +481,7 @@ function readSuppliers(env: Env): SupplierConfig {
     esimgo_api_url: url(env, "ESIMGO_API_URL", ["http:", "https:"]),
     esimgo_api_key: text(env, "ESIMGO_API_KEY"),
     supplier_timeout_ms: integer(env, "SUPPLIER_TIMEOUT_MS", 30_000, 100, 120_000),
+    supplier_in_flight_ms: integer(env, "SUPPLIER_IN_FLIGHT_MS", 900_000, 1_000, 86_400_000),
     supplier_sync_minutes: integer(env, "SUPPLIER_SYNC_MINUTES", 60, 1, 7 * 24 * 60),
   };
 }

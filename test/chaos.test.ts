@@ -9,9 +9,14 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { sql } from "kysely";
 import { type AuditResult, auditSystem, formatAudit } from "./support/audit.ts";
-import { CHAOS_ES2PLUS_STOCK, CHAOS_SERVICE_ENV, CHAOS_SIMULATOR_ENV } from "./support/chaos/options.ts";
+import {
+  CHAOS_END_USER,
+  CHAOS_ES2PLUS_STOCK,
+  CHAOS_SERVICE_ENV,
+  CHAOS_SIMULATOR_ENV,
+} from "./support/chaos/options.ts";
 import { formatChaosReport, runChaos } from "./support/chaos/run.ts";
-import { type Cluster, startCluster } from "./support/cluster.ts";
+import { type Cluster, createPartner, request, startCluster } from "./support/cluster.ts";
 import { createTestDatabase } from "./support/db.ts";
 
 const database = await createTestDatabase({ catalog: true });
@@ -22,6 +27,8 @@ const cluster: Cluster = await startCluster({
   simulatorEnv: CHAOS_SIMULATOR_ENV,
   // Profiles from the SM-DP+ simulator over ES2+ and mutual TLS: the production path.
   es2plus: { ...CHAOS_ES2PLUS_STOCK, profiles_per_package: 500 },
+  // Airalo's and eSIM Go's fakes as processes of their own: a share of the stream goes to each.
+  suppliers: true,
 });
 // Registered after the database's own after() (which drops it), and node:test runs after() hooks
 // in order: the last test stops the cluster itself, and this is the backstop if it never gets there.
@@ -45,6 +52,7 @@ test(`three SIGKILLs under purchases, top-ups, refunds and retries: the audit pa
     drain_timeout_s: 60,
     crash_points: true,
     profiles: "es2plus",
+    suppliers: true,
     cluster,
     log: (line) => lines.push(line),
   });
@@ -88,7 +96,50 @@ async function whileBroken(
   }
 }
 
+/**
+ * A completed new-eSIM order of `supplier`: the run's first, or one bought now when the run's random
+ * stream completed none (the break test needs one of each whatever the seed).
+ */
+async function completedOf(supplier: "airalo" | "esimgo"): Promise<{ order_id: string; iccid: string }> {
+  const find = () =>
+    database.pool.query<{ order_id: string; iccid: string }>(
+      `select order_id, iccid from orders where supplier = $1 and type = 'esim' and status = 'completed'
+       order by seq limit 1`,
+      [supplier],
+    );
+  const found = (await find()).rows[0];
+  if (found) return found;
+  const url = cluster.liveUrls()[0]!;
+  const partner = await createPartner(url, `break-${supplier}`, 1_000_000);
+  const offered = await request(url, "GET", "/v1/esim/destination/FR/packages", { key: partner.api_key });
+  const ids = (offered.body.data as { package_id: string }[]).map((p) => p.package_id);
+  const pkg = await database.pool.query<{ package_id: string }>(
+    "select package_id from packages where supplier = $1 and package_id = any($2::text[]) limit 1",
+    [supplier, ids],
+  );
+  const cart = await request(url, "POST", "/v1/orders/cart", {
+    key: partner.api_key,
+    body: { package_id: pkg.rows[0]!.package_id },
+  });
+  const bought = await request(url, "POST", "/v1/orders/submit", {
+    key: partner.api_key,
+    body: { cart_key: cart.body.cart_key, ...CHAOS_END_USER, email: `break-${supplier}@example.com` },
+  });
+  assert.equal(bought.status, 200, JSON.stringify(bought.body));
+  // Its confirmation email goes out before the processes are stopped, or the audit misses it.
+  for (let i = 0; i < 300; i++) {
+    const sent = await database.pool.query("select 1 from email_deliveries where order_id = $1", [
+      bought.body.orderID,
+    ]);
+    if (sent.rowCount) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return (await find()).rows[0]!;
+}
+
 test("the audit fails loudly on each broken invariant, naming what broke", async () => {
+  const airaloOrder = await completedOf("airalo");
+  const esimgoOrder = await completedOf("esimgo");
   // No API process may repair what we break (the resolver, the email job): stop them first.
   for (let slot = 0; slot < cluster.services.length; slot++) await cluster.killService(slot);
   assert.deepEqual((await auditNow()).breaches, [], "clean before we break anything");
@@ -98,6 +149,8 @@ test("the audit fails loudly on each broken invariant, naming what broke", async
     .select(["order_id", "partner_id", "iccid", "client_reference", "cart_key"])
     .where("status", "=", "completed")
     .where("type", "=", "esim")
+    // The carrier's: the checks below read the carrier's and the SM-DP+'s records.
+    .where("supplier", "=", "carrier")
     .orderBy("seq")
     .limit(1)
     .executeTakeFirstOrThrow();
@@ -268,9 +321,120 @@ test("the audit fails loudly on each broken invariant, naming what broke", async
   });
   assertBreach(forged, "smtp", "ord_forged");
 
+  await breakSuppliers(airaloOrder, esimgoOrder);
+
   const restored = await auditNow();
   assert.deepEqual(restored.breaches, [], `every corruption was undone:\n${formatAudit(restored)}`);
   const counted = await sql<{ n: number }>`select count(*)::int as n from orders`.execute(cluster.db);
   assert.equal(restored.figures.orders, counted.rows[0]!.n);
   await cluster.stop();
 });
+
+/** The supplier checks (test/support/audit/suppliers.ts), each broken in the fake's own records. */
+async function breakSuppliers(
+  airalo: { order_id: string; iccid: string },
+  esimgo: { order_id: string; iccid: string },
+): Promise<void> {
+  const tag = `[esim-ref:${airalo.order_id}]`;
+  const row = (
+    await database.pool.query<{ id: string; description: string }>(
+      "select id::text as id, description from airalo_sim.orders where strpos(description, $1) > 0",
+      [tag],
+    )
+  ).rows[0]!;
+  // Airalo's order lost our id: it carries none, and our order has no supplier order.
+  await whileBroken(
+    "update airalo_sim.orders set description = 'untagged ' || length($2::text) where id = $1::bigint",
+    "update airalo_sim.orders set description = $2 where id = $1::bigint",
+    (result) => {
+      assertBreach(
+        result,
+        "supplier-airalo",
+        `airalo order ${row.id} (esim, ICCID ${airalo.iccid}) carries 0`,
+      );
+      assertBreach(result, "completed-delivered-once", `${airalo.order_id} (partner`);
+    },
+    [row.id, row.description],
+  );
+  // Two ids of ours on one Airalo order.
+  await whileBroken(
+    "update airalo_sim.orders set description = $2 || ' [esim-ref:ord_someoneelse0000000000]' where id = $1::bigint",
+    "update airalo_sim.orders set description = $2 where id = $1::bigint",
+    (result) =>
+      assertBreach(
+        result,
+        "supplier-airalo",
+        `airalo order ${row.id} (esim, ICCID ${airalo.iccid}) carries 2`,
+      ),
+    [row.id, row.description],
+  );
+  // A second Airalo order for one of ours: never two supplier orders for one order; counts differ.
+  await whileBroken(
+    `insert into airalo_sim.orders (type, package_id, quantity, description, price_cents, net_price_cents)
+     select type, package_id, quantity, description, price_cents, net_price_cents from airalo_sim.orders where id = $1::bigint`,
+    "delete from airalo_sim.orders where id > $1::bigint and description = (select description from airalo_sim.orders where id = $1::bigint)",
+    (result) => {
+      assertBreach(result, "supplier-airalo", `order ${airalo.order_id} has 2 orders at airalo`);
+      assertBreach(result, "supplier-airalo", "orders at airalo for");
+    },
+    [row.id],
+  );
+  // The supplier delivered for an order of ours that is not charged.
+  await whileBroken(
+    "update orders set status = 'failed' where order_id = $1",
+    "update orders set status = 'completed' where order_id = $1",
+    (result) =>
+      assertBreach(
+        result,
+        "supplier-airalo",
+        `is for ${airalo.order_id}, but that esim order of airalo is failed`,
+      ),
+    [airalo.order_id],
+  );
+  // Airalo's eSIM is not the one our order names.
+  await whileBroken(
+    "update airalo_sim.sims set iccid = '8900000000000000008' where iccid = $1",
+    "update airalo_sim.sims set iccid = $1 where iccid = '8900000000000000008'",
+    (result) => assertBreach(result, "completed-delivered-once", "airalo delivered 8900000000000000008"),
+    [airalo.iccid],
+  );
+  // eSIM Go's order no longer linked to ours (neither our record of it nor the eSIM's customerRef).
+  const link = (
+    await database.pool.query<{ order_reference: string; customer_ref: string | null }>(
+      `select i.order_reference, e.customer_ref from esimgo_orders i
+       join esimgo_sim.esims e on e.order_reference = i.order_reference where i.reference = $1`,
+      [esimgo.order_id],
+    )
+  ).rows[0]!;
+  await database.pool.query("update esimgo_orders set order_reference = null where reference = $1", [
+    esimgo.order_id,
+  ]);
+  await database.pool.query("update esimgo_sim.esims set customer_ref = null where order_reference = $1", [
+    link.order_reference,
+  ]);
+  try {
+    const result = await auditNow();
+    assertBreach(
+      result,
+      "supplier-esimgo",
+      `esimgo order ${link.order_reference} (esim, ICCID ${esimgo.iccid}) carries 0`,
+    );
+    assertBreach(result, "completed-delivered-once", `${esimgo.order_id} (partner`);
+  } finally {
+    await database.pool.query("update esimgo_orders set order_reference = $2 where reference = $1", [
+      esimgo.order_id,
+      link.order_reference,
+    ]);
+    await database.pool.query("update esimgo_sim.esims set customer_ref = $2 where order_reference = $1", [
+      link.order_reference,
+      link.customer_ref,
+    ]);
+  }
+  // eSIM Go refunded (revoked) a bundle whose order of ours is still completed: refunded and kept paid.
+  await whileBroken(
+    "update esimgo_sim.assignments set state = 'revoked' where order_reference = $1 and state = 'queued'",
+    "update esimgo_sim.assignments set state = 'queued' where order_reference = $1 and state = 'revoked'",
+    (result) => assertBreach(result, "supplier-esimgo", `${esimgo.order_id} (partner`),
+    [link.order_reference],
+  );
+}

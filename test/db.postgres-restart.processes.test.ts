@@ -265,6 +265,8 @@ test("purchases and top-ups through a fast and an immediate PostgreSQL restart: 
     drain_timeout_s: 60,
     crash_points: false,
     profiles: "es2plus",
+    // The carrier's packages only: this run is about PostgreSQL's restarts, not the suppliers.
+    suppliers: false,
     cluster,
     log: (line) => lines.push(line),
   });

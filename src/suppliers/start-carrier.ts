@@ -79,9 +79,10 @@ async function startAiraloCarrier(
   why: NotConfiguredReasons,
 ): Promise<Carrier | null> {
   const timeout_ms = config.supplier_timeout_ms;
+  const in_flight_ms = config.supplier_in_flight_ms;
   const open = async () => {
     const { close, ...endpoint } = await openAiraloEndpoint(config, pool, log);
-    return { carrier: new AiraloCarrier({ pool, timeout_ms, ...endpoint }), close };
+    return { carrier: new AiraloCarrier({ pool, timeout_ms, in_flight_ms, ...endpoint }), close };
   };
   if (config.airalo_api_url === null && config.app_env === "sandbox") {
     const placeholder = (base_url: string) =>
@@ -109,9 +110,10 @@ async function startEsimGoCarrier(
   why: NotConfiguredReasons,
 ): Promise<Carrier | null> {
   const timeout_ms = config.supplier_timeout_ms;
+  const in_flight_ms = config.supplier_in_flight_ms;
   const open = async () => {
     const { close, ...endpoint } = await openEsimGoEndpoint(config, pool, log);
-    return { carrier: new EsimGoCarrier({ pool, timeout_ms, ...endpoint }), close };
+    return { carrier: new EsimGoCarrier({ pool, timeout_ms, in_flight_ms, ...endpoint }), close };
   };
   if (config.esimgo_api_url === null && config.app_env === "sandbox") {
     const placeholder = (base_url: string) => new EsimGoCarrier({ pool, timeout_ms, base_url, api_key: "-" });

@@ -23,12 +23,18 @@
 //     for anything else (a refunded one may have had its email before the refund); when the SMTP
 //     server is given, one distinct message (by Message-ID) per such order, to the order's address,
 //     and nothing else.
+// 11. Orders sent to a wholesale supplier (orders.supplier airalo or esimgo) against that supplier's
+//     own records (its fake's schema): one supplier order per completed or refunded order of ours,
+//     carrying its id, none for anything else, refunds on both sides alike
+//     (test/support/audit/suppliers.ts). Invariants 2-5, 9 and 10 read the carrier's records, so
+//     they are checked on the carrier's orders only.
 // 10. Refunds: refunded orders credited exactly their total, once, and cancelled at the carrier;
 //     nothing cancelled at the carrier stays unrefunded, top-ups cancelled with their profile
 //     included (checkRefunds; the ledger's own check of refund transfers against orders is in
 //     auditLedger).
 //
-// The checks are in test/support/audit/: orders.ts (1-5, 10), books.ts (6-9), facts.ts (what they read).
+// The checks are in test/support/audit/: orders.ts (1-5, 10), books.ts (6-9), suppliers.ts (11),
+// facts.ts (what they read).
 import type { Kysely } from "kysely";
 import type pg from "pg";
 import { createKysely } from "../../src/db/pool.ts";
@@ -51,6 +57,12 @@ import {
   checkUniqueness,
 } from "./audit/orders.ts";
 import { checkSmdpProfiles } from "./audit/smdp.ts";
+import {
+  checkSupplier,
+  readSupplierOrders,
+  SUPPLIER_NAMES,
+  type SupplierFigures,
+} from "./audit/suppliers.ts";
 import type { SimulatorAudit } from "./simulator.ts";
 import type { SmdpAudit } from "./smdp.ts";
 import type { ReceivedMessage } from "./smtp.ts";
@@ -83,6 +95,8 @@ export type AuditFigures = {
   smtp_messages: number | null;
   ledger_accounts: number;
   ledger_transfers: number;
+  /** Per wholesale supplier: its own orders against ours (only suppliers with orders of either side). */
+  suppliers: SupplierFigures[];
 };
 
 export type AuditResult = {
@@ -110,9 +124,16 @@ export async function auditSystem(input: AuditInput): Promise<AuditResult> {
   checkUniqueness(found, orders, input.uniqueClientReferences === true);
   await checkDuplicateKeys(found, input.pool);
   await checkPendingList(found, input.pool);
-  checkOrders(found, orders, carrier);
-  checkCarrierDeliveries(found, orders, carrier);
-  checkRefunds(found, orders, carrier);
+  const carrierOrders = orders.filter((o) => o.supplier === "carrier");
+  checkOrders(found, carrierOrders, carrier);
+  checkCarrierDeliveries(found, carrierOrders, carrier);
+  checkRefunds(found, carrierOrders, carrier);
+  const suppliers: SupplierFigures[] = [];
+  for (const supplier of SUPPLIER_NAMES) {
+    const figures = checkSupplier(found, supplier, orders, await readSupplierOrders(input.pool, supplier));
+    if (figures.supplier_orders + figures.completed + figures.refunded + figures.failed > 0)
+      suppliers.push(figures);
+  }
   const ledger = await auditLedger(db);
   for (const breach of ledger.breaches) found.add("ledger", breach);
   await checkWallets(found, input.pool);
@@ -124,7 +145,7 @@ export async function auditSystem(input: AuditInput): Promise<AuditResult> {
     );
     checkSmtp(found, notes, orders, input.smtp.messages, resends.rows);
   }
-  if (input.smdp) checkSmdpProfiles(found, orders, await input.smdp.audit());
+  if (input.smdp) checkSmdpProfiles(found, carrierOrders, await input.smdp.audit());
 
   const count = (predicate: (order: OrderFacts) => boolean) => orders.filter(predicate).length;
   const deliveries = await input.pool.query<{ n: number }>("select count(*)::int as n from email_deliveries");
@@ -147,6 +168,7 @@ export async function auditSystem(input: AuditInput): Promise<AuditResult> {
       smtp_messages: input.smtp ? input.smtp.messages.length : null,
       ledger_accounts: ledger.accounts,
       ledger_transfers: ledger.transfers,
+      suppliers,
     },
   };
 }
@@ -162,6 +184,12 @@ export function formatAudit(result: AuditResult): string {
     `  emails: ${f.email_deliveries} delivered (email_deliveries)` +
       (f.smtp_messages === null ? "" : `, ${f.smtp_messages} received by the SMTP server`),
     `  ledger: ${f.ledger_accounts} accounts, ${f.ledger_transfers} transfers`,
+    ...f.suppliers.map(
+      (s) =>
+        `  ${s.supplier}: ${s.supplier_orders} orders there (${s.supplier_esims} eSIMs, ${s.supplier_topups} top-ups, ` +
+        `${s.supplier_refunded} refunded) for ${s.completed + s.refunded} completed or refunded orders of ours ` +
+        `(${s.refunded} refunded); ${s.failed} failed`,
+    ),
     ...result.notes.map((note) => `  note: ${note}`),
     ...result.breaches.map((breach) => `  BREACH ${breach}`),
   ];

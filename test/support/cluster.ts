@@ -18,6 +18,7 @@ import { type ServiceProcess, startServiceProcess } from "./service.ts";
 import { type SimulatorProcess, startSimulatorProcess } from "./simulator.ts";
 import type { SmdpProcess } from "./smdp.ts";
 import { startSmtpServer, type TestSmtpServer } from "./smtp.ts";
+import { type SupplierFakes, startSupplierFakes } from "./supplier-fakes.ts";
 
 export type { Answer } from "./http.ts";
 export { request, TransportError } from "./http.ts";
@@ -37,6 +38,12 @@ export type ClusterOptions = {
   simulatorEnv?: Record<string, string>;
   /** Profiles from the SM-DP+ simulator over ES2+ (CARRIER_PROFILES=es2plus), stocked for these packages. */
   es2plus?: Es2PlusStock;
+  /**
+   * Airalo's and eSIM Go's fakes as child processes (test/support/supplier-fakes.ts), the API
+   * processes pointed at them by URL and credentials. Off: a supplier's package is served by the
+   * sandbox's in-process fake on first use, whose faults the driver cannot reach.
+   */
+  suppliers?: boolean;
   log?: (message: string) => void;
 };
 
@@ -48,6 +55,8 @@ export type Cluster = {
   simulator: SimulatorProcess;
   /** The SM-DP+ simulator when profiles come from it, else null. */
   smdp: SmdpProcess | null;
+  /** Airalo's and eSIM Go's fakes when the cluster started them (options.suppliers), else null. */
+  suppliers: SupplierFakes | null;
   smtp: TestSmtpServer;
   /** The API process in each slot; null while a slot is down (killed and not yet restarted). */
   services: (ServiceProcess | null)[];
@@ -128,6 +137,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     stack.push({ name: "SMTP server", close: () => smtp.close() });
     const es2plus = options.es2plus ? await startEs2PlusSide(databaseUrl, pool, options.es2plus) : null;
     if (es2plus) stack.push({ name: "SM-DP+ simulator", close: es2plus.stop });
+    const suppliers = options.suppliers ? await startSupplierFakes(databaseUrl) : null;
+    if (suppliers) stack.push({ name: "supplier fakes", close: suppliers.stop });
 
     const env: Record<string, string> = {
       DATABASE_URL: databaseUrl,
@@ -142,6 +153,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       // Chaos and soak refund many orders of few partners: the per-partner bound is not what they test.
       REFUNDS_PER_PARTNER_PER_HOUR: "100000",
       ...es2plus?.env,
+      ...suppliers?.env,
       ...options.env,
     };
     const services: (ServiceProcess | null)[] = Array.from({ length: options.services }, () => null);
@@ -170,6 +182,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       db,
       simulator,
       smdp: es2plus?.smdp ?? null,
+      suppliers,
       smtp,
       services,
       env,

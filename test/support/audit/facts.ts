@@ -6,6 +6,8 @@ export type OrderFacts = {
   order_id: string;
   partner_id: string;
   type: "esim" | "topup";
+  /** Who the order was sent to (orders.supplier, migration 0038). */
+  supplier: "carrier" | "airalo" | "esimgo";
   status: "pending" | "completed" | "failed" | "refunded";
   cart_key: string | null;
   client_reference: string | null;
@@ -27,7 +29,7 @@ export type OrderFacts = {
 };
 
 export const ORDER_FACTS_SQL = `
-select o.order_id, o.partner_id, o.type, o.status, o.cart_key, o.client_reference, o.iccid, o.email,
+select o.order_id, o.partner_id, o.type, o.supplier, o.status, o.cart_key, o.client_reference, o.iccid, o.email,
        o.total_minor,
        (select count(*) from ledger_transfers t where t.reference = o.order_id and t.kind = 'purchase')::int as transfers,
        (select count(*) from ledger_transfers t where t.reference = o.order_id and t.kind = 'purchase' and t.state = 'posted')::int as posted,

@@ -146,7 +146,8 @@ export function checkCompleted(
   found: BreachList,
   what: string,
   order: OrderFacts,
-  deliveries: { reference: string; iccid: string }[],
+  deliveries: { reference: string; iccid: string | null }[],
+  where = "the carrier",
 ): void {
   if (order.posted !== 1 || order.voided !== 0 || order.pending_transfers !== 0) {
     found.add(
@@ -162,12 +163,12 @@ export function checkCompleted(
   if (deliveries.length !== 1) {
     found.add(
       "completed-delivered-once",
-      `${what} completed (charged) with ${deliveries.length} ${order.type === "esim" ? "provisionings" : "top-ups"} at the carrier`,
+      `${what} completed (charged) with ${deliveries.length} ${order.type === "esim" ? "provisionings" : "top-ups"} at ${where}`,
     );
   } else if (deliveries[0]!.iccid !== order.iccid) {
     found.add(
       "completed-delivered-once",
-      `${what} names ICCID ${order.iccid} but the carrier delivered ${deliveries[0]!.iccid} for it`,
+      `${what} names ICCID ${order.iccid} but ${where} delivered ${deliveries[0]!.iccid} for it`,
     );
   }
   if (order.purchases !== 1) {

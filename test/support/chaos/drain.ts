@@ -20,6 +20,9 @@ export async function drain(run: Run): Promise<void> {
     bad_header_share: 0,
     down: false,
   });
+  // The suppliers' armed faults disarmed (the rate limits stay: they are the suppliers' own).
+  await cluster.suppliers?.airalo.control("/control", { disarm: true });
+  await cluster.suppliers?.esimgo.control("/sandbox/control", { clear_faults: true });
   // Processes armed with a crash point would die on the resolver's next purchase: start them clean.
   for (let slot = 0; slot < cluster.services.length; slot++) {
     await withSlot(run, slot, async () => {

@@ -115,6 +115,7 @@ export async function faultChanger(run: Run): Promise<void> {
       fail_share: rng.chance(0.3) ? rng.int(5, 30) / 100 : 0,
       bad_header_share: rng.chance(0.2) ? rng.int(5, 20) / 100 : 0,
     });
+    await supplierWeather(run, rng);
     run.stats.fault_changes += 1;
     // An outage is short; other weather lasts a few seconds.
     const hold_ms = settings.down ? rng.int(800, 2000) : rng.int(2000, 5000);
@@ -155,4 +156,56 @@ export async function postgresRestarter(run: Run): Promise<void> {
       `  PostgreSQL restart ${i + 1} (-m ${mode}): down ${Math.round(back_at - stopped_at)} ms, back now`,
     );
   }
+}
+
+/** A delay past SUPPLIER_TIMEOUT_MS (options.ts): the call is given up on and lands afterwards. */
+const SUPPLIER_SLOW_MS = 2_500;
+
+/**
+ * The suppliers' weather, armed through each fake's control API. On a sale (Airalo's order or
+ * top-up, eSIM Go's POST /orders) and a refund (eSIM Go's revoke): the work committed and the
+ * answer lost (a 500, a dropped connection), an answer that comes after our timeout, a 429 or
+ * maintenance (Airalo's code 13: nothing made, asked again at once), a refusal (Airalo's code 33,
+ * out of stock: the order fails, nothing charged). On the lookups and reads around them: dropped
+ * connections, 503s, Airalo's code 53. Not on a sale: a lost answer with nothing made (a drop
+ * before the work, a 5xx, code 53), which by design holds the order for the adapters' in-flight
+ * window (15 minutes, DEFAULT_IN_FLIGHT_MS in src/carrier/airalo/config.ts and esimgo/config.ts) before anything is posted again: far beyond a
+ * drain, it would only show as pending orders. Each fault hits the next 1-3 matching calls; what
+ * is still armed when the stream ends is cleared by the drain.
+ */
+export async function supplierWeather(run: Run, rng: Rng): Promise<void> {
+  const fakes = run.cluster.suppliers;
+  if (fakes === null || !run.options.suppliers) return;
+  const times = rng.int(1, 3);
+  const sale = rng.pick(["order", "topup"] as const);
+  const read = rng.pick(["orders_list", "order_get", "sim", "sim_packages", "usage"] as const);
+  const airalo = rng.pick([
+    { operation: sale, kind: "commit_then_500" },
+    { operation: sale, kind: "drop_after_commit" },
+    { operation: sale, kind: "delay", delay_ms: SUPPLIER_SLOW_MS },
+    { operation: sale, kind: "error", code: 13 },
+    { operation: sale, kind: "error", code: 33 },
+    { operation: sale, kind: "status", status: 429 },
+    { operation: read, kind: "drop" },
+    { operation: read, kind: "error", code: 53 },
+    { operation: read, kind: "status", status: 503 },
+  ]);
+  await fakes.airalo.control("/control", { arm: [{ ...airalo, times }] });
+  // A purchase or a top-up is a POST of /orders, a refund a DELETE under /esims, reads are GETs.
+  const work = rng.pick([
+    { method: "POST", path: "/orders" },
+    { method: "DELETE", path: "/esims" },
+  ]);
+  const get = { method: "GET", path: rng.pick(["/orders", "/esims"]) };
+  const esimgo = rng.pick([
+    { ...work, kind: "commit_then_500" },
+    { ...work, kind: "drop_after_commit" },
+    { ...work, kind: "delay", delay_ms: SUPPLIER_SLOW_MS },
+    { method: "POST", path: "/orders", kind: "error", status: 429 },
+    { ...get, kind: "drop" },
+    { ...get, kind: "error", status: 503 },
+  ]);
+  await fakes.esimgo.control("/sandbox/control", { faults: [{ ...esimgo, times }] });
+  run.count(run.stats.suppliers, `airalo fault ${airalo.kind}`);
+  run.count(run.stats.suppliers, `esimgo fault ${esimgo.kind}`);
 }

@@ -16,7 +16,9 @@ export function endUserEmail(rng: Rng, op: number): string {
 export async function purchase(run: Run, rng: Rng, op: number): Promise<void> {
   const thin = rng.chance(0.15);
   const partner = rng.pick(run.partners.filter((p) => p.thin === thin));
-  const pkg = rng.pick(run.packages);
+  // The supplier first, then one of its packages: each supplier a real share, however many it sells.
+  const supplier = rng.pick([...new Set(run.packages.map((p) => p.supplier))]);
+  const pkg = rng.pick(run.packages.filter((p) => p.supplier === supplier));
   // A lost 201 makes the client ask again: an unused cart is harmless, a second order is not.
   const cart = await sendUntilAnswered(run, rng, "POST", "/v1/orders/cart", {
     key: partner.api_key,
@@ -30,6 +32,7 @@ export async function purchase(run: Run, rng: Rng, op: number): Promise<void> {
   const operation: Operation = {
     op,
     kind: "purchase",
+    supplier,
     partner,
     client_reference,
     cart_key: cart.body.cart_key,
@@ -38,10 +41,12 @@ export async function purchase(run: Run, rng: Rng, op: number): Promise<void> {
     final: "unresolved",
     order_ids: new Set(),
     refund: "none",
+    iccid: null,
   };
   run.operations.push(operation);
   await submitUntilFinal(run, rng, operation, "/v1/orders/submit", {}, { race: rng.chance(0.15) });
   run.count(run.stats.outcomes, `purchase ${operation.final}`);
+  run.count(run.stats.suppliers, `${supplier} purchase ${operation.final}`);
   if (operation.final === "completed") {
     const order_id = [...operation.order_ids][0];
     const order = await sendUntilAnswered(run, rng, "GET", `/v1/orders/${order_id}`, {
@@ -51,7 +56,9 @@ export async function purchase(run: Run, rng: Rng, op: number): Promise<void> {
     if (order.status !== 200 || typeof iccid !== "string") {
       run.breach(`purchase op ${op}: GET /v1/orders/${order_id} answered ${order.status} without an ICCID`);
     } else {
+      operation.iccid = iccid;
       partner.iccids.push(iccid);
+      run.iccid_suppliers.set(iccid, supplier);
     }
   }
   if (operation.final !== "unresolved" && rng.chance(0.15))
@@ -59,10 +66,11 @@ export async function purchase(run: Run, rng: Rng, op: number): Promise<void> {
 }
 
 export async function topUp(run: Run, rng: Rng, op: number): Promise<boolean> {
-  const candidates = run.partners.filter((p) => p.iccids.length > 0);
+  const candidates = run.partners.filter((p) => p.iccids.some((i) => !run.refunded_iccids.has(i)));
   if (candidates.length === 0) return false;
   const partner = rng.pick(candidates);
-  const iccid = rng.pick(partner.iccids);
+  const iccid = rng.pick(partner.iccids.filter((i) => !run.refunded_iccids.has(i)));
+  run.topped_up_iccids.add(iccid);
   const offer = await sendUntilAnswered(run, rng, "GET", `/v1/orders/available-topups/${iccid}`, {
     key: partner.api_key,
   });
@@ -77,6 +85,7 @@ export async function topUp(run: Run, rng: Rng, op: number): Promise<boolean> {
   const operation: Operation = {
     op,
     kind: "topup",
+    supplier: run.iccid_suppliers.get(iccid) ?? "carrier",
     partner,
     client_reference,
     cart_key: null,
@@ -92,11 +101,13 @@ export async function topUp(run: Run, rng: Rng, op: number): Promise<boolean> {
     final: "unresolved",
     order_ids: new Set(),
     refund: "none",
+    iccid,
   };
   run.operations.push(operation);
   const headers = { "idempotency-key": idempotency_key };
   await submitUntilFinal(run, rng, operation, "/v1/orders/submit-topup", headers, { race: rng.chance(0.15) });
   run.count(run.stats.outcomes, `topup ${operation.final}`);
+  run.count(run.stats.suppliers, `${operation.supplier} topup ${operation.final}`);
   if (operation.final !== "unresolved" && rng.chance(0.2)) {
     await replay(run, rng, operation, "/v1/orders/submit-topup", headers);
   }

@@ -18,6 +18,12 @@ export type ChaosOptions = {
   crash_points: boolean;
   /** Where profiles come from: the carrier API, or the SM-DP+ simulator over ES2+ (the production path). */
   profiles: "http" | "es2plus";
+  /**
+   * A share of the stream on Airalo's and eSIM Go's packages (synced into the catalog at setup,
+   * the fakes as child processes of the cluster, their faults changed with the carrier's); off:
+   * the carrier's packages only.
+   */
+  suppliers: boolean;
   /** Use this database instead of an embedded PostgreSQL of the cluster's own. */
   databaseUrl?: string;
   /** Run against this cluster (not stopped at the end) instead of starting one. */
@@ -34,7 +40,13 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, "seed" | "log"> = {
   drain_timeout_s: 120,
   crash_points: true,
   profiles: "es2plus",
+  suppliers: true,
 };
+/** The suppliers the stream buys from when `suppliers` is on, each about an equal share. */
+export const CHAOS_SUPPLIERS = ["carrier", "airalo", "esimgo"] as const;
+export type ChaosSupplier = (typeof CHAOS_SUPPLIERS)[number];
+/** The markup of the setup's catalog sync (any will do: the run checks counts, not prices). */
+export const CHAOS_SUPPLIER_MARKUP_PERCENT = "15";
 /** The destinations the stream buys in (setup.ts). */
 export const CHAOS_DESTINATIONS = ["FR", "DE", "JP", "US"] as const;
 /** ICCIDs per package at the SM-DP+ and in our inventory for an ES2+ run: far more than a run buys. */
@@ -43,6 +55,13 @@ export const CHAOS_ES2PLUS_STOCK = { profiles_per_package: 2_000, destinations: 
 /** Environment of the API processes: short carrier timeout and resolver delay, so a run settles fast. */
 export const CHAOS_SERVICE_ENV = {
   CARRIER_TIMEOUT_MS: "1000",
+  // A supplier call's timeout: a fake's delay fault outlives it; the leases (8 calls of it + 1 s at
+  // eSIM Go) stay far below the drain's timeout.
+  SUPPLIER_TIMEOUT_MS: "2000",
+  // A supplier order whose answer was lost (a SIGKILL mid-call) and which a lookup did not find is
+  // posted again after this long, not 15 minutes: the fakes land nothing later than the slowest
+  // delay fault (faults.ts, 2.5 s), and the drain could not wait 15 minutes.
+  SUPPLIER_IN_FLIGHT_MS: "20000",
   RESOLVE_AFTER_MS: "1500",
   LOG_LEVEL: "info",
   DB_POOL_MAX: "10",

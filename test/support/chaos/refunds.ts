@@ -9,18 +9,41 @@ import { retryAfterMs, type Sent, send } from "./client.ts";
 import { OPERATION_DEADLINE_MS } from "./options.ts";
 import { type Operation, type RefundFinal, type Run, sleep } from "./state.ts";
 
-/** Refunds one completed operation nobody refunded yet; false when there is none. */
+/**
+ * Refunds one completed operation nobody refunded yet; false when there is none. Never an Airalo
+ * order's: Airalo reviews a refund request by hand, later (README "Suppliers"), and refunds no
+ * top-up on its own, so the partner's refund stays under way past any client's deadline; the
+ * stream keeps to refunds that can finish (the carrier's, and eSIM Go's revoke of an unused bundle).
+ * Nor an eSIM Go eSIM that a top-up was tried on: refunding the eSIM credits its top-ups too
+ * (src/refunds/finish-refund.ts: the carrier's cancel takes every bundle on the profile), but eSIM
+ * Go's revoke takes the eSIM's own bundle only, so the top-ups would be credited and never refunded
+ * at eSIM Go (a known gap, found by this audit; see CHANGELOG). Nor an eSIM Go top-up: the revoke
+ * names a bundle, not an assignment, and eSIM Go revokes the eSIM's oldest unused one of that name,
+ * which may be the eSIM's own purchase (src/carrier/esimgo/refund.ts names this residual risk; the
+ * audit saw it: the top-up refunded here, the eSIM's bundle revoked there).
+ */
 export async function refund(run: Run, rng: Rng, op: number): Promise<boolean> {
-  const candidates = run.operations.filter((o) => o.final === "completed" && o.refund === "none");
+  const candidates = run.operations.filter(
+    (o) =>
+      o.final === "completed" &&
+      o.refund === "none" &&
+      o.supplier !== "airalo" &&
+      !(o.supplier === "esimgo" && o.kind === "topup") &&
+      !(o.supplier === "esimgo" && o.kind === "purchase" && run.topped_up_iccids.has(o.iccid ?? "")),
+  );
   if (candidates.length === 0) return false;
   const operation: Operation = rng.pick(candidates);
   const order_id = [...operation.order_ids][0];
   if (order_id === undefined) return false;
   operation.refund = "requested";
+  // No top-up starts on an eSIM Go eSIM whose refund was asked (see above); the carrier's race on.
+  if (operation.supplier === "esimgo" && operation.kind === "purchase" && operation.iccid !== null)
+    run.refunded_iccids.add(operation.iccid);
   const headers: Record<string, string> = rng.chance(0.5) ? { "idempotency-key": `chaos-refund-${op}` } : {};
   const final = await refundUntilFinal(run, rng, operation, order_id, headers, rng.chance(0.2));
   operation.refund = final;
   run.count(run.stats.outcomes, `refund ${final}`);
+  run.count(run.stats.suppliers, `${operation.supplier} refund ${final}`);
   if (final !== "unresolved" && rng.chance(0.2)) {
     // Asked again: a refunded order answers 200 again (no second credit), a refusal stays a refusal.
     run.stats.replays_checked += 1;

@@ -10,6 +10,7 @@ import {
   CHAOS_ES2PLUS_STOCK,
   CHAOS_SERVICE_ENV,
   CHAOS_SIMULATOR_ENV,
+  CHAOS_SUPPLIERS,
   type ChaosOptions,
   THIN_PARTNERS,
 } from "./options.ts";
@@ -23,7 +24,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   log(
     `chaos: ${options.duration_s} s or ${options.operations} operations, ${options.kills} kills, ` +
       `${options.clients} clients, crash points ${options.crash_points ? "on" : "off"}, ` +
-      `profiles ${options.cluster ? (options.cluster.smdp ? "es2plus" : "http") : options.profiles}`,
+      `profiles ${options.cluster ? (options.cluster.smdp ? "es2plus" : "http") : options.profiles}, ` +
+      `suppliers ${options.suppliers ? "carrier, airalo, esimgo" : "carrier only"}`,
   );
   const cluster =
     options.cluster ??
@@ -33,6 +35,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       env: CHAOS_SERVICE_ENV,
       simulatorEnv: CHAOS_SIMULATOR_ENV,
       es2plus: options.profiles === "es2plus" ? CHAOS_ES2PLUS_STOCK : undefined,
+      suppliers: options.suppliers,
       log: (message) => log(`  ${message}`),
     }));
   const run = new Run(cluster, options);
@@ -44,8 +47,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       if (service) watch(run, slot, service);
     });
     await setup(run);
+    const perSupplier = CHAOS_SUPPLIERS.map(
+      (supplier) => `${run.packages.filter((p) => p.supplier === supplier).length} ${supplier}`,
+    ).join(", ");
     log(
-      `chaos: ${run.partners.length} partners (${THIN_PARTNERS} with thin wallets), ${run.packages.length} packages, ` +
+      `chaos: ${run.partners.length} partners (${THIN_PARTNERS} with thin wallets), ${run.packages.length} packages (${perSupplier}), ` +
         `top-ups ${run.stats.topups_available ? "in the stream" : "not offered by this build: purchases only"}`,
     );
 
@@ -112,6 +118,7 @@ export function formatChaosReport(report: ChaosReport): string {
       `deaths at crash points ${s.crash_point_deaths}`,
     `  retries ${s.retries}, client timeouts ${s.client_timeouts}, racing duplicate submits ${s.duplicate_submits}, ` +
       `replays checked ${s.replays_checked}, key reuses checked ${s.key_reuses_checked}, reconciled after drain ${s.reconciled}`,
+    ...CHAOS_SUPPLIERS.map((supplier) => supplierLine(s.suppliers, supplier)).filter((l) => l !== null),
     `  carrier fault changes ${s.fault_changes}; webhook events answered 2xx ${s.webhooks_answered} ` +
       `(again after a success: ${s.webhooks_repeated})`,
     ...s.postgres_restarts.map(
@@ -124,4 +131,16 @@ export function formatChaosReport(report: ChaosReport): string {
     ...report.client_breaches.map((breach) => `  BREACH ${breach}`),
     report.passed ? "CHAOS PASSED" : "CHAOS FAILED",
   ].join("\n");
+}
+
+/** "  airalo: purchase completed 12, failed 1; topup completed 3; refund refused 1; faults drop 2, …". */
+function supplierLine(counts: Record<string, number>, supplier: string): string | null {
+  const groups = new Map<string, string[]>();
+  for (const [key, n] of Object.entries(counts).sort(([a], [b]) => a.localeCompare(b))) {
+    const [name, what, outcome] = key.split(" ");
+    if (name !== supplier || what === undefined || outcome === undefined) continue;
+    groups.set(what, [...(groups.get(what) ?? []), `${outcome} ${n}`]);
+  }
+  if (groups.size === 0) return null;
+  return `  ${supplier}: ${[...groups].map(([what, parts]) => `${what} ${parts.join(", ")}`).join("; ")}`;
 }

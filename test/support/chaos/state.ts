@@ -2,7 +2,7 @@
 import type { AuditResult } from "../audit.ts";
 import type { Cluster } from "../cluster.ts";
 import type { WebhookReceiver } from "../webhook-receiver.ts";
-import type { ChaosOptions } from "./options.ts";
+import type { ChaosOptions, ChaosSupplier } from "./options.ts";
 
 /**
  * How an operation ended for the client. `not_available`: a top-up refused before any order (422
@@ -15,6 +15,8 @@ export type RefundFinal = "refunded" | "refused" | "unresolved";
 export type Operation = {
   op: number;
   kind: "purchase" | "topup";
+  /** The supplier of the package bought (a top-up's is its eSIM's). */
+  supplier: ChaosSupplier;
   partner: Partner;
   client_reference: string;
   cart_key: string | null;
@@ -24,6 +26,8 @@ export type Operation = {
   /** Every orderID a 200 (or a 502's detail) named for this operation. */
   order_ids: Set<string>;
   refund: "none" | "requested" | RefundFinal;
+  /** The eSIM a purchase made or a top-up went to, once known. */
+  iccid: string | null;
 };
 
 export type Partner = {
@@ -35,7 +39,7 @@ export type Partner = {
   iccids: string[];
 };
 
-export type PackageChoice = { package_id: string; price_minor: number };
+export type PackageChoice = { package_id: string; price_minor: number; supplier: ChaosSupplier };
 
 /**
  * One PostgreSQL restart of the run: when it was back (performance.now()), and how long after that
@@ -54,6 +58,8 @@ export type ChaosStats = {
   requests: Record<string, number>;
   operations: Record<string, number>;
   outcomes: Record<string, number>;
+  /** Final outcomes per supplier ("airalo purchase completed": 12), and supplier fault changes. */
+  suppliers: Record<string, number>;
   kills: number;
   restarts: number;
   postgres_restarts: PostgresRestart[];
@@ -89,6 +95,7 @@ export class Run {
     requests: {},
     operations: {},
     outcomes: {},
+    suppliers: {},
     kills: 0,
     restarts: 0,
     postgres_restarts: [],
@@ -112,6 +119,11 @@ export class Run {
   readonly operations: Operation[] = [];
   readonly partners: Partner[] = [];
   packages: PackageChoice[] = [];
+  /** The supplier of each eSIM bought in the run: its top-ups go to the same one. */
+  readonly iccid_suppliers = new Map<string, ChaosSupplier>();
+  /** eSIMs a top-up was tried on (set before its first request), and eSIM Go eSIMs whose refund was asked. */
+  readonly topped_up_iccids = new Set<string>();
+  readonly refunded_iccids = new Set<string>();
   started_ops = 0;
   stream_started_at = 0;
   streaming = true;
