@@ -68,6 +68,7 @@ async function completionCounts(
           order_id,
           partner_id: partner.partner_id,
           type: "esim",
+          quantity: 1,
           cart_key,
           package_id: PACKAGE_ID,
           external_package_id: "CARRIER-FR-1GB-7D",

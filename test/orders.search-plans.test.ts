@@ -139,7 +139,7 @@ for (const generic of [false, true]) {
 
   const ESIM_CASES: Array<[string, string, string[]]> = [
     ["an ICCID", sample.iccid, ["esims_pkey"]],
-    ["an order id", sample.order_id, ["esims_order_id_key"]],
+    ["an order id", sample.order_id, ["esims_order_id_idx"]],
     ["an email in other case", sample.email.toUpperCase(), ["orders_partner_email_idx"]],
     [
       "a rare last name prefix",

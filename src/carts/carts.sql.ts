@@ -1,10 +1,10 @@
-// SQL of carts: a reservation of one package at the price of the moment, for a limited time.
+// SQL of carts: a reservation of a package (1 to 50 eSIMs of it) at the price of the moment, for a limited time.
 import { type Selectable, sql, type Transaction } from "kysely";
 import type { Executor } from "../db/executor.ts";
 import type { Database } from "../db/schema.ts";
 
 const CART_COLUMNS = sql.raw(`cart_key, partner_id, package_id, external_package_id, data_mb, validity_days,
-  start_date, total_minor, currency, created_at, expires_at, supplier`);
+  start_date, total_minor, currency, created_at, expires_at, supplier, quantity`);
 
 /** A cart as read from the database. It keeps the package's terms when it was made (migration
  * 0002): what the carrier is asked for, whatever the catalog says later. */
@@ -20,10 +20,10 @@ export async function insertCart(
 ): Promise<CartRow> {
   const result = await sql<CartRow>`
     insert into carts (cart_key, partner_id, package_id, external_package_id, data_mb, validity_days, start_date,
-                       total_minor, currency, expires_at, supplier)
+                       total_minor, currency, expires_at, supplier, quantity)
     values (${cart.cart_key}, ${cart.partner_id}, ${cart.package_id}, ${cart.external_package_id}, ${cart.data_mb},
             ${cart.validity_days}, ${cart.start_date}::date, ${cart.total_minor}, ${cart.currency},
-            now() + make_interval(mins => ${ttl_minutes}), ${cart.supplier})
+            now() + make_interval(mins => ${ttl_minutes}), ${cart.supplier}, ${cart.quantity})
     returning ${CART_COLUMNS}`.execute(db);
   return result.rows[0]!;
 }

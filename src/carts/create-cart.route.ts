@@ -1,9 +1,9 @@
-// POST /v1/orders/cart (spec 4.2): reserve a package at today's price.
+// POST /v1/orders/cart (spec 4.2): reserve a package at today's price, one eSIM or a group of them.
 import { Type } from "typebox";
 import { endpoint } from "../shared/endpoint.ts";
 import { errorResponses, Money, money, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { rfc3339 } from "../shared/time.ts";
-import { createCart } from "./create-cart.ts";
+import { createCart, MAX_QUANTITY } from "./create-cart.ts";
 
 const CreateCartBody = Type.Object(
   {
@@ -17,6 +17,15 @@ const CreateCartBody = Type.Object(
       Type.Union([Type.String({ format: "date", maxLength: 10 }), Type.Null()], {
         description:
           "YYYY-MM-DD, from today (UTC) to 180 days ahead. Absent or null: the plan starts when the eSIM first connects.",
+      }),
+    ),
+    quantity: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_QUANTITY,
+        description:
+          `eSIMs of the package, 1 to ${MAX_QUANTITY} (default 1): a group order. Its submit buys them all in one order ` +
+          "with one hold of quantity x price; each eSIM is provisioned on its own and only those provisioned are charged.",
       }),
     ),
   },
@@ -34,6 +43,11 @@ export const Cart = Type.Object(
       format: "date-time",
       description: "The reservation holds until then (30 minutes).",
     }),
+    quantity: Type.Integer({
+      minimum: 1,
+      maximum: MAX_QUANTITY,
+      description: "eSIMs of the package in this cart.",
+    }),
     total: Money,
   },
   { additionalProperties: false },
@@ -45,7 +59,9 @@ export const createCartRoute = endpoint({
   schema: {
     operationId: "createCart",
     summary: "Reserve a package in a cart",
-    description: "The price is fixed for the cart's lifetime, even if the catalog changes meanwhile.",
+    description:
+      "The price is fixed for the cart's lifetime, even if the catalog changes meanwhile. `total` is `quantity` x " +
+      "the package's price.",
     tags: ["Orders"],
     security: PARTNER_SECURITY,
     body: CreateCartBody,
@@ -67,12 +83,14 @@ export const createCartRoute = endpoint({
       partner_id: request.partner!.partner_id,
       package_id: request.body.package_id,
       start_date: request.body.start_date ?? null,
+      quantity: request.body.quantity ?? 1,
     });
     return reply.code(201).send({
       cart_key: cart.cart_key,
       package_id: cart.package_id,
       start_date: cart.start_date,
       expires_at: rfc3339(cart.expires_at),
+      quantity: cart.quantity,
       total: money(cart.total_minor, cart.currency),
     });
   },

@@ -1,11 +1,16 @@
-// Partner use case: reserve one package in a cart (spec 4.2), at today's wholesale price.
+// Partner use case: reserve a package in a cart (spec 4.2), at today's wholesale price: one eSIM,
+// or a group of up to MAX_QUANTITY of them (issue 34), all bought by one submit.
 import type { Kysely } from "kysely";
 import { findActivePackage } from "../catalog/find-packages.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/schema.ts";
+import { MAX_AMOUNT_MINOR } from "../ledger/accounts.ts";
 import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { type CartRow, insertCart } from "./carts.sql.ts";
+
+/** The most eSIMs one cart (one order) holds: Airalo's own limit per order. */
+export const MAX_QUANTITY = 50;
 
 /** How far ahead a plan may be scheduled to start. */
 export const MAX_START_DAYS_AHEAD = 180;
@@ -36,11 +41,30 @@ export function checkStartDate(start_date: string, now = new Date()): void {
   }
 }
 
+/** quantity x price, within what one transfer may move. */
+function groupTotal(price_minor: number, quantity: number): number {
+  const total = price_minor * quantity;
+  if (!Number.isSafeInteger(total) || total > MAX_AMOUNT_MINOR) {
+    const message = `${quantity} eSIMs of this package cost more than one order may`;
+    throw new ApiError("invalid_request", `${message}.`, {
+      errors: [{ field: "quantity", code: "out_of_range", message }],
+    });
+  }
+  return total;
+}
+
 export async function createCart(
   db: Kysely<Database>,
   config: Pick<Config, "cart_ttl_minutes" | "currency">,
-  input: { partner_id: string; package_id: string; start_date: string | null },
+  input: { partner_id: string; package_id: string; start_date: string | null; quantity: number },
 ): Promise<CartRow> {
+  // The route's schema holds it to 1..MAX_QUANTITY: an integer here, asserted for other callers.
+  if (!Number.isSafeInteger(input.quantity) || input.quantity < 1 || input.quantity > MAX_QUANTITY) {
+    const message = `must be an integer from 1 to ${MAX_QUANTITY}`;
+    throw new ApiError("invalid_request", `quantity ${message}.`, {
+      errors: [{ field: "quantity", code: "out_of_range", message }],
+    });
+  }
   if (input.start_date !== null) checkStartDate(input.start_date);
   // The partner's price now, copied into the cart: a later pricing change does not touch it.
   const pkg = await findActivePackage(db, input.partner_id, input.package_id);
@@ -56,8 +80,9 @@ export async function createCart(
       data_mb: pkg.data_mb,
       validity_days: pkg.validity_days,
       start_date: input.start_date,
-      total_minor: pkg.wholesale_minor,
+      total_minor: groupTotal(pkg.wholesale_minor, input.quantity),
       currency: pkg.currency,
+      quantity: input.quantity,
     },
     config.cart_ttl_minutes,
   );

@@ -56,7 +56,7 @@ async function listPage(request: FastifyRequest, ctx: AppContext): Promise<strin
 /** The eSIM an order bought or topped up: its QR code (the API's QR use case) and install links. */
 export function installKit(
   purchase: Pick<
-    OrderBody["purchases"][number],
+    Extract<OrderBody["purchases"][number], { status: "completed" }>,
     "iccid" | "qr_code" | "smdp_address" | "activation_code" | "ios_install_url" | "android_install_url"
   >,
 ): Html {
@@ -87,13 +87,18 @@ function detailBody(detail: OrderDetail, done: string | null, support: Html): Ht
       <dt>Type</dt><dd>${order.type === "esim" ? "new eSIM" : "top-up"}</dd>
       <dt>Status</dt><dd>${statusPill(order.status)}</dd>
       <dt>Total</dt><dd>${formatMoney(order.total)}</dd>
+      ${order.quantity > 1 ? html`<dt>eSIMs</dt><dd>${order.quantity} ordered, ${order.purchases.filter((p) => p.status === "completed").length} made</dd>` : ""}
       <dt>Client reference</dt><dd>${order.client_reference ?? "—"}</dd>
       <dt>Created</dt><dd>${formatInstant(order.created_at)}</dd>
       <dt>End user</dt><dd>${end_user.first_name} ${end_user.last_name} · ${end_user.email} · ${end_user.phone}</dd>
       ${order.status === "failed" ? html`<dt>Why it failed</dt><dd>${failure.code ?? ""} ${failure.detail ?? ""}</dd>` : ""}
       ${order.status === "pending" ? html`<dt>Pending</dt><dd>The carrier has not answered yet; the service finishes the order on its own. The price is held, not charged.</dd>` : ""}
     </dl></div>
-    ${order.purchases.map((purchase) => html`<h2>eSIM</h2><div class="panel">${installKit(purchase)}</div>`)}
+    ${order.purchases.map((purchase, i) =>
+      purchase.status === "completed"
+        ? html`<h2>eSIM${order.quantity > 1 ? ` ${i + 1} of ${order.quantity}` : ""}</h2><div class="panel">${installKit(purchase)}</div>`
+        : html`<h2>eSIM ${i + 1} of ${order.quantity}</h2><div class="panel"><p>The carrier refused this eSIM: it was not charged.</p></div>`,
+    )}
     ${support}`;
 }
 

@@ -74,6 +74,8 @@ export type Database = {
     wallet_balance_after_minor: number | null;
     /** An adjustment's reason (migration 0031); null on every other kind. */
     reason: string | null;
+    /** A purchase posted in part (a group order's completed lines, migration 0047): what was held. */
+    held_minor: Generated<number | null>;
   };
   destinations: { destination_code: string; name: string };
   partner_pricing: { partner_id: string; discount_percent: number; updated_at: Generated<Date> };
@@ -149,6 +151,8 @@ export type Database = {
     expires_at: Date;
     /** Who sells the package (migration 0038): copied with its terms, where the order is sent. */
     supplier: Generated<PackageSupplier>;
+    /** eSIMs of the package (migration 0047): total_minor is quantity x its price. */
+    quantity: Generated<number>;
   };
   /** Tombstones of carts purged after expiry (migration 0004): their keys answer 410, not 404. */
   expired_carts: { cart_key: string; partner_id: string; expired_at: Date; purged_at: Timestamp };
@@ -201,6 +205,25 @@ export type Database = {
     language: Generated<string>;
     /** Who provisions it (migration 0038), copied from the cart or top-up package; never changes. */
     supplier: Generated<PackageSupplier>;
+    /** eSIMs bought (migration 0047); more than 1: a group order, with order_lines. */
+    quantity: Generated<number>;
+  };
+  /** A group order's eSIMs (migration 0047), each provisioned and final on its own. */
+  order_lines: {
+    order_id: string;
+    position: number;
+    /** The carrier reference of this eSIM: `{order_id}-{position}`. */
+    reference: string;
+    status: Generated<"pending" | "completed" | "failed">;
+    /** The traveller's, or null when the submit named none. */
+    email: string | null;
+    first_name: string | null;
+    last_name: string | null;
+    iccid: string | null;
+    smdp_address: string | null;
+    activation_code: string | null;
+    carrier_refusal: string | null;
+    resolved_at: Date | null;
   };
   /** The orders still pending (migration 0046): the resolver's and the metrics' list. */
   pending_orders: { order_id: string; created_at: Date };
@@ -329,7 +352,14 @@ export type Database = {
     requested_by_ip: string | null;
     requested_reason: string | null;
   };
-  email_deliveries: { order_id: string; message_id: string; recipient: string; delivered_at: Timestamp };
+  /** One per confirmation email sent: per order, or per traveller of a group (position, migration 0047). */
+  email_deliveries: {
+    order_id: string;
+    position: Generated<number>;
+    message_id: string;
+    recipient: string;
+    delivered_at: Timestamp;
+  };
   /** Resent confirmation emails (migration 0029): the outbox and the log of each resend. */
   email_resends: {
     email_id: string;
@@ -494,6 +524,8 @@ export type Database = {
   /** Confirmation emails to send (migration 0007): a row per order until its delivery is recorded. */
   email_outbox: {
     order_id: string;
+    /** The traveller's line it goes to (migration 0047); 0 for an order's one email. */
+    position: Generated<number>;
     due_at: Timestamp;
     attempts: Generated<number>;
     lease_token: string | null;

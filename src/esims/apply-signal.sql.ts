@@ -37,6 +37,7 @@ export async function bundlesOf(
 
 export async function updateBundles(
   trx: Transaction<Database>,
+  iccid: string,
   bundles: readonly StoredBundle[],
 ): Promise<void> {
   if (bundles.length === 0) return;
@@ -49,7 +50,7 @@ export async function updateBundles(
                 ${bundles.map((b) => iso(b.activated_at))}::timestamptz[],
                 ${bundles.map((b) => iso(b.expires_at))}::timestamptz[])
          as v (order_id, status, data_used_mb, activated_at, expires_at)
-    where b.order_id = v.order_id
+    where b.order_id = v.order_id and b.iccid = ${iccid}
     returning pg_notify('esim_changed', b.iccid)`.execute(trx);
 }
 

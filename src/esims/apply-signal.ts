@@ -37,7 +37,7 @@ export async function applySignal(
     const stored = await bundlesOf(trx, signal.iccid, MAX_SIGNAL_BUNDLES);
     const now = new Date();
     const merged = mergeSignal(esim, stored, signal, now);
-    await updateBundles(trx, merged.changed_bundles);
+    await updateBundles(trx, signal.iccid, merged.changed_bundles);
     const after = { ...merged.esim, created_at: esim.created_at };
     const schedule = nextPull(after, now, ctx.config.usage_sync_min_interval_s, withJitter(1));
     // The state and the schedule in one UPDATE of the row (writeEsim says why never two).

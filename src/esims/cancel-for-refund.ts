@@ -41,7 +41,7 @@ export async function cancelEsimForRefund(
 
 /** A top-up order refunded: its bundle only is cancelled; the eSIM keeps its other bundles. */
 export async function cancelBundleForRefund(trx: Transaction<Database>, order_id: string): Promise<void> {
-  await cancelBundleRow(trx, order_id);
+  await cancelBundleRow(trx, order_id, null);
 }
 
 /** After the refund committed: this process reads its own write at once (others hear the NOTIFY). */

@@ -45,7 +45,7 @@ export async function markBundlesDue(
   if (partner_ids.length === 0) return [];
   const result = await sql<BundleForNotice>`
     with due as (
-      select b.order_id from esim_bundles b
+      select b.order_id, b.iccid from esim_bundles b
       join esims e on e.iccid = b.iccid
       where e.partner_id = any(${partner_ids}::text[]) and ${DUE[kind]}
       order by b.order_id
@@ -54,7 +54,7 @@ export async function markBundlesDue(
     )
     update esim_bundles b set ${MARK[kind]}
     from due, esims e
-    where b.order_id = due.order_id and e.iccid = b.iccid
+    where b.order_id = due.order_id and b.iccid = due.iccid and e.iccid = b.iccid
     returning b.order_id as bundle_order_id, b.iccid, e.partner_id, e.order_id as esim_order_id,
               b.name as package_name, b.data_used_mb::float8 as data_used_mb, b.data_mb, b.expires_at`.execute(
     db,

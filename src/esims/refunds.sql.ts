@@ -14,7 +14,8 @@ export async function selectRefundableState(
 ): Promise<RefundableState | null> {
   const result = await sql<RefundableState>`
     select e.status as esim_status,
-           (select b.status from esim_bundles b where b.order_id = ${order_id}) as bundle_status
+           (select b.status from esim_bundles b where b.order_id = ${order_id} and b.iccid = e.iccid)
+             as bundle_status
     from esims e where e.iccid = ${iccid}`.execute(db);
   return result.rows[0] ?? null;
 }
@@ -38,11 +39,17 @@ export async function cancelEsimRow(
   await sql`
     update esims set status = 'cancelled' where iccid = ${iccid}
     returning pg_notify('esim_changed', iccid)`.execute(trx);
-  await cancelBundleRow(trx, order_id);
+  await cancelBundleRow(trx, order_id, iccid);
 }
 
-export async function cancelBundleRow(trx: Transaction<Database>, order_id: string): Promise<void> {
+/** The bundle `order_id` bought: of the eSIM `iccid` (an order may buy several), or its only one (a top-up). */
+export async function cancelBundleRow(
+  trx: Transaction<Database>,
+  order_id: string,
+  iccid: string | null,
+): Promise<void> {
   await sql`
-    update esim_bundles set status = 'cancelled' where order_id = ${order_id}
+    update esim_bundles set status = 'cancelled'
+    where order_id = ${order_id} and (${iccid}::text is null or iccid = ${iccid})
     returning pg_notify('esim_changed', iccid)`.execute(trx);
 }

@@ -243,29 +243,39 @@ export async function holdOnWallet(
  * unless it resolved exactly one pending transfer: its caller may send it without waiting for
  * the answer. The order matters: the transfer row is locked first (a concurrent resolver then
  * finds it no longer pending and fails), then the wallet row, and only then is posted_seq
- * drawn, so per wallet it follows commit order (0006).
+ * drawn, so per wallet it follows commit order (0006). `posted_minor`: the part of the hold to post
+ * (a group order's completed lines), at least 1 and at most what was held, else the statement fails;
+ * null: all of it.
  */
 export async function resolvePendingPurchase(
   trx: Transaction<Database>,
   order_id: string,
   outcome: "posted" | "voided",
+  posted_minor: number | null = null,
 ): Promise<void> {
   const posted = outcome === "posted";
   const invariant = `order ${order_id} has one pending purchase transfer to ${posted ? "post" : "void"}`;
+  // A part of the hold posted (a group order's completed lines): the transfer's amount becomes what
+  // was posted, held_minor keeps what was held (migration 0047); the wallet releases all it held.
+  const part = posted ? posted_minor : null;
   await sql`
     with pending as (
-      select transfer_id, debit_account_id, amount_minor from ledger_transfers
+      select transfer_id, debit_account_id, amount_minor,
+             coalesce(${part}::bigint, amount_minor) as posted_minor
+      from ledger_transfers
       where reference = ${order_id} and kind = 'purchase' and state = 'pending'
       for update
     ), wallet as (
       update ledger_accounts a
       set pending_debits_minor = a.pending_debits_minor - p.amount_minor,
-          posted_debits_minor = a.posted_debits_minor + (case when ${posted}::boolean then p.amount_minor else 0 end)
-      from pending p where a.account_id = p.debit_account_id
+          posted_debits_minor = a.posted_debits_minor + (case when ${posted}::boolean then p.posted_minor else 0 end)
+      from pending p where a.account_id = p.debit_account_id and p.posted_minor between 1 and p.amount_minor
       returning a.account_id, a.posted_credits_minor - a.posted_debits_minor as settled_after_minor
     ), resolved as (
       update ledger_transfers t
       set state = ${outcome}, resolved_at = clock_timestamp(),
+          amount_minor = case when ${posted}::boolean then p.posted_minor else t.amount_minor end,
+          held_minor = case when ${posted}::boolean and p.posted_minor < t.amount_minor then t.amount_minor end,
           posted_seq = case when ${posted}::boolean then nextval('ledger_posted_seq') end,
           wallet_balance_after_minor = case when ${posted}::boolean then w.settled_after_minor end
       from pending p join wallet w on w.account_id = p.debit_account_id

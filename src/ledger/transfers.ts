@@ -174,6 +174,20 @@ export async function resolveHoldLater(
   await deferWrite(() => resolvePendingPurchase(trx, order_id, outcome));
 }
 
+/**
+ * Phase two of a group order: posts `posted_minor` of the order's hold (its completed lines) and
+ * releases the rest, at once. Lines refused for good are never charged. The statement fails, and
+ * with it the transaction, unless it resolved one pending transfer holding at least that much.
+ */
+export async function postPartOfHold(
+  trx: Transaction<Database>,
+  order_id: string,
+  posted_minor: number,
+): Promise<void> {
+  assertAmount(posted_minor);
+  await resolvePendingPurchase(trx, order_id, "posted", posted_minor);
+}
+
 export type RefundOutcome =
   | { kind: "refunded"; transfer_id: string; amount_minor: number }
   /** The order has its refund already: nothing was written. */

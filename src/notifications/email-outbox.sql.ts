@@ -48,7 +48,7 @@ const RECORD_DELIVERIES_SQL = `
 with sent as (delete from email_outbox where order_id = any($1::text[]) returning order_id)
 insert into email_deliveries (order_id, message_id, recipient)
 select * from unnest($1::text[], $2::text[], $3::text[])
-on conflict (order_id) do nothing`;
+on conflict (order_id, position) do nothing`;
 
 export type Delivery = { order_id: string; message_id: string; recipient: string };
 

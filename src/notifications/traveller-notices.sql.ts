@@ -33,7 +33,7 @@ export async function insertNotices(db: Executor, notices: readonly NewNotice[])
                          ${column("esim_order_id")}::text[], ${column("package_name")}::text[],
                          ${column("data_used_mb")}::bigint[], ${column("data_mb")}::int[],
                          ${column("expires_at")}::timestamptz[])
-    on conflict (bundle_order_id, kind) do nothing`.execute(db);
+    on conflict (bundle_order_id, iccid, kind) do nothing`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
 

@@ -6,7 +6,7 @@
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import type { AppContext } from "../shared/context.ts";
-import { leaseClaim } from "./drive-order.ts";
+import { leaseClaim } from "./lease.ts";
 import type { NewOrder, OrderRow } from "./order.ts";
 import { insertPendingOrderAhead } from "./orders.sql.ts";
 

@@ -211,3 +211,46 @@ function checkPhone(typed: string): string {
     throw refused({ field: "phone", code: "invalid_format", message: `must be ${PHONE_WORDS}` });
   return phone;
 }
+
+/** A traveller of a group order (issue 34): who gets one of its eSIMs and its own email. */
+export type Traveller = { email: string; first_name: string; last_name: string };
+
+export const TravellerFields = Type.Object(
+  {
+    first_name: EndUserFields.first_name,
+    last_name: EndUserFields.last_name,
+    email: Type.String({
+      ...EndUserFields.email,
+      description: "The traveller's address: their eSIM's email.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The travellers of a submit, checked as the end user's fields are (names trimmed, the address's
+ * domain in its ASCII form to send to); one answer names every bad field (`travellers.2.email`).
+ */
+export function checkTravellers(travellers: readonly Traveller[]): Traveller[] {
+  const errors: FieldError[] = [];
+  const read = (check: () => string): string => {
+    try {
+      return check();
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.errors === undefined) throw error;
+      errors.push(...error.errors);
+      return "";
+    }
+  };
+  const checked = travellers.map((traveller, i) => ({
+    email: read(() => checkEmail(`travellers.${i}.email`, traveller.email)),
+    first_name: read(() => checkName(`travellers.${i}.first_name`, traveller.first_name)),
+    last_name: read(() => checkName(`travellers.${i}.last_name`, traveller.last_name)),
+  }));
+  if (errors.length === 1) throw refused(errors[0]!);
+  if (errors.length > 1) {
+    const detail = `${errors.map((error) => `${error.field} ${error.message}`).join("; ")}.`;
+    throw new ApiError("invalid_request", detail, { errors });
+  }
+  return checked;
+}

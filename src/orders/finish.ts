@@ -7,13 +7,13 @@
 // order, so it happens exactly once however many drivers race.
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
-import type { OrderRow, PurchaseRow } from "./order.ts";
+import type { OrderRow, PurchaseEntry } from "./order.ts";
 
 export type OrderFinish = {
   /** Whether completing the order queues the end user's confirmation email (same statement). */
   confirmation_email: boolean;
   /** In the completion transaction, after the purchase is recorded and the hold posted. */
-  completed(trx: Transaction<Database>, order: OrderRow & { purchases: PurchaseRow[] }): Promise<void>;
+  completed(trx: Transaction<Database>, order: OrderRow & { purchases: PurchaseEntry[] }): Promise<void>;
   /** In the failure transaction, after the hold is voided. */
   failed(trx: Transaction<Database>, order: OrderRow): Promise<void>;
 };

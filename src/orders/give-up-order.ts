@@ -12,10 +12,10 @@ import type { LookedUpOutcome } from "../carrier/carrier.ts";
 import type { AppContext } from "../shared/context.ts";
 import { oweCarrierCheck } from "./carrier-checks.sql.ts";
 import { CARRIER_CHECK_AFTER_S } from "./check-failed-at-carrier.ts";
-import { complete, fail } from "./drive-order.ts";
 import type { OrderFinish } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
 import { lockOwnLease, releaseLease } from "./orders.sql.ts";
+import { complete, fail } from "./record-outcome.ts";
 
 /** failure_code of an order the resolver gave up on (the partner sees `failed`, its hold voided). */
 export const GIVEN_UP = "given_up";

@@ -8,13 +8,13 @@ import { lockOrder, orderById } from "./orders.sql.ts";
 
 export type SupportOrder = Pick<
   OrderRow,
-  "order_id" | "partner_id" | "type" | "status" | "email" | "iccid" | "created_at"
+  "order_id" | "partner_id" | "type" | "status" | "email" | "iccid" | "created_at" | "quantity"
 >;
 
 function pick(row: OrderRow | null): SupportOrder | null {
   if (row === null) return null;
-  const { order_id, partner_id, type, status, email, iccid, created_at } = row;
-  return { order_id, partner_id, type, status, email, iccid, created_at };
+  const { order_id, partner_id, type, status, email, iccid, created_at, quantity } = row;
+  return { order_id, partner_id, type, status, email, iccid, created_at, quantity };
 }
 
 /** The partner's order as it stands, or null. */

@@ -17,6 +17,23 @@ export type OrderRow = Omit<
 
 export type PurchaseRow = Selectable<Database["purchases"]>;
 
+/** An eSIM an order made: a purchases row. */
+export type CompletedPurchase = PurchaseRow & { status: "completed" };
+
+/** A line of a group order the carrier refused for good (order_lines): never charged, no eSIM. */
+export type FailedPurchase = Pick<PurchaseRow, "order_id" | "position" | "package_id" | "start_date"> & {
+  status: "failed";
+};
+
+/** An entry of `Order.purchases`, in position order. */
+export type OrderPurchase = CompletedPurchase | FailedPurchase;
+
+/** What renders as an entry of `Order.purchases`: a purchases row is an eSIM made. */
+export type PurchaseEntry = PurchaseRow | OrderPurchase;
+
+/** A line of a group order (migration 0047): one eSIM, provisioned and final on its own. */
+export type OrderLine = Selectable<Database["order_lines"]>;
+
 /** What the caller of createPendingOrderAhead decides; the rest is the order's state. */
 export type NewOrder = Omit<
   OrderRow,

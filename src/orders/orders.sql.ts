@@ -9,7 +9,7 @@ import type { Database, PackageSupplier } from "../db/schema.ts";
 import type { OrderForEmail } from "../notifications/send-confirmation-emails.ts";
 import type { TimeWindow } from "../shared/day-range.ts";
 import { holderGone } from "../shared/liveness.ts";
-import type { NewOrder, OrderRow, PurchaseRow } from "./order.ts";
+import type { NewOrder, OrderPurchase, OrderRow, PurchaseEntry, PurchaseRow } from "./order.ts";
 import { MAX_ROWS_EXAMINED, type SearchQuery, searchIsIndexed } from "./search-query.ts";
 
 function newLeaseToken(): string {
@@ -48,8 +48,9 @@ const ORDER_COLUMN_LIST = [
   "refunded_at",
   "refund_requested_at",
   "language",
+  "quantity",
 ] as const;
-const ORDER_COLUMNS = sql.raw(ORDER_COLUMN_LIST.join(", "));
+export const ORDER_COLUMNS = sql.raw(ORDER_COLUMN_LIST.join(", "));
 /** The same columns of `orders o`. */
 const O_COLUMNS = sql.raw(ORDER_COLUMN_LIST.map((column) => `o.${column}`).join(", "));
 
@@ -94,12 +95,13 @@ function pendingOrderInsert(order: NewOrder, timing: PendingTiming): RawBuilder<
     with inserted as (
       insert into orders (order_id, partner_id, type, status, cart_key, package_id, external_package_id, supplier, data_mb,
                           validity_days, start_date, total_minor, currency, client_reference, email, phone, first_name,
-                          last_name, iccid, topup_iccid, language, lease_until, lease_token, lease_holder, next_resolve_at)
+                          last_name, iccid, topup_iccid, language, quantity, lease_until, lease_token, lease_holder,
+                          next_resolve_at)
       values (${order.order_id}, ${order.partner_id}, ${order.type}, 'pending', ${order.cart_key}, ${order.package_id},
               ${order.external_package_id}, ${order.supplier}, ${order.data_mb}, ${order.validity_days}, ${order.start_date}::date,
               ${order.total_minor}, ${order.currency},
               ${order.client_reference}, ${order.email}, ${order.phone}, ${order.first_name}, ${order.last_name},
-              ${order.iccid}, ${order.type === "topup" ? order.iccid : null}::text, ${order.language},
+              ${order.iccid}, ${order.type === "topup" ? order.iccid : null}::text, ${order.language}, ${order.quantity},
               clock_timestamp() + make_interval(secs => ${leaseSeconds(timing.lease_ms, order.supplier)}),
               ${newLeaseToken()},
               ${timing.lease_holder}, clock_timestamp() + make_interval(secs => ${timing.resolve_after_ms / 1000}))
@@ -212,7 +214,7 @@ export async function renewOwnLease(
 }
 
 /** The order as it is once completed, with the purchase that completion recorded. */
-export type CompletedOrder = OrderRow & { purchases: PurchaseRow[] };
+export type CompletedOrder = OrderRow & { purchases: PurchaseEntry[] };
 
 /**
  * pending -> completed, once, with everything a completion records, in one statement: the order
@@ -309,11 +311,19 @@ export async function markFailed(
   return result.rows[0] ?? null;
 }
 
-export async function purchasesOf(db: Executor, order_ids: string[]): Promise<PurchaseRow[]> {
+/**
+ * What the orders bought, by position: the eSIMs made (purchases) and, of a delivered group order, the
+ * lines the carrier refused for good (order_lines, migration 0047), which were never charged.
+ */
+export async function purchasesOf(db: Executor, order_ids: string[]): Promise<OrderPurchase[]> {
   if (order_ids.length === 0) return [];
-  const result = await sql<PurchaseRow>`
-    select order_id, position, package_id, iccid, smdp_address, activation_code, start_date
+  const result = await sql<OrderPurchase>`
+    select order_id, position, package_id, iccid, smdp_address, activation_code, start_date, 'completed' as status
     from purchases where order_id = any(${order_ids}::text[])
+    union all
+    select l.order_id, l.position, o.package_id, null, null, null, o.start_date, 'failed'
+    from order_lines l join orders o on o.order_id = l.order_id
+    where l.order_id = any(${order_ids}::text[]) and l.status = 'failed' and o.status in ('completed', 'refunded')
     order by order_id, position`.execute(db);
   return result.rows;
 }

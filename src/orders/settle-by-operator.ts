@@ -26,10 +26,10 @@ import { ApiError } from "../shared/errors.ts";
 import { checkOneLine } from "../shared/schemas.ts";
 import { oweCarrierCheck, settleCarrierCheck } from "./carrier-checks.sql.ts";
 import { CARRIER_CHECK_AFTER_S } from "./check-failed-at-carrier.ts";
-import { complete, fail } from "./drive-order.ts";
 import type { FinishByType, OrderFinish } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
 import { lockOwnLease, orderById, releaseLease } from "./orders.sql.ts";
+import { complete, fail } from "./record-outcome.ts";
 import { type Settlement, SettlementRefused, takeLease } from "./settle-pending-order.ts";
 
 /** A settle refused for now (busy, carrier unreachable) says when to try again, as every "later" answer does. */

@@ -15,10 +15,11 @@ import assert from "node:assert/strict";
 import type { LookedUpOutcome } from "../carrier/carrier.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
-import { complete, fail, leaseClaim } from "./drive-order.ts";
 import type { FinishByType } from "./finish.ts";
+import { leaseClaim } from "./lease.ts";
 import type { OrderRow } from "./order.ts";
 import { claimLease, lockOwnLease, orderById, releaseLease } from "./orders.sql.ts";
+import { complete, fail } from "./record-outcome.ts";
 
 export type Settlement = "completed" | "failed";
 

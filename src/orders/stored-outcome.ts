@@ -6,7 +6,7 @@ import type { Executor } from "../db/executor.ts";
 import type { ExactAnswer } from "../shared/endpoint.ts";
 import { ApiError } from "../shared/errors.ts";
 import { problemBody } from "../shared/problem.ts";
-import type { OrderRow, PurchaseRow } from "./order.ts";
+import type { OrderRow, PurchaseEntry } from "./order.ts";
 import { purchasesOf } from "./orders.sql.ts";
 import { renderOrder } from "./render-order.ts";
 
@@ -35,7 +35,7 @@ export function failureError(order: OrderRow): ApiError {
  */
 export async function outcomeOf(
   db: Executor,
-  order: OrderRow & { purchases?: PurchaseRow[] },
+  order: OrderRow & { purchases?: PurchaseEntry[] },
   request_id: string,
 ): Promise<HttpOutcome | null> {
   if (order.status === "pending") return null;

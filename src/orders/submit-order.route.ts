@@ -1,12 +1,20 @@
 // POST /v1/orders/submit (spec 4.3): pay for a cart from the wallet and provision the eSIM.
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
+import { MAX_QUANTITY } from "../carts/create-cart.ts";
 import type { AppContext } from "../shared/context.ts";
 import { endpoint, type Handler } from "../shared/endpoint.ts";
 import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
 import { LANGUAGE_TAG_MAX_LENGTH, SUPPORTED_LANGUAGES } from "../travellers/translate.ts";
 import { CompletedOutcomes } from "./completed-outcomes.ts";
-import { checkEndUser, checkLanguage, EndUserFields, LANGUAGE_TAG_PATTERN } from "./end-user.ts";
+import {
+  checkEndUser,
+  checkLanguage,
+  checkTravellers,
+  EndUserFields,
+  LANGUAGE_TAG_PATTERN,
+  TravellerFields,
+} from "./end-user.ts";
 import { Order } from "./render-order.ts";
 import { sendBytes, sendOutcome } from "./send-outcome.ts";
 import { outcomeOf } from "./stored-outcome.ts";
@@ -25,6 +33,14 @@ const SubmitBody = Type.Object(
       description: "From POST /orders/cart. Retrying with it is safe.",
     }),
     ...EndUserFields,
+    travellers: Type.Optional(
+      Type.Union([Type.Array(TravellerFields, { minItems: 1, maxItems: MAX_QUANTITY }), Type.Null()], {
+        description:
+          "One traveller per eSIM of the cart (exactly the cart's `quantity`, else 400 `invalid_request`): each " +
+          "gets an email with their own eSIM, `purchases[i]` being `travellers[i]`'s. Absent or null: the end user " +
+          "above gets one email with every eSIM. In the sandbox the simulator's magic addresses act per traveller.",
+      }),
+    ),
     language: Type.Optional(
       Type.Union(
         [
@@ -94,12 +110,14 @@ export const submitOrderRoute = endpoint({
         last_name: body.last_name,
         client_reference: body.client_reference ?? null,
         language: body.language ?? null,
+        travellers: body.travellers ?? null,
       };
       // The checks submitOrder starts with, first: a retry is refused or answered alike either way.
       // (A retry with the very bytes already answered is sent earlier, by from_bytes: these checks
       // depend only on its bytes, and they passed them once.)
       checkEndUser(input);
       checkLanguage(input.language);
+      if (input.travellers !== null) checkTravellers(input.travellers);
       const replayed = completed.find(partner_id, input.cart_key);
       if (replayed !== null) {
         if (request.bodyBytes !== null)

@@ -12,10 +12,12 @@ import { ApiError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { recordBalanceLow } from "../wallet/record-balance-low.ts";
 import { createPendingOrderAhead } from "./create-pending-order.ts";
+import { lineReference } from "./drive-group.ts";
 import { type DrivenOrder, driveIfAbandoned, driveOrder } from "./drive-order.ts";
-import { checkEndUser, checkLanguage, type EndUser } from "./end-user.ts";
+import { checkEndUser, checkLanguage, checkTravellers, type EndUser, type Traveller } from "./end-user.ts";
 import { FINISH_ESIM } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
+import { insertOrderLines } from "./order-lines.sql.ts";
 import { orderByCart, orderById } from "./orders.sql.ts";
 import { networkUnreachable } from "./supplier-not-served.ts";
 
@@ -24,6 +26,8 @@ export type SubmitInput = EndUser & {
   client_reference: string | null;
   /** As requested (BCP 47) or null; stored resolved (checkLanguage). */
   language: string | null;
+  /** One per eSIM of the cart (group orders), or null: the end user gets every eSIM. */
+  travellers: Traveller[] | null;
 };
 
 /** The input once checked: its language resolved to a supported one. */
@@ -50,6 +54,29 @@ function refuseStaleCart(cart: LockedCart): never {
 
 /** Thrown inside phase 1 when the cart has its order already: the hold placed meanwhile rolls back. */
 class CartHasOrder extends Error {}
+
+/** `travellers`, when given, names one traveller per eSIM of the cart. */
+function checkTravellerCount(cart: LockedCart, travellers: Traveller[] | null): void {
+  if (travellers === null || travellers.length === cart.quantity) return;
+  const message = `must have exactly ${cart.quantity} entries, one per eSIM of the cart (got ${travellers.length})`;
+  throw new ApiError("invalid_request", `travellers ${message}.`, {
+    errors: [
+      { field: "travellers", code: travellers.length < cart.quantity ? "too_short" : "too_long", message },
+    ],
+  });
+}
+
+/**
+ * Who the order's email goes to: the end user; of a one-eSIM cart with its one traveller named,
+ * that traveller (a group's travellers are its lines', order-lines.sql.ts).
+ */
+function recipientOf(
+  cart: LockedCart,
+  input: CheckedInput,
+): Pick<EndUser, "email" | "first_name" | "last_name"> {
+  const only = cart.quantity === 1 ? input.travellers?.[0] : undefined;
+  return only ?? { email: input.email, first_name: input.first_name, last_name: input.last_name };
+}
 
 /**
  * Phase 1, one transaction: the pending order and its hold on the wallet, sent together. The
@@ -82,6 +109,7 @@ async function reserveInTransaction(
       if (existing) return { kind: "existing", order: existing };
       refuseStaleCart(cart);
     }
+    checkTravellerCount(cart, input.travellers);
     if (!ctx.carrier.serves(cart.supplier)) {
       // Off the common path: a retry still answers the order its cart has (sent while it was served).
       const existing = await orderByCart(trx, cart.cart_key);
@@ -103,11 +131,10 @@ async function reserveInTransaction(
       start_date: cart.start_date,
       total_minor: cart.total_minor,
       currency: cart.currency,
+      quantity: cart.quantity,
       client_reference: input.client_reference,
-      email: input.email,
+      ...recipientOf(cart, input),
       phone: input.phone,
-      first_name: input.first_name,
-      last_name: input.last_name,
       iccid: null,
       language: input.language,
     });
@@ -122,6 +149,15 @@ async function reserveInTransaction(
       );
     }
     await recordBalanceLow(trx, partner_id, hold);
+    if (cart.quantity > 1) {
+      // One line per eSIM, each with its own carrier reference and its traveller, if named.
+      const lines = Array.from({ length: cart.quantity }, (_, position) => ({
+        position,
+        reference: lineReference(order_id, position),
+        traveller: input.travellers?.[position] ?? null,
+      }));
+      await insertOrderLines(trx, order_id, lines);
+    }
     return { kind: "created", order };
   });
 }
@@ -136,7 +172,12 @@ export async function submitOrder(
   partner_id: string,
   raw: SubmitInput,
 ): Promise<{ order: DrivenOrder; replayed: boolean }> {
-  const input = { ...raw, ...checkEndUser(raw), language: checkLanguage(raw.language) };
+  const input = {
+    ...raw,
+    ...checkEndUser(raw),
+    language: checkLanguage(raw.language),
+    travellers: raw.travellers === null ? null : checkTravellers(raw.travellers),
+  };
   // A created order's lease is taken by its insert, in this phase: its age counts from here.
   const leased_at = performance.now();
   const reserved = await reserve(ctx, partner_id, input);

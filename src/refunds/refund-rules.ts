@@ -12,6 +12,7 @@ export const REFUSAL_REASONS = [
   "bundle_used",
   "window_passed",
   "topups_not_refunded",
+  "group_order",
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
@@ -19,12 +20,13 @@ const DAY_MS = 86_400_000;
 
 /** Why the order may not be refunded, checked in the order of REFUSAL_REASONS; null: it may. */
 export function refusalReason(
-  order: Pick<OrderRow, "status" | "type" | "created_at">,
+  order: Pick<OrderRow, "status" | "type" | "created_at" | "quantity">,
   esim: RefundableState | null,
   window_days: number,
   now: Date,
 ): RefusalReason | null {
   if (order.status !== "completed" || esim === null) return "not_completed";
+  if (order.quantity > 1) return "group_order";
   if (order.type === "esim") {
     // Cancelled: our own earlier cancel (its refund did not commit yet); the carrier answers ok.
     if (esim.esim_status === "installed" || esim.esim_status === "deleted") return "esim_installed";
@@ -48,6 +50,8 @@ const DETAILS: Record<RefusalReason, string> = {
   window_passed: "The refund window has passed.",
   topups_not_refunded:
     "The eSIM has top-ups that are not refunded: its network cancels the eSIM's own bundle only, so refund each top-up first (where the network allows it).",
+  group_order:
+    "A group order (several eSIMs) is not refunded through the API: the operator credits what a traveller did not use.",
 };
 
 /**

@@ -6,7 +6,7 @@ import type { Transaction } from "kysely";
 import { deferWrite } from "../db/pool.ts";
 import type { Database } from "../db/schema.ts";
 import type { OrderFinish } from "../orders/finish.ts";
-import type { OrderRow, PurchaseRow } from "../orders/order.ts";
+import type { OrderRow, PurchaseEntry } from "../orders/order.ts";
 import { outcomeOf } from "../orders/stored-outcome.ts";
 import { completeKeyOfOrder, lockRunningKeyOfOrder } from "./idempotency-keys.sql.ts";
 
@@ -17,7 +17,7 @@ import { completeKeyOfOrder, lockRunningKeyOfOrder } from "./idempotency-keys.sq
  */
 async function storeOutcomeOnKey(
   trx: Transaction<Database>,
-  order: OrderRow & { purchases?: PurchaseRow[] },
+  order: OrderRow & { purchases?: PurchaseEntry[] },
   ttl_hours: number,
 ): Promise<void> {
   let request_id = "";

@@ -163,6 +163,7 @@ async function createOrder(
     order_id,
     partner_id,
     type: "topup",
+    quantity: 1,
     cart_key: null,
     package_id: row.package_id,
     external_package_id: row.external_package_id,

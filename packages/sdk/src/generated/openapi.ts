@@ -129,7 +129,7 @@ export interface paths {
         put?: never;
         /**
          * Reserve a package in a cart
-         * @description The price is fixed for the cart's lifetime, even if the catalog changes meanwhile.
+         * @description The price is fixed for the cart's lifetime, even if the catalog changes meanwhile. `total` is `quantity` x the package's price.
          */
         post: operations["createCart"];
         delete?: never;
@@ -2907,6 +2907,8 @@ export interface operations {
                     package_id: string;
                     /** @description YYYY-MM-DD, from today (UTC) to 180 days ahead. Absent or null: the plan starts when the eSIM first connects. */
                     start_date?: string | null;
+                    /** @description eSIMs of the package, 1 to 50 (default 1): a group order. Its submit buys them all in one order with one hold of quantity x price; each eSIM is provisioned on its own and only those provisioned are charged. */
+                    quantity?: number;
                 };
             };
         };
@@ -2927,6 +2929,8 @@ export interface operations {
                          * @description The reservation holds until then (30 minutes).
                          */
                         expires_at: string;
+                        /** @description eSIMs of the package in this cart. */
+                        quantity: number;
                         /** @description An amount of money. Never a float. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
@@ -3271,6 +3275,15 @@ export interface operations {
                     last_name: string;
                     /** @description Your own reference (booking or user id), 1-128 printable characters. Filter orders by it. */
                     client_reference?: string | null;
+                    /** @description One traveller per eSIM of the cart (exactly the cart's `quantity`, else 400 `invalid_request`): each gets an email with their own eSIM, `purchases[i]` being `travellers[i]`'s. Absent or null: the end user above gets one email with every eSIM. In the sandbox the simulator's magic addresses act per traveller. */
+                    travellers?: {
+                        /** @description The end user's first name: 1-100 characters, at least one of them visible. */
+                        first_name: string;
+                        /** @description The end user's last name: 1-100 characters, at least one of them visible. */
+                        last_name: string;
+                        /** @description The traveller's address: their eSIM's email. */
+                        email: string;
+                    }[] | null;
                     /** @description The traveller's language, a BCP 47 tag (`es`, `pt-BR`, `zh-Hans`). The confirmation email and the install page use it if supported, else its base language (`pt-BR` -> `pt`), else English; `Order.language` says which. Supported: en, es, fr, de, it, pt, nl, tr, ar, ja, ko, zh-Hans. Absent or null: English. */
                     language?: string | null;
                 };
@@ -3290,7 +3303,9 @@ export interface operations {
                         client_reference: string | null;
                         /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
                         language: string;
-                        /** @description An amount of money. Never a float. */
+                        /** @description eSIMs ordered (the cart's `quantity`); 1 for a top-up. More than 1: a group order. */
+                        quantity: number;
+                        /** @description What the order costs: charged once completed. A group order's is what was charged, its completed eSIMs' price: eSIMs the carrier refused are not charged. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
                             amount_minor: number;
@@ -3299,9 +3314,14 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
-                        purchases: {
+                        /** @description Empty until the order is completed; then one entry per eSIM ordered, in order. A refunded order keeps what it had bought. */
+                        purchases: ({
                             package_id: string;
+                            /**
+                             * @description This eSIM was provisioned and charged.
+                             * @enum {string}
+                             */
+                            status: "completed";
                             iccid: string;
                             /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
                             qr_code: string;
@@ -3313,8 +3333,16 @@ export interface operations {
                             /** @description Opens the Android eSIM installer with this eSIM. */
                             android_install_url: string;
                             start_date: string | null;
-                        }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                        } | {
+                            package_id: string;
+                            /**
+                             * @description The carrier refused this eSIM of a group order for good: it was not charged.
+                             * @enum {string}
+                             */
+                            status: "failed";
+                            start_date: string | null;
+                        })[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. Of a group order: its first eSIM's. */
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
@@ -3783,7 +3811,9 @@ export interface operations {
                         client_reference: string | null;
                         /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
                         language: string;
-                        /** @description An amount of money. Never a float. */
+                        /** @description eSIMs ordered (the cart's `quantity`); 1 for a top-up. More than 1: a group order. */
+                        quantity: number;
+                        /** @description What the order costs: charged once completed. A group order's is what was charged, its completed eSIMs' price: eSIMs the carrier refused are not charged. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
                             amount_minor: number;
@@ -3792,9 +3822,14 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
-                        purchases: {
+                        /** @description Empty until the order is completed; then one entry per eSIM ordered, in order. A refunded order keeps what it had bought. */
+                        purchases: ({
                             package_id: string;
+                            /**
+                             * @description This eSIM was provisioned and charged.
+                             * @enum {string}
+                             */
+                            status: "completed";
                             iccid: string;
                             /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
                             qr_code: string;
@@ -3806,8 +3841,16 @@ export interface operations {
                             /** @description Opens the Android eSIM installer with this eSIM. */
                             android_install_url: string;
                             start_date: string | null;
-                        }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                        } | {
+                            package_id: string;
+                            /**
+                             * @description The carrier refused this eSIM of a group order for good: it was not charged.
+                             * @enum {string}
+                             */
+                            status: "failed";
+                            start_date: string | null;
+                        })[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. Of a group order: its first eSIM's. */
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
@@ -4135,7 +4178,9 @@ export interface operations {
                             client_reference: string | null;
                             /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
                             language: string;
-                            /** @description An amount of money. Never a float. */
+                            /** @description eSIMs ordered (the cart's `quantity`); 1 for a top-up. More than 1: a group order. */
+                            quantity: number;
+                            /** @description What the order costs: charged once completed. A group order's is what was charged, its completed eSIMs' price: eSIMs the carrier refused are not charged. */
                             total: {
                                 /** @description Integer amount in the currency's minor unit (cents for USD). */
                                 amount_minor: number;
@@ -4144,9 +4189,14 @@ export interface operations {
                             };
                             /** Format: date-time */
                             created_at: string;
-                            /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
-                            purchases: {
+                            /** @description Empty until the order is completed; then one entry per eSIM ordered, in order. A refunded order keeps what it had bought. */
+                            purchases: ({
                                 package_id: string;
+                                /**
+                                 * @description This eSIM was provisioned and charged.
+                                 * @enum {string}
+                                 */
+                                status: "completed";
                                 iccid: string;
                                 /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
                                 qr_code: string;
@@ -4158,8 +4208,16 @@ export interface operations {
                                 /** @description Opens the Android eSIM installer with this eSIM. */
                                 android_install_url: string;
                                 start_date: string | null;
-                            }[];
-                            /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                            } | {
+                                package_id: string;
+                                /**
+                                 * @description The carrier refused this eSIM of a group order for good: it was not charged.
+                                 * @enum {string}
+                                 */
+                                status: "failed";
+                                start_date: string | null;
+                            })[];
+                            /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. Of a group order: its first eSIM's. */
                             esim_iccid: string | null;
                             /** @description When the order was refunded (status `refunded`); null otherwise. */
                             refunded_at: string | null;
@@ -4449,7 +4507,9 @@ export interface operations {
                         client_reference: string | null;
                         /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
                         language: string;
-                        /** @description An amount of money. Never a float. */
+                        /** @description eSIMs ordered (the cart's `quantity`); 1 for a top-up. More than 1: a group order. */
+                        quantity: number;
+                        /** @description What the order costs: charged once completed. A group order's is what was charged, its completed eSIMs' price: eSIMs the carrier refused are not charged. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
                             amount_minor: number;
@@ -4458,9 +4518,14 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
-                        purchases: {
+                        /** @description Empty until the order is completed; then one entry per eSIM ordered, in order. A refunded order keeps what it had bought. */
+                        purchases: ({
                             package_id: string;
+                            /**
+                             * @description This eSIM was provisioned and charged.
+                             * @enum {string}
+                             */
+                            status: "completed";
                             iccid: string;
                             /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
                             qr_code: string;
@@ -4472,8 +4537,16 @@ export interface operations {
                             /** @description Opens the Android eSIM installer with this eSIM. */
                             android_install_url: string;
                             start_date: string | null;
-                        }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                        } | {
+                            package_id: string;
+                            /**
+                             * @description The carrier refused this eSIM of a group order for good: it was not charged.
+                             * @enum {string}
+                             */
+                            status: "failed";
+                            start_date: string | null;
+                        })[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. Of a group order: its first eSIM's. */
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
@@ -4635,7 +4708,7 @@ export interface operations {
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
-                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed" | "topups_not_refunded";
+                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed" | "topups_not_refunded" | "group_order";
                     };
                 };
             };
@@ -6207,7 +6280,9 @@ export interface operations {
                         client_reference: string | null;
                         /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
                         language: string;
-                        /** @description An amount of money. Never a float. */
+                        /** @description eSIMs ordered (the cart's `quantity`); 1 for a top-up. More than 1: a group order. */
+                        quantity: number;
+                        /** @description What the order costs: charged once completed. A group order's is what was charged, its completed eSIMs' price: eSIMs the carrier refused are not charged. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
                             amount_minor: number;
@@ -6216,9 +6291,14 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
-                        purchases: {
+                        /** @description Empty until the order is completed; then one entry per eSIM ordered, in order. A refunded order keeps what it had bought. */
+                        purchases: ({
                             package_id: string;
+                            /**
+                             * @description This eSIM was provisioned and charged.
+                             * @enum {string}
+                             */
+                            status: "completed";
                             iccid: string;
                             /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
                             qr_code: string;
@@ -6230,8 +6310,16 @@ export interface operations {
                             /** @description Opens the Android eSIM installer with this eSIM. */
                             android_install_url: string;
                             start_date: string | null;
-                        }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                        } | {
+                            package_id: string;
+                            /**
+                             * @description The carrier refused this eSIM of a group order for good: it was not charged.
+                             * @enum {string}
+                             */
+                            status: "failed";
+                            start_date: string | null;
+                        })[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. Of a group order: its first eSIM's. */
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
@@ -16030,7 +16118,9 @@ export interface operations {
                             client_reference: string | null;
                             /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
                             language: string;
-                            /** @description An amount of money. Never a float. */
+                            /** @description eSIMs ordered (the cart's `quantity`); 1 for a top-up. More than 1: a group order. */
+                            quantity: number;
+                            /** @description What the order costs: charged once completed. A group order's is what was charged, its completed eSIMs' price: eSIMs the carrier refused are not charged. */
                             total: {
                                 /** @description Integer amount in the currency's minor unit (cents for USD). */
                                 amount_minor: number;
@@ -16039,9 +16129,14 @@ export interface operations {
                             };
                             /** Format: date-time */
                             created_at: string;
-                            /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
-                            purchases: {
+                            /** @description Empty until the order is completed; then one entry per eSIM ordered, in order. A refunded order keeps what it had bought. */
+                            purchases: ({
                                 package_id: string;
+                                /**
+                                 * @description This eSIM was provisioned and charged.
+                                 * @enum {string}
+                                 */
+                                status: "completed";
                                 iccid: string;
                                 /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
                                 qr_code: string;
@@ -16053,8 +16148,16 @@ export interface operations {
                                 /** @description Opens the Android eSIM installer with this eSIM. */
                                 android_install_url: string;
                                 start_date: string | null;
-                            }[];
-                            /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                            } | {
+                                package_id: string;
+                                /**
+                                 * @description The carrier refused this eSIM of a group order for good: it was not charged.
+                                 * @enum {string}
+                                 */
+                                status: "failed";
+                                start_date: string | null;
+                            })[];
+                            /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. Of a group order: its first eSIM's. */
                             esim_iccid: string | null;
                             /** @description When the order was refunded (status `refunded`); null otherwise. */
                             refunded_at: string | null;
@@ -17993,7 +18096,9 @@ export interface operations {
                         client_reference: string | null;
                         /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
                         language: string;
-                        /** @description An amount of money. Never a float. */
+                        /** @description eSIMs ordered (the cart's `quantity`); 1 for a top-up. More than 1: a group order. */
+                        quantity: number;
+                        /** @description What the order costs: charged once completed. A group order's is what was charged, its completed eSIMs' price: eSIMs the carrier refused are not charged. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
                             amount_minor: number;
@@ -18002,9 +18107,14 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
-                        purchases: {
+                        /** @description Empty until the order is completed; then one entry per eSIM ordered, in order. A refunded order keeps what it had bought. */
+                        purchases: ({
                             package_id: string;
+                            /**
+                             * @description This eSIM was provisioned and charged.
+                             * @enum {string}
+                             */
+                            status: "completed";
                             iccid: string;
                             /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
                             qr_code: string;
@@ -18016,8 +18126,16 @@ export interface operations {
                             /** @description Opens the Android eSIM installer with this eSIM. */
                             android_install_url: string;
                             start_date: string | null;
-                        }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                        } | {
+                            package_id: string;
+                            /**
+                             * @description The carrier refused this eSIM of a group order for good: it was not charged.
+                             * @enum {string}
+                             */
+                            status: "failed";
+                            start_date: string | null;
+                        })[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. Of a group order: its first eSIM's. */
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
@@ -18148,7 +18266,7 @@ export interface operations {
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
-                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed" | "topups_not_refunded";
+                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed" | "topups_not_refunded" | "group_order";
                     };
                 };
             };
@@ -18461,7 +18579,7 @@ export interface operations {
                             message: string;
                         }[];
                         /** @description On `refund_not_allowed`: why the order cannot be refunded. */
-                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed" | "topups_not_refunded";
+                        reason?: "not_completed" | "esim_installed" | "bundle_used" | "window_passed" | "topups_not_refunded" | "group_order";
                     };
                 };
             };
@@ -18654,7 +18772,9 @@ export interface operations {
                         client_reference: string | null;
                         /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
                         language: string;
-                        /** @description An amount of money. Never a float. */
+                        /** @description eSIMs ordered (the cart's `quantity`); 1 for a top-up. More than 1: a group order. */
+                        quantity: number;
+                        /** @description What the order costs: charged once completed. A group order's is what was charged, its completed eSIMs' price: eSIMs the carrier refused are not charged. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
                             amount_minor: number;
@@ -18663,9 +18783,14 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
-                        purchases: {
+                        /** @description Empty until the order is completed; then one entry per eSIM ordered, in order. A refunded order keeps what it had bought. */
+                        purchases: ({
                             package_id: string;
+                            /**
+                             * @description This eSIM was provisioned and charged.
+                             * @enum {string}
+                             */
+                            status: "completed";
                             iccid: string;
                             /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
                             qr_code: string;
@@ -18677,8 +18802,16 @@ export interface operations {
                             /** @description Opens the Android eSIM installer with this eSIM. */
                             android_install_url: string;
                             start_date: string | null;
-                        }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                        } | {
+                            package_id: string;
+                            /**
+                             * @description The carrier refused this eSIM of a group order for good: it was not charged.
+                             * @enum {string}
+                             */
+                            status: "failed";
+                            start_date: string | null;
+                        })[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. Of a group order: its first eSIM's. */
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
@@ -19919,7 +20052,9 @@ export interface operations {
                         client_reference: string | null;
                         /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
                         language: string;
-                        /** @description An amount of money. Never a float. */
+                        /** @description eSIMs ordered (the cart's `quantity`); 1 for a top-up. More than 1: a group order. */
+                        quantity: number;
+                        /** @description What the order costs: charged once completed. A group order's is what was charged, its completed eSIMs' price: eSIMs the carrier refused are not charged. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
                             amount_minor: number;
@@ -19928,9 +20063,14 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
-                        purchases: {
+                        /** @description Empty until the order is completed; then one entry per eSIM ordered, in order. A refunded order keeps what it had bought. */
+                        purchases: ({
                             package_id: string;
+                            /**
+                             * @description This eSIM was provisioned and charged.
+                             * @constant
+                             */
+                            status: "completed";
                             iccid: string;
                             /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
                             qr_code: string;
@@ -19942,8 +20082,16 @@ export interface operations {
                             /** @description Opens the Android eSIM installer with this eSIM. */
                             android_install_url: string;
                             start_date: string | null;
-                        }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                        } | {
+                            package_id: string;
+                            /**
+                             * @description The carrier refused this eSIM of a group order for good: it was not charged.
+                             * @constant
+                             */
+                            status: "failed";
+                            start_date: string | null;
+                        })[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. Of a group order: its first eSIM's. */
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
@@ -19999,7 +20147,9 @@ export interface operations {
                         client_reference: string | null;
                         /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
                         language: string;
-                        /** @description An amount of money. Never a float. */
+                        /** @description eSIMs ordered (the cart's `quantity`); 1 for a top-up. More than 1: a group order. */
+                        quantity: number;
+                        /** @description What the order costs: charged once completed. A group order's is what was charged, its completed eSIMs' price: eSIMs the carrier refused are not charged. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
                             amount_minor: number;
@@ -20008,9 +20158,14 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
-                        purchases: {
+                        /** @description Empty until the order is completed; then one entry per eSIM ordered, in order. A refunded order keeps what it had bought. */
+                        purchases: ({
                             package_id: string;
+                            /**
+                             * @description This eSIM was provisioned and charged.
+                             * @constant
+                             */
+                            status: "completed";
                             iccid: string;
                             /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
                             qr_code: string;
@@ -20022,8 +20177,16 @@ export interface operations {
                             /** @description Opens the Android eSIM installer with this eSIM. */
                             android_install_url: string;
                             start_date: string | null;
-                        }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                        } | {
+                            package_id: string;
+                            /**
+                             * @description The carrier refused this eSIM of a group order for good: it was not charged.
+                             * @constant
+                             */
+                            status: "failed";
+                            start_date: string | null;
+                        })[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. Of a group order: its first eSIM's. */
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
@@ -20079,7 +20242,9 @@ export interface operations {
                         client_reference: string | null;
                         /** @description The language of the traveller's confirmation email and install page: the submit's `language` if supported, else its base language (`pt-BR` -> `pt`), else `en`. A top-up sends no email: `en`. */
                         language: string;
-                        /** @description An amount of money. Never a float. */
+                        /** @description eSIMs ordered (the cart's `quantity`); 1 for a top-up. More than 1: a group order. */
+                        quantity: number;
+                        /** @description What the order costs: charged once completed. A group order's is what was charged, its completed eSIMs' price: eSIMs the carrier refused are not charged. */
                         total: {
                             /** @description Integer amount in the currency's minor unit (cents for USD). */
                             amount_minor: number;
@@ -20088,9 +20253,14 @@ export interface operations {
                         };
                         /** Format: date-time */
                         created_at: string;
-                        /** @description Empty until the order is completed; a refunded order keeps what it had bought. */
-                        purchases: {
+                        /** @description Empty until the order is completed; then one entry per eSIM ordered, in order. A refunded order keeps what it had bought. */
+                        purchases: ({
                             package_id: string;
+                            /**
+                             * @description This eSIM was provisioned and charged.
+                             * @constant
+                             */
+                            status: "completed";
                             iccid: string;
                             /** @description The LPA string `LPA:1$<smdp_address>$<activation_code>`; encode it as a QR code. */
                             qr_code: string;
@@ -20102,8 +20272,16 @@ export interface operations {
                             /** @description Opens the Android eSIM installer with this eSIM. */
                             android_install_url: string;
                             start_date: string | null;
-                        }[];
-                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. */
+                        } | {
+                            package_id: string;
+                            /**
+                             * @description The carrier refused this eSIM of a group order for good: it was not charged.
+                             * @constant
+                             */
+                            status: "failed";
+                            start_date: string | null;
+                        })[];
+                        /** @description The eSIM this order bought or topped up, once the order is completed (see GET /v1/esims/{iccid}); null before, and for a failed order. A refunded order keeps it. Of a group order: its first eSIM's. */
                         esim_iccid: string | null;
                         /** @description When the order was refunded (status `refunded`); null otherwise. */
                         refunded_at: string | null;
