@@ -39,7 +39,7 @@ async function buy(client: EsimClient, client_reference?: string): Promise<Order
   return client.orders.submit({ cart_key: cart.cart_key, ...END_USER, client_reference });
 }
 
-const iccidOf = (order: Order) => order.purchases[0]!.iccid;
+const iccidOf = (order: Order) => order.esim_iccid!;
 
 async function decodeQr(png: Uint8Array): Promise<string> {
   const file = path.join(scratch, `${crypto.randomUUID()}.png`);
@@ -91,7 +91,9 @@ test("esims.get and esims.qrPng: the eSIM with its install kit, and PNG bytes th
   assert.equal(esim.order_id, order.orderID);
   assert.equal(esim.client_reference, "trip-9");
   assert.equal(esim.status, "released");
-  assert.equal(esim.installation.qr_code, order.purchases[0]!.qr_code);
+  const bought = order.purchases[0]!;
+  assert.ok(bought.status === "completed");
+  assert.equal(esim.installation.qr_code, bought.qr_code);
   assert.equal(esim.bundles[0]!.package_id, PACKAGE_ID);
 
   const png = await client.esims.qrPng(esim.iccid);

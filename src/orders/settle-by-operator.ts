@@ -193,6 +193,7 @@ async function leased(ctx: AppContext, order_id: string): Promise<OrderRow> {
   } catch (error) {
     if (!(error instanceof SettlementRefused)) throw error;
     if (error.code === "order_not_pending") throw new ApiError("order_not_pending", error.message);
+    if (error.code === "group_order") throw new ApiError("group_order_not_settled", error.message);
     throw new ApiError("request_in_progress", error.message, LATER);
   }
 }

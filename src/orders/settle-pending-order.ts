@@ -31,7 +31,8 @@ export type SettlementRefusalCode =
   | "order_busy"
   | "carrier_unavailable"
   | "carrier_disagrees"
-  | "not_given_up_yet";
+  | "not_given_up_yet"
+  | "group_order";
 
 /** An expected refusal: the order is left exactly as it was. */
 export class SettlementRefused extends Error {
@@ -102,6 +103,16 @@ function decide(ctx: AppContext, order: OrderRow, carrier: LookedUpOutcome, want
 /** Takes the order's lease, or says why not (already final, or someone is driving it now). */
 export async function takeLease(ctx: AppContext, order_id: string): Promise<OrderRow> {
   const claimed = await claimLease(ctx.db, order_id, leaseClaim(ctx));
+  if (claimed && claimed.quantity > 1) {
+    // Each eSIM of a group has its own carrier reference and ends on its own: the resolver asks the
+    // carrier about each, and past PENDING_FAIL_AFTER_HOURS ends the lines without a record
+    // (give-up-order.ts). One word for the whole order could not be the carrier's for every line.
+    await releaseLease(ctx.db, order_id, claimed.lease_token);
+    throw new SettlementRefused(
+      "group_order",
+      `Order ${order_id} is a group order: the resolver settles each of its eSIMs with the carrier's word.`,
+    );
+  }
   if (claimed) return claimed;
   const order = await orderById(ctx.db, order_id);
   if (!order) throw new ApiError("order_not_found", `No order ${order_id}.`);

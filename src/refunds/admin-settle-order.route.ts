@@ -27,7 +27,9 @@ const DESCRIPTION =
   "looked up again later. `completed` posts the charge with what the carrier made: 409 `carrier_disagrees` when it " +
   "made nothing (there is no eSIM to deliver), 503 `carrier_unavailable` while it cannot be asked (a new eSIM is " +
   "usable only with the carrier's ICCID and activation code). An order already completed or failed is 409 " +
-  "`order_not_pending`; one being driven right now (the resolver, a retry) 409 `request_in_progress`. Exactly once; " +
+  "`order_not_pending`; one being driven right now (the resolver, a retry) 409 `request_in_progress`; a group order " +
+  "(several eSIMs, each with its own carrier reference) 409 `group_order_not_settled`: the resolver settles each " +
+  "of its eSIMs with the carrier's word, and past PENDING_FAIL_AFTER_HOURS fails those the carrier has no record of. Exactly once; " +
   "audited as `order.settled` with `reason`.";
 
 export const adminSettleOrderRoute = endpoint({
@@ -60,6 +62,7 @@ export const adminSettleOrderRoute = endpoint({
         ...ADMIN_ERRORS,
         "order_not_found",
         "order_not_pending",
+        "group_order_not_settled",
         "carrier_disagrees",
         "request_in_progress",
         "carrier_unavailable",

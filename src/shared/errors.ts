@@ -73,6 +73,11 @@ export const ERROR_CODES = {
     status: 409,
     title: "This order is no longer pending: it was completed or failed already, and nothing was changed.",
   },
+  group_order_not_settled: {
+    status: 409,
+    title:
+      "A group order is not settled by hand: the resolver settles each of its eSIMs with the carrier's word; nothing was changed.",
+  },
   carrier_disagrees: {
     status: 409,
     title:
