@@ -7,8 +7,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
+import { resolveDueOrders } from "../src/orders/resolve-pending-orders.ts";
+import { orderFinishers } from "../src/topups/order-finishers.ts";
 import { auditLedger } from "../src/wallet/audit-ledger.ts";
-import { createTestApp } from "./support/app.ts";
+import { ADMIN_TOKEN, createTestApp } from "./support/app.ts";
 import { createTestDatabase } from "./support/db.ts";
 import { END_USER } from "./support/fixtures.ts";
 import { startSimulatorProcess } from "./support/simulator.ts";
@@ -16,7 +18,21 @@ import { startSimulatorProcess } from "./support/simulator.ts";
 const database = await createTestDatabase({ catalog: true });
 const simulator = await startSimulatorProcess({ databaseUrl: database.url, stopAfterTests: true });
 const carrier = new HttpCarrier({ base_url: simulator.url, api_key: simulator.apiKey, timeout_ms: 5_000 });
-const api = await createTestApp({}, { database, carrier });
+const api = await createTestApp(
+  { carrier_timeout_ms: 2_000, resolve_after_ms: 600_000 },
+  { database, carrier },
+);
+// The same service with a short give-up: the resolver's last look at an order pending for an hour.
+const short = await createTestApp(
+  {
+    carrier_timeout_ms: 2_000,
+    resolve_after_ms: 600_000,
+    pending_give_up_hours: 1,
+    pending_fail_after_hours: 1,
+  },
+  { database, carrier },
+);
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const PACKAGE_ID = "fr-1gb-7d";
 
 type Answer = { statusCode: number; headers: Record<string, unknown>; body: string; json(): any };
@@ -188,4 +204,75 @@ test("a group without travellers: every eSIM made and charged, one order of quan
   const outbox = await sql<{ position: number }>`
     select position from email_outbox where order_id = ${answer.json().orderID}`.execute(api.db);
   assert.deepEqual(outbox.rows, [{ position: 0 }], "one email, with every eSIM, to the end user");
+});
+
+test("a line the carrier never answers keeps the group pending (503, nothing charged); settling it by hand is 409; the resolver's last look ends it", async () => {
+  const partner = await api.createPartner("Stuck", 100_000);
+  const before = await balanceOf(partner.api_key);
+  const cart = (await cartOf(partner.api_key, 3)).json();
+  const price = cart.total.amount_minor / 3;
+  const travellers = [
+    traveller(0),
+    traveller(1, "unavailable@carrier.test"),
+    traveller(2, "decline@carrier.test"),
+  ];
+  const body = { cart_key: cart.cart_key, ...END_USER, travellers };
+  const first = await submit(partner.api_key, body);
+  assert.equal(first.statusCode, 503, first.body);
+  assert.equal(first.json().code, "carrier_unavailable");
+  const order_id = first.json().order_id;
+  const lines = await sql<{ status: string }>`
+    select status from order_lines where order_id = ${order_id} order by position`.execute(api.db);
+  assert.deepEqual(
+    lines.rows.map((line) => line.status),
+    ["completed", "pending", "failed"],
+    "each line final on its own",
+  );
+  assert.equal(await balanceOf(partner.api_key), before - 3 * price, "held, not charged");
+
+  const settle = await api.app.inject({
+    method: "POST",
+    url: `/admin/orders/${order_id}/settle`,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    payload: { outcome: "failed", reason: "carrier ticket 42" },
+  });
+  assert.equal(settle.statusCode, 409, settle.body);
+  assert.equal(settle.json().code, "group_order_not_settled");
+
+  // Two hours later the resolver's last look: the carrier has no record of the unanswered line.
+  const looked = await carrier.lookUpOutcome(`${order_id}-1`);
+  assert.equal(looked.kind, "not_found", JSON.stringify(looked));
+  await sql`update orders set created_at = now() - interval '2 hours', lease_until = null, next_resolve_at = now()
+            where order_id = ${order_id}`.execute(api.db);
+  await resolveDueOrders(short.ctx, orderFinishers(short.ctx.config), 10, quiet);
+  const shown = await api.app.inject({
+    method: "GET",
+    url: `/v1/orders/${order_id}`,
+    headers: api.auth(partner.api_key),
+  });
+  assert.equal(shown.json().status, "completed", shown.body);
+  assert.deepEqual(
+    shown.json().purchases.map((p: { status: string }) => p.status),
+    ["completed", "failed", "failed"],
+  );
+  assert.equal(shown.json().total.amount_minor, price);
+  assert.equal(await balanceOf(partner.api_key), before - price, "the one eSIM made, charged once");
+  const retry = await submit(partner.api_key, body);
+  assert.equal(retry.statusCode, 200, retry.body);
+  assert.deepEqual(retry.json().purchases, shown.json().purchases);
+  assert.deepEqual((await auditLedger(api.db)).breaches, []);
+});
+
+test("a group order is not refunded through the API: 409 refund_not_allowed, reason group_order", async () => {
+  const partner = await api.createPartner("No group refunds", 100_000);
+  const cart = (await cartOf(partner.api_key, 2)).json();
+  const order = (await submit(partner.api_key, { cart_key: cart.cart_key, ...END_USER })).json();
+  const refund = await api.app.inject({
+    method: "POST",
+    url: `/v1/orders/${order.orderID}/refund`,
+    headers: { ...api.auth(partner.api_key), "idempotency-key": "refund-group-1" },
+  });
+  assert.equal(refund.statusCode, 409, refund.body);
+  assert.equal(refund.json().code, "refund_not_allowed");
+  assert.equal(refund.json().reason, "group_order");
 });

@@ -177,3 +177,39 @@ export async function driveGroup(
   if (now === null) throw new Error(`order ${order.order_id} vanished`);
   return now;
 }
+
+/**
+ * The resolver's last look at a group order past PENDING_FAIL_AFTER_HOURS (give-up-order.ts): each
+ * pending line is looked up by its reference, provisioning nothing. What the carrier made completes
+ * the line; what it refused, or has no record of (so long after, no call of ours is in flight),
+ * fails it, uncharged. A line the carrier cannot be asked about stays pending, and the order with it
+ * (its hold kept): the next round asks again, and the operator is told by flag-given-up-orders.ts.
+ */
+export async function giveUpGroup(
+  ctx: AppContext,
+  order: OrderRow,
+  finish: OrderFinish,
+): Promise<"completed" | "failed" | "pending"> {
+  try {
+    for (const line of await linesOf(ctx.db, order.order_id)) {
+      if (line.status !== "pending") continue;
+      const carrier = await ctx.carrier.lookUpOutcome(line.reference, order.supplier);
+      if (carrier.kind === "ok" && "smdp_address" in carrier.value) {
+        await recordLine(ctx.db, order.order_id, line.position, {
+          kind: "completed",
+          ...pick(carrier.value),
+        });
+      } else if (carrier.kind === "refused" || carrier.kind === "not_found") {
+        const carrier_refusal =
+          carrier.kind === "refused" ? carrier.reason : "given up: the carrier has no record";
+        await recordLine(ctx.db, order.order_id, line.position, { kind: "failed", carrier_refusal });
+      }
+    }
+    const lines = await linesOf(ctx.db, order.order_id);
+    if (lines.some((line) => line.status === "pending")) return "pending";
+    const ended = await finishGroup(ctx, order, lines, finish);
+    return ended === null ? "pending" : ended.status === "completed" ? "completed" : "failed";
+  } finally {
+    await releaseLease(ctx.db, order.order_id, order.lease_token);
+  }
+}

@@ -12,6 +12,7 @@ import type { LookedUpOutcome } from "../carrier/carrier.ts";
 import type { AppContext } from "../shared/context.ts";
 import { oweCarrierCheck } from "./carrier-checks.sql.ts";
 import { CARRIER_CHECK_AFTER_S } from "./check-failed-at-carrier.ts";
+import { giveUpGroup } from "./drive-group.ts";
 import type { OrderFinish } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
 import { lockOwnLease, releaseLease } from "./orders.sql.ts";
@@ -41,6 +42,8 @@ export async function giveUpOrder(
   order: OrderRow,
   finish: OrderFinish,
 ): Promise<"completed" | "failed" | "pending"> {
+  // A group: each eSIM has its own reference, and ends on its own word (drive-group.ts).
+  if (order.quantity > 1) return giveUpGroup(ctx, order, finish);
   const carrier = await ctx.carrier.lookUpOutcome(order.order_id, order.supplier);
   try {
     return await ctx.db.transaction().execute(async (trx) => {
