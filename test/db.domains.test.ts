@@ -38,6 +38,8 @@ const RULES: Record<string, { refused: unknown[]; taken: unknown[] }> = {
     taken: ["released", "installed", "active", "depleted", "expired", "deleted", "cancelled"],
   },
   bundle_status: { refused: ["released"], taken: ["queued", "active", "depleted", "expired", "cancelled"] },
+  // Migration 0047: a group order's line, and its traveller's email.
+  line_position: { refused: [-1, 50], taken: [0, 49] },
   delivery_status: { refused: ["sent"], taken: ["pending", "succeeded", "failed"] },
   data_mb: { refused: [0, -1], taken: [1] },
   validity_days: { refused: [0, 3651], taken: [1, 3650] },
@@ -104,7 +106,7 @@ const COLUMNS: Record<string, Record<string, string>> = {
     last_response_status: "http_status",
     last_error: "error_text",
   },
-  email_outbox: { attempts: "attempt_count", last_error: "error_text" },
+  email_outbox: { attempts: "attempt_count", last_error: "error_text", position: "line_position" },
 };
 
 const MIGRATIONS = path.join(import.meta.dirname, "..", "src", "db", "migrations");
@@ -158,8 +160,8 @@ test("the columns carry the domains, and only the checks that compare columns st
   assert.deepEqual(found, COLUMNS);
   // A table CHECK left on these tables must read two columns at least (one column: a domain), but
   // for the eSIM's ICCID: the primary key the bundles reference keeps its type (and its 475 bytes);
-  // and the order's supplier (migration 0038): added NOT VALID with its constant default, so no
-  // PostgreSQL 14-17 rewrites or reads the orders table for it, where a domain column would.
+  // and the order's supplier (migration 0038) and quantity (0047): added NOT VALID with their constant
+  // defaults, so no PostgreSQL 14-17 rewrites or reads the orders table for them, where a domain would.
   const checks = await pool.query<{ table_name: string; conname: string; columns: number }>(
     `select conrelid::regclass::text as table_name, conname, cardinality(conkey) as columns
      from pg_constraint where contype = 'c' and conrelid = any($1::regclass[])`,
@@ -170,7 +172,7 @@ test("the columns carry the domains, and only the checks that compare columns st
       .filter((check) => check.columns < 2)
       .map((check) => `${check.table_name}.${check.conname}`)
       .sort(),
-    ["esims.esims_iccid_check", "orders.orders_supplier_check"],
+    ["esims.esims_iccid_check", "orders.orders_quantity_check", "orders.orders_supplier_check"],
   );
   const names = checks.rows.map((check) => `${check.table_name}.${check.conname}`).sort();
   for (const kept of [

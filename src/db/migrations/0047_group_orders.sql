@@ -2,9 +2,15 @@
 -- one order, one hold of quantity x price, and one provisioning per eSIM, each final on its own.
 --
 -- 1. The quantity, on the cart and on its order. A constant default: no table rewrite, and every
---    order made before is an order of one.
+--    order made before is an order of one. The orders' rule is added NOT VALID, not as a domain
+--    (as 0038 did for the supplier): no statement here reads the orders table for it.
 alter table carts add column quantity integer not null default 1 check (quantity between 1 and 50);
-alter table orders add column quantity integer not null default 1 check (quantity between 1 and 50);
+alter table orders add column quantity integer not null default 1;
+alter table orders add constraint orders_quantity_check check (quantity between 1 and 50) not valid;
+
+-- A line's position in its group order (0-49): the key of its line and of its traveller's email.
+create domain line_position as integer
+  constraint line_position_check check (value between 0 and 49);
 
 -- 2. The lines of a group order (quantity > 1; an order of one has none and keeps its one-statement
 --    completion). Each is one eSIM with its own carrier reference (`{order_id}-{position}`): the
@@ -16,7 +22,7 @@ alter table orders add column quantity integer not null default 1 check (quantit
 --    eSIM goes to the order's address).
 create table order_lines (
   order_id text not null references orders (order_id),
-  position integer not null check (position between 0 and 49),
+  position line_position not null,
   reference text not null unique check (length(reference) between 1 and 128),
   status text not null default 'pending' check (status in ('pending', 'completed', 'failed')),
   email text check (length(email) between 3 and 254),
@@ -50,9 +56,14 @@ alter table traveller_notices add unique (bundle_order_id, iccid, kind);
 -- 4. One confirmation email per traveller: the outbox and the deliveries are keyed by (order,
 --    position), the position of the line whose traveller it goes to. An order of one, and a group
 --    without travellers (one email with every eSIM), has the one row of position 0.
-alter table email_outbox add column position integer not null default 0 check (position between 0 and 49);
+--    The outbox is small (a row leaves it when its email is delivered): its column is of the domain.
+--    The deliveries are one row per order ever: a plain column, its rule NOT VALID (no rewrite, no
+--    scan); their key is rebuilt, which reads the table once (README, "Upgrading": 0047).
+alter table email_outbox add column position line_position not null default 0;
 alter table email_outbox drop constraint email_outbox_pkey, add primary key (order_id, position);
-alter table email_deliveries add column position integer not null default 0 check (position between 0 and 49);
+alter table email_deliveries add column position integer not null default 0;
+alter table email_deliveries add constraint email_deliveries_position_check
+  check (position between 0 and 49) not valid;
 alter table email_deliveries drop constraint email_deliveries_pkey, add primary key (order_id, position);
 
 -- 5. A group's hold covers every line; its posting charges the completed ones: the transfer's
