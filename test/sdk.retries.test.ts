@@ -75,7 +75,7 @@ test("a submit whose answer is dropped is retried by cart_key: one order, one de
 test("a top-up whose answer is dropped makes one top-up, under one generated Idempotency-Key", async () => {
   const { client, api_key } = await partnerClient(prices.esim + prices.topup * 2);
   const esim = await buy(client);
-  const iccid = esim.purchases[0]!.iccid;
+  const iccid = esim.esim_iccid!;
   const offers = await client.topUps.available(iccid);
   const offer = offers.data.find((o) => o.package_id === TOPUP_PACKAGE)!;
   proxy.inject("POST", "/v1/orders/submit-topup", { kind: "drop_response" });
@@ -251,7 +251,7 @@ test("concurrent calls on one client keep their own headers", async () => {
     esims.map((esim, i) =>
       client.topUps.submit(
         {
-          iccid: esim.purchases[0]!.iccid,
+          iccid: esim.esim_iccid!,
           package_id: TOPUP_PACKAGE,
           external_package_id: "CARRIER-FR-3GB-15D",
           ...END_USER,
@@ -264,7 +264,7 @@ test("concurrent calls on one client keep their own headers", async () => {
     .seen("POST", "/v1/orders/submit-topup")
     .slice(before)
     .map((r) => `${JSON.parse(r.body).iccid} ${r.headers["idempotency-key"]}`);
-  assert.deepEqual(sent.sort(), esims.map((esim, i) => `${esim.purchases[0]!.iccid} key-${i}`).sort());
+  assert.deepEqual(sent.sort(), esims.map((esim, i) => `${esim.esim_iccid!} key-${i}`).sort());
 });
 
 test("a request that is not idempotent and has no key is never retried, even when its answer is lost", async () => {
