@@ -28,6 +28,7 @@ import { discovery } from "./scenarios/discovery.ts";
 import { discoveryPrices } from "./scenarios/discovery-prices.ts";
 import { esimRead } from "./scenarios/esim-read.ts";
 import { purchase } from "./scenarios/purchase.ts";
+import { purchaseGroup } from "./scenarios/purchase-group.ts";
 import { pgbenchPurchase } from "./scenarios/purchase-sql.ts";
 import { purchaseFromSupplier } from "./scenarios/purchase-supplier.ts";
 import { replay } from "./scenarios/replay.ts";
@@ -78,6 +79,11 @@ async function runScenarios(ctx: Context): Promise<void> {
     if (!only.has(`purchase-${supplier}`)) continue;
     const carrier = ctx.results.find((r) => r.name === "purchase (service)") ?? null;
     await quiesce(ctx).then(() => purchaseFromSupplier(ctx, supplier, carrier));
+  }
+  // One group of 10 against ten single purchases: CPU per eSIM beside the purchase's.
+  if (only.has("purchase-group")) {
+    const single = ctx.results.find((r) => r.name === "purchase (service)") ?? null;
+    await quiesce(ctx).then(() => purchaseGroup(ctx, single));
   }
   if (only.has("replay")) await quiesce(ctx).then(() => replay(ctx, discovery_per_s));
   if (only.has("slow64")) await quiesce(ctx).then(() => slowCarrier(ctx, 64, purchase_per_s));

@@ -47,6 +47,76 @@ const KNOWN: Record<string, unknown> = {
 /** Nested examples stop here: a schema deeper than this is shown as an empty value. */
 const MAX_DEPTH = 4;
 
+type MoreExample = { name: string; summary: string; body: Record<string, unknown> };
+const traveller = (first_name: string, email: string) => ({ first_name, last_name: "Lima", email });
+/**
+ * Requests worth showing beside an operation's blank one (its required fields), after it. Each is
+ * checked against the operation's body schema (checkExample), so a renamed field fails
+ * `npm run sdk:types` and `sdk:check` instead of leaving a wrong example.
+ */
+const MORE_EXAMPLES: Record<string, MoreExample[]> = {
+  createCart: [
+    {
+      name: "createGroupCart",
+      summary: "Group order: a cart of 3 eSIMs (total = 3 x the price)",
+      body: { package_id: "fr-1gb-7d", quantity: 3 },
+    },
+  ],
+  submitOrder: [
+    {
+      name: "submitGroupOrder",
+      summary:
+        "Group order: submit a cart of 3 with one traveller per eSIM (the sandbox declines the second)",
+      body: {
+        cart_key: "",
+        email: "ana@example.com",
+        phone: "+14155550123",
+        first_name: "Ana",
+        last_name: "Lima",
+        travellers: [
+          traveller("Ana", "ana@example.com"),
+          traveller("Bo", "decline@carrier.test"),
+          traveller("Cy", "cy@example.com"),
+        ],
+      },
+    },
+  ],
+};
+
+/** Throws unless `value` has the schema's required fields and no field it does not name. */
+function checkExample(schema: Schema, value: unknown, where: string): void {
+  const choice = (schema.anyOf ?? schema.oneOf)?.find((option) => option.type !== "null");
+  if (choice) {
+    checkExample(choice, value, where);
+    return;
+  }
+  if (schema.type === "array" && Array.isArray(value) && schema.items) {
+    for (const [i, item] of value.entries()) checkExample(schema.items, item, `${where}[${i}]`);
+    return;
+  }
+  if (schema.type !== "object" || typeof value !== "object" || value === null) return;
+  const fields = Object.keys(value);
+  for (const field of fields) {
+    const property = schema.properties?.[field];
+    if (property === undefined) throw new Error(`example ${where}: ${field} is not in the schema`);
+    checkExample(property, (value as Record<string, unknown>)[field], `${where}.${field}`);
+  }
+  const missing = (schema.required ?? []).filter((field) => !fields.includes(field));
+  if (missing.length > 0) throw new Error(`example ${where}: missing ${missing.join(", ")}`);
+}
+
+/** The operation's further examples, each checked against its body schema. */
+function moreExamples(operation: Operation): MoreExample[] {
+  const examples = MORE_EXAMPLES[operation.operationId] ?? [];
+  const schema = operation.requestBody?.content?.["application/json"]?.schema;
+  for (const more of examples) {
+    if (schema === undefined)
+      throw new Error(`example ${more.name}: ${operation.operationId} takes no JSON body`);
+    checkExample(schema, more.body, more.name);
+  }
+  return examples;
+}
+
 export type Collections = { postman: string; http: string };
 
 export function renderCollections(document: Document): Collections {
@@ -120,8 +190,8 @@ function renderPostman(document: Document, operations: Listed[]): string {
       .split("/")
       .filter(Boolean)
       .map((segment) => segment.replace(/^\{(.+)\}$/, ":$1"));
-    const item = {
-      name: operation.summary ?? operation.operationId,
+    const item = (name: string, body: string | null) => ({
+      name,
       request: {
         method,
         auth:
@@ -149,8 +219,15 @@ function renderPostman(document: Document, operations: Listed[]): string {
           ? {}
           : { body: { mode: "raw", raw: body, options: { raw: { language: "json" } } } }),
       },
-    };
-    folders.set(tag, [...(folders.get(tag) ?? []), item]);
+    });
+    const more = moreExamples(operation).map((example) =>
+      item(example.summary, JSON.stringify(example.body, null, 2)),
+    );
+    folders.set(tag, [
+      ...(folders.get(tag) ?? []),
+      item(operation.summary ?? operation.operationId, body),
+      ...more,
+    ]);
   }
   const collection = {
     info: {
@@ -172,15 +249,22 @@ function renderHttp(document: Document, operations: Listed[]): string {
   const variables = new Set<string>();
   const requests = operations.map(({ method, path, operation, auth }) => {
     for (const parameter of pathParameters(operation)) variables.add(parameter.name);
-    const body = exampleBody(operation);
-    const lines = [
-      `### ${operation.summary ?? operation.operationId}`,
-      `# @name ${operation.operationId}`,
-      `${method} {{BASE}}${path.replace(/\{(.+?)\}/g, "{{$1}}")}`,
-      ...(auth === null ? [] : [`Authorization: Bearer {{${auth}}}`]),
-      ...(body === null ? [] : ["Content-Type: application/json", "", body]),
-    ];
-    return `${lines.join("\n")}\n`;
+    const request = (summary: string, name: string, body: string | null) => {
+      const lines = [
+        `### ${summary}`,
+        `# @name ${name}`,
+        `${method} {{BASE}}${path.replace(/\{(.+?)\}/g, "{{$1}}")}`,
+        ...(auth === null ? [] : [`Authorization: Bearer {{${auth}}}`]),
+        ...(body === null ? [] : ["Content-Type: application/json", "", body]),
+      ];
+      return `${lines.join("\n")}\n`;
+    };
+    return [
+      request(operation.summary ?? operation.operationId, operation.operationId, exampleBody(operation)),
+      ...moreExamples(operation).map((more) =>
+        request(more.summary, more.name, JSON.stringify(more.body, null, 2)),
+      ),
+    ].join("\n");
   });
   const header = [
     `# ${document.info.title} ${document.info.version}: every operation of docs/openapi.json, made by \`npm run sdk:types\`.`,

@@ -11,6 +11,7 @@ import path from "node:path";
 import { after, test } from "node:test";
 import { promisify } from "node:util";
 import {
+  type CompletedPurchase,
   ConnectionError,
   type Esim,
   EsimClient,
@@ -39,7 +40,14 @@ async function buy(client: EsimClient, client_reference?: string): Promise<Order
   return client.orders.submit({ cart_key: cart.cart_key, ...END_USER, client_reference });
 }
 
-const iccidOf = (order: Order) => order.esim_iccid!;
+/** The eSIM of a single purchase: narrowed on `status`, as the SDK's Purchase union asks. */
+function esimOf(order: Order): CompletedPurchase {
+  const first = order.purchases[0];
+  if (first?.status !== "completed") throw new Error(`order ${order.orderID} made no eSIM`);
+  return first;
+}
+
+const iccidOf = (order: Order) => esimOf(order).iccid;
 
 async function decodeQr(png: Uint8Array): Promise<string> {
   const file = path.join(scratch, `${crypto.randomUUID()}.png`);
@@ -91,9 +99,7 @@ test("esims.get and esims.qrPng: the eSIM with its install kit, and PNG bytes th
   assert.equal(esim.order_id, order.orderID);
   assert.equal(esim.client_reference, "trip-9");
   assert.equal(esim.status, "released");
-  const bought = order.purchases[0]!;
-  assert.ok(bought.status === "completed");
-  assert.equal(esim.installation.qr_code, bought.qr_code);
+  assert.equal(esim.installation.qr_code, esimOf(order).qr_code);
   assert.equal(esim.bundles[0]!.package_id, PACKAGE_ID);
 
   const png = await client.esims.qrPng(esim.iccid);

@@ -1,11 +1,14 @@
 -- Setup, not a measurement: POST /v1/orders/cart, going round the partners of BENCH_PARTNERS
 -- (one API key a line), until this thread has sent its share of BENCH_COUNT carts. The harness
--- then reads the new carts from the database, with their partners.
+-- then reads the new carts from the database, with their partners. BENCH_QUANTITY (unset: 1) is
+-- the cart's `quantity`: a group order's carts.
 dofile(os.getenv("BENCH_LUA_DIR") .. "/report.lua")
 
 local file = os.getenv("BENCH_PARTNERS")
 local count = tonumber(os.getenv("BENCH_COUNT"))
-local body = '{"package_id":"' .. os.getenv("BENCH_PACKAGE") .. '"}'
+local quantity = os.getenv("BENCH_QUANTITY")
+local body = '{"package_id":"' .. os.getenv("BENCH_PACKAGE") .. '"'
+  .. (quantity and (',"quantity":' .. quantity) or '') .. '}'
 
 function init(args)
   reset_counters()

@@ -4,11 +4,21 @@
 --                     counts `exhausted`: the harness sizes the file so that does not happen.
 --   BENCH_LOOP=1:     round and round the list (replays of completed carts).
 -- Consecutive lines belong to different partners, so requests in flight hold different wallets.
+--   BENCH_TRAVELLERS=n: the submit names n travellers (a group order's carts of quantity n), each
+--                       with an address of their own, so each gets their own email.
 dofile(os.getenv("BENCH_LUA_DIR") .. "/report.lua")
 
 local file = os.getenv("BENCH_CARTS")
 local loop = os.getenv("BENCH_LOOP") == "1"
 local END_USER = '"email":"ana@example.com","phone":"+14155550123","first_name":"Ana","last_name":"Lima"'
+local travellers = tonumber(os.getenv("BENCH_TRAVELLERS") or "0")
+if travellers > 0 then
+  local named = {}
+  for n = 1, travellers do
+    table.insert(named, '{"first_name":"T' .. n .. '","last_name":"Lima","email":"traveller' .. n .. '@example.com"}')
+  end
+  END_USER = END_USER .. ',"travellers":[' .. table.concat(named, ",") .. ']'
+end
 
 function init(args)
   reset_counters()

@@ -10,6 +10,7 @@ export async function purchase(ctx: Context, pgbench_tps: number | null): Promis
   const expected = (pgbench_tps ?? 1_000) / 2;
   const run = await submitRun(ctx, "purchase", PURCHASE_CONCURRENCY, expected, Number.POSITIVE_INFINITY);
   const result = wrkScenario("purchase (service)", "≥ 0.5 × pgbench", PURCHASE_CONCURRENCY, run, true);
+  result.cpu_us_per_esim = run.cpu_us_per_esim;
   const backlog = run.emails_queued;
   result.notes.push(
     `${run.emails_sent} confirmation emails sent during the run, ${backlog} still queued at the end`,

@@ -3,23 +3,31 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { type Context, log, PACKAGE_ID, PURCHASE_CONCURRENCY, WRK_THREADS } from "./context.ts";
+import {
+  type Context,
+  log,
+  PACKAGE_ID,
+  PURCHASE_CONCURRENCY,
+  type ScenarioResult,
+  WRK_THREADS,
+} from "./context.ts";
 import { runWrk, runWrkUntil, type WrkResult } from "./load.ts";
 import { measured } from "./measure.ts";
-import { wrkOptions } from "./runner.ts";
+import { perOk, wrkOptions } from "./runner.ts";
 import { type CartLine, writeCartFile } from "./setup.ts";
 import { webhookBacklog } from "./webhooks.ts";
 
 /**
- * `count` new carts of `package_id` (the carrier's PACKAGE_ID by default), made by wrk (twice as
- * fast as fetch from this process) going round the partners, then read back from the database and
- * written one a line, partners interleaved.
+ * `count` new carts of `quantity` eSIMs of `package_id` (the carrier's PACKAGE_ID by default), made
+ * by wrk (twice as fast as fetch from this process) going round the partners, then read back from
+ * the database and written one a line, partners interleaved.
  */
 export async function cartFile(
   ctx: Context,
   name: string,
   count: number,
   package_id: string = PACKAGE_ID,
+  quantity = 1,
 ): Promise<{ file: string; carts: CartLine[] }> {
   const started = performance.now();
   const since = (await ctx.pool.query<{ now: Date }>("select now()")).rows[0]!.now;
@@ -43,6 +51,7 @@ export async function cartFile(
         // A few more than needed: requests in flight when a thread stops itself may be lost.
         BENCH_COUNT: String(count + PURCHASE_CONCURRENCY),
         BENCH_PACKAGE: package_id,
+        ...(quantity > 1 ? { BENCH_QUANTITY: String(quantity) } : {}),
       },
     },
     async () =>
@@ -78,6 +87,7 @@ export async function cartFile(
 /**
  * Submits prepared carts under load: a warm-up on its own carts measures the rate, then the
  * measured run gets carts for twice that rate (at most `bound_per_s`), each submitted once.
+ * Carts of `quantity` > 1 are group orders, submitted with that many travellers named.
  */
 export async function submitRun(
   ctx: Context,
@@ -86,15 +96,24 @@ export async function submitRun(
   expected_per_s: number,
   bound_per_s: number,
   package_id: string = PACKAGE_ID,
+  quantity = 1,
 ): Promise<
   Awaited<ReturnType<typeof measured<WrkResult>>> & {
     emails_sent: number;
     emails_queued: number;
     completed: number;
+    /** eSIMs of the orders the run made, those in flight when wrk stopped included. */
+    esims?: number;
+    /**
+     * CPU per eSIM of all the run caused: the measured run, then the drain (the requests in flight
+     * when wrk stopped, the emails and webhooks queued): what one eSIM costs, whatever an order holds.
+     */
+    cpu_us_per_esim?: ScenarioResult["cpu_us_per_ok"];
   }
 > {
   const { warmup_s, duration_s } = ctx.options;
   const base = wrkOptions(ctx, ctx.service.url, { script: "submit.lua", connections: concurrency });
+  const travellers: Record<string, string> = quantity > 1 ? { BENCH_TRAVELLERS: String(quantity) } : {};
   let rate = expected_per_s;
   if (warmup_s > 0) {
     const warm = await cartFile(
@@ -102,26 +121,71 @@ export async function submitRun(
       `${name}-warmup`,
       Math.ceil(Math.min(bound_per_s, expected_per_s) * warmup_s) + 2 * concurrency,
       package_id,
+      quantity,
     );
-    const result = await runWrk({ ...base, duration_s: warmup_s, env: { BENCH_CARTS: warm.file } });
+    const result = await runWrk({
+      ...base,
+      duration_s: warmup_s,
+      env: { BENCH_CARTS: warm.file, ...travellers },
+    });
     rate = result.s2xx / (result.duration_us / 1e6);
     log(`${name} warm-up: ${Math.round(rate)}/s${result.exhausted > 0 ? " (its carts ran out)" : ""}`);
     // Carts that ran out during the warm-up make its rate a floor, not an estimate.
     if (result.exhausted > 0) rate = Math.max(rate, expected_per_s) * 1.5;
   }
   const count = Math.ceil(Math.min(bound_per_s, 2 * rate + 100) * duration_s) + 2 * concurrency;
-  const { file } = await cartFile(ctx, name, count, package_id);
+  const { file } = await cartFile(ctx, name, count, package_id, quantity);
+  // The warm-up's emails and webhooks out first: the run's CPU and its drain's are its own work.
+  await quiesce(ctx);
   const emails_before = await emailsSent(ctx);
   const completed_before = await completedOrders(ctx);
-  const run = await measured(ctx, name, () => runWrk({ ...base, env: { BENCH_CARTS: file } }));
-  // Both email figures the moment wrk stops: the backlog read after the wait below would have had
-  // another second to drain.
+  const started = (await ctx.pool.query<{ now: Date }>("select now()")).rows[0]!.now;
+  const run = await measured(ctx, name, () => runWrk({ ...base, env: { BENCH_CARTS: file, ...travellers } }));
+  // Both email figures the moment wrk stops: the backlog read after the drain would be empty.
   const [sent_after, emails_queued] = await Promise.all([emailsSent(ctx), queuedJobs(ctx)]);
   const emails_sent = sent_after - emails_before;
-  // Requests still in flight when wrk stops complete a moment later; wait for them before counting.
-  await delay(1_000);
+  // Requests still in flight when wrk stops complete a moment later, then what they queued goes out.
+  const drain = await measured(ctx, `${name}-drain`, async () => {
+    await ordersSettled(ctx, started);
+    await quiesce(ctx);
+    return { cpu_ticks: 0 };
+  });
   const completed = (await completedOrders(ctx)) - completed_before;
-  return { ...run, emails_sent, emails_queued, completed };
+  const esims = await esimsSince(ctx, started);
+  const ticks = Object.fromEntries(
+    Object.entries(run.ticks).map(([part, used]) => [
+      part,
+      used + drain.ticks[part as keyof typeof run.ticks],
+    ]),
+  ) as typeof run.ticks;
+  return { ...run, emails_sent, emails_queued, completed, esims, cpu_us_per_esim: perOk(ticks, esims) };
+}
+
+/** Waits (at most MAX_QUIESCE_S) until no order made since `since` is pending: wrk's last requests answered. */
+async function ordersSettled(ctx: Context, since: Date): Promise<void> {
+  // A request read just before wrk stopped has its order row within milliseconds.
+  await delay(500);
+  const started = performance.now();
+  for (;;) {
+    const result = await ctx.pool.query<{ n: string }>(
+      "select count(*) as n from orders where status = 'pending' and created_at >= $1",
+      [since],
+    );
+    if (Number(result.rows[0]!.n) === 0) return;
+    if (performance.now() - started > MAX_QUIESCE_S * 1000) {
+      ctx.notes.push(`orders still pending ${MAX_QUIESCE_S} s after a run`);
+      return;
+    }
+    await delay(100);
+  }
+}
+
+async function esimsSince(ctx: Context, since: Date): Promise<number> {
+  const result = await ctx.pool.query<{ n: string }>(
+    "select count(*) as n from esims where created_at >= $1",
+    [since],
+  );
+  return Number(result.rows[0]!.n);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ export const SCENARIOS = [
   "purchase",
   "purchase-airalo",
   "purchase-esimgo",
+  "purchase-group",
   "replay",
   "slow64",
   "slow256",
@@ -36,6 +37,8 @@ export const WRK_THREADS = 2;
 export const PARTNERS = 256;
 export const PARTNER_CREDIT_MINOR = 1_000_000_000;
 export const PACKAGE_ID = "fr-1gb-7d";
+/** eSIMs of a group purchase's cart (purchase-group): set against ten single purchases. */
+export const GROUP_QUANTITY = 10;
 export const DISCOVERY_PATH = "/v1/esim/destination/FR/packages";
 /** pgbench's carts are sized for this rate, far above what two cores can do. */
 export const PGBENCH_MAX_TPS = 5_000;
@@ -92,6 +95,11 @@ export type ScenarioResult = {
   cpu_percent: CpuShares;
   /** CPU per 2xx answer (pgbench: per transaction), in microseconds: steadier than rates on a busy machine. */
   cpu_us_per_ok: { service: number; postgres: number; simulator: number; load_generator: number };
+  /**
+   * Purchase runs: CPU per eSIM made of the run and its drain (its requests in flight at the end,
+   * the emails and webhooks it queued), so that a group of 10 and ten single purchases compare.
+   */
+  cpu_us_per_esim?: { service: number; postgres: number; simulator: number; load_generator: number };
   busiest_others: string[];
   load_average_before: [number, number, number];
 };

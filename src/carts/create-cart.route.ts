@@ -61,7 +61,8 @@ export const createCartRoute = endpoint({
     summary: "Reserve a package in a cart",
     description:
       "The price is fixed for the cart's lifetime, even if the catalog changes meanwhile. `total` is `quantity` x " +
-      "the package's price.",
+      "the package's price. A `quantity` above 1 makes a group order: its submit buys every eSIM in one order, " +
+      "with one traveller per eSIM (`travellers`), and charges only the eSIMs the carrier makes.",
     tags: ["Orders"],
     security: PARTNER_SECURITY,
     body: CreateCartBody,

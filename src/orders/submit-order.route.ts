@@ -61,8 +61,14 @@ const SubmitBody = Type.Object(
 
 const schema = {
   operationId: "submitOrder",
-  summary: "Submit a cart: pay from the wallet and provision the eSIM",
+  summary: "Submit a cart: pay from the wallet and provision its eSIMs",
   description:
+    "A cart of `quantity` > 1 is a group order: one order and one hold of the cart's total, each eSIM " +
+    "provisioned on its own. Each `purchases` entry is `completed` or `failed` (refused by the carrier for good, " +
+    "never charged); the order completes with the others and its `total` is what was charged. When every eSIM " +
+    "is refused the answer is 502 `carrier_error`, nothing charged. `travellers` names one traveller per eSIM; in " +
+    "the sandbox their magic addresses act per traveller. A group order is not refunded through the API (409 " +
+    "`refund_not_allowed`, reason `group_order`).\n\n" +
     "Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, " +
     "without a second charge, provisioning or email, and with the header `Idempotent-Replayed: true` (on every " +
     "answer an earlier submit of the cart reached: 200, 502 `carrier_error`). 409 `request_in_progress` while the first attempt runs. " +

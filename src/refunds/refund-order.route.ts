@@ -26,7 +26,8 @@ const DESCRIPTION = [
     "`refund_not_allowed` with `reason`: `not_completed`, `esim_installed`, `bundle_used`, " +
     "`window_passed` (the carrier may refuse too, with the same reasons) or `topups_not_refunded` (an eSIM " +
     "from a network that cancels the eSIM's own bundle only, with a top-up pending or not refunded: refund " +
-    "the top-ups first, where that network allows it). An order already refunded answers 200 again and " +
+    "the top-ups first, where that network allows it) or `group_order` (an order of several eSIMs, " +
+    "`quantity` > 1: not refunded through the API; the operator credits what a traveller did not use). An order already refunded answers 200 again and " +
     "credits nothing. 503 `carrier_unavailable` without a refund under way: the order's network cannot be " +
     "reached now; nothing was credited and no refund was started.",
   "Refunding an eSIM of our carrier refunds its unused top-ups with it: the carrier cancels the whole profile, so every " +

@@ -21,12 +21,24 @@ export type CompatibleDevice = CompatibleDevices["data"][number];
 /** The document types `limit` as a digit string (1-5000); the SDK takes a number and sends its digits. */
 export type CompatibleDevicesParams = { q?: string; limit?: number };
 
+/** `quantity` (1-50, default 1): more than 1 is a group order, bought by one submit. */
 export type CreateCartParams = RequestBody<"createCart">;
 export type Cart = Ok<"createCart", 201>;
 
+/** `travellers`: one per eSIM of the cart (exactly its `quantity`), each emailed their own eSIM. */
 export type SubmitOrderParams = RequestBody<"submitOrder">;
+/** One traveller of a group order: `purchases[i]` is `travellers[i]`'s eSIM. */
+export type Traveller = NonNullable<SubmitOrderParams["travellers"]>[number];
 export type Order = Ok<"submitOrder", 200>;
+/**
+ * One eSIM of an order, by `status`: `completed` has the eSIM (`iccid`, `qr_code`, …), `failed`
+ * (only in a group order) was refused by the carrier and not charged. Narrow on `status` before
+ * reading the eSIM's fields: `if (purchase.status === "completed") purchase.iccid`.
+ */
 export type Purchase = Order["purchases"][number];
+export type CompletedPurchase = Extract<Purchase, { status: "completed" }>;
+export type FailedPurchase = Extract<Purchase, { status: "failed" }>;
+export type PurchaseStatus = Purchase["status"];
 export type OrderPage = Ok<"listOrders", 200>;
 export type ResendOrderEmailParams = RequestBody<"resendOrderEmail">;
 export type ResentEmail = Ok<"resendOrderEmail", 202>;

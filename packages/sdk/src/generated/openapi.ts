@@ -129,7 +129,7 @@ export interface paths {
         put?: never;
         /**
          * Reserve a package in a cart
-         * @description The price is fixed for the cart's lifetime, even if the catalog changes meanwhile. `total` is `quantity` x the package's price.
+         * @description The price is fixed for the cart's lifetime, even if the catalog changes meanwhile. `total` is `quantity` x the package's price. A `quantity` above 1 makes a group order: its submit buys every eSIM in one order, with one traveller per eSIM (`travellers`), and charges only the eSIMs the carrier makes.
          */
         post: operations["createCart"];
         delete?: never;
@@ -148,8 +148,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Submit a cart: pay from the wallet and provision the eSIM
-         * @description Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, without a second charge, provisioning or email, and with the header `Idempotent-Replayed: true` (on every answer an earlier submit of the cart reached: 200, 502 `carrier_error`). 409 `request_in_progress` while the first attempt runs. A retry answers the body the completed purchase answers, byte for byte, even after a refund: `GET /orders/{orderID}` shows the order as it is now. 503 `carrier_unavailable` without an `order_id`: the package's network cannot be reached now; nothing was charged and no order was created.
+         * Submit a cart: pay from the wallet and provision its eSIMs
+         * @description A cart of `quantity` > 1 is a group order: one order and one hold of the cart's total, each eSIM provisioned on its own. Each `purchases` entry is `completed` or `failed` (refused by the carrier for good, never charged); the order completes with the others and its `total` is what was charged. When every eSIM is refused the answer is 502 `carrier_error`, nothing charged. `travellers` names one traveller per eSIM; in the sandbox their magic addresses act per traveller. A group order is not refunded through the API (409 `refund_not_allowed`, reason `group_order`).
+         *
+         *     Idempotent by `cart_key`: retrying after a timeout returns 200 with the same `orderID` and `purchases`, without a second charge, provisioning or email, and with the header `Idempotent-Replayed: true` (on every answer an earlier submit of the cart reached: 200, 502 `carrier_error`). 409 `request_in_progress` while the first attempt runs. A retry answers the body the completed purchase answers, byte for byte, even after a refund: `GET /orders/{orderID}` shows the order as it is now. 503 `carrier_unavailable` without an `order_id`: the package's network cannot be reached now; nothing was charged and no order was created.
          */
         post: operations["submitOrder"];
         delete?: never;
@@ -208,7 +210,7 @@ export interface paths {
          * Refund an order whose eSIM or bundle was never used
          * @description Cancels the order's eSIM (a new-eSIM order) or its bundle (a top-up order) with the carrier, then credits the wallet exactly what the order cost, once, and answers the order with status `refunded`.
          *
-         *     Allowed for a completed order whose bundle was never used: a new eSIM still `released`, or a top-up bundle still `queued`, within `REFUND_WINDOW_DAYS` (default 30) of the purchase. Otherwise 409 `refund_not_allowed` with `reason`: `not_completed`, `esim_installed`, `bundle_used`, `window_passed` (the carrier may refuse too, with the same reasons) or `topups_not_refunded` (an eSIM from a network that cancels the eSIM's own bundle only, with a top-up pending or not refunded: refund the top-ups first, where that network allows it). An order already refunded answers 200 again and credits nothing. 503 `carrier_unavailable` without a refund under way: the order's network cannot be reached now; nothing was credited and no refund was started.
+         *     Allowed for a completed order whose bundle was never used: a new eSIM still `released`, or a top-up bundle still `queued`, within `REFUND_WINDOW_DAYS` (default 30) of the purchase. Otherwise 409 `refund_not_allowed` with `reason`: `not_completed`, `esim_installed`, `bundle_used`, `window_passed` (the carrier may refuse too, with the same reasons) or `topups_not_refunded` (an eSIM from a network that cancels the eSIM's own bundle only, with a top-up pending or not refunded: refund the top-ups first, where that network allows it) or `group_order` (an order of several eSIMs, `quantity` > 1: not refunded through the API; the operator credits what a traveller did not use). An order already refunded answers 200 again and credits nothing. 503 `carrier_unavailable` without a refund under way: the order's network cannot be reached now; nothing was credited and no refund was started.
          *
          *     Refunding an eSIM of our carrier refunds its unused top-ups with it: the carrier cancels the whole profile, so every completed top-up order of that eSIM not refunded yet is refunded in the same step (each its own `refund` transaction and `order.refunded` event, its bundle `cancelled`); refunding one of them later answers it again (200) and credits nothing. While a top-up of the eSIM is still pending, the refund answers 409 `request_in_progress` and is finished by a retry or on its own.
          *

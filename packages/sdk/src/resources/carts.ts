@@ -9,7 +9,8 @@ export class Carts {
   }
 
   /**
-   * Reserves a package for 30 minutes. Retried like a read: a repeated creation makes another
+   * Reserves a package for 30 minutes: `quantity` eSIMs of it (1-50, default 1; more than one is
+   * a group order, `total` = quantity x price). Retried like a read: a repeated creation makes another
    * cart, but a cart charges nothing and an unused one only lapses, so the worst a retry leaves
    * behind is one unused reservation. Only the cart returned is ever submitted.
    */

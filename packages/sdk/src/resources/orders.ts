@@ -20,9 +20,12 @@ export class Orders {
   }
 
   /**
-   * Buys the cart's eSIM. Safe to retry by its `cart_key`: a repeat returns the same order and
-   * charges nothing again, so the SDK retries it on connection errors, timeouts and 409
-   * `request_in_progress` by itself.
+   * Buys the cart's eSIMs: one, or a group of the cart's `quantity` (`params.travellers`, if
+   * given, one per eSIM, each emailed their own). Each entry of `purchases` is `completed` or, in a
+   * group order only, `failed` (refused by the carrier, not charged); narrow on `status`. Every
+   * eSIM refused: ApiError 502 `carrier_error`, nothing charged. Safe to retry by its `cart_key`:
+   * a repeat returns the same order and charges nothing again, so the SDK retries it on
+   * connection errors, timeouts and 409 `request_in_progress` by itself.
    */
   submit(params: SubmitOrderParams, options?: RequestOptions): Promise<Order> {
     return this.#transport.request(
@@ -37,7 +40,8 @@ export class Orders {
   }
 
   /**
-   * Refunds an order whose eSIM or bundle was never used; the wallet is credited once. A repeat
+   * Refunds an order whose eSIM or bundle was never used; the wallet is credited once (a group
+   * order is refused: 409 `refund_not_allowed`, `reason` `group_order`). A repeat
    * answers the refunded order again and credits nothing, so the SDK retries it by itself, under one
    * Idempotency-Key per call (yours, or one it makes).
    */
