@@ -1,7 +1,7 @@
 // GET /v1/orders/{orderID}/emails: the order's email log (the first confirmation and every resend).
 import { Type } from "typebox";
 import { emailLog, MAX_LOGGED_RESENDS } from "../notifications/email-log.ts";
-import { supportOrder } from "../orders/order-for-support.ts";
+import { supportOrder, travellersOf } from "../orders/order-for-support.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { ApiError } from "../shared/errors.ts";
 import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
@@ -56,6 +56,6 @@ export const listOrderEmailsRoute = endpoint({
   handler: (ctx) => async (request, reply) => {
     const order = await supportOrder(ctx.db, request.partner!.partner_id, request.params.orderID);
     if (!order) throw new ApiError("order_not_found", "No such order for this partner.");
-    return reply.send({ data: await emailLog(ctx.db, order) });
+    return reply.send({ data: await emailLog(ctx.db, order, await travellersOf(ctx.db, order)) });
   },
 });
