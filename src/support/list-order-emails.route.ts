@@ -18,7 +18,10 @@ const DESCRIPTION =
   "A failed email is retried with backoff (about 4 days, 25 attempts in all), so it may still become " +
   "`sent`; after the last attempt, or for a resend whose order was refunded meanwhile, `failed` is final. " +
   "A top-up, an order that is not completed, or a partner that sends its own confirmations " +
-  "(`confirmation_email: false`) has no confirmation in the log.";
+  "(`confirmation_email: false`) has no confirmation in the log. A group order whose submit named `travellers` " +
+  "lists one confirmation per traveller whose eSIM was made, `to` that traveller, by position: " +
+  "`confirmation.{orderID}` for the first line, `confirmation.{orderID}.{position}` for the others (a declined " +
+  "line has none); without travellers, its one confirmation (every eSIM) to the order's address.";
 
 export const EmailLogEntry = Type.Object(
   {
