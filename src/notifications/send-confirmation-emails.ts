@@ -13,6 +13,10 @@
 //      rest of a claimed batch queued), each send's delivery recorded by a statement that deletes
 //      the row and records it, one statement for every delivery finished meanwhile
 //      (record-deliveries.ts).
+// Each row is one email, keyed (order_id, position): an order of one has position 0; a group order
+// one row per named traveller whose eSIM was made (their line's position), or, without travellers,
+// one row at position 0 carrying every eSIM (group-emails.ts). Claims, deliveries, drops, failures
+// and releases all go by that key, so one traveller's send, retry or failure never touches another's.
 // A failure (SMTP refused, relay away) keeps the row with its error, due again after
 // exp(min(attempt, 10)) seconds: with 25 attempts about four days in all, enough to ride out a
 // relay outage over a weekend. A row that used them all stays, with last_error, for an operator.
