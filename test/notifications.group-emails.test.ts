@@ -8,7 +8,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { markBundlesForNotice } from "../src/esims/mark-bundles-for-notice.ts";
 import { createMailer, type Mailer } from "../src/notifications/mailer.ts";
-import { groupQrCodeCid, QR_CODE_CID } from "../src/notifications/render-confirmation-email.ts";
+import {
+  groupQrCodeCid,
+  QR_CODE_CID,
+  renderGroupConfirmationEmail,
+} from "../src/notifications/render-confirmation-email.ts";
 import {
   claimDueConfirmationEmails,
   type SendConfirmationEmailsDeps,
@@ -20,6 +24,7 @@ import {
 } from "../src/notifications/send-traveller-notices.ts";
 import { ordersForEmail } from "../src/orders/order-for-email.ts";
 import { loadSenders, partnersWithNotices } from "../src/partners/traveller-settings.ts";
+import { DEFAULT_BRAND } from "../src/shared/brand.ts";
 import {
   parseMessage,
   partText,
@@ -127,6 +132,17 @@ test("a group of 3 with travellers, one declined: 2 emails, each to its travelle
     );
     const [ana, declined, ben] = order.iccids;
     assert.ok(ana && ben && declined === null, "line 1 declined, lines 0 and 2 made");
+    const queued = await call(api, "GET", `/v1/orders/${order.order_id}/emails`, {
+      key: order.partner.api_key,
+    });
+    assert.deepEqual(
+      (queued.body.data as Json[]).map((e) => [e.email_id, e.to, e.status]),
+      [
+        [`confirmation.${order.order_id}`, "ana@travel.example", "queued"],
+        [`confirmation.${order.order_id}.2`, "ben@travel.example", "queued"],
+      ],
+      "queued, each to its traveller",
+    );
     await sweep(depsFor(smtp));
 
     const received = confirmationsOf(smtp, order.order_id);
@@ -381,4 +397,41 @@ test("the 24-hour notice of a traveller's eSIM goes to that traveller, with thei
   } finally {
     await closeSmtp(smtp);
   }
+});
+
+test("the email of several eSIMs in Arabic: right to left, each numbered in the language, values escaped", async () => {
+  const esim = (n: number) => ({
+    iccid: `890100000000000000${n}`,
+    smdp_address: "smdp.example",
+    activation_code: `MATCH-${n}`,
+    start_date: null,
+    install_page_url: `https://esim.example/install/token-${n}`,
+  });
+  const email = await renderGroupConfirmationEmail(
+    {
+      order_id: "ord_rtl",
+      first_name: "<b>Ana</b>",
+      package_name: "France & co",
+      language: "ar",
+      esims: [esim(1), esim(2)],
+    },
+    DEFAULT_BRAND,
+  );
+  assert.equal(email.language, "ar");
+  assert.ok(email.html.includes('<html lang="ar" dir="rtl">'));
+  assert.ok(email.html.includes("شريحة eSIM رقم 2 من 2") && email.text.includes("شريحة eSIM رقم 1 من 2"));
+  assert.ok(!email.html.includes("<b>Ana</b>") && email.html.includes("&lt;b&gt;Ana&lt;/b&gt;"));
+  assert.ok(email.text.includes("<b>Ana</b>"), "the plain text as written");
+  for (const n of [1, 2]) {
+    assert.ok(email.text.includes(esim(n).iccid) && email.text.includes(`token-${n}`));
+  }
+  assert.deepEqual(
+    email.attachments.map((part) => part.cid),
+    [groupQrCodeCid(1), groupQrCodeCid(2)],
+  );
+  assert.notDeepEqual(
+    email.attachments[0]!.content,
+    email.attachments[1]!.content,
+    "each eSIM its own QR code",
+  );
 });
