@@ -34,9 +34,6 @@ import {
 } from "./email-outbox.sql.ts";
 import { releaseResendClaims } from "./email-resends.sql.ts";
 import { type GroupEsimForEmail, groupEmail, type WhichEmail } from "./group-emails.ts";
-
-export type { GroupEsimForEmail, WhichEmail };
-
 import { type Mailer, SEND_TIMEOUT_MS } from "./mailer.ts";
 import { DeliveryRecorder } from "./record-deliveries.ts";
 import {
@@ -45,6 +42,8 @@ import {
   renderConfirmationEmail,
   renderGroupConfirmationEmail,
 } from "./render-confirmation-email.ts";
+
+export type { GroupEsimForEmail, WhichEmail };
 
 export const CONFIRMATION_EMAIL_MAX_ATTEMPTS = 25;
 
@@ -334,33 +333,7 @@ export async function renderOrderEmail(
   brand: Brand,
   which: WhichEmail,
 ): Promise<{ email: RenderedEmail; to: string }> {
-  if (found !== null && found.quantity > 1) {
-    const group = checkGroupOrder(order_id, found);
-    const picked = groupEmail(group, which);
-    const email =
-      picked.esims.length === 1
-        ? await renderConfirmationEmail(
-            {
-              ...picked.esims[0]!,
-              order_id,
-              first_name: picked.first_name,
-              package_name: group.package_name,
-              language: group.language,
-            },
-            brand,
-          )
-        : await renderGroupConfirmationEmail(
-            {
-              order_id,
-              first_name: picked.first_name,
-              package_name: group.package_name,
-              language: group.language,
-              esims: picked.esims,
-            },
-            brand,
-          );
-    return { email, to: picked.to };
-  }
+  if (found !== null && found.quantity > 1) return renderGroupOrderEmail(order_id, found, brand, which);
   const order = checkOrder(order_id, found);
   if ("position" in which && which.position !== 0) {
     throw new Error(`order ${order_id} is an order of one: it has no email at position ${which.position}`);
@@ -380,6 +353,28 @@ export async function renderOrderEmail(
     brand,
   );
   return { email, to: "position" in which ? order.email : which.recipient };
+}
+
+/** A group order's email `which` (group-emails.ts): one eSIM as an order of one's, several numbered. */
+async function renderGroupOrderEmail(
+  order_id: string,
+  found: OrderForEmail,
+  brand: Brand,
+  which: WhichEmail,
+): Promise<{ email: RenderedEmail; to: string }> {
+  const group = checkGroupOrder(order_id, found);
+  const picked = groupEmail(group, which);
+  const common = {
+    order_id,
+    first_name: picked.first_name,
+    package_name: group.package_name,
+    language: group.language,
+  };
+  const email =
+    picked.esims.length === 1
+      ? await renderConfirmationEmail({ ...picked.esims[0]!, ...common }, brand)
+      : await renderGroupConfirmationEmail({ ...common, esims: picked.esims }, brand);
+  return { email, to: picked.to };
 }
 
 // The row is inserted by the statement that completes a new-eSIM order, so anything else here is
