@@ -9,7 +9,7 @@ import { orderTimeline } from "../events/order-timeline.ts";
 import { emailLog } from "../notifications/email-log.ts";
 import { MAX_RESENDS_PER_DAY, normaliseRecipient } from "../notifications/queue-resend.ts";
 import { checkEmail, EndUserFields } from "../orders/end-user.ts";
-import { type SupportOrder, supportOrder } from "../orders/order-for-support.ts";
+import { type SupportOrder, supportOrder, travellersOf } from "../orders/order-for-support.ts";
 import { refundOrder } from "../refunds/refund-order.ts";
 import { refundPreview } from "../refunds/refund-preview.ts";
 import type { AppContext } from "../shared/context.ts";
@@ -79,7 +79,7 @@ async function emailSection(
   order: SupportOrder,
   csrf: string,
 ): Promise<Html> {
-  const log = await emailLog(ctx.db, order);
+  const log = await emailLog(ctx.db, order, await travellersOf(ctx.db, order));
   const table =
     log.length === 0
       ? html`<div class="panel"><p>No email for this order${order.type === "topup" ? " (a top-up sends none)" : ""}.</p></div>`

@@ -62,8 +62,9 @@ export async function lockRecentResendsToOtherAddresses(
 }
 
 /**
- * Resends of the order created within the last `hours` (read under the order's row lock), and in
- * how many seconds the oldest of them leaves that window.
+ * Resend requests of the order made within the last `hours` (read under the order's row lock), and
+ * in how many seconds the oldest of them leaves that window. The rows one request queued (a group
+ * order's, one per traveller) share its transaction's created_at (now()), so they count once.
  */
 export async function recentResends(
   db: Executor,
@@ -71,7 +72,7 @@ export async function recentResends(
   hours: number,
 ): Promise<{ count: number; oldest_leaves_in_s: number }> {
   const result = await sql<{ count: number; oldest_leaves_in_s: number | null }>`
-    select count(*)::int as count,
+    select count(distinct created_at)::int as count,
            ceil(extract(epoch from (min(created_at) + make_interval(hours => ${hours}) - now())))::int
              as oldest_leaves_in_s
     from email_resends
@@ -90,6 +91,16 @@ export async function resendByKey(
     select ${RESEND_COLUMNS} from email_resends
     where partner_id = ${partner_id} and idempotency_key = ${idempotency_key}`.execute(db);
   return result.rows[0] ?? null;
+}
+
+/** The resends queued with `first` by one request (its transaction's created_at): at most 50. */
+export async function resendsOfRequest(db: Executor, first: ResendRow): Promise<ResendRow[]> {
+  const result = await sql<ResendRow>`
+    select ${RESEND_COLUMNS} from email_resends
+    where order_id = ${first.order_id}
+      and created_at = (select created_at from email_resends where email_id = ${first.email_id})
+    limit 50`.execute(db);
+  return result.rows;
 }
 
 /** Every resend of the order, oldest first (at most `limit`). */
@@ -196,32 +207,38 @@ export async function releaseResendClaims(
 }
 
 export type ConfirmationState = {
-  /** Recorded delivery of the first confirmation, if any. */
+  /** Which of the order's first confirmations (email_outbox.position; 0 for an order of one). */
+  position: number;
+  /** Recorded delivery of that confirmation, if any. */
   delivered: { recipient: string; delivered_at: Date } | null;
   /** Its outbox row while not delivered. */
   outbox: { attempts: number; last_error: string | null } | null;
 };
 
-/** Where the first confirmation of an order stands: delivered, in the outbox, or neither. */
-export async function confirmationState(db: Executor, order_id: string): Promise<ConfirmationState> {
+/**
+ * Where each first confirmation of an order stands, by position: delivered, or in the outbox (one
+ * for an order of one, at most one per traveller of a group: 50).
+ */
+export async function confirmationStates(db: Executor, order_id: string): Promise<ConfirmationState[]> {
   const result = await sql<{
+    position: number;
     recipient: string | null;
     delivered_at: Date | null;
     attempts: number | null;
     last_error: string | null;
     queued: boolean;
   }>`
-    select d.recipient, d.delivered_at, e.attempts, e.last_error, e.order_id is not null as queued
-    from (select ${order_id}::text as order_id) o
-    left join email_deliveries d on d.order_id = o.order_id
-    left join email_outbox e on e.order_id = o.order_id`.execute(db);
-  const row = result.rows[0];
-  if (!row) return { delivered: null, outbox: null };
-  return {
+    select coalesce(d.position, e.position) as position, d.recipient, d.delivered_at, e.attempts,
+           e.last_error, e.order_id is not null as queued
+    from (select * from email_deliveries where order_id = ${order_id}) d
+    full join (select * from email_outbox where order_id = ${order_id}) e on e.position = d.position
+    order by 1 limit 50`.execute(db);
+  return result.rows.map((row) => ({
+    position: row.position,
     delivered:
       row.recipient !== null && row.delivered_at !== null
         ? { recipient: row.recipient, delivered_at: row.delivered_at }
         : null,
     outbox: row.queued ? { attempts: row.attempts ?? 0, last_error: row.last_error } : null,
-  };
+  }));
 }

@@ -8,8 +8,10 @@ import { newId } from "../shared/ids.ts";
 import {
   insertResend,
   lockRecentResendsToOtherAddresses,
+  type ResendRow,
   recentResends,
   resendByKey,
+  resendsOfRequest,
 } from "./email-resends.sql.ts";
 
 /** At most this many resends of one order per rolling 24 hours (contract: 5 a day). */
@@ -19,11 +21,21 @@ const WINDOW_HOURS = 24;
 export type ResendRequest = {
   order_id: string;
   partner_id: string;
+  /** The (first) email's address: the order's, the one asked for, or a group's first traveller's. */
   recipient: string;
-  /** Another address than the order's (case aside): counted by the partner's cap below. */
+  /**
+   * A group order's resend without an address: its other travellers', one email each
+   * (group-emails.ts says what each carries). One request all the same: counted once by the
+   * order's limit, its Idempotency-Key kept on the first email.
+   */
+  also_to?: readonly string[];
+  /** Another address than the order's and its travellers' (case aside): counted by the partner's cap below. */
   to_other_address: boolean;
   idempotency_key: string | null;
 };
+
+/** At most one email per eSIM of an order: a group's quantity is at most 50 (migration 0047). */
+const MAX_RECIPIENTS = 50;
 
 /**
  * The partner's resends to other addresses than their orders' per rolling 24 hours
@@ -43,17 +55,22 @@ export async function queueResend(
   trx: Transaction<Database>,
   request: ResendRequest,
   limits: ResendLimits,
-): Promise<{ email_id: string; replayed: boolean }> {
+): Promise<{ email_id: string; email_ids: string[]; replayed: boolean }> {
+  const recipients = [request.recipient, ...(request.also_to ?? [])];
+  if (recipients.length < 1 || recipients.length > MAX_RECIPIENTS) {
+    throw new Error(`a resend goes to 1-${MAX_RECIPIENTS} addresses, not ${recipients.length}`);
+  }
   if (request.idempotency_key !== null) {
     const earlier = await resendByKey(trx, request.partner_id, request.idempotency_key);
     if (earlier !== null) {
-      if (earlier.order_id !== request.order_id || earlier.recipient !== request.recipient) {
+      if (earlier.order_id !== request.order_id || earlier.recipient !== recipients[0]) {
         throw new ApiError(
           "idempotency_key_reused",
           "This Idempotency-Key was used for another resend (another order or recipient).",
         );
       }
-      return { email_id: earlier.email_id, replayed: true };
+      const email_ids = await emailsOfRequest(trx, earlier, recipients);
+      return { email_id: earlier.email_id, email_ids, replayed: true };
     }
   }
   const recent = await recentResends(trx, request.order_id, WINDOW_HOURS);
@@ -65,17 +82,40 @@ export async function queueResend(
     );
   }
   if (request.to_other_address) await checkOtherAddressCap(trx, request.partner_id, limits);
-  const email_id = newId("email");
-  await insertResend(trx, { ...request, email_id }).catch((error: unknown) => {
-    // The same key at once for another order (whose row lock this one does not wait on): the
-    // first to commit keeps the key.
-    const pg_error = error as { code?: string; constraint?: string };
-    if (pg_error.code === "23505" && pg_error.constraint === "email_resends_key_idx") {
-      throw new ApiError("idempotency_key_reused", "This Idempotency-Key was used for another resend.");
-    }
-    throw error;
-  });
-  return { email_id, replayed: false };
+  const email_ids: string[] = [];
+  for (const [i, recipient] of recipients.entries()) {
+    const email_id = newId("email");
+    email_ids.push(email_id);
+    const row = {
+      ...request,
+      email_id,
+      recipient,
+      idempotency_key: i === 0 ? request.idempotency_key : null,
+    };
+    await insertResend(trx, row).catch((error: unknown) => {
+      // The same key at once for another order (whose row lock this one does not wait on): the
+      // first to commit keeps the key.
+      const pg_error = error as { code?: string; constraint?: string };
+      if (pg_error.code === "23505" && pg_error.constraint === "email_resends_key_idx") {
+        throw new ApiError("idempotency_key_reused", "This Idempotency-Key was used for another resend.");
+      }
+      throw error;
+    });
+  }
+  return { email_id: email_ids[0]!, email_ids, replayed: false };
+}
+
+/** The resends one earlier request queued (those of its first's transaction), in `recipients`' order. */
+async function emailsOfRequest(
+  trx: Transaction<Database>,
+  first: ResendRow,
+  recipients: readonly string[],
+): Promise<string[]> {
+  if (recipients.length === 1) return [first.email_id];
+  const rows = await resendsOfRequest(trx, first);
+  return recipients.flatMap((recipient) =>
+    rows.filter((row) => row.recipient === recipient).map((row) => row.email_id),
+  );
 }
 
 async function checkOtherAddressCap(

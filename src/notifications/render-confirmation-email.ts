@@ -218,3 +218,177 @@ ${contacts}<p>${e(t.t("signature", { brand: name }))}</p>
 </html>
 `;
 }
+
+/** One eSIM of a group order's email (renderGroupConfirmationEmail). */
+export type GroupEmailEsim = Pick<
+  ConfirmationEmailData,
+  "iccid" | "smdp_address" | "activation_code" | "start_date" | "install_page_url"
+>;
+
+export type GroupConfirmationEmailData = Pick<
+  ConfirmationEmailData,
+  "order_id" | "first_name" | "package_name" | "language"
+> & { esims: readonly GroupEmailEsim[] };
+
+/** The most eSIMs one email carries: a group order's quantity (migration 0047). */
+const MAX_ESIMS_PER_EMAIL = 50;
+
+/** The QR code of a group email's eSIM number `n` (1-based): one Content-ID per image of the message. */
+export function groupQrCodeCid(n: number): string {
+  return `esim-qr-code-${n}@esim.example`;
+}
+
+/**
+ * The email of several eSIMs of one group order (one submit of several, no traveller named, or a
+ * resend to the order's address): each eSIM numbered ("eSIM 1 of 4") with its own QR code (its own
+ * Content-ID), links, install page and details; the steps, contacts and signature once. As pure as
+ * the one-eSIM email: the same order renders the same message every time.
+ */
+export async function renderGroupConfirmationEmail(
+  data: GroupConfirmationEmailData,
+  brand: Brand,
+): Promise<RenderedEmail & { language: string }> {
+  if (data.esims.length < 1 || data.esims.length > MAX_ESIMS_PER_EMAIL) {
+    throw new Error(`a group email carries 1-${MAX_ESIMS_PER_EMAIL} eSIMs, not ${data.esims.length}`);
+  }
+  const t = translator(data.language);
+  const kits = data.esims.map((esim) => installKit(esim.smdp_address, esim.activation_code));
+  const qrs = await Promise.all(kits.map((kit) => emailQrCodePng(kit.qr_code)));
+  return {
+    subject: t.t("email.subject", { package: data.package_name }),
+    text: renderGroupText(t, data, kits, brand),
+    html: renderGroupHtml(t, data, kits, brand),
+    attachments: [
+      ...qrs.map((content, i) => ({
+        filename: `esim-qr-code-${i + 1}.png`,
+        content,
+        content_type: "image/png",
+        cid: groupQrCodeCid(i + 1),
+      })),
+      ...logoAttachment(brand),
+    ],
+    language: t.language,
+  };
+}
+
+function esimHeading(t: Translator, n: number, count: number): string {
+  return t.t("email.group_esim", { number: n, count });
+}
+
+function renderGroupText(
+  t: Translator,
+  data: GroupConfirmationEmailData,
+  kits: readonly InstallKit[],
+  brand: Brand,
+): string {
+  const steps = (s: InstallSteps) => [
+    s.heading,
+    ...(s.note === null ? [] : [s.note]),
+    numberedSteps(s.steps),
+  ];
+  const count = data.esims.length;
+  const esims = data.esims.flatMap((esim, i) => {
+    const kit = kits[i]!;
+    const row = { ...data, ...esim };
+    return [
+      `== ${esimHeading(t, i + 1, count)} ==`,
+      ...detailRows(t, row, kit.qr_code).map(([label, value]) => `  ${label}: ${value}`),
+      ...(esim.install_page_url === null
+        ? []
+        : [`${t.t("email.install_page")}:`, `  ${esim.install_page_url}`]),
+      `${t.t("links.heading")}:`,
+      ...installLinks(t, kit).map(([label, url]) => `  ${label}: ${url}`),
+      "",
+    ];
+  });
+  const support = supportLinks(brand, t);
+  return [
+    t.t("email.greeting", { name: data.first_name }),
+    "",
+    t.t("email.group_intro", { count, package: data.package_name }),
+    "",
+    ...esims,
+    ...steps(iphoneSteps(t)),
+    "",
+    ...steps(androidSteps(t)),
+    "",
+    t.t("email.keep_notice"),
+    "",
+    ...(support.length === 0
+      ? []
+      : [t.t("support.heading"), ...support.map((link) => `  ${link.label}: ${link.shown}`), ""]),
+    t.t("signature", { brand: brandName(brand) }),
+    t.t("email.order_reference", { order_id: data.order_id }),
+    "",
+  ].join("\n");
+}
+
+function renderGroupHtml(
+  t: Translator,
+  data: GroupConfirmationEmailData,
+  kits: readonly InstallKit[],
+  brand: Brand,
+): string {
+  const e = escapeHtml;
+  const accent = accentColor(brand);
+  const [start, end] = t.dir === "rtl" ? ["right", "left"] : ["left", "right"];
+  const count = data.esims.length;
+  const esims = data.esims
+    .map((esim, i) => {
+      const kit = kits[i]!;
+      const links = installLinks(t, kit)
+        .map(([label, url]) => `<li><a href="${e(url)}" style="color:${accent}">${e(label)}</a></li>`)
+        .join("");
+      const rows = detailRows(t, { ...data, ...esim }, kit.qr_code)
+        .map(
+          ([label, value, code]) =>
+            `<tr><th align="${start}" style="padding:4px 0;padding-${end}:12px;vertical-align:top">${e(label)}</th>` +
+            `<td style="padding:4px 0">${code ? ltr(value) : e(value)}</td></tr>`,
+        )
+        .join("\n");
+      const page =
+        esim.install_page_url === null
+          ? ""
+          : `<p><a href="${e(esim.install_page_url)}" style="color:${accent};font-weight:bold">${e(t.t("email.install_page"))}</a></p>\n`;
+      return `<h2 style="font-size:20px;color:${accent}">${e(esimHeading(t, i + 1, count))}</h2>
+<p><img src="cid:${e(groupQrCodeCid(i + 1))}" width="240" height="240" alt="${e(t.t("qr_alt"))}"></p>
+${page}<p>${e(t.t("links.heading"))}:</p>
+<ul>${links}</ul>
+<table role="presentation">
+${rows}
+</table>`;
+    })
+    .join("\n");
+  const steps = (s: InstallSteps) =>
+    `<h2 style="font-size:18px;color:${accent}">${e(s.heading)}</h2>\n` +
+    (s.note === null ? "" : `<p>${e(s.note)}</p>\n`) +
+    `<ol>${s.steps.map((step) => `<li>${e(step)}</li>`).join("")}</ol>`;
+  const support = supportLinks(brand, t);
+  const name = brandName(brand);
+  const logo =
+    brand.logo_png === null
+      ? ""
+      : `<p><img src="cid:${e(LOGO_CID)}" alt="${e(name)}" style="max-height:48px"></p>\n`;
+  const contacts =
+    support.length === 0
+      ? ""
+      : `<h2 style="font-size:18px;color:${accent}">${e(t.t("support.heading"))}</h2>\n<ul>${support
+          .map((link) => `<li><a href="${e(link.href)}" style="color:${accent}">${e(link.label)}</a></li>`)
+          .join("")}</ul>\n`;
+  const subject = t.t("email.subject", { package: data.package_name });
+  return `<!doctype html>
+<html lang="${e(t.language)}" dir="${t.dir}">
+<head><meta charset="utf-8"><title>${e(subject)}</title></head>
+<body dir="${t.dir}" style="font-family:Arial,Helvetica,sans-serif;line-height:1.5;color:#1a1a1a;max-width:600px;text-align:${start}">
+${logo}<p>${e(t.t("email.greeting", { name: data.first_name }))}</p>
+<p>${e(t.t("email.group_intro", { count, package: data.package_name }))}</p>
+${esims}
+${steps(iphoneSteps(t))}
+${steps(androidSteps(t))}
+<p>${e(t.t("email.keep_notice"))}</p>
+${contacts}<p>${e(t.t("signature", { brand: name }))}</p>
+<p style="color:#595959">${e(t.t("email.order_reference", { order_id: data.order_id }))}</p>
+</body>
+</html>
+`;
+}

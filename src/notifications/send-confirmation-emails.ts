@@ -13,6 +13,10 @@
 //      rest of a claimed batch queued), each send's delivery recorded by a statement that deletes
 //      the row and records it, one statement for every delivery finished meanwhile
 //      (record-deliveries.ts).
+// Each row is one email, keyed (order_id, position): an order of one has position 0; a group order
+// one row per named traveller whose eSIM was made (their line's position), or, without travellers,
+// one row at position 0 carrying every eSIM (group-emails.ts). Claims, deliveries, drops, failures
+// and releases all go by that key, so one traveller's send, retry or failure never touches another's.
 // A failure (SMTP refused, relay away) keeps the row with its error, due again after
 // exp(min(attempt, 10)) seconds: with 25 attempts about four days in all, enough to ride out a
 // relay outage over a weekend. A row that used them all stays, with last_error, for an operator.
@@ -29,9 +33,17 @@ import {
   releaseClaims,
 } from "./email-outbox.sql.ts";
 import { releaseResendClaims } from "./email-resends.sql.ts";
+import { type GroupEsimForEmail, groupEmail, type WhichEmail } from "./group-emails.ts";
 import { type Mailer, SEND_TIMEOUT_MS } from "./mailer.ts";
 import { DeliveryRecorder } from "./record-deliveries.ts";
-import { type EmailAttachment, renderConfirmationEmail } from "./render-confirmation-email.ts";
+import {
+  type EmailAttachment,
+  type RenderedEmail,
+  renderConfirmationEmail,
+  renderGroupConfirmationEmail,
+} from "./render-confirmation-email.ts";
+
+export type { GroupEsimForEmail, WhichEmail };
 
 export const CONFIRMATION_EMAIL_MAX_ATTEMPTS = 25;
 
@@ -54,6 +66,10 @@ export type OrderForEmail = Pick<
   package_name: string | null;
   /** The eSIM's install page (absolute), linked from the email; null: none to link. */
   install_page_url: string | null;
+  /** 1 for an order of one; a group order's number of eSIMs asked for (migration 0047). */
+  quantity: number;
+  /** A group order's eSIMs made, by position (empty for an order of one). */
+  esims: GroupEsimForEmail[];
 };
 
 /**
@@ -111,6 +127,8 @@ export type SendConfirmationEmailsDeps = {
  */
 export type EmailJob = {
   order_id: string;
+  /** Which of the order's first confirmations (email_outbox.position); 0 for a resend. */
+  position: number;
   /** A resend's id (send-resent-emails.ts); absent for the first confirmation. */
   email_id?: string;
   lease_token: string;
@@ -154,6 +172,7 @@ export async function claimDueConfirmationEmails(
   const claimed_at = performance.now();
   return claimed.map((row) => ({
     order_id: row.order_id,
+    position: row.position,
     lease_token: row.lease_token,
     run: async (sent = () => undefined) => {
       // Read with the batch; read again when the job waited in a sweep's queue (a slow relay): a
@@ -206,29 +225,27 @@ async function processClaimed(
   sender: TravellerSender,
   sent: () => void,
 ): Promise<void> {
-  if (row.delivered) return dropDelivered(deps.pool, row.order_id);
+  if (row.delivered) return dropDelivered(deps.pool, row);
+  const ids = { order_id: row.order_id, position: row.position };
   if (order?.status === "refunded") {
     // Refunded before its email went out: its eSIM is cancelled, so there is nothing to install.
-    deps.log.info({ order_id: row.order_id }, "confirmation email not sent: the order was refunded");
-    return dropUnsent(deps.pool, row.order_id);
+    deps.log.info(ids, "confirmation email not sent: the order was refunded");
+    return dropUnsent(deps.pool, row);
   }
   if (order && !sender.notifications.confirmation_email) {
     // The partner emails its travellers itself (PUT /v1/profile/notifications): the row goes, and
     // the order's email log lists no first confirmation; a resend is still sent when asked for.
-    deps.log.info({ order_id: row.order_id }, "confirmation email not sent: the partner sends its own");
-    return dropUnsent(deps.pool, row.order_id);
+    deps.log.info(ids, "confirmation email not sent: the partner sends its own");
+    return dropUnsent(deps.pool, row);
   }
   try {
-    await sendOne(deps, recorder, row.order_id, order, sender, sent);
+    await sendOne(deps, recorder, row, order, sender, sent);
   } catch (error) {
     const message = (error as Error).message ?? String(error);
-    // The order id says enough: the end user's address and phone number are never logged.
-    deps.log.warn(
-      { order_id: row.order_id, attempts: row.attempts, error: message },
-      "confirmation email failed",
-    );
+    // The ids say enough: the end user's and travellers' addresses and phone number are never logged.
+    deps.log.warn({ ...ids, attempts: row.attempts, error: message }, "confirmation email failed");
     await recordFailure(deps.pool, {
-      order_id: row.order_id,
+      ...ids,
       lease_token: row.lease_token,
       error: message,
       retry_after_s: Math.exp(Math.min(row.attempts, 10)),
@@ -271,15 +288,25 @@ export async function sendDueConfirmationEmails(
   return claimed;
 }
 
+/**
+ * The Message-ID key (and email log id) of an order's first confirmation number `position`: an
+ * order of one keeps `confirmation.{order_id}`; a group traveller's own email past the first adds
+ * its position, so each message of one order has its own id.
+ */
+export function confirmationKey(order_id: string, position: number): string {
+  return position === 0 ? `confirmation.${order_id}` : `confirmation.${order_id}.${position}`;
+}
+
 async function sendOne(
   deps: SendConfirmationEmailsDeps,
   recorder: DeliveryRecorder,
-  order_id: string,
+  row: ClaimedEmail,
   found: OrderForEmail | null,
   sender: TravellerSender,
   sent: () => void,
 ) {
-  const { order, email } = await renderOrderEmail(order_id, found, sender.brand);
+  const { order_id, position } = row;
+  const { email, to } = await renderOrderEmail(order_id, found, sender.brand, { position });
   // The one window this cannot close: the relay accepts the message and this process dies (or
   // the recording fails) before the delivery is recorded. The row then comes due again and the
   // email is sent again, with the same Message-ID, which mail clients and many relays use to
@@ -287,17 +314,30 @@ async function sendOne(
   const { message_id } = await deps.mailer.send({
     ...email,
     ...brandedSender(sender.brand),
-    key: `confirmation.${order_id}`,
-    to: order.email,
+    key: confirmationKey(order_id, position),
+    to,
   });
   sent();
-  await recorder.record({ order_id, message_id, recipient: order.email });
-  deps.log.info({ order_id }, "confirmation email sent");
+  await recorder.record({ order_id, position, message_id, recipient: to });
+  deps.log.info({ order_id, position }, "confirmation email sent");
 }
 
-/** The order checked (checkOrder) and its confirmation rendered: the first one's and a resend's. */
-export async function renderOrderEmail(order_id: string, found: OrderForEmail | null, brand: Brand) {
+/**
+ * The order checked and the email rendered, with its recipient: the first confirmation's and a
+ * resend's. An order of one: its one eSIM, to its address (or the resend's). A group order: what
+ * groupEmail picks, one eSIM in the very email of an order of one, several numbered in one email.
+ */
+export async function renderOrderEmail(
+  order_id: string,
+  found: OrderForEmail | null,
+  brand: Brand,
+  which: WhichEmail,
+): Promise<{ email: RenderedEmail; to: string }> {
+  if (found !== null && found.quantity > 1) return renderGroupOrderEmail(order_id, found, brand, which);
   const order = checkOrder(order_id, found);
+  if ("position" in which && which.position !== 0) {
+    throw new Error(`order ${order_id} is an order of one: it has no email at position ${which.position}`);
+  }
   const email = await renderConfirmationEmail(
     {
       order_id,
@@ -312,7 +352,29 @@ export async function renderOrderEmail(order_id: string, found: OrderForEmail | 
     },
     brand,
   );
-  return { order, email };
+  return { email, to: "position" in which ? order.email : which.recipient };
+}
+
+/** A group order's email `which` (group-emails.ts): one eSIM as an order of one's, several numbered. */
+async function renderGroupOrderEmail(
+  order_id: string,
+  found: OrderForEmail,
+  brand: Brand,
+  which: WhichEmail,
+): Promise<{ email: RenderedEmail; to: string }> {
+  const group = checkGroupOrder(order_id, found);
+  const picked = groupEmail(group, which);
+  const common = {
+    order_id,
+    first_name: picked.first_name,
+    package_name: group.package_name,
+    language: group.language,
+  };
+  const email =
+    picked.esims.length === 1
+      ? await renderConfirmationEmail({ ...picked.esims[0]!, ...common }, brand)
+      : await renderGroupConfirmationEmail({ ...common, esims: picked.esims }, brand);
+  return { email, to: picked.to };
 }
 
 // The row is inserted by the statement that completes a new-eSIM order, so anything else here is
@@ -329,4 +391,16 @@ export function checkOrder(order_id: string, row: OrderForEmail | null): LoadedO
     throw new Error(`order ${order_id} has no purchase at position 0`);
   }
   return { ...row, iccid, smdp_address, activation_code, package_name };
+}
+
+/** A group order as checkOrder checks an order of one: completed, and with eSIMs to send. */
+function checkGroupOrder(order_id: string, row: OrderForEmail): OrderForEmail & { package_name: string } {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(order_id)) throw new Error("order_id must be 1-64 of [A-Za-z0-9_-]");
+  if (row.type !== "esim") throw new Error(`order ${order_id} is a ${row.type} order, not esim`);
+  if (row.status !== "completed") throw new Error(`order ${order_id} is ${row.status}, not completed`);
+  if (row.package_name === null) throw new Error(`order ${order_id} has no package name`);
+  if (row.esims.length === 0 || row.esims.length > row.quantity) {
+    throw new Error(`order ${order_id} has ${row.esims.length} eSIMs of ${row.quantity}`);
+  }
+  return { ...row, package_name: row.package_name };
 }

@@ -68,6 +68,7 @@ export async function claimDueResentEmails(deps: SendResentEmailsDeps, limit: nu
   const recorder = deps.resend_recorder ?? new ResendRecorder(deps.pool, lease_ms / 2);
   return claimed.map((row) => ({
     order_id: row.order_id,
+    position: 0,
     email_id: row.email_id,
     lease_token: row.lease_token,
     run: async (sent = () => undefined) => {
@@ -121,8 +122,9 @@ async function processResend(
     return fail("not sent: the order was refunded, its eSIM is cancelled", null);
   }
   try {
-    // The renderer attaches the brand's logo inline with the QR code.
-    const { email } = await renderOrderEmail(row.order_id, order, sender.brand);
+    // The renderer attaches the brand's logo inline with the QR code. A group order's resend
+    // carries what group-emails.ts picks for its recipient.
+    const { email } = await renderOrderEmail(row.order_id, order, sender.brand, { recipient: row.recipient });
     const { message_id } = await deps.mailer.send({
       ...email,
       // Sent whatever confirmation_email says: a resend is asked for by the partner.

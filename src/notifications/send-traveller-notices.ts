@@ -15,6 +15,7 @@ import type pg from "pg";
 import type { Database } from "../db/schema.ts";
 import { newId } from "../shared/ids.ts";
 import { rfc3339 } from "../shared/time.ts";
+import { noticeRecipient } from "./group-emails.ts";
 import { asciiRecipient, type Mailer } from "./mailer.ts";
 import { isPlainAddress } from "./mime-message.ts";
 import { renderTravellerNotice } from "./render-traveller-notice.ts";
@@ -139,6 +140,7 @@ export async function travellerNoticeRound(
 /** Why a notice is not sent, or null when it is to be. */
 function skipReason(
   order: OrderForEmail | null,
+  recipient: string | null,
   sender: TravellerSender,
   unsubscribed: boolean,
 ): string | null {
@@ -148,7 +150,7 @@ function skipReason(
   if (order.status === "refunded") return "not sent: the order was refunded";
   // The stored address keeps an internationalised domain as typed; the mailer sends to its
   // ASCII form (mailer.ts asciiRecipient), so that is the form to check.
-  if (!isPlainAddress(asciiRecipient(order.email)))
+  if (recipient === null || !isPlainAddress(asciiRecipient(recipient)))
     return "not sent: the traveller's address is not a plain address";
   return null;
 }
@@ -161,8 +163,10 @@ async function sendOne(
 ): Promise<void> {
   try {
     const subscription = await subscriptionOf(deps.pool, notice.iccid);
-    const reason = skipReason(order, sender, subscription.unsubscribed);
-    if (reason !== null || order === null) {
+    // A group order's eSIM goes to its line's traveller when the submit named one (group-emails.ts).
+    const traveller = order === null ? null : noticeRecipient(order, notice.iccid);
+    const reason = skipReason(order, traveller?.email ?? null, sender, subscription.unsubscribed);
+    if (reason !== null || order === null || traveller === null) {
       deps.log.info({ notice_id: notice.notice_id, kind: notice.kind }, reason ?? "not sent");
       return await markNoticeSkipped(deps.pool, { ...notice, reason: reason ?? "not sent" });
     }
@@ -172,14 +176,14 @@ async function sendOne(
       kind: notice.kind,
       language: order.language,
       brand,
-      first_name: order.first_name,
+      first_name: traveller.first_name,
       package_name: notice.package_name,
       iccid: notice.iccid,
       data_used_mb: notice.data_used_mb,
       data_mb: notice.data_mb,
       expires_at: notice.expires_at === null ? null : rfc3339(notice.expires_at),
       top_up_url: sender.notifications.top_up_url?.replaceAll("{iccid}", notice.iccid) ?? null,
-      install_page_url: order.install_page_url,
+      install_page_url: traveller.install_page_url,
       unsubscribe_url,
     });
     const { message_id } = await deps.mailer.send({
@@ -196,7 +200,7 @@ async function sendOne(
         "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
       },
       key: `notice.${notice.notice_id}`,
-      to: order.email,
+      to: traveller.email,
     });
     await markNoticeSent(deps.pool, { ...notice, message_id });
     deps.log.info({ notice_id: notice.notice_id, kind: notice.kind }, "traveller notice sent");

@@ -487,7 +487,7 @@ export async function releaseLease(
     where order_id = ${order_id} and status = 'pending' and lease_token = ${lease_token}`.execute(db);
 }
 
-type OrderForEmailRow = Omit<OrderForEmail, "package_name" | "install_page_url"> & {
+type OrderForEmailRow = Omit<OrderForEmail, "package_name" | "install_page_url" | "esims"> & {
   order_id: string;
   package_id: string | null;
   install_token: string | null;
@@ -500,13 +500,45 @@ export async function ordersWithFirstPurchase(
 ): Promise<Array<OrderForEmailRow>> {
   if (order_ids.length === 0) return [];
   const result = await sql<OrderForEmailRow>`
-    select o.order_id, o.partner_id, o.type, o.status, o.email, o.first_name, o.language,
-           p.package_id, p.iccid, p.smdp_address, p.activation_code, p.start_date::text as start_date,
+    select o.order_id, o.partner_id, o.type, o.status, o.email, o.first_name, o.language, o.quantity,
+           case when o.quantity > 1 then o.package_id else p.package_id end as package_id,
+           p.iccid, p.smdp_address, p.activation_code, p.start_date::text as start_date,
            e.install_token
     from orders o
     left join purchases p on p.order_id = o.order_id and p.position = 0
     left join esims e on e.iccid = p.iccid
     where o.order_id = any(${order_ids}::text[])`.execute(db);
+  return result.rows;
+}
+
+export type GroupEsimRow = {
+  order_id: string;
+  position: number;
+  iccid: string;
+  smdp_address: string;
+  activation_code: string;
+  start_date: string | null;
+  install_token: string | null;
+  /** The line's traveller (migration 0047), null when the submit named none. */
+  email: string | null;
+  first_name: string | null;
+};
+
+/**
+ * The eSIMs made for these group orders (quantity > 1), each with its line's traveller, by order
+ * and position: at most 50 an order, so a batch of confirmation emails reads a bounded set.
+ */
+export async function groupEsimsOf(db: Executor, order_ids: string[]): Promise<GroupEsimRow[]> {
+  if (order_ids.length === 0) return [];
+  const result = await sql<GroupEsimRow>`
+    select p.order_id, p.position, p.iccid, p.smdp_address, p.activation_code,
+           p.start_date::text as start_date, e.install_token, l.email, l.first_name
+    from orders o
+    join purchases p on p.order_id = o.order_id
+    left join order_lines l on l.order_id = p.order_id and l.position = p.position
+    left join esims e on e.iccid = p.iccid
+    where o.order_id = any(${order_ids}::text[]) and o.quantity > 1
+    order by p.order_id, p.position`.execute(db);
   return result.rows;
 }
 

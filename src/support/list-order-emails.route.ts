@@ -1,7 +1,7 @@
 // GET /v1/orders/{orderID}/emails: the order's email log (the first confirmation and every resend).
 import { Type } from "typebox";
 import { emailLog, MAX_LOGGED_RESENDS } from "../notifications/email-log.ts";
-import { supportOrder } from "../orders/order-for-support.ts";
+import { supportOrder, travellersOf } from "../orders/order-for-support.ts";
 import { endpoint } from "../shared/endpoint.ts";
 import { ApiError } from "../shared/errors.ts";
 import { errorResponses, NO_CONTROL_CHARACTERS, PARTNER_SECURITY } from "../shared/schemas.ts";
@@ -18,7 +18,10 @@ const DESCRIPTION =
   "A failed email is retried with backoff (about 4 days, 25 attempts in all), so it may still become " +
   "`sent`; after the last attempt, or for a resend whose order was refunded meanwhile, `failed` is final. " +
   "A top-up, an order that is not completed, or a partner that sends its own confirmations " +
-  "(`confirmation_email: false`) has no confirmation in the log.";
+  "(`confirmation_email: false`) has no confirmation in the log. A group order whose submit named `travellers` " +
+  "lists one confirmation per traveller whose eSIM was made, `to` that traveller, by position: " +
+  "`confirmation.{orderID}` for the first line, `confirmation.{orderID}.{position}` for the others (a declined " +
+  "line has none); without travellers, its one confirmation (every eSIM) to the order's address.";
 
 export const EmailLogEntry = Type.Object(
   {
@@ -56,6 +59,6 @@ export const listOrderEmailsRoute = endpoint({
   handler: (ctx) => async (request, reply) => {
     const order = await supportOrder(ctx.db, request.partner!.partner_id, request.params.orderID);
     if (!order) throw new ApiError("order_not_found", "No such order for this partner.");
-    return reply.send({ data: await emailLog(ctx.db, order) });
+    return reply.send({ data: await emailLog(ctx.db, order, await travellersOf(ctx.db, order)) });
   },
 });

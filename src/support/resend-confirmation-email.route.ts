@@ -20,6 +20,14 @@ const DESCRIPTION = [
     "audit log). 202 means it is queued in the database: the email sweep sends it within seconds, retrying " +
     "a relay that refuses or is away as for the first confirmation. Its Message-ID is `<resend.EMAIL_ID@…>`. " +
     "Follow it in GET /v1/orders/{orderID}/emails.",
+  "**Group orders** (`quantity` > 1): without `email`, when the submit named `travellers`, each traveller " +
+    "whose eSIM was made gets their own email again, as at the order's completion: to their address, " +
+    "greeting them, with only their eSIM (travellers sharing an address get one email with their eSIMs). " +
+    "Without travellers, the order's address gets the one email with every eSIM, numbered. With `email`: one " +
+    "email to that address, with the eSIMs of the travellers of that address when it is one of theirs, else " +
+    "every eSIM of the order. `email_ids` lists the resends queued, one per email (`email_id` is the first). " +
+    "However many emails, one request counts once toward the order's limit below; the travellers' " +
+    "addresses, like the order's, are not counted as other addresses.",
   "Only a completed new-eSIM order has a confirmation email: a top-up, or a pending, failed or refunded " +
     "order (nothing to install) answers 409 `no_email_for_order`. At most 5 resends per order per rolling " +
     "24 hours, and per partner at most RESENDS_TO_OTHER_ADDRESSES_PER_PARTNER_PER_DAY (100 by default) to " +
@@ -68,7 +76,13 @@ export const resendEmailRoute = endpoint({
         {
           email_id: Type.String({
             pattern: "^eml_[A-Za-z0-9_-]{16,64}$",
-            description: "The resend in the email log.",
+            description: "The resend in the email log (a group order's: the first of `email_ids`).",
+          }),
+          email_ids: Type.Array(Type.String({ pattern: "^eml_[A-Za-z0-9_-]{16,64}$" }), {
+            minItems: 1,
+            maxItems: 50,
+            description:
+              "Every resend this request queued, one per email: one, or a group order's one per traveller address.",
           }),
         },
         { additionalProperties: false, description: "Queued: the sweep sends it." },
@@ -98,6 +112,6 @@ export const resendEmailRoute = endpoint({
       actor: actorOf(request),
     });
     if (queued.replayed) reply.header("idempotent-replayed", "true");
-    return reply.code(202).send({ email_id: queued.email_id });
+    return reply.code(202).send({ email_id: queued.email_id, email_ids: queued.email_ids });
   },
 });

@@ -6,7 +6,7 @@
 
 import { recordAudit } from "../audit/record-audit.ts";
 import { queueResend } from "../notifications/queue-resend.ts";
-import { lockSupportOrder, type SupportOrder } from "../orders/order-for-support.ts";
+import { lockSupportOrder, type SupportOrder, travellersOf } from "../orders/order-for-support.ts";
 import type { Actor } from "../shared/actor.ts";
 import type { AppContext } from "../shared/context.ts";
 import { ApiError } from "../shared/errors.ts";
@@ -42,19 +42,26 @@ function checkHasEmail(order: SupportOrder): void {
 export async function resendConfirmationEmail(
   ctx: AppContext,
   input: ResendInput,
-): Promise<{ email_id: string; replayed: boolean }> {
+): Promise<{ email_id: string; email_ids: string[]; replayed: boolean }> {
   return ctx.db.transaction().execute(async (trx) => {
     const order = await lockSupportOrder(trx, input.partner_id, input.order_id);
     if (order === null) throw new ApiError("order_not_found", "No such order for this partner.");
     checkHasEmail(order);
-    const recipient = input.email ?? order.email;
-    const to_other_address = recipient.toLowerCase() !== order.email.toLowerCase();
+    const travellers = distinctAddresses([...(await travellersOf(trx, order)).values()]);
+    // Without an address, a group order's travellers each get their own email again, as at its
+    // completion; with one (or without travellers), one email (group-emails.ts says what it carries).
+    const [recipient = order.email, ...also_to] = input.email === null ? travellers : [input.email];
+    // The order's own addresses (its end user's, its travellers') are not the partner's cap's.
+    const to_other_address = ![order.email, ...travellers].some(
+      (address) => address.toLowerCase() === recipient.toLowerCase(),
+    );
     const queued = await queueResend(
       trx,
       {
         order_id: order.order_id,
         partner_id: input.partner_id,
         recipient,
+        also_to,
         to_other_address,
         idempotency_key: input.idempotency_key,
       },
@@ -62,13 +69,26 @@ export async function resendConfirmationEmail(
     );
     if (queued.replayed) return queued;
     // The address is the partner's own data about its traveller, shown to its team anyway.
-    await recordAudit(trx, {
-      actor: input.actor,
-      action: "order.email_resent",
-      partner_id: input.partner_id,
-      target: { type: "order", id: order.order_id },
-      details: { email_id: queued.email_id, to: recipient, to_order_address: !to_other_address },
-    });
+    for (const [i, to] of [recipient, ...also_to].entries()) {
+      await recordAudit(trx, {
+        actor: input.actor,
+        action: "order.email_resent",
+        partner_id: input.partner_id,
+        target: { type: "order", id: order.order_id },
+        details: { email_id: queued.email_ids[i]!, to, to_order_address: !to_other_address },
+      });
+    }
     return queued;
+  });
+}
+
+/** Each address once, case aside, in their order (two travellers of one address: one email). */
+function distinctAddresses(addresses: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return addresses.filter((address) => {
+    const key = address.toLowerCase();
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
   });
 }

@@ -240,6 +240,8 @@ export interface paths {
          * Resend an order's confirmation email
          * @description Queues the order's confirmation email (the eSIM's QR code and install details) again, to the order's address or to `email` (validated as the order's email is; recorded in the email log and the audit log). 202 means it is queued in the database: the email sweep sends it within seconds, retrying a relay that refuses or is away as for the first confirmation. Its Message-ID is `<resend.EMAIL_ID@…>`. Follow it in GET /v1/orders/{orderID}/emails.
          *
+         *     **Group orders** (`quantity` > 1): without `email`, when the submit named `travellers`, each traveller whose eSIM was made gets their own email again, as at the order's completion: to their address, greeting them, with only their eSIM (travellers sharing an address get one email with their eSIMs). Without travellers, the order's address gets the one email with every eSIM, numbered. With `email`: one email to that address, with the eSIMs of the travellers of that address when it is one of theirs, else every eSIM of the order. `email_ids` lists the resends queued, one per email (`email_id` is the first). However many emails, one request counts once toward the order's limit below; the travellers' addresses, like the order's, are not counted as other addresses.
+         *
          *     Only a completed new-eSIM order has a confirmation email: a top-up, or a pending, failed or refunded order (nothing to install) answers 409 `no_email_for_order`. At most 5 resends per order per rolling 24 hours, and per partner at most RESENDS_TO_OTHER_ADDRESSES_PER_PARTNER_PER_DAY (100 by default) to addresses other than the order's (the order's own, in any case, is not counted): past either, 429 `resend_limit_reached` with `Retry-After` (when the oldest of them leaves the window) and a `detail` naming the limit; nothing is queued.
          *
          *     **Idempotency-Key** (optional, recommended): a retried request with the same key, order and `email` answers the same `email_id` with `Idempotent-Replayed: true` and queues nothing (never emails twice); the same key for another order or address answers 422 `idempotency_key_reused`. Refused requests (404, 409, 429) use no key.
@@ -260,7 +262,7 @@ export interface paths {
         };
         /**
          * An order's email log
-         * @description The order's emails, oldest first: its first confirmation (`kind` `confirmation`, `email_id` `confirmation.{orderID}`), listed once queued, and each resend (`kind` `resend`, `eml_…`; at most 200). `status`: `queued` (not sent yet), `sent` (the SMTP server accepted it at `sent_at`), `failed` (the last attempt was refused or errored: `last_error` says how). `last_error` is a class of failure, with the SMTP reply code when there is one: `rejected by the mail server (550 5.1.1)`, `temporarily refused by the mail server (451 4.3.0)`, `mail server unreachable`, `timed out`, `not sent: the order was refunded, its eSIM is cancelled`, or `not sent: an internal error (the operator has the details)`; the relay's own text, which may name the operator's mail servers, stays with the operator. A failed email is retried with backoff (about 4 days, 25 attempts in all), so it may still become `sent`; after the last attempt, or for a resend whose order was refunded meanwhile, `failed` is final. A top-up, an order that is not completed, or a partner that sends its own confirmations (`confirmation_email: false`) has no confirmation in the log.
+         * @description The order's emails, oldest first: its first confirmation (`kind` `confirmation`, `email_id` `confirmation.{orderID}`), listed once queued, and each resend (`kind` `resend`, `eml_…`; at most 200). `status`: `queued` (not sent yet), `sent` (the SMTP server accepted it at `sent_at`), `failed` (the last attempt was refused or errored: `last_error` says how). `last_error` is a class of failure, with the SMTP reply code when there is one: `rejected by the mail server (550 5.1.1)`, `temporarily refused by the mail server (451 4.3.0)`, `mail server unreachable`, `timed out`, `not sent: the order was refunded, its eSIM is cancelled`, or `not sent: an internal error (the operator has the details)`; the relay's own text, which may name the operator's mail servers, stays with the operator. A failed email is retried with backoff (about 4 days, 25 attempts in all), so it may still become `sent`; after the last attempt, or for a resend whose order was refunded meanwhile, `failed` is final. A top-up, an order that is not completed, or a partner that sends its own confirmations (`confirmation_email: false`) has no confirmation in the log. A group order whose submit named `travellers` lists one confirmation per traveller whose eSIM was made, `to` that traveller, by position: `confirmation.{orderID}` for the first line, `confirmation.{orderID}.{position}` for the others (a declined line has none); without travellers, its one confirmation (every eSIM) to the order's address.
          */
         get: operations["listOrderEmails"];
         put?: never;
@@ -4930,8 +4932,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The resend in the email log. */
+                        /** @description The resend in the email log (a group order's: the first of `email_ids`). */
                         email_id: string;
+                        /** @description Every resend this request queued, one per email: one, or a group order's one per traveller address. */
+                        email_ids: string[];
                     };
                 };
             };
