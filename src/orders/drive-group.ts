@@ -74,6 +74,7 @@ async function driveLines(
   leased_at: number,
 ): Promise<void> {
   let next = 0;
+  let driven = 0;
   let stopped = false;
   const worker = async (): Promise<void> => {
     while (!stopped && next < pending.length) {
@@ -83,6 +84,7 @@ async function driveLines(
         return;
       }
       await driveLine(ctx, order, line);
+      if (++driven === 2) crashPoint("after_second_group_line");
     }
   };
   await Promise.all(Array.from({ length: Math.min(GROUP_PARALLELISM, pending.length) }, worker));
