@@ -12,6 +12,7 @@ import type { LookedUpOutcome } from "../carrier/carrier.ts";
 import type { AppContext } from "../shared/context.ts";
 import { oweCarrierCheck } from "./carrier-checks.sql.ts";
 import { CARRIER_CHECK_AFTER_S } from "./check-failed-at-carrier.ts";
+import { giveUpGroup } from "./drive-group.ts";
 import type { OrderFinish } from "./finish.ts";
 import type { OrderRow } from "./order.ts";
 import { lockOwnLease, releaseLease } from "./orders.sql.ts";
@@ -35,12 +36,20 @@ function detailOf(ctx: AppContext, carrier: LookedUpOutcome): string {
   );
 }
 
-/** Ends a leased order past the fail age; returns what it became (`pending` if it was taken over). */
+/**
+ * Ends a leased order past the fail age, whose lease was claimed at `leased_at`; returns what it
+ * became (`pending` if it was taken over). A group order is looked at line by line (drive-group.ts).
+ */
 export async function giveUpOrder(
   ctx: AppContext,
   order: OrderRow,
   finish: OrderFinish,
+  leased_at: number,
 ): Promise<"completed" | "failed" | "pending"> {
+  if (order.quantity > 1) {
+    const detail = (carrier: LookedUpOutcome) => detailOf(ctx, carrier);
+    return giveUpGroup(ctx, order, finish, leased_at, { failure_code: GIVEN_UP, detail });
+  }
   const carrier = await ctx.carrier.lookUpOutcome(order.order_id, order.supplier);
   try {
     return await ctx.db.transaction().execute(async (trx) => {
