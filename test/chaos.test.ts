@@ -151,6 +151,8 @@ test("the audit fails loudly on each broken invariant, naming what broke", async
     .where("type", "=", "esim")
     // The carrier's: the checks below read the carrier's and the SM-DP+'s records.
     .where("supplier", "=", "carrier")
+    // An order of one eSIM: a group's checks are its lines' (audit/groups.ts), broken apart below.
+    .where("quantity", "=", 1)
     .orderBy("seq")
     .limit(1)
     .executeTakeFirstOrThrow();
