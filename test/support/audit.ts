@@ -177,8 +177,8 @@ export async function auditSystem(input: AuditInput): Promise<AuditResult> {
     const resends = await input.pool.query<ResendFacts>(
       "select email_id, order_id, recipient from email_resends",
     );
-    const groupIds = checkGroupSmtp(found, groups, groupLines.lines, input.smtp.messages);
-    checkSmtp(found, notes, orders, input.smtp.messages, resends.rows, groupIds);
+    const groupMessages = checkGroupSmtp(found, groups, groupLines.lines, input.smtp.messages);
+    checkSmtp(found, notes, orders, input.smtp.messages, resends.rows, groupMessages);
   }
   if (input.smdp)
     checkSmdpProfiles(found, soldProfiles(singles, groups, groupLines.lines), await input.smdp.audit());

@@ -205,7 +205,7 @@ export function checkSmtp(
   orders: OrderFacts[],
   messages: ReceivedMessage[],
   resends: ResendFacts[] = [],
-  groupIds: ReadonlySet<string> = new Set(),
+  groupMessages: ReadonlySet<ReceivedMessage> = new Set(),
 ): void {
   // Group orders' confirmations are checked per traveller (groups.ts): every other order is one email.
   const single = orders.filter((o) => o.quantity === 1);
@@ -219,6 +219,7 @@ export function checkSmtp(
   const received = new Map<string, ReceivedMessage[]>();
   const resent = new Map<string, ReceivedMessage[]>();
   for (const message of messages) {
+    if (groupMessages.has(message)) continue;
     const head = (message.raw.split("\r\n\r\n")[0] ?? "").replace(/\r\n[ \t]+/g, " ");
     const header = /^message-id:[ \t]*(\S+)/im.exec(head)?.[1] ?? "";
     const order_id = MESSAGE_ID.exec(header)?.[1];
@@ -227,7 +228,6 @@ export function checkSmtp(
       resent.set(email_id, [...(resent.get(email_id) ?? []), message]);
       continue;
     }
-    if (order_id !== undefined && groupIds.has(order_id)) continue;
     if (order_id === undefined) {
       found.add(
         "smtp",

@@ -14,7 +14,6 @@
 import type pg from "pg";
 import type { SimulatorAudit } from "../simulator.ts";
 import type { ReceivedMessage } from "../smtp.ts";
-import { MESSAGE_ID } from "./books.ts";
 import { type BreachList, groupBy, type OrderFacts } from "./facts.ts";
 
 export type LineFacts = {
@@ -170,28 +169,30 @@ function checkGroupEmails(
   }
 }
 
+/** An order id (src/shared/ids.ts: 16 random bytes, base64url), wherever a Message-ID puts it. */
+const ORDER_ID = /ord_[A-Za-z0-9_-]{22}/g;
+
 /**
- * What reached the SMTP server for groups: a confirmation whose Message-ID names a group order (or
- * one of its lines' references) went to one of its expected recipients, and each of them got one.
- * Returns the ids it took, for checkSmtp to leave alone.
+ * What reached the SMTP server for groups: a message whose Message-ID names a group order (alone,
+ * or with a line's position, in whatever form) went to one of its expected recipients, and each of
+ * them got one. Returns the messages it took, for checkSmtp to leave alone.
  */
 export function checkGroupSmtp(
   found: BreachList,
   groups: readonly OrderFacts[],
   lines: readonly LineFacts[],
   messages: readonly ReceivedMessage[],
-): Set<string> {
+): Set<ReceivedMessage> {
   const byId = new Map(groups.map((order) => [order.order_id, order]));
   const linesOf = groupBy([...lines], (line) => line.order_id);
-  const taken = new Set<string>();
+  const taken = new Set<ReceivedMessage>();
   const reached = new Map<string, Set<string>>();
   for (const message of messages) {
     const head = (message.raw.split("\r\n\r\n")[0] ?? "").replace(/\r\n[ \t]+/g, " ");
-    const id = MESSAGE_ID.exec(/^message-id:[ \t]*(\S+)/im.exec(head)?.[1] ?? "")?.[1];
-    if (id === undefined) continue;
-    const order = byId.get(id) ?? byId.get(id.replace(/-\d+$/, ""));
+    const header = /^message-id:[ \t]*(\S+)/im.exec(head)?.[1] ?? "";
+    const order = [...header.matchAll(ORDER_ID)].map((m) => byId.get(m[0])).find((o) => o !== undefined);
     if (order === undefined) continue;
-    taken.add(id);
+    taken.add(message);
     for (const to of message.envelope.rcpt_to) {
       reached.set(order.order_id, (reached.get(order.order_id) ?? new Set()).add(to));
     }
