@@ -6,7 +6,8 @@
 // Meanwhile a killer SIGKILLs a random API process at random moments and restarts it (sometimes
 // armed with a CRASH_AT point, so it dies again at the worst moment of a purchase), and the
 // carrier's faults (latency, refusals, timeouts, 503s, outages) change every few seconds, and
-// PostgreSQL itself is restarted (-m fast, then -m immediate) under the stream.
+// PostgreSQL itself is restarted (-m fast, then -m immediate) under the stream. A quarter of the
+// purchases are group orders (2-5 eSIMs with travellers), audited line by line.
 // Afterwards: faults cleared, the resolver drains every pending order, and the audit
 // (test/support/audit.ts) plus the client's own observations must agree. Exit 1 on any breach.
 //

@@ -137,8 +137,87 @@ async function completedOf(supplier: "airalo" | "esimgo"): Promise<{ order_id: s
   return (await find()).rows[0]!;
 }
 
+/** A completed group order of the carrier's: the run's first, or one bought now (3 eSIMs, travellers). */
+async function completedGroup(): Promise<string> {
+  const find = () =>
+    database.pool.query<{ order_id: string }>(
+      `select order_id from orders where supplier = 'carrier' and quantity > 1 and status = 'completed'
+       order by seq limit 1`,
+    );
+  const found = (await find()).rows[0];
+  if (found) return found.order_id;
+  const url = cluster.liveUrls()[0]!;
+  const partner = await createPartner(url, "break-group", 1_000_000);
+  const cart = await request(url, "POST", "/v1/orders/cart", {
+    key: partner.api_key,
+    body: { package_id: "fr-1gb-7d", quantity: 3 },
+  });
+  const travellers = [0, 1, 2].map((i) => ({
+    first_name: `T${i}`,
+    last_name: "Break",
+    email: `break-${i}@example.com`,
+  }));
+  const bought = await request(url, "POST", "/v1/orders/submit", {
+    key: partner.api_key,
+    body: { cart_key: cart.body.cart_key, ...CHAOS_END_USER, travellers },
+  });
+  assert.equal(bought.status, 200, JSON.stringify(bought.body));
+  // Its confirmations go out before the processes are stopped, or the audit misses them.
+  for (let i = 0; i < 300; i++) {
+    const queued = await database.pool.query("select 1 from email_outbox where order_id = $1", [
+      bought.body.orderID,
+    ]);
+    if (queued.rowCount === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return bought.body.orderID;
+}
+
+/** The group checks (test/support/audit/groups.ts), each broken in our records or the carrier's. */
+async function breakGroup(order_id: string): Promise<void> {
+  // A completed line whose ICCID is not the one the carrier made for its reference.
+  await whileBroken(
+    "update order_lines set iccid = iccid || 'x' where order_id = $1 and position = (select min(position) from order_lines where order_id = $1 and status = 'completed')",
+    "update order_lines set iccid = left(iccid, length(iccid) - 1) where order_id = $1 and iccid like '%x'",
+    (result) => assertBreach(result, "group-line-delivered-once", order_id),
+    [order_id],
+  );
+  // A profile at the carrier under a reference of the group that no line of it has.
+  await whileBroken(
+    `insert into carrier_sim.profiles (reference, iccid, matching_id, smdp_address, external_package_id,
+       data_mb_total, validity_days, end_user_email)
+     values ($1 || '-49', '8901260999999999998', 'GHOST-2', 'smdp.example', 'X', 1, 1, 'a@example.com')`,
+    "delete from carrier_sim.profiles where reference = $1 || '-49'",
+    (result) => assertBreach(result, "nothing-delivered-unpaid", `${order_id}-49`),
+    [order_id],
+  );
+  // Charged for more eSIMs than were made.
+  await whileBroken(
+    "update orders set total_minor = total_minor * 2 where order_id = $1",
+    "update orders set total_minor = total_minor / 2 where order_id = $1",
+    (result) => assertBreach(result, "group-charged-for-made", order_id),
+    [order_id],
+  );
+  // A traveller's confirmation never delivered.
+  const deliveries = await database.pool.query("select * from email_deliveries where order_id = $1", [
+    order_id,
+  ]);
+  await database.pool.query("delete from email_deliveries where order_id = $1", [order_id]);
+  try {
+    assertBreach(await auditNow(), "group-emails", order_id);
+  } finally {
+    for (const row of deliveries.rows) {
+      await database.pool.query(
+        "insert into email_deliveries (order_id, position, message_id, recipient, delivered_at) values ($1, $2, $3, $4, $5)",
+        [row.order_id, row.position, row.message_id, row.recipient, row.delivered_at],
+      );
+    }
+  }
+}
+
 test("the audit fails loudly on each broken invariant, naming what broke", async () => {
   const airaloOrder = await completedOf("airalo");
+  const group = await completedGroup();
   const esimgoOrder = await completedOf("esimgo");
   // No API process may repair what we break (the resolver, the email job): stop them first.
   for (let slot = 0; slot < cluster.services.length; slot++) await cluster.killService(slot);
@@ -151,6 +230,8 @@ test("the audit fails loudly on each broken invariant, naming what broke", async
     .where("type", "=", "esim")
     // The carrier's: the checks below read the carrier's and the SM-DP+'s records.
     .where("supplier", "=", "carrier")
+    // An order of one eSIM: a group's checks are its lines' (audit/groups.ts), broken apart below.
+    .where("quantity", "=", 1)
     .orderBy("seq")
     .limit(1)
     .executeTakeFirstOrThrow();
@@ -322,6 +403,7 @@ test("the audit fails loudly on each broken invariant, naming what broke", async
   assertBreach(forged, "smtp", "ord_forged");
 
   await breakSuppliers(airaloOrder, esimgoOrder);
+  await breakGroup(group);
 
   const restored = await auditNow();
   assert.deepEqual(restored.breaches, [], `every corruption was undone:\n${formatAudit(restored)}`);

@@ -5,6 +5,9 @@ export const CRASH_POINTS = [
   "after_pending_commit",
   "after_carrier_answer",
   "after_completion_commit",
+  // A group order (issue 34): its second line's answer recorded, its other calls in flight or not
+  // yet made (drive-group.ts).
+  "after_second_group_line",
   // An eSIM signal (callback or pull) received and applied, its transaction not yet committed.
   "before_signal_commit",
   // A refund (src/refunds/): its intent committed before the carrier is asked; the carrier's cancel

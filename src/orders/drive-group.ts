@@ -6,7 +6,8 @@
 // completed with the lines made (the hold posted for them only, the rest released), or failed
 // when the carrier refused every line (the hold voided). A line whose outcome stays unknown keeps
 // the order pending: the client is told to retry, and the resolver drives the rest later.
-import type { ProvisionedProfile } from "../carrier/carrier.ts";
+import assert from "node:assert/strict";
+import type { LookedUpOutcome, ProvisionedProfile } from "../carrier/carrier.ts";
 import { recordEventLater } from "../events/record-event.ts";
 import { postPartOfHold } from "../ledger/transfers.ts";
 import { crashPoint } from "../lib/crash-points.ts";
@@ -14,7 +15,13 @@ import type { AppContext } from "../shared/context.ts";
 import type { OrderFinish } from "./finish.ts";
 import { mayCallCarrier } from "./lease.ts";
 import type { OrderLine, OrderPurchase, OrderRow, PurchaseRow } from "./order.ts";
-import { type CompletedGroup, completeGroupOrder, linesOf, recordLine } from "./order-lines.sql.ts";
+import {
+  type CompletedGroup,
+  completeGroupOrder,
+  type LineOutcome,
+  linesOf,
+  recordLine,
+} from "./order-lines.sql.ts";
 import { type CompletedOrder, lockOwnLease, orderById, releaseLease } from "./orders.sql.ts";
 import { fail } from "./record-outcome.ts";
 import { renderOrder } from "./render-order.ts";
@@ -63,17 +70,19 @@ function pick(profile: ProvisionedProfile) {
 }
 
 /**
- * Drives the pending lines, at most GROUP_PARALLELISM at once. Before each call the holder checks
- * it may still call (mayCallCarrier: the lease renewed once the claim is not fresh), so no call
- * starts after the lease could have passed to another driver; a holder that may not stops.
+ * Runs `drive` on each pending line, at most GROUP_PARALLELISM at once. Before each call the holder
+ * checks it may still call (mayCallCarrier: the lease renewed once the claim is not fresh), so no
+ * call starts after the lease could have passed to another driver; a holder that may not stops.
  */
 async function driveLines(
   ctx: AppContext,
   order: OrderRow,
   pending: OrderLine[],
   leased_at: number,
+  drive: (line: OrderLine) => Promise<void>,
 ): Promise<void> {
   let next = 0;
+  let driven = 0;
   let stopped = false;
   const worker = async (): Promise<void> => {
     while (!stopped && next < pending.length) {
@@ -82,7 +91,8 @@ async function driveLines(
         stopped = true;
         return;
       }
-      await driveLine(ctx, order, line);
+      await drive(line);
+      if (++driven === 2) crashPoint("after_second_group_line");
     }
   };
   await Promise.all(Array.from({ length: Math.min(GROUP_PARALLELISM, pending.length) }, worker));
@@ -94,12 +104,13 @@ async function finishGroup(
   order: OrderRow,
   lines: OrderLine[],
   finish: OrderFinish,
+  failure_code = "carrier_error",
 ): Promise<CompletedOrder | OrderRow | null> {
   return ctx.db.transaction().execute(async (trx) => {
     if (!(await lockOwnLease(trx, order.order_id, order.lease_token))) return null;
     if (!lines.some((line) => line.status === "completed")) {
       const refusal = lines[0]?.carrier_refusal ?? "the carrier refused every eSIM";
-      return fail(trx, order, refusal, finish);
+      return fail(trx, order, refusal, finish, failure_code);
     }
     const completed = await completeGroupOrder(trx, {
       order_id: order.order_id,
@@ -160,7 +171,7 @@ export async function driveGroup(
 ): Promise<CompletedOrder | OrderRow> {
   try {
     const pending = (await linesOf(ctx.db, order.order_id)).filter((line) => line.status === "pending");
-    await driveLines(ctx, order, pending, leased_at);
+    await driveLines(ctx, order, pending, leased_at, (line) => driveLine(ctx, order, line));
     const lines = await linesOf(ctx.db, order.order_id);
     if (lines.every((line) => line.status !== "pending")) {
       const ended = await finishGroup(ctx, order, lines, finish);
@@ -178,38 +189,45 @@ export async function driveGroup(
   return now;
 }
 
+/** How the resolver's last look ends a line: what the carrier's record says, else given up. */
+function lastWord(carrier: LookedUpOutcome, given_up: string): LineOutcome {
+  if (carrier.kind === "ok") {
+    // A line's reference is only ever provisioned: its record is a profile.
+    assert.ok("activation_code" in carrier.value, "a group line's carrier record is a profile");
+    return { kind: "completed", ...pick(carrier.value) };
+  }
+  if (carrier.kind === "refused") return { kind: "failed", carrier_refusal: carrier.reason };
+  return { kind: "failed", carrier_refusal: given_up };
+}
+
 /**
- * The resolver's last look at a group order past PENDING_FAIL_AFTER_HOURS (give-up-order.ts): each
- * pending line is looked up by its reference, provisioning nothing. What the carrier made completes
- * the line; what it refused, or has no record of (so long after, no call of ours is in flight),
- * fails it, uncharged. A line the carrier cannot be asked about stays pending, and the order with it
- * (its hold kept): the next round asks again, and the operator is told by flag-given-up-orders.ts.
+ * The resolver's last look at a group past PENDING_FAIL_AFTER_HOURS (give-up-order.ts), under the
+ * lease it claimed at `leased_at`: each pending line is looked up by its own reference, which
+ * provisions nothing. What the carrier made is completed, what it refused fails, and a line it has
+ * no record of (or could not be asked about) fails as given up, never charged. The order then ends
+ * as every group does: completed for the lines made, charged for them alone (never the whole order
+ * failed while the carrier holds profiles made for its lines), or failed with `failure_code`, its
+ * hold voided, when none was made.
  */
 export async function giveUpGroup(
   ctx: AppContext,
   order: OrderRow,
   finish: OrderFinish,
+  leased_at: number,
+  given_up: { failure_code: string; detail: (carrier: LookedUpOutcome) => string },
 ): Promise<"completed" | "failed" | "pending"> {
   try {
-    for (const line of await linesOf(ctx.db, order.order_id)) {
-      if (line.status !== "pending") continue;
+    const pending = (await linesOf(ctx.db, order.order_id)).filter((line) => line.status === "pending");
+    await driveLines(ctx, order, pending, leased_at, async (line) => {
       const carrier = await ctx.carrier.lookUpOutcome(line.reference, order.supplier);
-      if (carrier.kind === "ok" && "smdp_address" in carrier.value) {
-        await recordLine(ctx.db, order.order_id, line.position, {
-          kind: "completed",
-          ...pick(carrier.value),
-        });
-      } else if (carrier.kind === "refused" || carrier.kind === "not_found") {
-        const carrier_refusal =
-          carrier.kind === "refused" ? carrier.reason : "given up: the carrier has no record";
-        await recordLine(ctx.db, order.order_id, line.position, { kind: "failed", carrier_refusal });
-      }
-    }
+      await recordLine(ctx.db, order.order_id, line.position, lastWord(carrier, given_up.detail(carrier)));
+    });
     const lines = await linesOf(ctx.db, order.order_id);
+    // A look not made (the lease no longer this holder's): the order stays with its new holder.
     if (lines.some((line) => line.status === "pending")) return "pending";
-    const ended = await finishGroup(ctx, order, lines, finish);
+    const ended = await finishGroup(ctx, order, lines, finish, given_up.failure_code);
     return ended === null ? "pending" : ended.status === "completed" ? "completed" : "failed";
   } finally {
-    await releaseLease(ctx.db, order.order_id, order.lease_token);
+    await releaseLease(ctx.db, order.order_id, order.lease_token).catch(() => undefined);
   }
 }

@@ -36,14 +36,20 @@ function detailOf(ctx: AppContext, carrier: LookedUpOutcome): string {
   );
 }
 
-/** Ends a leased order past the fail age; returns what it became (`pending` if it was taken over). */
+/**
+ * Ends a leased order past the fail age, whose lease was claimed at `leased_at`; returns what it
+ * became (`pending` if it was taken over). A group order is looked at line by line (drive-group.ts).
+ */
 export async function giveUpOrder(
   ctx: AppContext,
   order: OrderRow,
   finish: OrderFinish,
+  leased_at: number,
 ): Promise<"completed" | "failed" | "pending"> {
-  // A group: each eSIM has its own reference, and ends on its own word (drive-group.ts).
-  if (order.quantity > 1) return giveUpGroup(ctx, order, finish);
+  if (order.quantity > 1) {
+    const detail = (carrier: LookedUpOutcome) => detailOf(ctx, carrier);
+    return giveUpGroup(ctx, order, finish, leased_at, { failure_code: GIVEN_UP, detail });
+  }
   const carrier = await ctx.carrier.lookUpOutcome(order.order_id, order.supplier);
   try {
     return await ctx.db.transaction().execute(async (trx) => {

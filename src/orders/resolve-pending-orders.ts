@@ -45,7 +45,7 @@ export async function resolveDueOrders(
     claimed.map(async (order) => {
       try {
         if (pastFailAge(ctx, order)) {
-          const ended = await giveUpOrder(ctx, order, finishers[order.type]);
+          const ended = await giveUpOrder(ctx, order, finishers[order.type], leased_at);
           log.warn({ order_id: order.order_id, status: ended }, "resolver: gave the order a last look");
           return;
         }

@@ -33,6 +33,10 @@
 //     included (checkRefunds; the ledger's own check of refund transfers against orders is in
 //     auditLedger).
 //
+// 12. Group orders (quantity > 1, issue 34), line by line instead of 2-3 and 8: one provisioning per
+//     completed line's reference, none for a failed one, charged = completed lines x price once, one
+//     email per traveller whose eSIM was made (test/support/audit/groups.ts).
+//
 // The checks are in test/support/audit/: orders.ts (1-5, 10), books.ts (6-9), suppliers.ts (11),
 // facts.ts (what they read).
 import type { Kysely } from "kysely";
@@ -48,6 +52,14 @@ import {
   type ResendFacts,
 } from "./audit/books.ts";
 import { BreachList, ORDER_FACTS_SQL, type OrderFacts } from "./audit/facts.ts";
+import {
+  checkGroupSmtp,
+  checkGroups,
+  isGroup,
+  type LineFacts,
+  madeLineReferences,
+  readLines,
+} from "./audit/groups.ts";
 import {
   checkCarrierDeliveries,
   checkDuplicateKeys,
@@ -85,6 +97,9 @@ export type AuditFigures = {
   failed: number;
   pending: number;
   refunded: number;
+  /** Group orders (quantity > 1), and their eSIMs made (completed lines). */
+  group_orders: number;
+  group_lines_made: number;
   esim_completed: number;
   topup_completed: number;
   carrier_provisionings: number;
@@ -110,6 +125,21 @@ export type AuditResult = {
   figures: AuditFigures;
 };
 
+/**
+ * What the SM-DP+ check compares with its released profiles: each completed single order, and each
+ * completed line of a completed group as an order of its own (its reference, its ICCID).
+ */
+function soldProfiles(singles: OrderFacts[], groups: OrderFacts[], lines: LineFacts[]): OrderFacts[] {
+  const completed = new Map(groups.filter((o) => o.status === "completed").map((o) => [o.order_id, o]));
+  const made = lines.flatMap((line) => {
+    const order = completed.get(line.order_id);
+    return order && line.status === "completed"
+      ? [{ ...order, order_id: line.reference, iccid: line.iccid }]
+      : [];
+  });
+  return [...singles, ...made];
+}
+
 /** More breaches than this of one kind are summarised: a broken invariant shows in the first few. */
 export async function auditSystem(input: AuditInput): Promise<AuditResult> {
   const found = new BreachList();
@@ -125,9 +155,13 @@ export async function auditSystem(input: AuditInput): Promise<AuditResult> {
   await checkDuplicateKeys(found, input.pool);
   await checkPendingList(found, input.pool);
   const carrierOrders = orders.filter((o) => o.supplier === "carrier");
-  checkOrders(found, carrierOrders, carrier);
-  checkCarrierDeliveries(found, carrierOrders, carrier);
-  checkRefunds(found, carrierOrders, carrier);
+  const singles = carrierOrders.filter((o) => !isGroup(o));
+  const groups = carrierOrders.filter(isGroup);
+  const groupLines = await readLines(input.pool);
+  checkOrders(found, singles, carrier);
+  checkCarrierDeliveries(found, carrierOrders, carrier, madeLineReferences(groupLines.lines));
+  checkRefunds(found, singles, carrier);
+  checkGroups(found, groups, groupLines, carrier);
   const suppliers: SupplierFigures[] = [];
   for (const supplier of SUPPLIER_NAMES) {
     const figures = checkSupplier(found, supplier, orders, await readSupplierOrders(input.pool, supplier));
@@ -143,9 +177,11 @@ export async function auditSystem(input: AuditInput): Promise<AuditResult> {
     const resends = await input.pool.query<ResendFacts>(
       "select email_id, order_id, recipient from email_resends",
     );
-    checkSmtp(found, notes, orders, input.smtp.messages, resends.rows);
+    const groupMessages = checkGroupSmtp(found, groups, groupLines.lines, input.smtp.messages);
+    checkSmtp(found, notes, orders, input.smtp.messages, resends.rows, groupMessages);
   }
-  if (input.smdp) checkSmdpProfiles(found, carrierOrders, await input.smdp.audit());
+  if (input.smdp)
+    checkSmdpProfiles(found, soldProfiles(singles, groups, groupLines.lines), await input.smdp.audit());
 
   const count = (predicate: (order: OrderFacts) => boolean) => orders.filter(predicate).length;
   const deliveries = await input.pool.query<{ n: number }>("select count(*)::int as n from email_deliveries");
@@ -158,6 +194,8 @@ export async function auditSystem(input: AuditInput): Promise<AuditResult> {
       failed: count((o) => o.status === "failed"),
       pending: count((o) => o.status === "pending"),
       refunded: count((o) => o.status === "refunded"),
+      group_orders: count(isGroup),
+      group_lines_made: groupLines.lines.filter((line) => line.status === "completed").length,
       esim_completed: count((o) => o.status === "completed" && o.type === "esim"),
       topup_completed: count((o) => o.status === "completed" && o.type === "topup"),
       carrier_provisionings: carrier.counts.provisionings,
@@ -178,7 +216,8 @@ export function formatAudit(result: AuditResult): string {
   const lines = [
     `audit: ${result.breaches.length === 0 ? "PASS" : `FAIL (${result.breaches.length} breaches)`}`,
     `  orders ${f.orders}: ${f.completed} completed (${f.esim_completed} esim, ${f.topup_completed} topup), ` +
-      `${f.failed} failed, ${f.pending} pending, ${f.refunded} refunded`,
+      `${f.failed} failed, ${f.pending} pending, ${f.refunded} refunded; ${f.group_orders} group orders ` +
+      `(${f.group_lines_made} of their eSIMs made)`,
     `  carrier: ${f.carrier_provisionings} provisionings, ${f.carrier_topups} top-ups, ${f.carrier_refusals} refusals, ` +
       `${f.carrier_cancellations} cancellations`,
     `  emails: ${f.email_deliveries} delivered (email_deliveries)` +

@@ -134,7 +134,7 @@ export async function checkEmailDeliveries(found: BreachList, pool: pg.Pool): Pr
   }
   const missing = await pool.query<{ order_id: string }>(`
     select o.order_id from orders o
-    where o.type = 'esim' and o.status = 'completed'
+    where o.type = 'esim' and o.status = 'completed' and o.quantity = 1
       and not exists (select 1 from email_deliveries d where d.order_id = o.order_id)`);
   for (const row of missing.rows) {
     found.add(
@@ -143,7 +143,8 @@ export async function checkEmailDeliveries(found: BreachList, pool: pg.Pool): Pr
     );
   }
   const misaddressed = await pool.query<{ order_id: string }>(`
-    select d.order_id from email_deliveries d join orders o on o.order_id = d.order_id where d.recipient <> o.email`);
+    select d.order_id from email_deliveries d join orders o on o.order_id = d.order_id
+    where d.recipient <> o.email and o.quantity = 1`);
   for (const row of misaddressed.rows) {
     found.add(
       "one-email-per-new-esim",
@@ -204,17 +205,21 @@ export function checkSmtp(
   orders: OrderFacts[],
   messages: ReceivedMessage[],
   resends: ResendFacts[] = [],
+  groupMessages: ReadonlySet<ReceivedMessage> = new Set(),
 ): void {
+  // Group orders' confirmations are checked per traveller (groups.ts): every other order is one email.
+  const single = orders.filter((o) => o.quantity === 1);
   const expected = new Map(
-    orders.filter((o) => o.type === "esim" && o.status === "completed").map((o) => [o.order_id, o]),
+    single.filter((o) => o.type === "esim" && o.status === "completed").map((o) => [o.order_id, o]),
   );
   // A refunded new eSIM may have had its email before the refund, or not (refunded first).
   const refunded = new Map(
-    orders.filter((o) => o.type === "esim" && o.status === "refunded").map((o) => [o.order_id, o]),
+    single.filter((o) => o.type === "esim" && o.status === "refunded").map((o) => [o.order_id, o]),
   );
   const received = new Map<string, ReceivedMessage[]>();
   const resent = new Map<string, ReceivedMessage[]>();
   for (const message of messages) {
+    if (groupMessages.has(message)) continue;
     const head = (message.raw.split("\r\n\r\n")[0] ?? "").replace(/\r\n[ \t]+/g, " ");
     const header = /^message-id:[ \t]*(\S+)/im.exec(head)?.[1] ?? "";
     const order_id = MESSAGE_ID.exec(header)?.[1];

@@ -9,6 +9,8 @@ export type OrderFacts = {
   /** Who the order was sent to (orders.supplier, migration 0038). */
   supplier: "carrier" | "airalo" | "esimgo";
   status: "pending" | "completed" | "failed" | "refunded";
+  /** eSIMs ordered: more than 1 is a group order (issue 34), audited line by line (groups.ts). */
+  quantity: number;
   cart_key: string | null;
   client_reference: string | null;
   iccid: string | null;
@@ -19,6 +21,8 @@ export type OrderFacts = {
   voided: number;
   pending_transfers: number;
   transfer_amount_minor: number | null;
+  /** What a group's hold held, when only part of it was posted (migration 0047); else null. */
+  held_minor: number | null;
   purchases: number;
   esims: number;
   esim_iccid: string | null;
@@ -29,13 +33,15 @@ export type OrderFacts = {
 };
 
 export const ORDER_FACTS_SQL = `
-select o.order_id, o.partner_id, o.type, o.supplier, o.status, o.cart_key, o.client_reference, o.iccid, o.email,
+select o.order_id, o.partner_id, o.type, o.supplier, o.status, o.quantity, o.cart_key, o.client_reference, o.iccid, o.email,
        o.total_minor,
        (select count(*) from ledger_transfers t where t.reference = o.order_id and t.kind = 'purchase')::int as transfers,
        (select count(*) from ledger_transfers t where t.reference = o.order_id and t.kind = 'purchase' and t.state = 'posted')::int as posted,
        (select count(*) from ledger_transfers t where t.reference = o.order_id and t.kind = 'purchase' and t.state = 'voided')::int as voided,
        (select count(*) from ledger_transfers t where t.reference = o.order_id and t.kind = 'purchase' and t.state = 'pending')::int as pending_transfers,
        (select max(t.amount_minor) from ledger_transfers t where t.reference = o.order_id and t.kind = 'purchase') as transfer_amount_minor,
+       (select max(t.held_minor) from ledger_transfers t where t.reference = o.order_id and t.kind = 'purchase')::bigint
+         as held_minor,
        (select count(*) from purchases p where p.order_id = o.order_id)::int as purchases,
        (select count(*) from esims e where e.order_id = o.order_id)::int as esims,
        (select max(e.iccid) from esims e where e.order_id = o.order_id) as esim_iccid,

@@ -1,5 +1,6 @@
 // The chaos client loops: purchases, top-ups, replays and reads.
 
+import type { Json } from "../http.ts";
 import { createRng, type Rng } from "../rng.ts";
 import { observe, send, sendUntilAnswered, submitUntilFinal } from "./client.ts";
 import { CHAOS_END_USER } from "./options.ts";
@@ -13,16 +14,33 @@ export function endUserEmail(rng: Rng, op: number): string {
   return `user${op}@example.com`;
 }
 
+/** The share of purchases that are group orders (issue 34): carts of 2-5 eSIMs, one traveller each. */
+export const GROUP_SHARE = 0.25;
+
+/** A group's travellers: each its own address, the carrier's magic ones among them (endUserEmail). */
+function travellersOf(rng: Rng, op: number, quantity: number): Record<string, string>[] {
+  return Array.from({ length: quantity }, (_, i) => {
+    const email = endUserEmail(rng, op);
+    return {
+      first_name: `Traveller${i}`,
+      last_name: "Chaos",
+      email: email.endsWith("@carrier.test") ? email : `traveller${op}-${i}@example.com`,
+    };
+  });
+}
+
 export async function purchase(run: Run, rng: Rng, op: number): Promise<void> {
   const thin = rng.chance(0.15);
   const partner = rng.pick(run.partners.filter((p) => p.thin === thin));
+  // A group's eSIMs are the carrier's: the suppliers' audit (suppliers.ts) knows one reference per order.
+  const quantity = rng.chance(GROUP_SHARE) ? rng.int(2, 5) : 1;
   // The supplier first, then one of its packages: each supplier a real share, however many it sells.
-  const supplier = rng.pick([...new Set(run.packages.map((p) => p.supplier))]);
+  const supplier = quantity > 1 ? "carrier" : rng.pick([...new Set(run.packages.map((p) => p.supplier))]);
   const pkg = rng.pick(run.packages.filter((p) => p.supplier === supplier));
   // A lost 201 makes the client ask again: an unused cart is harmless, a second order is not.
   const cart = await sendUntilAnswered(run, rng, "POST", "/v1/orders/cart", {
     key: partner.api_key,
-    body: { package_id: pkg.package_id },
+    body: quantity > 1 ? { package_id: pkg.package_id, quantity } : { package_id: pkg.package_id },
   });
   if (cart.status !== 201) {
     run.breach(`purchase op ${op}: cart answered ${cart.status} ${cart.body.code}`);
@@ -37,7 +55,14 @@ export async function purchase(run: Run, rng: Rng, op: number): Promise<void> {
     client_reference,
     cart_key: cart.body.cart_key,
     idempotency_key: null,
-    body: { cart_key: cart.body.cart_key, ...CHAOS_END_USER, email: endUserEmail(rng, op), client_reference },
+    body: {
+      cart_key: cart.body.cart_key,
+      ...CHAOS_END_USER,
+      email: endUserEmail(rng, op),
+      client_reference,
+      ...(quantity > 1 ? { travellers: travellersOf(rng, op, quantity) } : {}),
+    },
+    quantity,
     final: "unresolved",
     order_ids: new Set(),
     refund: "none",
@@ -46,23 +71,48 @@ export async function purchase(run: Run, rng: Rng, op: number): Promise<void> {
   run.operations.push(operation);
   await submitUntilFinal(run, rng, operation, "/v1/orders/submit", {}, { race: rng.chance(0.15) });
   run.count(run.stats.outcomes, `purchase ${operation.final}`);
+  if (quantity > 1) run.count(run.stats.outcomes, `group purchase ${operation.final}`);
   run.count(run.stats.suppliers, `${supplier} purchase ${operation.final}`);
   if (operation.final === "completed") {
     const order_id = [...operation.order_ids][0];
     const order = await sendUntilAnswered(run, rng, "GET", `/v1/orders/${order_id}`, {
       key: partner.api_key,
     });
-    const iccid = order.body.purchases?.[0]?.iccid;
-    if (order.status !== 200 || typeof iccid !== "string") {
+    const iccids = madeIccids(run, operation, order.body, cart.body.total.amount_minor / quantity);
+    if (order.status !== 200 || iccids.length === 0) {
       run.breach(`purchase op ${op}: GET /v1/orders/${order_id} answered ${order.status} without an ICCID`);
     } else {
-      operation.iccid = iccid;
-      partner.iccids.push(iccid);
-      run.iccid_suppliers.set(iccid, supplier);
+      operation.iccid = iccids[0]!;
+      // Every eSIM of a group may be topped up, and each top-up is the eSIM's alone.
+      for (const iccid of iccids) {
+        partner.iccids.push(iccid);
+        run.iccid_suppliers.set(iccid, supplier);
+      }
     }
   }
   if (operation.final !== "unresolved" && rng.chance(0.15))
     await replay(run, rng, operation, "/v1/orders/submit", {});
+}
+
+/**
+ * The eSIMs a completed order made. Of a group, the client checks what it was told: one entry per
+ * eSIM ordered, each completed (with its ICCID) or failed, and a total of the completed ones' price.
+ */
+function madeIccids(run: Run, operation: Operation, order: Json, price_minor: number): string[] {
+  const purchases = (Array.isArray(order.purchases) ? order.purchases : []) as Json[];
+  const made = purchases.filter((p) => p.status === "completed" && typeof p.iccid === "string");
+  if (operation.quantity > 1) {
+    const what = `purchase op ${operation.op} (group of ${operation.quantity})`;
+    if (purchases.length !== operation.quantity || order.quantity !== operation.quantity)
+      run.breach(`${what}: the order shows quantity ${order.quantity} and ${purchases.length} purchases`);
+    if (purchases.some((p) => p.status !== "completed" && p.status !== "failed"))
+      run.breach(`${what}: a purchase is neither completed nor failed`);
+    if (order.total?.amount_minor !== made.length * price_minor)
+      run.breach(
+        `${what}: total ${order.total?.amount_minor} for ${made.length} eSIMs made at ${price_minor}`,
+      );
+  }
+  return made.map((p) => p.iccid as string);
 }
 
 export async function topUp(run: Run, rng: Rng, op: number): Promise<boolean> {
@@ -100,6 +150,7 @@ export async function topUp(run: Run, rng: Rng, op: number): Promise<boolean> {
     },
     final: "unresolved",
     order_ids: new Set(),
+    quantity: 1,
     refund: "none",
     iccid,
   };

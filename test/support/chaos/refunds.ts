@@ -42,6 +42,9 @@ export async function refund(run: Run, rng: Rng, op: number): Promise<boolean> {
   const headers: Record<string, string> = rng.chance(0.5) ? { "idempotency-key": `chaos-refund-${op}` } : {};
   const final = await refundUntilFinal(run, rng, operation, order_id, headers, rng.chance(0.2));
   operation.refund = final;
+  // A group order is never refunded through the API (409 refund_not_allowed, reason group_order).
+  if (operation.quantity > 1 && final === "refunded")
+    run.breach(`refund op ${op} of group order ${order_id}: refunded, a group order never is`);
   run.count(run.stats.outcomes, `refund ${final}`);
   run.count(run.stats.suppliers, `${operation.supplier} refund ${final}`);
   if (final !== "unresolved" && rng.chance(0.2)) {

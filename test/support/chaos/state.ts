@@ -22,6 +22,8 @@ export type Operation = {
   cart_key: string | null;
   idempotency_key: string | null;
   body: Record<string, unknown> | null;
+  /** eSIMs bought: more than 1 is a group order (issue 34); 1 for a top-up. */
+  quantity: number;
   final: Final;
   /** Every orderID a 200 (or a 502's detail) named for this operation. */
   order_ids: Set<string>;
