@@ -5,6 +5,8 @@
 # syntax newer than the operator's server fails CI instead of the operator's start-up.
 #
 #   scripts/ci-postgres.sh [VERSION] [npm test arguments...]     VERSION defaults to 15
+#   scripts/ci-postgres.sh 15 --test-reporter=junit --test-reporter-destination=pg15.xml
+#                                                                 the selection below, reported as JUnit
 #   PG_BIN=/path/to/bin scripts/ci-postgres.sh 16                 PostgreSQL binaries from elsewhere
 #
 # The server binaries, first found of: PG_BIN; Debian's /usr/lib/postgresql/VERSION/bin; the
@@ -92,10 +94,14 @@ echo "ci-postgres: $("${BIN}/postgres" --version) on 127.0.0.1:${PORT}" >&2
 #   *.processes.test.ts): about half of the suite's time, spent spawning and killing processes and
 #   waiting out leases; their statements are the ones the HTTP tests run here on each release.
 #   Those whose subject is PostgreSQL itself (db.*: a restart, PgBouncer) still run on each release.
-if [ "$#" -eq 0 ]; then
+# Arguments that are all flags (`--test-reporter=...`: scripts/test.ts passes them to node --test)
+# keep this selection; any file named replaces it.
+NAMED_FILES=0
+for arg in "$@"; do [[ "${arg}" == -* ]] || NAMED_FILES=1; done
+if [ "${NAMED_FILES}" -eq 0 ]; then
   mapfile -t FILES < <(find test -name '*.test.ts' ! -name '*.browser.test.ts' \
     ! -name '*.crash.test.ts' ! -name 'chaos.test.ts' \
     \( ! -name '*.processes.test.ts' -o -name 'db.*' \) | sort)
-  set -- "${FILES[@]}"
+  set -- "$@" "${FILES[@]}"
 fi
 DATABASE_URL="postgres://postgres@127.0.0.1:${PORT}/postgres" npm test -- "$@"
