@@ -101,6 +101,8 @@ echo "ci-postgres: $("${BIN}/postgres" --version) on 127.0.0.1:${PORT}" >&2
 #   a cluster of its own, restarted under the service), `npm start` on its embedded PostgreSQL
 #   (main.*), and the failover and restore drills (*-drill: Debian's newest release, or PG_BIN);
 #   and those that use no database at all (config.*, shared.*, deploy.*, the OpenAPI documents);
+# - the process's own limits, counted in memory (server.failure-budgets, server.rate-limit.*): the
+#   key lookups they make are the authorization tests' statements;
 # - the tests whose subject is a client or a document, not our SQL, over routes whose SQL the HTTP
 #   tests run here: the SDK (sdk.*), the READMEs and /docs (docs.*, readme), and the supplier fakes'
 #   and protocols' conformance (simulators.*, carrier-simulator.test, protocols.*, the ES2+
@@ -115,6 +117,7 @@ if [ "${NAMED_FILES}" -eq 0 ]; then
     \( ! -name '*.processes.test.ts' -o -name 'db.*' \) \
     ! -name 'db.postgres-restart.*' ! -name 'main.*' ! -name '*-drill.test.ts' \
     ! -name 'config.*' ! -name 'shared.*' ! -name 'deploy.*' \
+    ! -name 'server.failure-budgets.test.ts' ! -name 'server.rate-limit.*' \
     ! -name 'openapi.test.ts' ! -name 'carrier-api.document.test.ts' \
     ! -name 'sdk.*' ! -name 'docs.*' ! -name 'readme.test.ts' \
     ! -name 'simulators.*' ! -name 'carrier-simulator.test.ts' ! -name 'protocols.*' \
