@@ -100,7 +100,8 @@ echo "ci-postgres: $("${BIN}/postgres" --version) on 127.0.0.1:${PORT}" >&2
 # - the tests that never use this server, whichever it is: the restart test (db.postgres-restart:
 #   a cluster of its own, restarted under the service), `npm start` on its embedded PostgreSQL
 #   (main.*), and the failover and restore drills (*-drill: Debian's newest release, or PG_BIN);
-#   and those that use no database at all (config.*, shared.*, deploy.*, the OpenAPI documents);
+#   and those whose subject is no database at all (config.*, shared.*, deploy.*, the OpenAPI
+#   documents, the sandbox's webhook key kept in DATA_DIR);
 # - the process's own limits, counted in memory (server.failure-budgets, server.rate-limit.*): the
 #   key lookups they make are the authorization tests' statements;
 # - the tests whose subject is a client or a document, not our SQL, over routes whose SQL the HTTP
@@ -118,6 +119,7 @@ if [ "${NAMED_FILES}" -eq 0 ]; then
     ! -name 'db.postgres-restart.*' ! -name 'main.*' ! -name '*-drill.test.ts' \
     ! -name 'config.*' ! -name 'shared.*' ! -name 'deploy.*' \
     ! -name 'server.failure-budgets.test.ts' ! -name 'server.rate-limit.*' \
+    ! -name 'webhooks.sandbox-key.test.ts' \
     ! -name 'openapi.test.ts' ! -name 'carrier-api.document.test.ts' \
     ! -name 'sdk.*' ! -name 'docs.*' ! -name 'readme.test.ts' \
     ! -name 'simulators.*' ! -name 'carrier-simulator.test.ts' ! -name 'protocols.*' \
