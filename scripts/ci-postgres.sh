@@ -5,6 +5,8 @@
 # syntax newer than the operator's server fails CI instead of the operator's start-up.
 #
 #   scripts/ci-postgres.sh [VERSION] [npm test arguments...]     VERSION defaults to 15
+#   scripts/ci-postgres.sh 15 --test-reporter=junit --test-reporter-destination=pg15.xml
+#                                                                 the selection below, reported as JUnit
 #   PG_BIN=/path/to/bin scripts/ci-postgres.sh 16                 PostgreSQL binaries from elsewhere
 #
 # The server binaries, first found of: PG_BIN; Debian's /usr/lib/postgresql/VERSION/bin; the
@@ -84,18 +86,44 @@ as_postgres "${BIN}/pg_ctl" -D "${DATA}" -l "${CLUSTER_DIR}/postgres.log" -w -t 
   -o "-p ${PORT} -k ${CLUSTER_DIR} -c listen_addresses=127.0.0.1 -c max_connections=300" start >/dev/null
 echo "ci-postgres: $("${BIN}/postgres" --version) on 127.0.0.1:${PORT}" >&2
 
-# Without arguments: every test file whose subject is the database's answers. Two kinds run once,
-# on the embedded 18 (`npm test`), so CI stays within its time as the suite grows:
+# Without arguments: every test file whose subject is what a PostgreSQL release can change (our SQL,
+# the migrations, locking, the database's answers and errors), so CI stays within its time as the
+# suite grows. `npm test` migrates its template database on this server before any file runs, so
+# the migrations are proven on each release whatever the selection. Run once, on the embedded 18
+# (`npm test`):
 # - the browser tests (*.browser.test.ts) drive the same routes and SQL as the HTTP tests beside
 #   them and check what a page looks like, which no PostgreSQL release changes;
 # - the tests of processes killed, crashed or racing each other (*.crash.test.ts, chaos.test.ts,
 #   *.processes.test.ts): about half of the suite's time, spent spawning and killing processes and
 #   waiting out leases; their statements are the ones the HTTP tests run here on each release.
-#   Those whose subject is PostgreSQL itself (db.*: a restart, PgBouncer) still run on each release.
-if [ "$#" -eq 0 ]; then
+#   Those whose subject is PostgreSQL itself (db.*: PgBouncer in front of it) still run on each release;
+# - the tests that never use this server, whichever it is: the restart test (db.postgres-restart:
+#   a cluster of its own, restarted under the service), `npm start` on its embedded PostgreSQL
+#   (main.*), and the failover and restore drills (*-drill: Debian's newest release, or PG_BIN);
+#   and those whose subject is no database at all (config.*, shared.*, deploy.*, the OpenAPI
+#   documents, the sandbox's webhook key kept in DATA_DIR);
+# - the process's own limits, counted in memory (server.failure-budgets, server.rate-limit.*): the
+#   key lookups they make are the authorization tests' statements;
+# - the tests whose subject is a client or a document, not our SQL, over routes whose SQL the HTTP
+#   tests run here: the SDK (sdk.*), the READMEs and /docs (docs.*, readme), and the supplier fakes'
+#   and protocols' conformance (simulators.*, carrier-simulator.test, protocols.*, the ES2+
+#   messages read by pySim). The adapters against the fakes (carrier.*) write our tables: they stay.
+# Arguments that are all flags (`--test-reporter=...`: scripts/test.ts passes them to node --test)
+# keep this selection; any file named replaces it.
+NAMED_FILES=0
+for arg in "$@"; do [[ "${arg}" == -* ]] || NAMED_FILES=1; done
+if [ "${NAMED_FILES}" -eq 0 ]; then
   mapfile -t FILES < <(find test -name '*.test.ts' ! -name '*.browser.test.ts' \
     ! -name '*.crash.test.ts' ! -name 'chaos.test.ts' \
-    \( ! -name '*.processes.test.ts' -o -name 'db.*' \) | sort)
-  set -- "${FILES[@]}"
+    \( ! -name '*.processes.test.ts' -o -name 'db.*' \) \
+    ! -name 'db.postgres-restart.*' ! -name 'main.*' ! -name '*-drill.test.ts' \
+    ! -name 'config.*' ! -name 'shared.*' ! -name 'deploy.*' \
+    ! -name 'server.failure-budgets.test.ts' ! -name 'server.rate-limit.*' \
+    ! -name 'webhooks.sandbox-key.test.ts' \
+    ! -name 'openapi.test.ts' ! -name 'carrier-api.document.test.ts' \
+    ! -name 'sdk.*' ! -name 'docs.*' ! -name 'readme.test.ts' \
+    ! -name 'simulators.*' ! -name 'carrier-simulator.test.ts' ! -name 'protocols.*' \
+    ! -name 'carrier.es2plus.pysim.test.ts' | sort)
+  set -- "$@" "${FILES[@]}"
 fi
 DATABASE_URL="postgres://postgres@127.0.0.1:${PORT}/postgres" npm test -- "$@"

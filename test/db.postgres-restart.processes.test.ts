@@ -27,7 +27,7 @@ import { startWorker } from "../src/server/worker.ts";
 import type { AppContext } from "../src/shared/context.ts";
 import { CHAOS_ES2PLUS_STOCK, CHAOS_SERVICE_ENV, CHAOS_SIMULATOR_ENV } from "./support/chaos/options.ts";
 import { formatChaosReport, runChaos } from "./support/chaos/run.ts";
-import { type Cluster, createPartner, request, startCluster } from "./support/cluster.ts";
+import { type Answer, type Cluster, createPartner, request, startCluster } from "./support/cluster.ts";
 import { END_USER } from "./support/fixtures.ts";
 
 const cluster: Cluster = await startCluster({
@@ -43,17 +43,38 @@ after(() => cluster.stop());
 /** How long a retry loop below waits for the service to come back at most. */
 const RECOVERY_LIMIT_MS = 60_000;
 
-/** Waits until a submit of `cart_key` is waiting for a lock (pg_stat_activity), 10 s at most. */
-async function waitForLockWait(client: pg.Client): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const { rows } = await client.query<{ n: number }>(
-      `select count(*)::int as n from pg_stat_activity
-       where wait_event_type = 'Lock' and application_name = 'esim-api' and pid <> pg_backend_pid()`,
+/** How long the in-flight submit may take to reach the cart's lock: far more than it needs, on any machine. */
+const LOCK_WAIT_LIMIT_MS = 30_000;
+
+/**
+ * Waits until a backend of the service is blocked by `holder_pid` (the submit waiting for the cart's
+ * row lock), read through the driver's pool. Never through the holder itself: inside its open
+ * transaction pg_stat_activity is a snapshot taken at the first read, which never shows a backend
+ * that connected after it, so a submit on a connection its pool opened just then (its idle ones
+ * busy, as on a loaded machine) was never seen waiting (CI, "the submit never waited"). Fails at
+ * once, with the answer, when the submit is answered before it was seen waiting.
+ */
+async function waitForLockWait(holder_pid: number, in_flight: Promise<Answer>): Promise<void> {
+  let answered: string | null = null;
+  in_flight.then(
+    (answer) => (answered = `${answer.status} ${JSON.stringify(answer.body)}`),
+    (error: Error) => (answered = `no answer: ${error.message}`),
+  );
+  const started = performance.now();
+  while (performance.now() - started < LOCK_WAIT_LIMIT_MS) {
+    const { rows } = await cluster.pool.query(
+      `select pid from pg_stat_activity
+       where application_name = 'esim-api' and $1 = any(pg_blocking_pids(pid))`,
+      [holder_pid],
     );
-    if (rows[0]!.n > 0) return;
+    if (rows.length > 0) return;
+    if (answered !== null)
+      assert.fail(`the submit was answered before it waited for the cart's lock: ${answered}`);
     await sleep(50);
   }
-  throw new Error("the submit never waited for the cart's lock");
+  assert.fail(
+    `the submit was neither answered nor waiting for the cart's lock after ${LOCK_WAIT_LIMIT_MS} ms`,
+  );
 }
 
 for (const mode of ["fast", "immediate"] as const) {
@@ -73,8 +94,9 @@ for (const mode of ["fast", "immediate"] as const) {
     await holder.connect();
     await holder.query("begin");
     await holder.query("select 1 from carts where cart_key = $1 for update", [cart.body.cart_key]);
+    const holder_pid = (await holder.query<{ pid: number }>("select pg_backend_pid() as pid")).rows[0]!.pid;
     const in_flight = request(url, "POST", "/v1/orders/submit", { key: partner.api_key, body });
-    await waitForLockWait(holder);
+    await waitForLockWait(holder_pid, in_flight);
 
     const back_at = await cluster.restartPostgres!(mode, 300);
     await holder.end().catch(() => undefined);

@@ -390,11 +390,14 @@ test("killed before a callback commits, the carrier gives up: the pull sync pick
 test("an eSIM the carrier cannot answer for is counted as unreachable, not retried at once", async () => {
   const esim = await esimBought();
   await simulator.control({ down: true });
-  const syncing = await world.startService({
-    USAGE_SYNC_MAX_PER_SECOND: "20",
-    USAGE_SYNC_MIN_INTERVAL_S: "60",
-  });
+  // The carrier comes back up whatever happens here, a service that never started included: the
+  // tests after this one buy from it.
+  let syncing: Awaited<ReturnType<typeof world.startService>> | null = null;
   try {
+    syncing = await world.startService({
+      USAGE_SYNC_MAX_PER_SECOND: "20",
+      USAGE_SYNC_MIN_INTERVAL_S: "60",
+    });
     await sql`update esims set next_sync_at = now() where iccid = ${esim.iccid}`.execute(db);
     await waitFor("a failed pull", async () => (await esimRow(esim.iccid)).sync_failures > 0, 30_000);
     const row = await esimRow(esim.iccid);
@@ -418,7 +421,7 @@ test("an eSIM the carrier cannot answer for is counted as unreachable, not retri
     assert.equal(report.partner_id, esim.partner_id);
     assert.match(report.sync.last_sync_error, /503|down/);
   } finally {
-    await syncing.stop();
+    await syncing?.stop();
     await simulator.control({ down: false });
   }
 });
