@@ -91,17 +91,6 @@ function noticeOf(iccid: string, kind: "usage_80" | "expires_24h"): Promise<Rece
   return waitFor(`${kind} notice of ${iccid}`, async () => notices(iccid, kind)[0]);
 }
 
-/**
- * The notice rows once every one is final: the sender records a notice sent after the SMTP server
- * accepted it, so a test that saw the message may read the row a moment before that.
- */
-async function settledNoticeRows(iccid: string) {
-  return waitFor(`the notices of ${iccid} recorded`, async () => {
-    const rows = await noticeRows(iccid);
-    return rows.every((row) => row.status !== "queued") ? rows : undefined;
-  });
-}
-
 async function noticeRows(iccid: string) {
   const { rows } = await pool.query(
     "select kind, status from traveller_notices where iccid = $1 order by kind",
