@@ -24,6 +24,7 @@ const FRESH: StoredEsim = {
 };
 const bundle = (order_id: string, data_mb: number | null = 1000): StoredBundle => ({
   order_id,
+  reference: order_id,
   status: "queued",
   data_mb,
   data_used_mb: 0,

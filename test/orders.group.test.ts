@@ -276,3 +276,25 @@ test("a group order is not refunded through the API: 409 refund_not_allowed, rea
   assert.equal(refund.json().code, "refund_not_allowed");
   assert.equal(refund.json().reason, "group_order");
 });
+
+test("each eSIM of a group hears its own carrier signals: usage on one moves that eSIM's bundle only", async () => {
+  const partner = await api.createPartner("Signals", 100_000);
+  const cart = (await cartOf(partner.api_key, 3)).json();
+  const order = (await submit(partner.api_key, { cart_key: cart.cart_key, ...END_USER })).json();
+  assert.equal(order.status, "completed");
+  const [first, second] = order.purchases.map((p: { iccid: string }) => p.iccid);
+  const used = await api.app.inject({
+    method: "POST",
+    url: `/v1/sandbox/esims/${second}/simulate`,
+    headers: api.auth(partner.api_key),
+    payload: { event: "use_data", data_mb: 300 },
+  });
+  assert.equal(used.statusCode, 200, used.body);
+  const bundles = await sql<{ iccid: string; data_used_mb: number; status: string }>`
+    select iccid, data_used_mb, status from esim_bundles where order_id = ${order.orderID}`.execute(api.db);
+  const of = (iccid: string) => bundles.rows.find((row) => row.iccid === iccid)!;
+  assert.equal(Number(of(second).data_used_mb), 300, "the signal reached the second eSIM's bundle");
+  assert.equal(of(second).status, "active");
+  assert.equal(Number(of(first).data_used_mb), 0, "and no other eSIM's");
+  assert.equal(of(first).status, "queued");
+});

@@ -19,6 +19,11 @@ export type StoredEsim = {
 
 export type StoredBundle = {
   order_id: string;
+  /**
+   * The carrier reference it was made under, which the carrier's signals name: its order's id, or,
+   * for an eSIM of a group order, its line's (`{order_id}-{position}`, migration 0047).
+   */
+  reference: string;
   status: BundleStatus;
   data_mb: number | null;
   data_used_mb: number;
@@ -72,9 +77,9 @@ export function mergeSignal(
   now: Date,
 ): Merged {
   const byReference = new Map(signal.bundles.map((bundle) => [bundle.reference, bundle]));
-  const known = new Set(stored.map((bundle) => bundle.order_id));
+  const known = new Set(stored.map((bundle) => bundle.reference));
   const bundles = stored.map((bundle) => {
-    const reported = byReference.get(bundle.order_id);
+    const reported = byReference.get(bundle.reference);
     if (!reported || bundle.status === "cancelled") return bundle;
     return {
       ...bundle,
@@ -165,7 +170,8 @@ function crossedFacts(
       if (old_used < line && bundle.data_used_mb >= line) {
         facts.push({
           type: "esim.usage_threshold",
-          dedup_key: `usage:${bundle.order_id}:${percent}`,
+          // By reference: the eSIMs of a group share their order's id.
+          dedup_key: `usage:${bundle.reference}:${percent}`,
           extra: { threshold_percent: percent, bundle_order_id: bundle.order_id },
         });
       }
@@ -174,7 +180,7 @@ function crossedFacts(
   const expiring = expiringBundle(after, bundles, now);
   if (expiring) facts.push({ type: "esim.expiring", dedup_key: `expiring:${expiring}` });
   if (after.status === "expired" && before.status !== "expired") {
-    const last = bundles[bundles.length - 1]?.order_id ?? iccid;
+    const last = bundles[bundles.length - 1]?.reference ?? iccid;
     facts.push({ type: "esim.expired", dedup_key: `expired:${last}` });
   }
   if (after.status === "deleted" && before.status !== "deleted") {
@@ -195,7 +201,7 @@ function expiringBundle(esim: StoredEsim, bundles: readonly StoredBundle[], now:
   const left_ms = esim.expires_at.getTime() - now.getTime();
   if (left_ms <= 0 || left_ms > EXPIRING_NOTICE_MS) return null;
   const last = bundles.find((bundle) => same(bundle.expires_at, esim.expires_at));
-  return last?.order_id ?? null;
+  return last?.reference ?? null;
 }
 
 function sameBundle(a: StoredBundle, b: StoredBundle): boolean {

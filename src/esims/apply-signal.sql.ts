@@ -29,9 +29,13 @@ export async function bundlesOf(
   iccid: string,
   limit: number,
 ): Promise<StoredBundle[]> {
+  // A group's eSIM: its bundle's carrier reference is its order line's (migration 0047).
   const result = await sql<StoredBundle>`
-    select order_id, status, data_mb, data_used_mb, activated_at, expires_at
-    from esim_bundles where iccid = ${iccid} order by position limit ${limit}`.execute(trx);
+    select b.order_id, coalesce(l.reference, b.order_id) as reference, b.status, b.data_mb, b.data_used_mb,
+           b.activated_at, b.expires_at
+    from esim_bundles b
+    left join order_lines l on l.order_id = b.order_id and l.iccid = b.iccid
+    where b.iccid = ${iccid} order by b.position limit ${limit}`.execute(trx);
   return result.rows;
 }
 

@@ -72,7 +72,10 @@ function pick(profile: ProvisionedProfile) {
 /**
  * Runs `drive` on each pending line, at most GROUP_PARALLELISM at once. Before each call the holder
  * checks it may still call (mayCallCarrier: the lease renewed once the claim is not fresh), so no
- * call starts after the lease could have passed to another driver; a holder that may not stops.
+ * call starts after the lease could have passed to another driver; a holder that may not stops. A
+ * line that throws (a statement failed) stops the others from starting more, and the first error
+ * is thrown only once every call in flight has ended: the caller then releases the lease, and a
+ * call still running after that would be a call without it.
  */
 async function driveLines(
   ctx: AppContext,
@@ -91,11 +94,19 @@ async function driveLines(
         stopped = true;
         return;
       }
-      await drive(line);
+      try {
+        await drive(line);
+      } catch (error) {
+        stopped = true;
+        throw error;
+      }
       if (++driven === 2) crashPoint("after_second_group_line");
     }
   };
-  await Promise.all(Array.from({ length: Math.min(GROUP_PARALLELISM, pending.length) }, worker));
+  const workers = Array.from({ length: Math.min(GROUP_PARALLELISM, pending.length) }, worker);
+  const ended = await Promise.allSettled(workers);
+  const failed = ended.find((result) => result.status === "rejected");
+  if (failed !== undefined) throw failed.reason;
 }
 
 /** The order's end once no line is pending, under its lease; null when it is not this driver's to end. */

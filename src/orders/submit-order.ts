@@ -109,7 +109,6 @@ async function reserveInTransaction(
       if (existing) return { kind: "existing", order: existing };
       refuseStaleCart(cart);
     }
-    checkTravellerCount(cart, input.travellers);
     if (!ctx.carrier.serves(cart.supplier)) {
       // Off the common path: a retry still answers the order its cart has (sent while it was served).
       const existing = await orderByCart(trx, cart.cart_key);
@@ -141,6 +140,8 @@ async function reserveInTransaction(
     const hold = await holdFunds(trx, partner_id, order_id, cart.total_minor, cart.currency);
     const order = await inserted.order();
     if (order === null) throw new CartHasOrder();
+    // Only for the attempt that creates the order: a retry gets the cart's order, whatever it names.
+    checkTravellerCount(cart, input.travellers);
     if (!hold) {
       // Throwing rolls back the transaction, order included: a 402 leaves no trace but the unchanged cart.
       throw new ApiError(
