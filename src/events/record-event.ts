@@ -44,8 +44,14 @@ export function endpointReceives(event_types: readonly string[], type: string): 
   return event_types.length === 0 || event_types.includes(type);
 }
 
-/** An event's `data` is stored as JSON; this bounds what one fact may weigh. */
-const MAX_DATA_BYTES = 32 * 1024;
+/**
+ * An event's `data` is stored as JSON and delivered to webhooks; this bounds what one fact may
+ * weigh. The largest fact is a group order's `order.completed`: 50 eSIMs, each with its LPA string
+ * and install links, about 2.9 KiB each with the longest SM-DP+ address and activation code the
+ * adapters accept (253 and 255 characters): about 145 KiB (test/events.record-event.test.ts).
+ * A completion whose event did not fit would fail on every retry and hold the partner's money.
+ */
+export const MAX_DATA_BYTES = 256 * 1024;
 
 export type EventInput = {
   partner_id: string;
