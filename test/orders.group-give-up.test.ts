@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
+import type { Carrier } from "../src/carrier/carrier.ts";
 import { HttpCarrier } from "../src/carrier/carrier-api/http-carrier.ts";
 import { resolveDueOrders } from "../src/orders/resolve-pending-orders.ts";
 import { orderFinishers } from "../src/topups/order-finishers.ts";
@@ -137,5 +138,44 @@ test("a group given up with no line made: failed as given_up, its hold voided, n
     headers: app.auth(partner.api_key),
   });
   assert.equal(wallet.json().balance.amount_minor, CREDIT_MINOR);
+  assert.deepEqual((await auditLedger(app.db)).breaches, []);
+});
+
+test("a line the carrier cannot be asked about at the last look stays pending, the hold kept, until it answers", async () => {
+  // The same service whose carrier's look-up of the stuck line cannot be answered (down), then can.
+  let down = true;
+  const flaky: Carrier = Object.create(carrier);
+  flaky.lookUpOutcome = async (reference: string) =>
+    down ? { kind: "unavailable", reason: "connection refused" } : carrier.lookUpOutcome(reference);
+  const looked = await createTestApp(
+    {
+      carrier_timeout_ms: 2_000,
+      resolve_after_ms: 600_000,
+      pending_give_up_hours: 1,
+      pending_fail_after_hours: 1,
+    },
+    { database, carrier: flaky },
+  );
+  const partner = await app.createPartner("Carrier down at the last look", CREDIT_MINOR);
+  const { order_id, price } = await stuckGroup(partner.api_key, [
+    "a@example.com",
+    "unavailable@carrier.test",
+  ]);
+  await resolveDueOrders(looked.ctx, orderFinishers(looked.ctx.config), 10, quiet);
+  const waiting = await record(order_id);
+  assert.equal(waiting.status, "pending", "not given up without the carrier's word");
+  assert.deepEqual(waiting.lines, ["completed", "pending"]);
+  assert.equal(waiting.transfer.state, "pending");
+  assert.equal(waiting.transfer.amount_minor, 2 * price, "the hold kept whole");
+
+  down = false;
+  await sql`update orders set lease_until = null, next_resolve_at = now() where order_id = ${order_id}`.execute(
+    app.db,
+  );
+  await resolveDueOrders(looked.ctx, orderFinishers(looked.ctx.config), 10, quiet);
+  const ended = await record(order_id);
+  assert.equal(ended.status, "completed");
+  assert.deepEqual(ended.lines, ["completed", "failed"]);
+  assert.deepEqual(ended.transfer, { state: "posted", amount_minor: price });
   assert.deepEqual((await auditLedger(app.db)).breaches, []);
 });

@@ -200,14 +200,21 @@ export async function driveGroup(
   return now;
 }
 
-/** How the resolver's last look ends a line: what the carrier's record says, else given up. */
-function lastWord(carrier: LookedUpOutcome, given_up: string): LineOutcome {
+/**
+ * How the resolver's last look ends a line: what the carrier's record says, given up when it has
+ * none, and null (still pending) when it could not be asked. A single order failed without the
+ * carrier's word is owed a later look that cancels what the carrier made (check-failed-at-carrier.ts);
+ * those looks are per order, so a group line waits for the carrier's word instead: its eSIM is never
+ * made free of charge, and its hold stays until the carrier answers.
+ */
+function lastWord(carrier: LookedUpOutcome, given_up: string): LineOutcome | null {
   if (carrier.kind === "ok") {
     // A line's reference is only ever provisioned: its record is a profile.
     assert.ok("activation_code" in carrier.value, "a group line's carrier record is a profile");
     return { kind: "completed", ...pick(carrier.value) };
   }
   if (carrier.kind === "refused") return { kind: "failed", carrier_refusal: carrier.reason };
+  if (carrier.kind === "unavailable") return null;
   return { kind: "failed", carrier_refusal: given_up };
 }
 
@@ -215,7 +222,8 @@ function lastWord(carrier: LookedUpOutcome, given_up: string): LineOutcome {
  * The resolver's last look at a group past PENDING_FAIL_AFTER_HOURS (give-up-order.ts), under the
  * lease it claimed at `leased_at`: each pending line is looked up by its own reference, which
  * provisions nothing. What the carrier made is completed, what it refused fails, and a line it has
- * no record of (or could not be asked about) fails as given up, never charged. The order then ends
+ * no record of fails as given up, never charged; one it could not be asked about stays pending
+ * (lastWord), and the order with it until a later round gets an answer. The order then ends
  * as every group does: completed for the lines made, charged for them alone (never the whole order
  * failed while the carrier holds profiles made for its lines), or failed with `failure_code`, its
  * hold voided, when none was made.
@@ -231,10 +239,12 @@ export async function giveUpGroup(
     const pending = (await linesOf(ctx.db, order.order_id)).filter((line) => line.status === "pending");
     await driveLines(ctx, order, pending, leased_at, async (line) => {
       const carrier = await ctx.carrier.lookUpOutcome(line.reference, order.supplier);
-      await recordLine(ctx.db, order.order_id, line.position, lastWord(carrier, given_up.detail(carrier)));
+      const word = lastWord(carrier, given_up.detail(carrier));
+      if (word !== null) await recordLine(ctx.db, order.order_id, line.position, word);
     });
     const lines = await linesOf(ctx.db, order.order_id);
-    // A look not made (the lease no longer this holder's): the order stays with its new holder.
+    // A look not made (the lease no longer this holder's), or a line the carrier could not be asked
+    // about: the order stays pending, and the next round looks again.
     if (lines.some((line) => line.status === "pending")) return "pending";
     const ended = await finishGroup(ctx, order, lines, finish, given_up.failure_code);
     return ended === null ? "pending" : ended.status === "completed" ? "completed" : "failed";
