@@ -111,16 +111,18 @@ async function completedOf(supplier: "airalo" | "esimgo"): Promise<{ order_id: s
   if (found) return found;
   const url = cluster.liveUrls()[0]!;
   const partner = await createPartner(url, `break-${supplier}`, 1_000_000);
-  const offered = await request(url, "GET", "/v1/esim/destination/FR/packages", { key: partner.api_key });
-  const ids = (offered.body.data as { package_id: string }[]).map((p) => p.package_id);
+  // Any package of the supplier's that is sold as a new eSIM (a new partner is offered every one).
   const pkg = await database.pool.query<{ package_id: string }>(
-    "select package_id from packages where supplier = $1 and package_id = any($2::text[]) limit 1",
-    [supplier, ids],
+    `select package_id from packages where supplier = $1 and active and not top_up_only
+     order by package_id limit 1`,
+    [supplier],
   );
+  assert.ok(pkg.rows[0], `the ${supplier} catalog sells a new eSIM`);
   const cart = await request(url, "POST", "/v1/orders/cart", {
     key: partner.api_key,
-    body: { package_id: pkg.rows[0]!.package_id },
+    body: { package_id: pkg.rows[0].package_id },
   });
+  assert.equal(cart.status, 201, JSON.stringify(cart.body));
   const bought = await request(url, "POST", "/v1/orders/submit", {
     key: partner.api_key,
     body: { cart_key: cart.body.cart_key, ...CHAOS_END_USER, email: `break-${supplier}@example.com` },
