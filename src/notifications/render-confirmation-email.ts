@@ -120,13 +120,34 @@ function detailRows(
   ];
 }
 
-function renderText(t: Translator, data: ConfirmationEmailData, kit: InstallKit, brand: Brand): string {
+/**
+ * The plain text's end, the same in every confirmation: how to install on each phone, the notice to
+ * keep the email, the brand's support links, the signature and the order's reference.
+ */
+function textClosing(t: Translator, brand: Brand, order_id: string): string[] {
   const steps = (s: InstallSteps) => [
     s.heading,
     ...(s.note === null ? [] : [s.note]),
     numberedSteps(s.steps),
   ];
   const support = supportLinks(brand, t);
+  return [
+    ...steps(iphoneSteps(t)),
+    "",
+    ...steps(androidSteps(t)),
+    "",
+    t.t("email.keep_notice"),
+    "",
+    ...(support.length === 0
+      ? []
+      : [t.t("support.heading"), ...support.map((link) => `  ${link.label}: ${link.shown}`), ""]),
+    t.t("signature", { brand: brandName(brand) }),
+    t.t("email.order_reference", { order_id }),
+    "",
+  ];
+}
+
+function renderText(t: Translator, data: ConfirmationEmailData, kit: InstallKit, brand: Brand): string {
   return [
     t.t("email.greeting", { name: data.first_name }),
     "",
@@ -141,18 +162,7 @@ function renderText(t: Translator, data: ConfirmationEmailData, kit: InstallKit,
     t.t("links.heading"),
     ...installLinks(t, kit).map(([label, url]) => `  ${label}: ${url}`),
     "",
-    ...steps(iphoneSteps(t)),
-    "",
-    ...steps(androidSteps(t)),
-    "",
-    t.t("email.keep_notice"),
-    "",
-    ...(support.length === 0
-      ? []
-      : [t.t("support.heading"), ...support.map((link) => `  ${link.label}: ${link.shown}`), ""]),
-    t.t("signature", { brand: brandName(brand) }),
-    t.t("email.order_reference", { order_id: data.order_id }),
-    "",
+    ...textClosing(t, brand, data.order_id),
   ].join("\n");
 }
 
@@ -281,11 +291,6 @@ function renderGroupText(
   kits: readonly InstallKit[],
   brand: Brand,
 ): string {
-  const steps = (s: InstallSteps) => [
-    s.heading,
-    ...(s.note === null ? [] : [s.note]),
-    numberedSteps(s.steps),
-  ];
   const count = data.esims.length;
   const esims = data.esims.flatMap((esim, i) => {
     const kit = kits[i]!;
@@ -301,25 +306,13 @@ function renderGroupText(
       "",
     ];
   });
-  const support = supportLinks(brand, t);
   return [
     t.t("email.greeting", { name: data.first_name }),
     "",
     t.t("email.group_intro", { count, package: data.package_name }),
     "",
     ...esims,
-    ...steps(iphoneSteps(t)),
-    "",
-    ...steps(androidSteps(t)),
-    "",
-    t.t("email.keep_notice"),
-    "",
-    ...(support.length === 0
-      ? []
-      : [t.t("support.heading"), ...support.map((link) => `  ${link.label}: ${link.shown}`), ""]),
-    t.t("signature", { brand: brandName(brand) }),
-    t.t("email.order_reference", { order_id: data.order_id }),
-    "",
+    ...textClosing(t, brand, data.order_id),
   ].join("\n");
 }
 

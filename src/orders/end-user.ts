@@ -180,8 +180,20 @@ function refused(error: FieldError): ApiError {
  * for the API and the console's forms alike.
  */
 export function checkEndUser(input: EndUser): EndUser {
+  return everyField((read) => ({
+    email: read(() => checkEmail("email", input.email)),
+    phone: read(() => checkPhone(input.phone)),
+    first_name: read(() => checkName("first_name", input.first_name)),
+    last_name: read(() => checkName("last_name", input.last_name)),
+  }));
+}
+
+/**
+ * Runs `checks`, each field's check through `read`, and throws one 400 naming every field refused:
+ * every field is read, so one answer names each bad one, as the schema's answer does.
+ */
+function everyField<T>(checks: (read: (check: () => string) => string) => T): T {
   const errors: FieldError[] = [];
-  // Every field is read, so one answer names each bad one, as the schema's answer does.
   const read = (check: () => string): string => {
     try {
       return check();
@@ -191,18 +203,13 @@ export function checkEndUser(input: EndUser): EndUser {
       return "";
     }
   };
-  const end_user = {
-    email: read(() => checkEmail("email", input.email)),
-    phone: read(() => checkPhone(input.phone)),
-    first_name: read(() => checkName("first_name", input.first_name)),
-    last_name: read(() => checkName("last_name", input.last_name)),
-  };
+  const checked = checks(read);
   if (errors.length === 1) throw refused(errors[0]!);
   if (errors.length > 1) {
     const detail = `${errors.map((error) => `${error.field} ${error.message}`).join("; ")}.`;
     throw new ApiError("invalid_request", detail, { errors });
   }
-  return end_user;
+  return checked;
 }
 
 function checkPhone(typed: string): string {
@@ -232,25 +239,11 @@ export const TravellerFields = Type.Object(
  * domain in its ASCII form to send to); one answer names every bad field (`travellers.2.email`).
  */
 export function checkTravellers(travellers: readonly Traveller[]): Traveller[] {
-  const errors: FieldError[] = [];
-  const read = (check: () => string): string => {
-    try {
-      return check();
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.errors === undefined) throw error;
-      errors.push(...error.errors);
-      return "";
-    }
-  };
-  const checked = travellers.map((traveller, i) => ({
-    email: read(() => checkEmail(`travellers.${i}.email`, traveller.email)),
-    first_name: read(() => checkName(`travellers.${i}.first_name`, traveller.first_name)),
-    last_name: read(() => checkName(`travellers.${i}.last_name`, traveller.last_name)),
-  }));
-  if (errors.length === 1) throw refused(errors[0]!);
-  if (errors.length > 1) {
-    const detail = `${errors.map((error) => `${error.field} ${error.message}`).join("; ")}.`;
-    throw new ApiError("invalid_request", detail, { errors });
-  }
-  return checked;
+  return everyField((read) =>
+    travellers.map((traveller, i) => ({
+      email: read(() => checkEmail(`travellers.${i}.email`, traveller.email)),
+      first_name: read(() => checkName(`travellers.${i}.first_name`, traveller.first_name)),
+      last_name: read(() => checkName(`travellers.${i}.last_name`, traveller.last_name)),
+    })),
+  );
 }
